@@ -1,0 +1,407 @@
+"""Stage 2: run the reference under torch.compile and capture Inductor's output code.
+
+On a CUDA machine Inductor compiles and runs natively and we read back the launch
+config its autotuner chose. Without a GPU, Inductor's Triton CPU backend is
+pointed at a codegen-only Triton target: codegen finishes and is logged, then
+compiling the kernel fails, which is expected and swallowed (DESIGN.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import io
+import logging
+import re
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+import torch
+import triton
+
+import porter
+from porter.errors import PorterError
+from porter.parse import parse_module
+from porter.records import Capture, GraphInput, LaunchConfig
+from porter.reference import Reference
+
+OUTPUT_CODE_LOGGER = "torch._inductor.codecache.__output_code"
+CODEGEN_ONLY_ARCH = 90  # Hopper: the code is what an H100/H200 would get
+
+
+@dataclass
+class _Graph:
+    """One graph Dynamo handed to our backend, and what Inductor made of it."""
+
+    placeholders: list[tuple[str, str, bool]]  # (fx name, source, is symint)
+    source: str | None = None
+    path: str | None = None
+    error: str | None = None
+
+
+@dataclass
+class _State:
+    records: list[str] = field(default_factory=list)
+    graphs: list[_Graph] = field(default_factory=list)
+
+
+class _CodegenOnlyDriver:
+    """Just enough of a Triton driver for Inductor's codegen to ask for a target."""
+
+    def __init__(self) -> None:
+        from triton.backends.compiler import GPUTarget
+
+        self.target = GPUTarget("cuda", CODEGEN_ONLY_ARCH, 32)
+
+    def is_active(self) -> bool:
+        return True
+
+    def get_current_target(self):
+        return self.target
+
+    def get_active_torch_device(self):
+        return torch.device("cpu")
+
+
+@contextlib.contextmanager
+def codegen_only_target() -> Iterator[None]:
+    from triton.runtime.driver import driver
+
+    previous = driver._active
+    driver.set_active(_CodegenOnlyDriver())
+    try:
+        yield
+    finally:
+        driver._active = previous
+
+
+class _ListHandler(logging.Handler):
+    def __init__(self, sink: list[str]) -> None:
+        super().__init__(logging.DEBUG)
+        self.sink = sink
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.sink.append(record.getMessage())
+
+
+@contextlib.contextmanager
+def silenced_fds(sink: io.StringIO) -> Iterator[None]:
+    """Send everything written to fd 1 and 2 (Python, C++ and Triton chatter) to `sink`."""
+    import os
+    import sys
+    import tempfile
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    with tempfile.TemporaryFile(mode="w+b") as tmp:
+        os.dup2(tmp.fileno(), 1)
+        os.dup2(tmp.fileno(), 2)
+        try:
+            # Python-level too: logging's last-resort handler and replaced
+            # sys.stderr objects (pytest's) do not write through fd 2.
+            with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+                yield
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
+            tmp.seek(0)
+            sink.write(tmp.read().decode(errors="replace"))
+
+
+@contextlib.contextmanager
+def private_inductor_cache() -> Iterator[None]:
+    """A throwaway Inductor cache: no stale hits, nothing left behind in /tmp."""
+    import os
+    import shutil
+    import tempfile
+
+    previous = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    path = tempfile.mkdtemp(prefix="porter-inductor-")
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = path
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
+        else:
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = previous
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def quiet_output_code(sink: list[str], chatter: io.StringIO) -> Iterator[None]:
+    """Route Inductor's output_code artifact into `sink` and every other torch
+    log line into `chatter`, so the user's terminal is not flooded."""
+    torch._logging.set_logs(output_code=True)
+    code_logger = logging.getLogger(OUTPUT_CODE_LOGGER)
+    chatter_handler = logging.StreamHandler(chatter)
+    saved = {}
+    for name in ["torch", *logging.root.manager.loggerDict]:
+        if not name.startswith("torch"):
+            continue
+        lg = logging.getLogger(name)
+        saved[name] = (lg.handlers[:], lg.propagate)
+        lg.handlers = []
+    torch_logger = logging.getLogger("torch")
+    torch_logger.handlers = [chatter_handler]
+    code_logger.handlers = [_ListHandler(sink)]
+    code_logger.propagate = False
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        for name, (handlers, propagate) in saved.items():
+            lg = logging.getLogger(name)
+            lg.handlers = handlers
+            lg.propagate = propagate
+        torch._logging.set_logs()
+
+
+def _source_name(source: Any) -> str:
+    name = getattr(source, "name", None)
+    return name() if callable(name) else str(name)
+
+
+def _make_backend(state: _State, codegen_only: bool):
+    from torch._inductor.compile_fx import compile_fx
+
+    def backend(gm: torch.fx.GraphModule, example_inputs: list[Any]):
+        placeholders = []
+        for node in gm.graph.nodes:
+            if node.op != "placeholder":
+                continue
+            arg = node.meta.get("grapharg")
+            source = _source_name(arg.source) if arg is not None else node.name
+            value = node.meta.get("example_value")
+            placeholders.append((node.name, source, isinstance(value, torch.SymInt)))
+        graph = _Graph(placeholders)
+        state.graphs.append(graph)
+        before = len(state.records)
+        try:
+            compiled = compile_fx(gm, example_inputs)
+        except Exception as err:  # noqa: BLE001 - classified below
+            _collect_code(graph, state.records[before:])
+            if codegen_only and graph.source is not None:
+                # Expected: the codegen-only target cannot compile. Run the graph
+                # eagerly so Dynamo goes on to the graphs after a break.
+                return gm.forward
+            graph.error = f"{type(err).__name__}: {_first_line(err)}"
+            raise
+        _collect_code(graph, state.records[before:])
+        return compiled
+
+    return backend
+
+
+def _collect_code(graph: _Graph, records: list[str]) -> None:
+    for message in records:
+        if message.startswith("Output code:") and graph.source is None:
+            graph.source = message.split("\n", 1)[1] if "\n" in message else ""
+        elif message.startswith("Output code written to:"):
+            graph.path = message.split(":", 1)[1].strip()
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    return text[0] if text else type(err).__name__
+
+
+def _cuda_available() -> bool:
+    return torch.cuda.is_available()
+
+
+def resolve_device(device: str) -> str:
+    if device == "auto":
+        return "cuda" if _cuda_available() else "cpu"
+    if device == "cuda" and not _cuda_available():
+        raise PorterError("--device cuda was asked for but torch sees no CUDA device")
+    if device not in ("cpu", "cuda"):
+        raise PorterError(f"--device must be auto, cpu or cuda, not {device!r}")
+    return device
+
+
+def _mark_dims(ref: Reference, inputs: list[Any], static: set[str]) -> None:
+    by_name = dict(zip(ref.input_names, inputs))
+    for dim in ref.dims:
+        if dim.name in static:
+            dim.symbolic = False
+            continue
+        for name, axis in dim.axes + dim.derived:
+            value = by_name.get(name)
+            if isinstance(value, torch.Tensor) and value.shape[axis] > 1:
+                # maybe_: a size tied to a parameter (a Linear's in_features) is
+                # specialized by Dynamo instead of failing the capture.
+                torch._dynamo.maybe_mark_dynamic(value, axis)
+            else:
+                dim.symbolic = False
+
+
+def run_capture(
+    ref: Reference,
+    device: str = "auto",
+    static: tuple[str, ...] = (),
+    dtype: str | None = None,
+    debug: bool = False,
+) -> tuple[Capture, list[str]]:
+    """Compile the reference once and return the parsed capture and raw modules."""
+    device = resolve_device(device)
+    dtype = dtype or ref.dtypes[0]
+    unknown = set(static) - {d.name for d in ref.dims}
+    if unknown:
+        raise PorterError(
+            f"--static names {sorted(unknown)}, which are not dims of {ref.name}; "
+            f"its dims are {[d.name for d in ref.dims]}"
+        )
+    torch.manual_seed(0)
+    fn = ref.build()
+    if isinstance(fn, torch.nn.Module):
+        fn = fn.to(device)
+    inputs = ref.make_inputs(dtype=dtype, device=device)
+    with torch.no_grad():
+        try:
+            fn(*inputs)
+        except Exception as err:
+            raise PorterError(
+                f"{ref.path}: the reference raised in eager mode "
+                f"({type(err).__name__}: {_first_line(err)}); fix it before capturing"
+            ) from err
+    _mark_dims(ref, inputs, set(static))
+
+    codegen_only = device == "cpu"
+    state = _State()
+    chatter = io.StringIO()
+    torch._dynamo.reset()
+    patches: dict[str, Any] = {"force_disable_caches": True}
+    if codegen_only:
+        patches["cpu_backend"] = "triton"
+    target_ctx = codegen_only_target() if codegen_only else contextlib.nullcontext()
+    compiled = torch.compile(fn, backend=_make_backend(state, codegen_only))
+    quiet = contextlib.nullcontext() if debug else silenced_fds(chatter)
+    with private_inductor_cache(), quiet, quiet_output_code(state.records, chatter), target_ctx:
+        with torch._inductor.config.patch(patches), torch.no_grad():
+            try:
+                compiled(*inputs)
+            except Exception as err:
+                failed = next((g for g in state.graphs if g.error), None)
+                why = failed.error if failed else f"{type(err).__name__}: {_first_line(err)}"
+                raise PorterError(
+                    f"{ref.path}: torch.compile failed ({why}); re-run with --debug "
+                    "to see torch's full log"
+                ) from err
+            finally:
+                torch._dynamo.reset()
+                if debug:
+                    print(chatter.getvalue(), file=__import__("sys").stderr)
+
+    sources = [g.source for g in state.graphs if g.source is not None]
+    if not sources:
+        raise PorterError(
+            f"{ref.path}: torch.compile produced no Inductor module for {ref.name} "
+            "(Dynamo found nothing to compile); check that the reference does tensor work"
+        )
+    modules, kernels = [], []
+    for index, graph in enumerate(g for g in state.graphs if g.source is not None):
+        module, module_kernels = parse_module(
+            graph.source, index, _graph_inputs(graph, ref), ref
+        )
+        modules.append(module)
+        kernels.extend(module_kernels)
+    if not kernels:
+        raise PorterError(
+            f"{ref.path}: Inductor emitted no Triton kernel for {ref.name} (it lowered "
+            "everything to extern calls such as aten.mm), so there is nothing to port"
+        )
+    if not codegen_only:
+        _record_configs(state, kernels)
+
+    capture = Capture(
+        porter_version=porter.__version__,
+        torch_version=torch.__version__,
+        triton_version=triton.__version__,
+        device=device,
+        target=_describe_target(device),
+        reference_file=ref.path.name,
+        reference_sha256=ref.sha256,
+        reference_kind=ref.kind,
+        reference_name=ref.name,
+        input_names=ref.input_names,
+        dtypes=ref.dtypes,
+        capture_dtype=dtype,
+        dims=ref.dims,
+        modules=modules,
+        kernels=kernels,
+        date=datetime.date.today().isoformat(),
+    )
+    return capture, sources
+
+
+def _graph_inputs(graph: _Graph, ref: Reference) -> list[GraphInput]:
+    out = []
+    for _, source, is_symint in graph.placeholders:
+        out.append(
+            GraphInput(
+                wrapper_name="",
+                source=source,
+                kind="symint" if is_symint else "tensor",
+                target=source_to_target(source),
+            )
+        )
+    return out
+
+
+_KEY = re.compile(r"\['([^']+)'\]|\.(\w+)")
+
+
+def source_to_target(source: str) -> str:
+    """L['self']._modules['ln']._parameters['weight'] -> ln.weight; L['x'] -> x;
+    L['x'].size()[0] -> x.size(0)."""
+    size = re.search(r"\.size\(\)\[(\d+)\]$", source)
+    if size:
+        return f"{source_to_target(source[: size.start()])}.size({size.group(1)})"
+    stride = re.search(r"\.stride\(\)\[(\d+)\]$", source)
+    if stride:
+        return f"{source_to_target(source[: stride.start()])}.stride({stride.group(1)})"
+    parts = []
+    for key, attr in _KEY.findall(source):
+        name = key or attr
+        if name in ("self", "_modules", "_parameters", "_buffers"):
+            continue
+        parts.append(name)
+    return ".".join(parts) or source
+
+
+def _describe_target(device: str) -> str:
+    if device == "cpu":
+        return f"codegen-only Triton target cuda:{CODEGEN_ONLY_ARCH} (no GPU; nothing executed by Inductor)"
+    major, minor = torch.cuda.get_device_capability()
+    return f"cuda:{major}{minor} ({torch.cuda.get_device_name()})"
+
+
+def _record_configs(state: _State, kernels: list) -> None:
+    """After the first run, read the config the autotuner kept for each kernel."""
+    from torch._inductor.codecache import PyCodeCache
+
+    paths = {g.path for g in state.graphs if g.path}
+    modules = PyCodeCache.modules
+    if isinstance(modules, dict):  # a dict in some torch releases, a list in others
+        modules = list(modules.values())
+    loaded = [m for m in modules if getattr(m, "__file__", None) in paths]
+    for kernel in kernels:
+        for module in loaded:
+            tuner = getattr(module, kernel.name, None)
+            launchers = getattr(tuner, "launchers", None)
+            if launchers:
+                cfg = launchers[0].config
+                kernel.config = LaunchConfig(
+                    kwargs={k: int(v) for k, v in cfg.kwargs.items()},
+                    num_warps=int(cfg.num_warps),
+                    num_stages=int(cfg.num_stages),
+                )
+                break

@@ -1,0 +1,149 @@
+"""The `porter` command: a thin layer over porter.pipeline.
+
+Errors a user can act on print one line and exit 1; anything else is a bug in
+porter and prints one line pointing at --debug, which shows the traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+
+from porter import __version__
+from porter.errors import PorterError
+
+EXIT_ERROR = 1
+EXIT_INTERNAL = 3
+
+
+def _capture(args: argparse.Namespace) -> int:
+    from porter.pipeline import capture
+
+    result = capture(
+        args.file,
+        name=args.name,
+        out=args.out,
+        device=args.device,
+        force=args.force,
+        static=tuple(args.static),
+        dtype=args.dtype,
+        debug=args.debug,
+    )
+    if result.changed is None:
+        print(f"porter: wrote {result.case}")
+    elif result.changed:
+        print(
+            f"porter: wrote {result.case}; Inductor's generated code changed since the "
+            f"stored capture (see `porter diff {result.case}` before re-capturing next time)"
+        )
+        print(result.changed, end="")
+    else:
+        print(f"porter: wrote {result.case}; Inductor's generated code is unchanged")
+    for backup in result.backups:
+        print(f"porter: kept your edited file as {result.case / backup}")
+    for warning in result.warnings:
+        print(f"porter: warning: {warning}", file=sys.stderr)
+    return 0
+
+
+def _diff(args: argparse.Namespace) -> int:
+    from porter.pipeline import diff
+
+    text = diff(args.case, device=args.device)
+    if text:
+        print(text, end="")
+        print("porter: Inductor's generated code differs from the stored capture")
+        return 1
+    print("porter: Inductor's generated code is the same as the stored capture")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="porter",
+        description=(
+            "Turn the Triton kernels PyTorch Inductor generates into standalone "
+            "kernels you own, with parity tests that keep them honest."
+        ),
+    )
+    parser.add_argument("--version", action="version", version=f"porter {__version__}")
+    parser.add_argument(
+        "--debug", action="store_true", help="show tracebacks and torch's log chatter"
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser(
+        "capture",
+        help="compile a reference with torch.compile and capture Inductor's kernels",
+        description=(
+            "Run the reference in FILE under torch.compile, capture every Triton kernel "
+            "Inductor generates and write the case to OUT/NAME/. FILE is porter's "
+            "reference format or a KernelBench file (docs/reference-format.md)."
+        ),
+    )
+    p.add_argument("file", metavar="FILE.py", help="the reference file")
+    p.add_argument("--name", help="case name (default: the file's stem)")
+    p.add_argument("--out", default="captured", help="parent folder of the case (default: captured/)")
+    p.add_argument(
+        "--device",
+        default="auto",
+        choices=["auto", "cpu", "cuda"],
+        help="cuda: native capture with autotuned configs; cpu: codegen-only Triton "
+        "target, no GPU needed (default: cuda when available)",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite a case whose generated files were edited, keeping each as a backup",
+    )
+    p.add_argument(
+        "--static",
+        action="append",
+        default=[],
+        metavar="DIM",
+        help="capture DIM with its example size hard-coded instead of as a symbol (repeatable)",
+    )
+    p.add_argument("--dtype", help="dtype of the example inputs (default: the reference's first)")
+    p.set_defaults(func=_capture)
+
+    p = sub.add_parser(
+        "diff",
+        help="show how Inductor's code for a case changed since it was captured",
+        description="Re-compile CASE's stored reference and diff the kernels; the case is not touched.",
+    )
+    p.add_argument("case", metavar="CASE", help="a case folder, e.g. captured/rmsnorm")
+    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    p.set_defaults(func=_diff)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        return args.func(args)
+    except PorterError as err:
+        if args.debug:
+            traceback.print_exc()
+        print(f"porter: error: {err}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("porter: interrupted; nothing was written", file=sys.stderr)
+        return 130
+    except Exception as err:  # noqa: BLE001 - a porter bug, shown briefly
+        if args.debug:
+            traceback.print_exc()
+        print(
+            f"porter: internal error: {type(err).__name__}: {err} "
+            "(re-run with --debug for the traceback, and please report it)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,318 @@
+"""Stage 3: parse one Inductor output module into kernel records and launch sites.
+
+The module is read with `ast`, never executed: its `call(args)` says which
+reference input, output or scratch buffer reaches which pointer argument of each
+kernel, which size symbol each integer argument is, and where extern ops
+(`extern_kernels.mm`) sit between the launches.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import TYPE_CHECKING
+
+from porter.records import (
+    Binding,
+    Buffer,
+    CompiledModule,
+    GraphInput,
+    KernelArg,
+    KernelRecord,
+    Step,
+)
+
+if TYPE_CHECKING:
+    from porter.reference import Reference
+
+KINDS = {
+    "pointwise": "pointwise",
+    "reduction": "reduction",
+    "persistent_reduction": "persistent_reduction",
+}
+_ALLOCATORS = re.compile(r"^empty_strided(_\w+)?$")
+_SYMBOL = re.compile(r"\b([a-z]+\d+)\b")
+
+
+def parse_module(
+    source: str,
+    index: int,
+    inputs: list[GraphInput],
+    ref: "Reference | None" = None,
+) -> tuple[CompiledModule, list[KernelRecord]]:
+    tree = ast.parse(source)
+    kernels = _kernels(tree, index)
+    call = _find_call(tree)
+    wrapper = _Wrapper(inputs, {k.name: k for k in kernels}, ref)
+    if call is not None:
+        wrapper.walk(call.body)
+        wrapper.classify_buffers()
+    module = CompiledModule(
+        index=index,
+        inputs=wrapper.inputs,
+        symbols=wrapper.symbol_targets(),
+        buffers=list(wrapper.buffers.values()),
+        steps=wrapper.steps,
+        outputs=wrapper.outputs,
+        kernels=[k.name for k in kernels],
+    )
+    return module, kernels
+
+
+# ---------------------------------------------------------------- kernels
+
+
+def _kernels(tree: ast.Module, index: int) -> list[KernelRecord]:
+    out = []
+    for node in tree.body:
+        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
+            continue
+        func = node.value.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "triton"):
+            continue
+        args = node.value.args
+        if len(args) < 2 or not isinstance(args[1], ast.Constant):
+            continue
+        name, source = args[0].value, args[1].value
+        out.append(parse_kernel_source(name, source, index))
+    return out
+
+
+def parse_kernel_source(name: str, source: str, module: int = 0) -> KernelRecord:
+    tree = ast.parse(source)
+    fn = next(
+        n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name
+    )
+    kind, meta = "other", {}
+    for deco in fn.decorator_list:
+        if isinstance(deco, ast.Call) and isinstance(deco.func, ast.Attribute):
+            if isinstance(deco.func.value, ast.Name) and deco.func.value.id == "triton_heuristics":
+                kind = KINDS.get(deco.func.attr, "other")
+                meta = {kw.arg: kw.value for kw in deco.keywords}
+    signature = _signature(fn, meta.get("triton_meta"))
+    inductor_meta = _dict_entries(meta.get("inductor_meta"))
+    hint = meta.get("reduction_hint")
+    return KernelRecord(
+        name=name,
+        source=source,
+        kind=kind,
+        signature=signature,
+        size_hints=_literal(meta.get("size_hints")) or {},
+        reduction_hint=hint.attr if isinstance(hint, ast.Attribute) else None,
+        grid_type=_literal(inductor_meta.get("grid_type")),
+        module=module,
+    )
+
+
+def _signature(fn: ast.FunctionDef, triton_meta: ast.AST | None) -> list[KernelArg]:
+    types = _literal(_dict_entries(triton_meta).get("signature")) or {}
+    out = []
+    for arg in fn.args.args:
+        ann = ast.unparse(arg.annotation) if arg.annotation is not None else ""
+        default = "constexpr" if "constexpr" in ann else "?"
+        out.append(KernelArg(arg.arg, types.get(arg.arg, default)))
+    return out
+
+
+def _dict_entries(node: ast.AST | None) -> dict[str, ast.AST]:
+    if not isinstance(node, ast.Dict):
+        return {}
+    return {
+        k.value: v
+        for k, v in zip(node.keys, node.values)
+        if isinstance(k, ast.Constant) and isinstance(k.value, str)
+    }
+
+
+def _literal(node: ast.AST | None):
+    if node is None:
+        return None
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        return None
+
+
+# ---------------------------------------------------------------- wrapper
+
+
+def _find_call(tree: ast.Module) -> ast.FunctionDef | None:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name == "call":
+            return node
+    return None
+
+
+class _Wrapper:
+    """Walks `call(args)` statement by statement, keeping what each name means."""
+
+    def __init__(
+        self,
+        inputs: list[GraphInput],
+        kernels: dict[str, KernelRecord],
+        ref: "Reference | None",
+    ) -> None:
+        self.inputs = inputs
+        self.kernels = kernels
+        self.by_wrapper: dict[str, GraphInput] = {}
+        self.symbols: dict[str, str] = {}  # symbol -> expression or input target
+        self.locals: dict[str, str] = {}  # psN / *_xnumel -> expression
+        self.size_vars: dict[str, tuple[str, str]] = {}  # arg2_1_size -> (arg2_1, size)
+        self.alias: dict[str, str] = {}  # reused buffer name -> its allocation
+        self.buffers: dict[str, Buffer] = {}
+        self.steps: list[Step] = []
+        self.outputs: list[str] = []
+        self.dim_of = {
+            f"{name}.size({axis})": d.name
+            for d in (ref.dims if ref else [])
+            for name, axis in d.axes
+            if d.symbolic
+        }
+
+    # -- statements
+    def walk(self, body: list[ast.stmt]) -> None:
+        for stmt in body:
+            if isinstance(stmt, ast.With):
+                self.walk(stmt.body)
+            elif isinstance(stmt, ast.Assign):
+                self.assign(stmt)
+            elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+                self.call(stmt.value)
+            elif isinstance(stmt, ast.Return) and stmt.value is not None:
+                elts = stmt.value.elts if isinstance(stmt.value, ast.Tuple) else [stmt.value]
+                self.outputs = [self.canon(ast.unparse(e)) for e in elts]
+
+    def assign(self, stmt: ast.Assign) -> None:
+        target, value = stmt.targets[0], stmt.value
+        if isinstance(target, ast.Tuple) and ast.unparse(value) == "args":
+            names = [ast.unparse(e) for e in target.elts]
+            if len(names) == len(self.inputs):
+                for name, gi in zip(names, self.inputs):
+                    gi.wrapper_name = name
+                    self.by_wrapper[name] = gi
+            return
+        if not isinstance(target, ast.Name):
+            return
+        name, text = target.id, ast.unparse(value)
+        if isinstance(value, ast.Name) and value.id in self.by_wrapper:
+            self.symbols[name] = self.by_wrapper[value.id].target  # s77 = arg0_1
+        elif isinstance(value, ast.Name) and value.id in self.symbols:
+            self.symbols[name] = value.id  # s52 = s21
+        elif isinstance(value, ast.Name) and (value.id in self.buffers or value.id in self.alias):
+            self.alias[name] = self.canon(value.id)  # buf1 = buf0; del buf0  # reuse
+        elif isinstance(value, ast.Call) and ast.unparse(value.func).endswith((".size", ".stride")):
+            base = ast.unparse(value.func.value)
+            self.size_vars[name] = (base, value.func.attr)
+        elif isinstance(value, ast.Subscript) and ast.unparse(value.value) in self.size_vars:
+            base, what = self.size_vars[ast.unparse(value.value)]
+            gi = self.by_wrapper.get(base)
+            where = gi.target if gi else base
+            self.symbols[name] = f"{where}.{what}({ast.unparse(value.slice)})"
+        elif isinstance(value, ast.Call) and _ALLOCATORS.match(ast.unparse(value.func)):
+            sizes, strides = value.args[0], value.args[1]
+            self.buffers[name] = Buffer(
+                name=name,
+                sizes=[self.expr(e) for e in _elts(sizes)],
+                strides=[self.expr(e) for e in _elts(strides)],
+                dtype=ast.unparse(value.args[2]) if len(value.args) > 2 else "",
+            )
+        elif isinstance(value, ast.Call) and ast.unparse(value.func) == "reinterpret_tensor":
+            self.alias[name] = self.canon(ast.unparse(value.args[0]))
+        elif not isinstance(value, ast.Call):
+            self.locals[name] = self.expr(value)  # ps0 = s27 // 2; k_xnumel = ...
+        else:
+            self.step_from_call(value, text)
+
+    def call(self, node: ast.Call) -> None:
+        func = ast.unparse(node.func)
+        if func in ("assert_size_stride", "assert_alignment"):
+            gi = self.by_wrapper.get(ast.unparse(node.args[0]))
+            if gi is not None and func == "assert_size_stride":
+                gi.sizes = [self.expr(e) for e in _elts(node.args[1])]
+                gi.strides = [self.expr(e) for e in _elts(node.args[2])]
+            return
+        self.step_from_call(node, ast.unparse(node))
+
+    def step_from_call(self, node: ast.Call, text: str) -> None:
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "run":
+            kname = ast.unparse(func.value)
+            if kname in self.kernels:
+                self.steps.append(self.launch(kname, node, text))
+                return
+        fname = ast.unparse(func)
+        if fname.startswith(("extern_kernels.", "aten.", "torch.")) and not fname.endswith(
+            ("set_device", "synchronize")
+        ):
+            args = [self.bind(f"arg{i}", a) for i, a in enumerate(node.args)]
+            args += [self.bind(kw.arg, kw.value) for kw in node.keywords if kw.arg]
+            self.steps.append(Step("extern", fname, args, text))
+
+    def launch(self, kname: str, node: ast.Call, text: str) -> Step:
+        params = [a for a in self.kernels[kname].signature if a.type != "constexpr"]
+        args = [self.bind(p.name, a) for p, a in zip(params, node.args)]
+        return Step("launch", kname, args, text)
+
+    # -- values
+    def canon(self, name: str) -> str:
+        while name in self.alias:
+            name = self.alias[name]
+        return name
+
+    def bind(self, param: str, node: ast.AST) -> Binding:
+        text = ast.unparse(node)
+        if isinstance(node, ast.Call) and ast.unparse(node.func) == "reinterpret_tensor":
+            node = node.args[0]
+        name = self.canon(ast.unparse(node))
+        if name in self.by_wrapper and self.by_wrapper[name].kind == "tensor":
+            return Binding(param, text, "input", self.by_wrapper[name].target)
+        if name in self.buffers:
+            return Binding(param, text, "buffer", name)
+        if isinstance(node, ast.Constant):
+            return Binding(param, text, "literal", expr=repr(node.value))
+        return Binding(param, text, "size", expr=self.expr(node))
+
+    def expr(self, node: ast.AST) -> str:
+        """An integer expression with wrapper locals inlined and symbols named."""
+        text = ast.unparse(node)
+        for _ in range(8):  # locals may refer to other locals
+            new = _SYMBOL.sub(lambda m: self._name(m.group(1)), text)
+            new = re.sub(
+                r"\b(\w+_xnumel|\w+_r0_numel|ps\d+)\b",
+                lambda m: f"({self.locals[m.group(1)]})" if m.group(1) in self.locals else m.group(1),
+                new,
+            )
+            if new == text:
+                break
+            text = new
+        return text
+
+    def _name(self, symbol: str) -> str:
+        seen = set()
+        while symbol in self.symbols and symbol not in seen:
+            seen.add(symbol)
+            target = self.symbols[symbol]
+            if target in self.dim_of:
+                return self.dim_of[target]
+            if target not in self.symbols:
+                return target
+            symbol = target
+        if symbol in self.locals:
+            return f"({self.locals[symbol]})"
+        return symbol
+
+    def symbol_targets(self) -> dict[str, str]:
+        return {s: self._name(s) for s in self.symbols}
+
+    def classify_buffers(self) -> None:
+        """Outputs are only known at `return`: name the buffers bound earlier."""
+        for step in self.steps:
+            for b in step.args:
+                if b.kind == "buffer" and b.target in self.outputs:
+                    b.kind, b.target = "output", str(self.outputs.index(b.target))
+                elif b.kind == "buffer":
+                    b.kind = "scratch"
+
+
+def _elts(node: ast.AST) -> list[ast.AST]:
+    return list(node.elts) if isinstance(node, (ast.Tuple, ast.List)) else [node]

@@ -1,0 +1,177 @@
+"""Dataclasses passed between porter's stages (reference -> capture -> parse -> port).
+
+Everything here is plain data: it round-trips through manifest.json with
+`to_dict` / `from_dict`, so a stored capture can be ported again later without
+re-running torch.compile.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Dim:
+    """A named size of the reference's inputs (`num_tokens`, `hidden`).
+
+    role "runtime": varies from call to call (becomes a runtime kernel argument);
+    role "model": fixed once the model is built (becomes a constexpr).
+    axes: where the size appears as itself, as (input name, axis) pairs.
+    derived: axes whose size grows with it but is not it (2 * intermediate).
+    """
+
+    name: str
+    size: int
+    role: str
+    axes: list[tuple[str, int]] = field(default_factory=list)
+    symbolic: bool = True
+    derived: list[tuple[str, int]] = field(default_factory=list)
+
+
+@dataclass
+class KernelArg:
+    name: str
+    type: str  # Triton signature type: "*fp32", "i32", "fp32", "constexpr"
+
+
+@dataclass
+class LaunchConfig:
+    """The launch parameters Inductor's autotuner chose (GPU captures only)."""
+
+    kwargs: dict[str, int]
+    num_warps: int
+    num_stages: int
+
+
+@dataclass
+class KernelRecord:
+    name: str
+    source: str  # the kernel exactly as Inductor wrote it (decorators included)
+    kind: str  # pointwise | reduction | persistent_reduction | other
+    signature: list[KernelArg]
+    size_hints: dict[str, int]
+    reduction_hint: str | None
+    grid_type: str | None
+    module: int  # index of the compiled module it came from
+    config: LaunchConfig | None = None
+
+
+@dataclass
+class Binding:
+    """What one launch argument is bound to.
+
+    kind: "input" (a reference input, `target` its name), "output" (`target` the
+    output index), "scratch" (a buffer the wrapper allocates), "size" (an integer
+    expression over size symbols; `expr` in dim names where they are known),
+    "literal" (a constant).
+    """
+
+    param: str
+    value: str  # the wrapper's expression, e.g. "arg2_1", "buf3", "s77", "256"
+    kind: str
+    target: str | None = None
+    expr: str | None = None
+
+
+@dataclass
+class Step:
+    """One call in the wrapper, in order: a Triton launch or an extern op."""
+
+    kind: str  # "launch" | "extern"
+    name: str  # kernel name or extern op (e.g. "extern_kernels.mm")
+    args: list[Binding] = field(default_factory=list)
+    text: str = ""  # the wrapper's line, for the reader
+
+
+@dataclass
+class GraphInput:
+    """One argument of a compiled module's `call`, tied back to the reference."""
+
+    wrapper_name: str  # arg0_1
+    source: str  # Dynamo's source: L['x'], L['self']._modules['ln']._parameters['weight']
+    kind: str  # "tensor" | "symint"
+    target: str  # reference input name ("x") or parameter path ("ln.weight")
+    sizes: list[str] = field(default_factory=list)
+    strides: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Buffer:
+    name: str
+    sizes: list[str]
+    strides: list[str]
+    dtype: str
+
+
+@dataclass
+class CompiledModule:
+    index: int
+    inputs: list[GraphInput]
+    symbols: dict[str, str]  # s77 -> "x.size(0)"; size symbol -> where it is read
+    buffers: list[Buffer]
+    steps: list[Step]
+    outputs: list[str]  # wrapper names returned by call
+    kernels: list[str]
+
+
+@dataclass
+class Capture:
+    """Everything one `porter capture` learned; manifest.json is this as JSON."""
+
+    porter_version: str
+    torch_version: str
+    triton_version: str
+    device: str  # "cuda" | "cpu"
+    target: str  # e.g. "cuda:90 (NVIDIA H200)" or "codegen-only cuda:90 (no GPU)"
+    reference_file: str
+    reference_sha256: str
+    reference_kind: str  # "porter" | "kernelbench"
+    reference_name: str
+    input_names: list[str]
+    dtypes: list[str]
+    capture_dtype: str
+    dims: list[Dim]
+    modules: list[CompiledModule]
+    kernels: list[KernelRecord]
+    date: str
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Capture":
+        data = dict(data)
+        data["dims"] = [
+            Dim(
+                **{
+                    **d,
+                    "axes": [tuple(a) for a in d["axes"]],
+                    "derived": [tuple(a) for a in d.get("derived", [])],
+                }
+            )
+            for d in data["dims"]
+        ]
+        data["modules"] = [_module_from_dict(m) for m in data["modules"]]
+        data["kernels"] = [_kernel_from_dict(k) for k in data["kernels"]]
+        return cls(**data)
+
+
+def _module_from_dict(m: dict[str, Any]) -> CompiledModule:
+    m = dict(m)
+    m["inputs"] = [GraphInput(**i) for i in m["inputs"]]
+    m["buffers"] = [Buffer(**b) for b in m["buffers"]]
+    m["steps"] = [
+        Step(**{**s, "args": [Binding(**b) for b in s["args"]]}) for s in m["steps"]
+    ]
+    return CompiledModule(**m)
+
+
+def _kernel_from_dict(k: dict[str, Any]) -> KernelRecord:
+    k = dict(k)
+    k["signature"] = [KernelArg(**a) for a in k["signature"]]
+    if k.get("config") is not None:
+        k["config"] = LaunchConfig(**k["config"])
+    return KernelRecord(**k)

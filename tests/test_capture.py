@@ -1,0 +1,216 @@
+"""porter capture on the CPU (codegen-only Triton target): the examples and bad input."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from porter.cli import main
+from porter.errors import PorterError
+from porter.pipeline import capture
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+
+
+def _quiet(_: str) -> None:
+    pass
+
+
+def _capture(tmp_path, name, **kw):
+    return capture(EXAMPLES / f"{name}.py", out=tmp_path, device="cpu", progress=_quiet, **kw)
+
+
+def _launches(result):
+    return [s for m in result.capture.modules for s in m.steps if s.kind == "launch"]
+
+
+def test_rmsnorm_is_captured_with_symbolic_dims(tmp_path):
+    result = _capture(tmp_path, "rmsnorm")
+    case = tmp_path / "rmsnorm"
+    manifest = json.loads((case / "manifest.json").read_text())
+    assert manifest["device"] == "cpu"
+    assert "codegen-only" in manifest["target"]
+    assert manifest["torch_version"] and manifest["triton_version"]
+    (kernel,) = result.capture.kernels
+    assert kernel.kind in ("reduction", "persistent_reduction")
+    assert (case / "inductor" / "kernels" / f"{kernel.name}.py").read_text() == kernel.source
+    assert (case / "reference.py").read_text() == (EXAMPLES / "rmsnorm.py").read_text()
+    assert "async_compile.triton" in (case / "inductor" / "module_0.py").read_text()
+    # Dynamic by default: neither the token count nor hidden is a literal in the kernel.
+    body = kernel.source[kernel.source.index("@triton.jit"):]
+    assert "1024" not in body and "64" not in body
+    bind = {b.param: b for b in _launches(result)[0].args}
+    ptrs = {p: (b.kind, b.target) for p, b in bind.items() if b.kind != "size"}
+    assert ptrs == {
+        "in_ptr0": ("input", "x"),
+        "in_ptr1": ("input", "weight"),
+        "out_ptr1": ("output", "0"),
+    }
+    assert bind["xnumel"].expr == "num_tokens"
+    assert {a.name: a.type for a in kernel.signature}["in_ptr0"] == "*fp32"
+
+
+def test_silu_and_mul_reads_a_sliced_input(tmp_path):
+    result = _capture(tmp_path, "silu_and_mul")
+    (launch,) = _launches(result)
+    exprs = {b.param: b.expr for b in launch.args if b.kind == "size"}
+    # x's last axis is 2 * intermediate: named after the axis, not the dim.
+    assert exprs["ks0"] == "(x.size(1) // 2)"
+    assert "x.size(1)" in exprs.values()
+
+
+def test_softmax_is_a_reduction(tmp_path):
+    result = _capture(tmp_path, "softmax")
+    (kernel,) = result.capture.kernels
+    assert kernel.kind in ("reduction", "persistent_reduction")
+    assert kernel.reduction_hint is not None
+
+
+def test_add_layernorm_has_two_outputs_and_reloads_a_buffer(tmp_path):
+    result = _capture(tmp_path, "add_layernorm")
+    (launch,) = _launches(result)
+    outputs = sorted(b.target for b in launch.args if b.kind == "output")
+    assert outputs == ["0", "1"]
+    inputs = [b.target for b in launch.args if b.kind == "input"]
+    assert inputs == ["x", "residual", "weight", "bias"]
+    (kernel,) = result.capture.kernels
+    # The kernel stores the residual sum and loads it back in a later loop.
+    stored = [b.param for b in launch.args if b.target == "1"][0]
+    assert f"tl.store({stored}" in kernel.source and f"tl.load({stored}" in kernel.source
+
+
+def test_linear_gelu_keeps_the_extern_matmul_in_order(tmp_path):
+    result = _capture(tmp_path, "linear_gelu")
+    steps = result.capture.modules[0].steps
+    assert [s.kind for s in steps] == ["extern", "launch"]
+    assert steps[0].name in ("extern_kernels.addmm", "extern_kernels.mm")
+    assert result.capture.kernels[0].kind == "pointwise"
+
+
+def test_kernelbench_file(tmp_path):
+    result = _capture(tmp_path, "kb_scaled_rmsnorm")
+    cap = result.capture
+    assert cap.reference_kind == "kernelbench"
+    assert cap.dims[0].name == "batch" and cap.dims[0].role == "runtime"
+    (launch,) = _launches(result)
+    targets = {b.target for b in launch.args if b.kind == "input"}
+    assert targets == {"x", "weight"}  # the module parameter is part of the reference
+    assert {b.expr for b in launch.args if b.param == "xnumel"} == {"batch"}
+
+
+def test_cli_capture_is_quiet(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "porter.cli", "capture", str(EXAMPLES / "rmsnorm.py"),
+         "--out", str(tmp_path), "--device", "cpu"],
+        capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "porter: wrote" in proc.stdout
+    # Progress lines only: no Inductor code, log chatter or tracebacks.
+    assert "def triton_" not in proc.stderr + proc.stdout
+    assert "Traceback" not in proc.stderr
+    assert len(proc.stderr.splitlines()) <= 4
+
+
+def test_recapture_reports_unchanged_code_and_diff_shows_changes(tmp_path, capsys):
+    _capture(tmp_path, "rmsnorm")
+    again = _capture(tmp_path, "rmsnorm")
+    assert again.changed == ""
+    case = tmp_path / "rmsnorm"
+    manifest = json.loads((case / "manifest.json").read_text())
+    manifest["kernels"][0]["source"] = manifest["kernels"][0]["source"].replace("rsqrt", "sqrt")
+    (case / "manifest.json").write_text(json.dumps(manifest))
+    before = {p: p.read_bytes() for p in case.rglob("*") if p.is_file()}
+    assert main(["diff", str(case), "--device", "cpu"]) == 1
+    out = capsys.readouterr().out
+    assert "-" in out and "rsqrt" in out and "differs" in out
+    after = {p: p.read_bytes() for p in case.rglob("*") if p.is_file()}
+    assert before == after  # diff touches nothing
+
+
+def test_edited_files_are_protected_and_backed_up_with_force(tmp_path, capsys):
+    _capture(tmp_path, "rmsnorm")
+    case = tmp_path / "rmsnorm"
+    edited = next((case / "inductor" / "kernels").glob("*.py"))
+    edited.write_text(edited.read_text() + "\n# my notes\n")
+    (case / "NOTES.md").write_text("mine")
+    assert main(["capture", str(EXAMPLES / "rmsnorm.py"), "--out", str(tmp_path), "--device", "cpu"]) == 1
+    err = capsys.readouterr().err
+    assert "refusing to overwrite" in err and edited.name in err and "--force" in err
+    assert "# my notes" in edited.read_text()
+    assert main(["capture", str(EXAMPLES / "rmsnorm.py"), "--out", str(tmp_path), "--device", "cpu", "--force"]) == 0
+    backups = list(edited.parent.glob(edited.name + ".porter-backup-*"))
+    assert len(backups) == 1 and "# my notes" in backups[0].read_text()
+    assert "# my notes" not in edited.read_text()
+    assert (case / "NOTES.md").read_text() == "mine"  # not porter's: kept as is
+
+
+def test_interrupted_write_leaves_no_case(tmp_path, monkeypatch):
+    import porter.store as store
+
+    calls = []
+
+    def crash(path, text):
+        calls.append(path)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+    monkeypatch.setattr(store, "_write", crash)
+    with pytest.raises(KeyboardInterrupt):
+        _capture(tmp_path, "rmsnorm")
+    assert list(tmp_path.iterdir()) == []
+
+
+BAD = {
+    "syntax": ("def f(:\n    pass\n", "syntax error"),
+    "noref": ("import torch\n\ndef f(x):\n    return x\n", "no reference found"),
+    "raises": (
+        "import torch\nDIMS = {'n': 8}\n"
+        "def make_inputs(n, dtype=torch.float32, device='cpu'):\n    return (torch.randn(n, 4),)\n"
+        "def f(x):\n    return x @ torch.randn(5, 5)\nREFERENCE = f\n",
+        "raised in eager mode",
+    ),
+    "compile_fails": (
+        "import torch\nDIMS = {'n': 8}\n"
+        "def make_inputs(n, dtype=torch.float32, device='cpu'):\n    return (torch.randn(n, 4),)\n"
+        "@torch.library.custom_op('porter_test::boom', mutates_args=())\n"
+        "def boom(x: torch.Tensor) -> torch.Tensor:\n    return x.exp()\n"
+        "@boom.register_fake\ndef _(x):\n    raise RuntimeError('broken fake kernel')\n"
+        "def f(x):\n    return boom(x) + 1\nREFERENCE = f\n",
+        "torch.compile failed",
+    ),
+    "matmul_only": (
+        "import torch\nDIMS = {'n': 8}\n"
+        "def make_inputs(n, dtype=torch.float32, device='cpu'):\n"
+        "    return torch.randn(n, 16), torch.randn(16, 16)\n"
+        "def f(x, w):\n    return x @ w\nREFERENCE = f\n",
+        "no Triton kernel",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_input_is_one_clear_line(tmp_path, case):
+    source, expected = BAD[case]
+    ref = tmp_path / f"{case}.py"
+    ref.write_text(source)
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-m", "porter.cli", "capture", str(ref), "--out", str(out), "--device", "cpu"],
+        capture_output=True, text=True,
+    )
+    assert proc.returncode == 1
+    errors = [l for l in proc.stderr.splitlines() if l.startswith("porter: error:")]
+    assert len(errors) == 1 and expected in errors[0], proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (out / case).exists()
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(PorterError, match="no such file"):
+        capture(tmp_path / "nope.py", out=tmp_path, device="cpu", progress=_quiet)
