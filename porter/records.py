@@ -143,7 +143,8 @@ class Capture:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Capture":
-        data = dict(data)
+        known = {f.name for f in dataclasses.fields(cls)}
+        data = {k: v for k, v in data.items() if k in known}  # e.g. "generated"
         data["dims"] = [
             Dim(
                 **{

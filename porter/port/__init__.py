@@ -1,0 +1,125 @@
+"""Stage: port captured kernels into a standalone, shape-general scaffold (kernel.py)."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+from dataclasses import dataclass, field
+
+from porter.errors import PorterError
+from porter.port.generalize import bind_parameters, explicit_dtypes, readable_names
+from porter.port.launcher import plan_launcher
+from porter.port.model import KernelPort
+from porter.port.passes import PIPELINE as CLEANUP_PASSES
+from porter.records import Capture
+from porter.render import render
+
+# The documented order (docs/port.md): clean up Inductor's code, then bind it to
+# the launch records, then make dtypes explicit, then name things for a reader.
+PIPELINE = [*CLEANUP_PASSES, "bind_parameters", explicit_dtypes, readable_names]
+
+
+@dataclass
+class PortResult:
+    kernel_py: str
+    todos: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def port_kernel(kp: KernelPort, cap: Capture) -> KernelPort:
+    module = cap.modules[kp.record.module]
+    for step in PIPELINE:
+        if step == "bind_parameters":
+            bind_parameters(kp, cap, module)
+        else:
+            step(kp)
+    return kp
+
+
+def port_capture(cap: Capture, ref_module) -> PortResult:
+    if len(cap.modules) != 1:
+        raise PorterError(
+            f"{cap.reference_name} compiled into {len(cap.modules)} graphs (graph breaks); "
+            "porter ports one graph: remove the graph breaks (torch._dynamo.explain shows them)"
+        )
+    module = cap.modules[0]
+    ports = []
+    for record in cap.kernels:
+        launch = next((s for s in module.steps if s.kind == "launch" and s.name == record.name), None)
+        kp = KernelPort(record=record, launch=launch, capture_dtype=cap.capture_dtype)
+        ports.append(port_kernel(kp, cap))
+    launcher = plan_launcher(cap, module, ports, ref_module)
+    kernels = []
+    for i, kp in enumerate(ports):
+        kp.tree.name = _kernel_name(cap.reference_name, i, len(ports))
+        kernels.append(
+            {
+                "source": ast.unparse(kp.tree),
+                "do_not_specialize": [p.name for p in kp.params if p.kind == "runtime"],
+            }
+        )
+    for step, kp in zip([s for s in launcher.steps if s.kind == "launch"], ports):
+        step.kernel = kp.tree.name
+    notes = _merge_notes(ports)
+    todos = [t for kp in ports for t in kp.todos]
+    helpers = sorted(set().union(*(kp.helpers for kp in ports)), key=_helper_order)
+    module_class = None
+    if cap.reference_kind == "kernelbench":
+        init = textwrap.dedent(inspect.getsource(ref_module.Model.__init__))
+        module_class = {"init": init}
+    doc = (inspect.getdoc(ref_module.REFERENCE) if cap.reference_kind == "porter" else inspect.getdoc(ref_module.Model)) or ""
+    title = doc.splitlines()[0] if doc else f"{cap.reference_name}, ported from Inductor"
+    text = render(
+        "kernel.py.j2",
+        title=title,
+        porter_version=cap.porter_version,
+        reference_file=cap.reference_file,
+        reference_name=cap.reference_name,
+        kernel_names=[k.name for k in cap.kernels],
+        torch_version=cap.torch_version,
+        triton_version=cap.triton_version,
+        target=cap.target,
+        date=cap.date,
+        notes=notes,
+        todos=todos,
+        helpers=helpers,
+        uses_libdevice=any(kp.uses_libdevice for kp in ports),
+        kernels=kernels,
+        launcher=launcher,
+        module_class=module_class,
+    )
+    return PortResult(text, todos, notes)
+
+
+def _kernel_name(reference: str, i: int, n: int) -> str:
+    base = reference.lower() if reference != "Model" else "model"
+    return f"{base}_kernel" if n == 1 else f"{base}_kernel_{i}"
+
+
+def _merge_notes(ports: list[KernelPort]) -> list[str]:
+    seen, out = set(), []
+    for kp in ports:
+        for note in kp.notes:
+            if note not in seen:
+                seen.add(note)
+                out.append(note)
+    return out
+
+
+_HELPER_ORDER = [
+    "maximum_nan",
+    "minimum_nan",
+    "max_nan",
+    "min_nan",
+    "any_true",
+    "welford_accumulate",
+    "welford_merge",
+    "welford_finish",
+    "online_softmax_accumulate",
+    "online_softmax_finish",
+]
+
+
+def _helper_order(name: str) -> int:
+    return _HELPER_ORDER.index(name)

@@ -1,0 +1,402 @@
+"""Passes that make the kernel general and explicit, using the launch records.
+
+bind_parameters: name every argument after what it is bound to (x_ptr, out_ptr,
+num_tokens, hidden), make per-call sizes runtime ints (do_not_specialize) and
+per-model sizes constexpr; row strides become int64 arguments read from the
+tensors; explicit fp32 compute with stores cast to the output's element type.
+readable_names: index variables and temporaries named after what they hold.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import sympy
+
+from porter.port.model import KernelPort, Param
+from porter.port.passes import _assigned, _is_call, _rename, _stmts
+from porter.records import Capture, CompiledModule
+
+FLOAT_PTR = ("*fp32", "*fp16", "*bf16", "*fp64")
+LOW_PRECISION = {"bfloat16": "tl.bfloat16", "float16": "tl.float16"}
+
+
+def ident(text: str) -> str:
+    """A Python identifier for a launcher expression: x.size(1) // 2 -> x_size1_div2."""
+    text = re.sub(r"\.size\((\d+)\)", r"_size\1", text)
+    text = text.replace("//", " div ").replace("*", " times ").replace("+", " plus ")
+    text = re.sub(r"[^0-9a-zA-Z_]+", "_", text).strip("_")
+    return text or "size"
+
+
+def _sym(expr: str) -> sympy.Expr | None:
+    text = re.sub(r"(\w+)\.size\((\d+)\)", r"\1__size\2", expr)
+    text = re.sub(r"(\w+)\.stride\((\d+)\)", r"\1__stride\2", text)
+    try:
+        return sympy.sympify(text, locals={"max": sympy.Max, "min": sympy.Min})
+    except (sympy.SympifyError, TypeError, SyntaxError):
+        return None
+
+
+def same_expr(a: str, b: str) -> bool:
+    if a.replace(" ", "") == b.replace(" ", ""):
+        return True
+    sa, sb = _sym(a), _sym(b)
+    if sa is None or sb is None:
+        return False
+    try:
+        return sympy.simplify(sa - sb) == 0
+    except TypeError:
+        return False
+
+
+def bind_parameters(kp: KernelPort, cap: Capture, module: CompiledModule) -> None:
+    """Name and classify every kernel parameter from what the launch binds it to."""
+    runtime_dims = {d.name for d in cap.dims if d.role == "runtime"}
+    n_outputs = len(module.outputs)
+    by_param = {b.param: b for b in kp.launch.args} if kp.launch else {}
+    kp.bindings = by_param
+    tensors = _tensor_layouts(module)
+    renames: dict[str, str] = {}
+    size_exprs: dict[str, str] = {}  # new size param name -> its expression
+    for arg in kp.record.signature:
+        b = by_param.get(arg.name)
+        if arg.type.startswith("*"):
+            if b is None:
+                continue
+            if b.kind == "input":
+                var = _var(b.target)
+                new = f"{var}_ptr"
+            elif b.kind == "output":
+                idx = int(b.target)
+                var = "out" if n_outputs == 1 else f"out{idx}"
+                new = f"{var}_ptr"
+            else:
+                var = f"scratch_{b.target}"
+                new = f"{var}_ptr"
+            renames[arg.name] = new
+            kp.pointer_dtype[new] = arg.type
+            kp.params.append(Param(new, "pointer", var, original=arg.name))
+        elif arg.type == "constexpr":
+            block = _block_name(arg.name, kp.record.kind)
+            renames[arg.name] = block
+            kp.params.append(Param(block, "block", block, "tl.constexpr", arg.name))
+        else:
+            if b is None:
+                continue
+            expr = b.expr if b.kind == "size" else (b.expr or b.value)
+            new = _size_name(arg.name, expr, kp.record.kind)
+            existing = next((n for n, e in size_exprs.items() if same_expr(e, expr)), None)
+            if existing:
+                renames[arg.name] = existing  # two params with one value: keep one
+                continue
+            if new in size_exprs:
+                new = f"{new}_{len(size_exprs)}"
+            size_exprs[new] = expr
+            renames[arg.name] = new
+            runtime = bool(set(re.findall(r"[A-Za-z_]\w*", expr)) & runtime_dims)
+            if b.kind == "literal" and arg.name == "r0_numel":
+                runtime = False
+            kind = "runtime" if runtime else "model"
+            ann = "" if runtime else "tl.constexpr"
+            kp.params.append(Param(new, kind, _launcher_expr(expr), ann, arg.name))
+    # Inductor hard-codes static sizes in the body (r0_numel = 512): read them from
+    # the constexpr parameter instead.
+    _drop_body_constants(kp, renames)
+    _rewrite_strides(kp, renames, size_exprs, tensors)
+    _rename(kp.tree, renames)
+    kp.tree.args.args = [
+        ast.arg(p.name, ast.parse(p.annotation, mode="eval").body if p.annotation else None)
+        for p in kp.params
+    ]
+    _constexpr_casts(kp)
+    kp.notes.append(
+        "named arguments after what they are bound to; per-call sizes are runtime "
+        "ints in do_not_specialize, per-model sizes constexpr, row strides int64 arguments"
+    )
+
+
+def _var(target: str) -> str:
+    return target.replace(".", "_")
+
+
+def _block_name(name: str, kind: str) -> str:
+    if name == "XBLOCK":
+        return "BLOCK_SIZE" if kind == "pointwise" else "BLOCK_ROWS"
+    if name == "R0_BLOCK":
+        return "BLOCK_COLS"
+    return name
+
+
+def _size_name(param: str, expr: str, kind: str) -> str:
+    if re.fullmatch(r"[A-Za-z_]\w*", expr or ""):
+        return expr
+    if param == "xnumel":
+        return "numel" if kind == "pointwise" else "num_rows"
+    if param == "r0_numel":
+        return "row_size"
+    return ident(expr)
+
+
+def _launcher_expr(expr: str) -> str:
+    return re.sub(r"(\w+)\.size\((\d+)\)", r"\1.shape[\2]", expr)
+
+
+def _tensor_layouts(module: CompiledModule) -> dict[str, list[str]]:
+    """Strides (as expressions in dims) of every tensor a pointer can be bound to."""
+    out = {gi.target: gi.strides for gi in module.inputs if gi.kind == "tensor"}
+    for b in module.buffers:
+        out[b.name] = b.strides
+    return out
+
+
+def _drop_body_constants(kp: KernelPort, renames: dict[str, str]) -> None:
+    params = set(renames)
+    for stmt, body in list(_stmts(kp.tree.body)):
+        targets = _assigned(stmt)
+        if len(targets) == 1 and targets[0] in params | {"R0_BLOCK"}:
+            value = getattr(stmt, "value", None)
+            if isinstance(value, (ast.Constant, ast.Name)):
+                if isinstance(value, ast.Constant):
+                    kp.static_sizes[targets[0]] = value.value
+                body.remove(stmt)
+    if "R0_BLOCK" in kp.static_sizes and not any(p.original == "R0_BLOCK" for p in kp.params):
+        kp.params.append(Param("BLOCK_COLS", "block", "BLOCK_COLS", "tl.constexpr", "R0_BLOCK"))
+        renames["R0_BLOCK"] = "BLOCK_COLS"
+    if "r0_numel" in kp.static_sizes:
+        # the persistent mask was all-true for the captured size; make it real.
+        for stmt, _ in _stmts(kp.tree.body):
+            if _assigned(stmt) == ["r0_mask"]:
+                stmt.value = ast.parse("r0_index < r0_numel", mode="eval").body
+
+
+def _rewrite_strides(
+    kp: KernelPort,
+    renames: dict[str, str],
+    size_exprs: dict[str, str],
+    tensors: dict[str, list[str]],
+) -> None:
+    """In `ptr + (a + coef*var)` offsets, a non-unit coefficient is a stride of that
+    tensor: replace it by an int64 argument the launcher reads from the tensor."""
+    original_expr = {
+        old: size_exprs[new] for old, new in renames.items() if new in size_exprs
+    }
+    for k, v in kp.static_sizes.items():
+        original_expr.setdefault(k, str(v))
+    stride_params: dict[str, str] = {}
+
+    class Fix(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> ast.AST:
+            self.generic_visit(node)
+            if not (_is_call(node, "tl.load") or _is_call(node, "tl.store")):
+                return node
+            ptr_expr = node.args[0]
+            if not (isinstance(ptr_expr, ast.BinOp) and isinstance(ptr_expr.op, ast.Add)):
+                return node
+            if not isinstance(ptr_expr.left, ast.Name) or ptr_expr.left.id not in renames:
+                return node
+            old_ptr = ptr_expr.left.id
+            binding = kp.bindings.get(old_ptr)
+            if binding is None:
+                return node
+            key = binding.target if binding.kind in ("input",) else _buffer_name(binding)
+            strides = tensors.get(key, [])
+            ptr_expr.right = _fix_terms(ptr_expr.right, old_ptr, renames[old_ptr], strides)
+            return node
+
+    def _fix_terms(index: ast.AST, old_ptr: str, new_ptr: str, strides: list[str]) -> ast.AST:
+        terms = _split_sum(index)
+        out = []
+        for term in terms:
+            coef, var = _coef_var(term)
+            if coef is None:
+                out.append(term)
+                continue
+            coef_expr = _substitute(ast.unparse(coef), original_expr)
+            axis = next(
+                (i for i, s in enumerate(strides) if s != "1" and same_expr(s, coef_expr)),
+                None,
+            )
+            if axis is None:
+                out.append(term)
+                continue
+            var_name = new_ptr[: -len("_ptr")]
+            pname = f"{var_name}_stride{axis}"
+            stride_params[pname] = f"{var_name}.stride({axis})"
+            out.append(ast.BinOp(ast.Name(var, ast.Load()), ast.Mult(), ast.Name(pname, ast.Load())))
+        return _join_sum(out)
+
+    Fix().visit(kp.tree)
+    for name, value in stride_params.items():
+        kp.params.append(Param(name, "stride", value, "tl.int64"))
+    # Order: pointers, sizes and strides, then constexprs (Triton style).
+    order = {"pointer": 0, "runtime": 1, "stride": 2, "model": 3, "block": 4}
+    kp.params.sort(key=lambda p: order[p.kind])
+
+
+def _buffer_name(binding) -> str:
+    return binding.value if binding.kind != "output" else binding.value.split("(")[0]
+
+
+def _split_sum(node: ast.AST) -> list[ast.AST]:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _split_sum(node.left) + _split_sum(node.right)
+    return [node]
+
+
+def _join_sum(terms: list[ast.AST]) -> ast.AST:
+    out = terms[0]
+    for t in terms[1:]:
+        out = ast.BinOp(out, ast.Add(), t)
+    return out
+
+
+_INDEX_VAR = re.compile(r"^(x\d+|r0_\d+|xindex|r0_index)$")
+
+
+def _coef_var(term: ast.AST) -> tuple[ast.AST | None, str | None]:
+    if isinstance(term, ast.BinOp) and isinstance(term.op, ast.Mult):
+        for a, b in ((term.left, term.right), (term.right, term.left)):
+            if isinstance(b, ast.Name) and _INDEX_VAR.match(b.id) and not (
+                _names(a) & {"x0", "x1", "x2", "xindex", "r0_1", "r0_index"}
+            ):
+                return a, b.id
+    return None, None
+
+
+def _names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _substitute(text: str, mapping: dict[str, str]) -> str:
+    return re.sub(
+        r"\b[A-Za-z_]\w*\b", lambda m: f"({mapping[m.group(0)]})" if m.group(0) in mapping else m.group(0), text
+    )
+
+
+def _constexpr_casts(kp: KernelPort) -> None:
+    """`(hidden).to(tl.float32)` on a constexpr int becomes `tl.cast(hidden, tl.float32)`."""
+    constexprs = {p.name for p in kp.params if p.annotation == "tl.constexpr"}
+
+    class Fix(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> ast.AST:
+            self.generic_visit(node)
+            f = node.func
+            if isinstance(f, ast.Attribute) and f.attr == "to" and isinstance(f.value, ast.Name):
+                if f.value.id in constexprs and len(node.args) == 1:
+                    return ast.parse(f"tl.cast({f.value.id}, {ast.unparse(node.args[0])})", mode="eval").body
+            return node
+
+    Fix().visit(kp.tree)
+
+
+def explicit_dtypes(kp: KernelPort) -> None:
+    """Loads of float data are upcast to fp32, stores cast to the output pointer's
+    element type, and rounding casts to the capture dtype follow the input's dtype:
+    one kernel serves fp32, fp16 and bf16."""
+    float_ptrs = {n for n, t in kp.pointer_dtype.items() if t in FLOAT_PTR}
+    first_input = next(
+        (p.name for p in kp.params if p.kind == "pointer" and p.name in float_ptrs), None
+    )
+    low = LOW_PRECISION.get(kp.capture_dtype)
+
+    class Fix(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> ast.AST:
+            self.generic_visit(node)
+            f = node.func
+            if _is_call(node, "tl.store") and len(node.args) >= 2:
+                ptr = _ptr_base(node.args[0])
+                if ptr in float_ptrs:
+                    value = node.args[1]
+                    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "to":
+                        value = value.func.value
+                    node.args[1] = ast.parse(
+                        f"({ast.unparse(value)}).to({ptr}.dtype.element_ty)", mode="eval"
+                    ).body
+                return node
+            if low and isinstance(f, ast.Attribute) and f.attr == "to" and node.args and ast.unparse(node.args[0]) == low and first_input:
+                node.args[0] = ast.parse(f"{first_input}.dtype.element_ty", mode="eval").body
+            return node
+
+    Fix().visit(kp.tree)
+    for stmt, _ in _stmts(kp.tree.body):
+        if isinstance(stmt, ast.Assign) and _is_call(stmt.value, "tl.load"):
+            if _ptr_base(stmt.value.args[0]) in float_ptrs:
+                stmt.value = ast.parse(f"{ast.unparse(stmt.value)}.to(tl.float32)", mode="eval").body
+    kp.notes.append(
+        "loads upcast to fp32, stores cast to the output's element type (fp32/fp16/bf16 alike)"
+    )
+
+
+def _ptr_base(node: ast.AST) -> str | None:
+    while isinstance(node, ast.BinOp):
+        node = node.left
+    return node.id if isinstance(node, ast.Name) else None
+
+
+READABLE_REDUCTION = {
+    "xoffset": "row_start",
+    "xindex": "rows",
+    "xmask": "row_mask",
+    "r0_base": "col_base",
+    "r0_index": "cols",
+    "r0_mask": "col_mask",
+    "r0_offset": "col_start",
+    "r0_numel": "row_size",
+}
+READABLE_POINTWISE = {"xoffset": "block_start", "xindex": "offsets", "xmask": "mask"}
+
+
+def readable_names(kp: KernelPort) -> None:
+    """Index variables after their role (rows, cols, mask); temporaries after
+    what they hold where it can be inferred (x, weight, rstd); tmpN otherwise."""
+    fn = kp.tree
+    mapping = dict(READABLE_POINTWISE if kp.record.kind == "pointwise" else READABLE_REDUCTION)
+    # `x0 = xindex` and `r0_1 = r0_index` are plain aliases: fold them.
+    for stmt, body in list(_stmts(fn.body)):
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name):
+            t = _assigned(stmt)
+            if len(t) == 1 and re.fullmatch(r"x\d+|r0_\d+", t[0]) and stmt.value.id in ("xindex", "r0_index"):
+                mapping[t[0]] = mapping.get(stmt.value.id, stmt.value.id)
+                body.remove(stmt)
+    used = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} | {p.name for p in kp.params}
+    taken = set(used) - set(mapping)
+    for stmt, _ in _stmts(fn.body):
+        if not isinstance(stmt, ast.Assign) or len(_assigned(stmt)) != 1:
+            continue
+        (target,) = _assigned(stmt)
+        if not re.fullmatch(r"tmp\d+", target):
+            continue
+        hint = _hint(stmt.value, mapping)
+        if hint is None:
+            continue
+        name, n = hint, 2
+        while name in taken:
+            name, n = f"{hint}_{n}", n + 1
+        taken.add(name)
+        mapping[target] = name
+    mapping = {k: v for k, v in mapping.items() if k != v}
+    _rename(fn, mapping)
+    kp.notes.append("renamed index variables and temporaries after what they hold")
+
+
+def _hint(value: ast.AST, mapping: dict[str, str]) -> str | None:
+    inner = value
+    if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and inner.func.attr == "to":
+        inner = inner.func.value
+    if _is_call(inner, "tl.load"):
+        base = _ptr_base(inner.args[0])
+        if base and base.endswith("_ptr"):
+            return base[: -len("_ptr")]
+    if _is_call(inner, "tl.rsqrt"):
+        return "rstd"
+    if isinstance(inner, ast.Subscript) and isinstance(inner.value, ast.Call):
+        call = ast.unparse(inner.value.func)
+        if call == "tl.sum":
+            return "row_sum"
+        if call in ("max_nan", "tl.max"):
+            return "row_max"
+    if _is_call(inner, "tl.exp"):
+        return "exp"
+    return None

@@ -1,0 +1,242 @@
+"""Plan the launcher: the Python function (or ModelNew.forward) that allocates
+outputs, picks block sizes, and calls the kernels and extern ops in Inductor's order."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+import textwrap
+from dataclasses import dataclass, field
+
+from porter.port.generalize import _launcher_expr
+from porter.port.model import KernelPort
+from porter.records import Capture, CompiledModule
+
+DEFAULT_POINTWISE_BLOCK = 1024
+LOOPED_MAX_BLOCK = 4096  # looped reductions: bound the registers one program holds
+
+
+@dataclass
+class Dim:
+    name: str
+    expr: str
+
+
+@dataclass
+class Alloc:
+    var: str
+    sizes: list[str]
+    strides: list[str]
+    dtype: str
+    device: str
+    init: str = "torch.empty_strided"
+
+
+@dataclass
+class LaunchStep:
+    kind: str
+    call: str = ""
+    kernel: str = ""
+    grid: str = ""
+    args: list[tuple[str, str]] = field(default_factory=list)
+    setup: list[str] = field(default_factory=list)
+    num_warps: str = "4"
+    num_stages: str = ""
+
+
+@dataclass
+class Launcher:
+    name: str
+    signature: str
+    checks: list[str]
+    prelude: list[str]
+    dims: list[Dim]
+    allocs: list[Alloc]
+    steps: list[LaunchStep]
+    returns: str
+
+
+def plan_launcher(
+    cap: Capture,
+    module: CompiledModule,
+    ports: list[KernelPort],
+    ref_module,
+) -> Launcher:
+    kernelbench = cap.reference_kind == "kernelbench"
+    if kernelbench:
+        fn = ref_module.Model.forward
+        sig = inspect.signature(fn)
+        name = "forward"
+    else:
+        fn = ref_module.REFERENCE
+        sig = inspect.signature(fn)
+        name = fn.__name__
+    signature = _signature_text(sig)
+    inputs = set(cap.input_names)
+    checks: list[str] = []
+    # Arguments the capture saw only as their defaults were inlined as constants.
+    for pname, p in sig.parameters.items():
+        if pname in inputs or pname == "self" or p.default is inspect.Parameter.empty:
+            continue
+        checks.append(
+            f"if {pname} != {p.default!r}:\n    raise NotImplementedError("
+            f"'captured with {pname}={p.default!r}; re-capture with the value you need')"
+        )
+    prelude = []
+    tensor_inputs = [
+        gi.target for gi in module.inputs if gi.kind == "tensor" and gi.target in inputs
+    ]
+    for t in tensor_inputs:
+        # The kernels assume unit stride along the last axis; other strides are arguments.
+        prelude.append(f"{t} = {t} if {t}.stride(-1) == 1 else {t}.contiguous()")
+    params = [gi.target for gi in module.inputs if gi.kind == "tensor" and gi.target not in inputs]
+    for p in params:
+        prelude.append(f"{p.replace('.', '_')} = self.{p}")
+    first_float = tensor_inputs[0] if tensor_inputs else (params[0].replace(".", "_") if params else None)
+
+    dims = []
+    for d in cap.dims:
+        if d.axes:
+            input_name, axis = d.axes[0]
+            dims.append(Dim(d.name, f"{input_name}.shape[{axis}]"))
+
+    var_of: dict[str, str] = {}
+    allocs = []
+    n_out = len(module.outputs)
+    for b in module.buffers:
+        if b.name in module.outputs:
+            idx = module.outputs.index(b.name)
+            var = "out" if n_out == 1 else f"out{idx}"
+        else:
+            var = f"scratch_{b.name}"
+        var_of[b.name] = var
+        dtype = b.dtype
+        if dtype == f"torch.{cap.capture_dtype}" and first_float:
+            dtype = f"{first_float}.dtype"
+        allocs.append(
+            Alloc(
+                var,
+                [_launcher_expr(s) for s in b.sizes],
+                [_launcher_expr(s) for s in b.strides],
+                dtype,
+                f"{first_float}.device" if first_float else "'cuda'",
+            )
+        )
+    wrapper_var = {gi.wrapper_name: gi.target.replace(".", "_") for gi in module.inputs}
+    symbols = {s: _launcher_expr(t) for s, t in module.symbols.items()}
+
+    steps = []
+    port_by_name = {kp.record.name: kp for kp in ports}
+    for step in module.steps:
+        if step.kind == "extern":
+            steps.append(LaunchStep("extern", call=_extern_call(step.text, wrapper_var, var_of, symbols)))
+            continue
+        kp = port_by_name[step.name]
+        steps.append(_launch(kp, var_of))
+
+    returns = []
+    for o in module.outputs:
+        returns.append(var_of.get(o, wrapper_var.get(o, o)))
+    ret = returns[0] if len(returns) == 1 else ", ".join(returns)
+    return Launcher(name, signature, checks, prelude, dims, allocs, steps, ret)
+
+
+def _signature_text(sig: inspect.Signature) -> str:
+    return str(sig.replace(return_annotation=inspect.Signature.empty))
+
+
+def _extern_call(text: str, wrapper_var, var_of, symbols) -> str:
+    node = ast.parse(text.strip(), mode="eval").body
+
+    class Fix(ast.NodeTransformer):
+        def visit_Name(self, n: ast.Name) -> ast.AST:
+            if n.id in wrapper_var:
+                return ast.Name(wrapper_var[n.id], ast.Load())
+            if n.id in var_of:
+                return ast.Name(var_of[n.id], ast.Load())
+            if n.id in symbols:
+                return ast.parse(symbols[n.id], mode="eval").body
+            return n
+
+        def visit_Call(self, n: ast.Call) -> ast.AST:
+            self.generic_visit(n)
+            func = ast.unparse(n.func)
+            if func == "reinterpret_tensor":
+                base = n.args[0]
+                n.func = ast.parse("torch.as_strided", mode="eval").body
+                n.args[0] = ast.parse(f"{ast.unparse(base)}.contiguous()", mode="eval").body
+            elif func.startswith("extern_kernels."):
+                n.func = ast.parse("torch." + func.split(".", 1)[1], mode="eval").body
+            return n
+
+    return ast.unparse(Fix().visit(node))
+
+
+def _launch(kp: KernelPort, var_of: dict[str, str]) -> LaunchStep:
+    cfg = kp.record.config
+    args = []
+    for p in kp.params:
+        if p.kind == "pointer":
+            binding = kp.bindings.get(p.original)
+            value = p.value
+            if binding is not None and binding.kind in ("output", "scratch"):
+                value = var_of.get(_buffer_of(binding), p.value)
+            args.append((p.name, value))
+        elif p.kind == "block":
+            args.append((p.name, p.name))
+        elif p.kind == "stride":
+            args.append((p.name, _stride_value(p.value, var_of)))
+        else:
+            args.append((p.name, p.value))
+    size = {p.original: p for p in kp.params}
+    numel = _param_for(kp, "xnumel")
+    setup = []
+    if kp.record.kind == "pointwise":
+        block = cfg.kwargs.get("XBLOCK", DEFAULT_POINTWISE_BLOCK) if cfg else DEFAULT_POINTWISE_BLOCK
+        setup.append(f"BLOCK_SIZE = {block}")
+        grid = f"(triton.cdiv({numel}, BLOCK_SIZE),)"
+        warps = str(cfg.num_warps) if cfg else "4"
+    else:
+        row = _param_for(kp, "r0_numel")
+        rows_per_program = cfg.kwargs.get("XBLOCK", 1) if cfg else 1
+        setup.append(f"BLOCK_ROWS = {rows_per_program}")
+        if kp.record.kind == "persistent_reduction" or "R0_BLOCK" in kp.static_sizes:
+            setup.append(f"BLOCK_COLS, num_warps = launch_settings({row})")
+        else:
+            setup.append(f"BLOCK_COLS, num_warps = launch_settings(min({row}, {LOOPED_MAX_BLOCK}))")
+        if cfg:
+            setup.append(f"num_warps = {cfg.num_warps}  # the autotuner's choice on the capture GPU")
+        grid = f"(triton.cdiv({numel}, BLOCK_ROWS),)"
+        warps = "num_warps"
+    return LaunchStep(
+        "launch",
+        kernel=kp.name,
+        grid=grid,
+        args=args,
+        setup=setup,
+        num_warps=warps,
+        num_stages=str(cfg.num_stages) if cfg else "",
+    )
+
+
+def _param_for(kp: KernelPort, original: str) -> str:
+    """The launcher expression for an Inductor size argument (xnumel, r0_numel)."""
+    b = kp.bindings.get(original)
+    if b is None:
+        return "1"
+    if b.kind == "literal":
+        return b.expr or b.value
+    return _launcher_expr(b.expr or b.value)
+
+
+def _buffer_of(binding) -> str:
+    return re.split(r"[(,\s]", binding.value)[0] if binding.kind != "output" else binding.value
+
+
+def _stride_value(value: str, var_of: dict[str, str]) -> str:
+    base, rest = value.split(".", 1)
+    for buf, var in var_of.items():
+        if base in (f"scratch_{buf}",):
+            return f"{var}.{rest}"
+    return value

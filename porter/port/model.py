@@ -1,0 +1,46 @@
+"""The state one kernel carries through the port passes."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from porter.records import Binding, KernelRecord, Step
+
+
+@dataclass
+class Param:
+    """One parameter of the ported kernel.
+
+    kind: "pointer" | "runtime" (int that varies per call: do_not_specialize) |
+    "model" (int fixed per model: constexpr) | "stride" (int64 row stride) |
+    "block" (constexpr block size the launcher picks).
+    value: the launcher expression passed for it.
+    """
+
+    name: str
+    kind: str
+    value: str
+    annotation: str = ""
+    original: str = ""
+
+
+@dataclass
+class KernelPort:
+    record: KernelRecord
+    launch: Step | None
+    tree: ast.FunctionDef | None = None
+    names: dict[str, str] = field(default_factory=dict)  # original param -> new name
+    params: list[Param] = field(default_factory=list)
+    bindings: dict[str, Binding] = field(default_factory=dict)
+    pointer_dtype: dict[str, str] = field(default_factory=dict)  # new ptr name -> "*fp32"
+    helpers: set[str] = field(default_factory=set)
+    uses_libdevice: bool = False
+    notes: list[str] = field(default_factory=list)
+    todos: list[str] = field(default_factory=list)
+    capture_dtype: str = "float32"
+    static_sizes: dict[str, int] = field(default_factory=dict)  # name -> literal it had
+
+    @property
+    def name(self) -> str:
+        return self.tree.name if self.tree is not None else self.record.name

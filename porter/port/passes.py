@@ -1,0 +1,388 @@
+"""The port passes: small, named AST rewrites of one Inductor kernel.
+
+Each pass takes a KernelPort and rewrites `kp.tree` (the kernel's FunctionDef)
+in place, recording what it changed in `kp.notes`. PIPELINE is the order they
+run in (docs/port.md explains each with a before/after).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Callable
+
+from porter.port.model import KernelPort
+
+# ---------------------------------------------------------------- helpers
+
+
+def _is_call(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Call) and ast.unparse(node.func) == name
+
+
+def _names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _assigned(stmt: ast.stmt) -> list[str]:
+    targets = []
+    if isinstance(stmt, ast.Assign):
+        for t in stmt.targets:
+            targets += [n.id for n in ast.walk(t) if isinstance(n, ast.Name)]
+    elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+        targets.append(stmt.target.id)
+    return targets
+
+
+def _rename(tree: ast.AST, mapping: dict[str, str]) -> None:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in mapping:
+            node.id = mapping[node.id]
+        elif isinstance(node, ast.arg) and node.arg in mapping:
+            node.arg = mapping[node.arg]
+
+
+def _todo(text: str) -> ast.stmt:
+    """A marker statement the renderer turns into a `# TODO(porter): ...` comment."""
+    return ast.Expr(ast.Constant(f"TODO(porter): {text}"))
+
+
+def _stmts(body: list[ast.stmt]):
+    """Every statement, depth first, with the list that holds it."""
+    for stmt in list(body):
+        yield stmt, body
+        for field in ("body", "orelse"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list):
+                yield from _stmts(inner)
+
+
+# ---------------------------------------------------------------- passes
+
+
+def strip_heuristics(kp: KernelPort) -> None:
+    """Keep only the @triton.jit function: Inductor's heuristics decorator, its
+    meta and imports go (the launcher chooses the config)."""
+    tree = ast.parse(kp.record.source)
+    fn = next(
+        n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == kp.record.name
+    )
+    fn.decorator_list = []
+    kp.tree = fn
+    kp.notes.append("dropped Inductor's @triton_heuristics decorator and its meta")
+
+
+DEAD_ALIASES = {"rnumel", "RBLOCK", "roffset", "rindex", "rbase"}
+_PURE_CALLS = ("tl.", "triton_helpers.", "libdevice.", "tl_math.")
+
+
+def _is_pure(value: ast.AST) -> bool:
+    for node in ast.walk(value):
+        if isinstance(node, ast.Call):
+            name = ast.unparse(node.func)
+            if name in ("tl.store", "tl.atomic_add", "tl.debug_barrier", "tl.device_assert"):
+                return False
+    return True
+
+
+def drop_dead_aliases(kp: KernelPort) -> None:
+    """Remove Inductor's compatibility aliases (rnumel, RBLOCK, roffset, rindex,
+    rbase) and any pure assignment nothing reads."""
+    removed = 0
+    changed = True
+    while changed:
+        changed = False
+        used: dict[str, int] = {}
+        for node in ast.walk(kp.tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                used[node.id] = used.get(node.id, 0) + 1
+        for stmt, body in _stmts(kp.tree.body):
+            targets = _assigned(stmt)
+            if not targets or isinstance(stmt, (ast.For, ast.While)):
+                continue
+            value = getattr(stmt, "value", None)
+            if value is None or not _is_pure(value):
+                continue
+            if all(used.get(t, 0) == 0 for t in targets):
+                body.remove(stmt)
+                removed += 1
+                changed = True
+                break
+    if removed:
+        kp.notes.append(f"removed {removed} dead alias(es) and unused value(s)")
+
+
+CORE_MATH = {
+    "libdevice.rsqrt": "tl.rsqrt",
+    "libdevice.sqrt": "tl.sqrt",
+    "libdevice.exp": "tl.exp",
+    "libdevice.exp2": "tl.exp2",
+    "libdevice.log": "tl.log",
+    "libdevice.log2": "tl.log2",
+    "libdevice.sin": "tl.sin",
+    "libdevice.cos": "tl.cos",
+    "libdevice.abs": "tl.abs",
+    "libdevice.fabs": "tl.abs",
+    "libdevice.floor": "tl.floor",
+    "libdevice.ceil": "tl.ceil",
+    "libdevice.erf": "tl.erf",
+    "tl_math.exp": "tl.exp",
+    "tl_math.log": "tl.log",
+    "tl_math.abs": "tl.abs",
+    "tl_math.sin": "tl.sin",
+    "tl_math.cos": "tl.cos",
+    "tl_math.sqrt": "tl.sqrt",
+    "tl_math.exp2": "tl.exp2",
+    "tl_math.log2": "tl.log2",
+    "triton_helpers.promote_to_tensor": "",
+}
+# Inductor's helpers with a porter-written equivalent in templates/helpers.py.j2.
+HELPERS = {
+    "triton_helpers.maximum": "maximum_nan",
+    "triton_helpers.minimum": "minimum_nan",
+    "triton_helpers.max2": "max_nan",
+    "triton_helpers.min2": "min_nan",
+    "triton_helpers.any": "any_true",
+    "triton_helpers.welford_reduce": "welford_accumulate",
+    "triton_helpers.welford_combine": "welford_merge",
+    "triton_helpers.welford": "welford_finish",
+    "triton_helpers.online_softmax_reduce": "online_softmax_finish",
+    "triton_helpers.online_softmax_combine": "online_softmax_accumulate",
+}
+HELPER_DEPENDS = {
+    "max_nan": {"maximum_nan"},
+    "min_nan": {"minimum_nan"},
+    "welford_finish": {"welford_merge"},
+    "online_softmax_finish": {"max_nan", "maximum_nan"},
+    "online_softmax_accumulate": {"maximum_nan"},
+}
+UNSUPPORTED = {
+    "tl.inline_asm_elementwise": "inline assembly is target-specific",
+    "tl.rand": "random numbers cannot match eager bit for bit",
+    "tl.randn": "random numbers cannot match eager bit for bit",
+    "tl.randint": "random numbers cannot match eager bit for bit",
+    "tl.associative_scan": "scans are not generalized by porter yet",
+    "tl.device_assert": "indirect indexing bounds are shape-specific",
+}
+
+
+def core_math(kp: KernelPort) -> None:
+    """Use triton core ops where they are exact (tl.exp, tl.rsqrt...); keep
+    libdevice only where core has none (tanh, erf...); swap Inductor's helpers
+    for porter's own readable ones; flag what cannot be ported faithfully."""
+    swapped = 0
+
+    class Fix(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> ast.AST:
+            self.generic_visit(node)
+            nonlocal swapped
+            name = ast.unparse(node.func)
+            if name in CORE_MATH:
+                swapped += 1
+                if CORE_MATH[name] == "":
+                    return node.args[0]
+                node.func = ast.parse(CORE_MATH[name], mode="eval").body
+            elif name in HELPERS:
+                swapped += 1
+                helper = HELPERS[name]
+                kp.helpers.add(helper)
+                kp.helpers |= HELPER_DEPENDS.get(helper, set())
+                node.func = ast.Name(helper, ast.Load())
+                if helper.startswith("online_softmax"):
+                    node.args = node.args[:-1]  # use_fast_math: porter keeps exact exp
+            elif name.startswith("libdevice."):
+                kp.uses_libdevice = True
+            elif name.startswith(("triton_helpers.", "tl_math.")):
+                kp.todos.append(f"{name} has no porter equivalent yet")
+            return node
+
+    Fix().visit(kp.tree)
+    for stmt, body in _stmts(kp.tree.body):
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Call) and ast.unparse(node.func) in UNSUPPORTED:
+                why = UNSUPPORTED[ast.unparse(node.func)]
+                body.insert(body.index(stmt), _todo(f"{ast.unparse(node.func)}: {why}"))
+                kp.todos.append(f"{ast.unparse(node.func)}: {why}")
+                break
+    if swapped:
+        kp.notes.append(f"replaced {swapped} Inductor helper/libdevice call(s) by core ops or porter helpers")
+
+
+def typed_constants(kp: KernelPort) -> None:
+    """`tl.full([1, 1], c, tl.float32)` becomes the literal `c` (an fp32
+    constant in Triton); block-shaped fills stay."""
+    count = 0
+
+    class Fix(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> ast.AST:
+            self.generic_visit(node)
+            nonlocal count
+            if not _is_call(node, "tl.full") or len(node.args) != 3:
+                return node
+            shape, value, dtype = node.args
+            ones = isinstance(shape, ast.List) and all(
+                isinstance(e, ast.Constant) and e.value == 1 for e in shape.elts
+            )
+            dt = ast.unparse(dtype)
+            if ones and dt in ("tl.float32", "tl.int32"):
+                literal = ast.unparse(value)
+                if dt == "tl.float32" and isinstance(value, ast.Constant) and isinstance(value.value, int):
+                    value = ast.Constant(float(value.value))
+                count += 1
+                return value if literal[:5] != "float" else node
+            return node
+
+    Fix().visit(kp.tree)
+    if count:
+        kp.notes.append(f"turned {count} tl.full constant(s) into typed literals")
+
+
+def _full_names(fn: ast.FunctionDef, block_vars: set[str]) -> set[str]:
+    """Names whose value spans the whole block (depends on a block index)."""
+    full = set(block_vars)
+    changed = True
+    while changed:
+        changed = False
+        for stmt, _ in _stmts(fn.body):
+            for t in _assigned(stmt):
+                value = getattr(stmt, "value", None)
+                if t not in full and value is not None and _names(value) & full:
+                    full.add(t)
+                    changed = True
+    return full
+
+
+def noop_casts_and_broadcasts(kp: KernelPort) -> None:
+    """Drop `.to(T)` applied to a value already of type T by the same cast, and
+    `tl.broadcast_to` of a value that already spans the block."""
+    fn = kp.tree
+    cast_of: dict[str, str] = {}
+    for stmt, _ in _stmts(fn.body):
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name):
+            v = stmt.value
+            if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "to" and len(v.args) == 1:
+                cast_of[stmt.targets[0].id] = ast.unparse(v.args[0])
+    block_vars = {"xindex", "r0_index", "r0_base", "x0", "r0_1"}
+    full = _full_names(fn, block_vars)
+    count = 0
+
+    class Fix(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> ast.AST:
+            self.generic_visit(node)
+            nonlocal count
+            f = node.func
+            if isinstance(f, ast.Attribute) and f.attr == "to" and len(node.args) == 1 and not node.keywords:
+                target = ast.unparse(node.args[0])
+                inner = f.value
+                if isinstance(inner, ast.Name) and cast_of.get(inner.id) == target:
+                    count += 1
+                    return inner
+                if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and inner.func.attr == "to" and ast.unparse(inner.args[0]) == target:
+                    count += 1
+                    return inner
+            if _is_call(node, "tl.broadcast_to") and isinstance(node.args[0], ast.Name):
+                if node.args[0].id in full:
+                    count += 1
+                    return node.args[0]
+            return node
+
+    Fix().visit(fn)
+    if count:
+        kp.notes.append(f"removed {count} no-op cast(s) / broadcast(s)")
+
+
+def fold_copies(kp: KernelPort) -> None:
+    """`tmp2 = tmp1` (left behind by removed casts and broadcasts) is folded away
+    when both names are assigned exactly once."""
+    folded = 0
+    while True:
+        counts: dict[str, int] = {}
+        for stmt, _ in _stmts(kp.tree.body):
+            for t in _assigned(stmt):
+                counts[t] = counts.get(t, 0) + 1
+            if isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name):
+                counts[stmt.target.id] = counts.get(stmt.target.id, 0) + 2
+        args = {a.arg for a in kp.tree.args.args}
+        copy = None
+        for stmt, body in _stmts(kp.tree.body):
+            if (
+                isinstance(stmt, ast.Assign)
+                and isinstance(stmt.targets[0], ast.Name)
+                and isinstance(stmt.value, ast.Name)
+                and counts.get(stmt.targets[0].id) == 1
+                and (counts.get(stmt.value.id) == 1 or stmt.value.id in args)
+            ):
+                copy = (stmt, body)
+                break
+        if copy is None:
+            break
+        stmt, body = copy
+        body.remove(stmt)
+        _rename(kp.tree, {stmt.targets[0].id: stmt.value.id})
+        folded += 1
+    if folded:
+        kp.notes.append(f"folded {folded} plain copies")
+
+
+def widen_program_id(kp: KernelPort) -> None:
+    """`tl.program_id(0)` becomes `tl.program_id(0).to(tl.int64)` so every
+    offset built from it is computed in int64 (no 2^31 overflow)."""
+
+    class Fix(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> ast.AST:
+            self.generic_visit(node)
+            if _is_call(node, "tl.program_id"):
+                return ast.parse(f"{ast.unparse(node)}.to(tl.int64)", mode="eval").body
+            return node
+
+    Fix().visit(kp.tree)
+    kp.notes.append("widened the program id to int64 before any offset arithmetic")
+
+
+def barrier_before_reload(kp: KernelPort) -> None:
+    """A load from a pointer this kernel stored to earlier gets a
+    `tl.debug_barrier()` before it (the seed's write-then-read rule)."""
+    stored: set[str] = set()
+    inserted = 0
+
+    def visit(body: list[ast.stmt]) -> None:
+        nonlocal inserted
+        i = 0
+        while i < len(body):
+            stmt = body[i]
+            loads = {
+                ast.unparse(n.args[0]).split(" ")[0].strip("(")
+                for n in ast.walk(stmt)
+                if _is_call(n, "tl.load")
+            }
+            if any(_base(p) in stored for p in loads):
+                body.insert(i, ast.Expr(ast.parse("tl.debug_barrier()", mode="eval").body))
+                stored.clear()
+                inserted += 1
+                i += 1
+            for n in ast.walk(stmt):
+                if _is_call(n, "tl.store"):
+                    stored.add(_base(ast.unparse(n.args[0])))
+            i += 1
+
+    visit(kp.tree.body)
+    if inserted:
+        kp.notes.append(
+            f"added {inserted} tl.debug_barrier() between a store and a later load of the same pointer"
+        )
+
+
+def _base(pointer_expr: str) -> str:
+    return re.split(r"[\s+(]", pointer_expr.strip("( "), maxsplit=1)[0]
+
+
+PIPELINE: list[Callable[[KernelPort], None]] = [
+    strip_heuristics,
+    core_math,
+    typed_constants,
+    noop_casts_and_broadcasts,
+    fold_copies,
+    drop_dead_aliases,
+    barrier_before_reload,
+    widen_program_id,
+]

@@ -1,0 +1,53 @@
+"""Stage: render generated files from the Jinja2 templates and format them with black."""
+
+from __future__ import annotations
+
+import re
+from importlib import resources
+from pathlib import Path
+
+import black
+import jinja2
+
+from porter.errors import PorterError
+
+
+def _template_dir() -> Path:
+    # Installed: the porter.templates package; from a checkout: ../templates.
+    try:
+        path = Path(str(resources.files("porter.templates")))
+        if (path / "kernel.py.j2").is_file():
+            return path
+    except ModuleNotFoundError:
+        pass
+    return Path(__file__).resolve().parent.parent / "templates"
+
+
+def environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(_template_dir())),
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )
+
+
+_TODO = re.compile(r"^(\s*)['\"]TODO\(porter\): (.*)['\"]$", re.M)
+
+
+def todo_comments(source: str) -> str:
+    """Marker strings left by the passes become `# TODO(porter): ...` comments."""
+    return _TODO.sub(lambda m: f"{m.group(1)}# TODO(porter): {m.group(2)}", source)
+
+
+def render(template: str, **context) -> str:
+    text = environment().get_template(template).render(**context)
+    return format_python(todo_comments(text), template)
+
+
+def format_python(text: str, what: str = "generated file") -> str:
+    try:
+        return black.format_str(text, mode=black.Mode())
+    except black.InvalidInput as err:
+        raise PorterError(f"porter generated invalid Python for {what} ({err}); please report it") from err
