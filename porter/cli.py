@@ -59,6 +59,23 @@ def _diff(args: argparse.Namespace) -> int:
     return 0
 
 
+def _port(args: argparse.Namespace) -> int:
+    from porter.pipeline import port
+
+    result = port(args.case, force=args.force)
+    print(f"porter: wrote {args.case}/kernel.py and test_parity.py")
+    for todo in result.todos:
+        print(f"porter: warning: not ported faithfully: {todo}", file=sys.stderr)
+    return 0
+
+
+def _test(args: argparse.Namespace) -> int:
+    import pytest
+
+    argv = [str(c) for c in args.cases] + ["-q", "--porter-device", args.device, "-p", "no:cacheprovider"]
+    return int(pytest.main(argv + list(args.pytest_args)))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="porter",
@@ -115,6 +132,35 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("case", metavar="CASE", help="a case folder, e.g. captured/rmsnorm")
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     p.set_defaults(func=_diff)
+
+    p = sub.add_parser(
+        "port",
+        help="regenerate a case's kernel.py and test_parity.py from its stored capture",
+        description="Re-run the port passes on CASE's manifest; edited files are protected like capture's.",
+    )
+    p.add_argument("case", metavar="CASE", help="a case folder, e.g. captured/rmsnorm")
+    p.add_argument("--force", action="store_true", help="overwrite edited files, keeping each as a backup")
+    p.set_defaults(func=_port)
+
+    p = sub.add_parser(
+        "test",
+        help="run the parity tests of one or more cases",
+        description="Run CASE/test_parity.py with pytest (extra pytest arguments after --).",
+    )
+    p.add_argument("cases", metavar="CASE", nargs="+")
+    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    p.add_argument("pytest_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    p.set_defaults(func=_test)
+
+    from porter.lint import command as lint_command
+
+    p = sub.add_parser(
+        "lint",
+        help="check Triton kernels against the kernel-writing rules (docs/lint-rules.md)",
+        description="Static checks of every @triton.jit kernel and its launch sites in PATHs.",
+    )
+    lint_command.add_arguments(p)
+    p.set_defaults(func=lint_command.run)
     return parser
 
 

@@ -60,6 +60,9 @@ def capture(
         f"module(s) on {cap.target}"
     )
     files = capture_files(path.read_text(), cap, sources)
+    scaffold = port_files(cap, ref.module, name)
+    files.update(scaffold.files)
+    cap.warnings.extend(f"{name}: not ported faithfully: {t}" for t in scaffold.todos)
     old = read_manifest(case) if (case / MANIFEST).is_file() else None
     changed = kernel_diff(old, cap.to_dict()) if old is not None else None
     written = write_case(case, files, cap.to_dict(), force=force, replace_all=True)
@@ -73,6 +76,43 @@ def capture_files(reference_source: str, cap: Capture, sources: list[str]) -> di
     for k in cap.kernels:
         files[f"inductor/kernels/{k.name}.py"] = k.source
     return files
+
+
+@dataclass
+class PortFiles:
+    files: dict[str, str]
+    todos: list[str]
+
+
+def port_files(cap: Capture, ref_module, name: str) -> PortFiles:
+    """kernel.py and test_parity.py for a capture."""
+    from porter.port import port_capture
+    from porter.render import render
+
+    result = port_capture(cap, ref_module)
+    test = render(
+        "test_parity.py.j2",
+        name=name,
+        folder=f"captured/{name}",
+        porter_version=cap.porter_version,
+    )
+    return PortFiles({"kernel.py": result.kernel_py, "test_parity.py": test}, result.todos)
+
+
+def port(case: str | Path, force: bool = False, progress: Callable[[str], None] = _stderr) -> PortFiles:
+    """Regenerate kernel.py and test_parity.py from the stored capture."""
+    case = Path(case)
+    manifest = read_manifest(case)
+    cap = Capture.from_dict(manifest)
+    ref = load_reference(case / "reference.py")
+    progress(f"porting {len(cap.kernels)} kernel(s) of {case}")
+    result = port_files(cap, ref.module, case.name)
+    written = write_case(case, result.files, manifest, force=force, replace_all=False)
+    result.files = {k: v for k, v in result.files.items()}
+    result.todos = result.todos
+    for backup in written.backups:
+        progress(f"kept your edited file as {case / backup}")
+    return result
 
 
 def diff(case: str | Path, device: str = "auto", progress: Callable[[str], None] = _stderr) -> str:

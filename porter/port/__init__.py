@@ -88,6 +88,7 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
         kernels=kernels,
         launcher=launcher,
         module_class=module_class,
+        uses_reinterpret=any("reinterpret(" in s.call for s in launcher.steps if s.kind == "extern"),
     )
     return PortResult(text, todos, notes)
 

@@ -1,0 +1,199 @@
+"""add_layernorm, ported from Inductor
+
+Ported by porter 0.1.0 from add_layernorm.py::add_layernorm.
+Inductor kernel(s): triton_red_fused_add_native_layer_norm_0.
+Captured with torch 2.13.0+cpu, triton 3.9.0 on codegen-only Triton target cuda:90 (no GPU; nothing executed by Inductor), 2026-11-30.
+
+What porter changed:
+- dropped Inductor's @triton_heuristics decorator and its meta
+- replaced 3 Inductor helper/libdevice call(s) by core ops or porter helpers
+- turned 1 tl.full constant(s) into typed literals
+- removed 2 no-op cast(s) / broadcast(s)
+- folded 5 plain copies
+- removed 4 dead alias(es) and unused value(s)
+- added 1 tl.debug_barrier() between a store and a later load of the same pointer
+- widened the program id to int64 before any offset arithmetic
+- named arguments after what they are bound to; per-call sizes are runtime ints in do_not_specialize, per-model sizes constexpr, row strides int64 arguments
+- loads upcast to fp32, stores cast to the output's element type (fp32/fp16/bf16 alike)
+- renamed index variables and temporaries after what they hold
+"""
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def welford_accumulate(value, mean, m2, count, first_block):
+    # One step of Welford's running mean/variance per lane: numerically
+    # stable where sum(x^2) - sum(x)^2 cancels.
+    if first_block:
+        new_mean = value
+        new_m2 = tl.zeros_like(m2)
+        new_count = tl.full(count.shape, 1, count.dtype)
+    else:
+        delta = value - mean
+        new_count = count + 1
+        new_mean = mean + delta / new_count
+        new_m2 = m2 + delta * (value - new_mean)
+    return new_mean, new_m2, new_count
+
+
+@triton.jit
+def welford_merge(mean_a, m2_a, count_a, mean_b, m2_b, count_b):
+    # Chan et al.'s pairwise merge; equal means give delta 0 so inf - inf
+    # cannot turn an overflowed row into NaN.
+    count = count_a + count_b
+    delta = tl.where(mean_a == mean_b, 0.0, mean_b - mean_a)
+    frac_b = tl.where(count == 0.0, 0.0, count_b / count)
+    mean = mean_a + delta * frac_b
+    m2 = m2_a + m2_b + delta * delta * count_a * frac_b
+    return mean, m2, count
+
+
+@triton.jit
+def welford_finish(mean, m2, count, axis):
+    # Merge the per-lane partial statistics into one (mean, m2, count) per row.
+    return tl.reduce((mean, m2, count), axis, welford_merge)
+
+
+@triton.jit(do_not_specialize=["num_tokens"])
+def add_layernorm_kernel(
+    x_ptr,
+    residual_ptr,
+    weight_ptr,
+    bias_ptr,
+    out1_ptr,
+    out0_ptr,
+    num_tokens,
+    x_stride0: tl.int64,
+    residual_stride0: tl.int64,
+    out1_stride0: tl.int64,
+    out0_stride0: tl.int64,
+    hidden: tl.constexpr,
+    BLOCK_ROWS: tl.constexpr,
+    BLOCK_COLS: tl.constexpr,
+):
+    row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
+    rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
+    row_mask = rows < num_tokens
+    col_base = tl.arange(0, BLOCK_COLS)[None, :]
+    tmp4_mean = tl.zeros([BLOCK_ROWS, BLOCK_COLS], tl.float32)
+    tmp4_m2 = tl.zeros([BLOCK_ROWS, BLOCK_COLS], tl.float32)
+    tmp4_weight = tl.zeros([BLOCK_ROWS, BLOCK_COLS], tl.float32)
+    for col_start in tl.range(0, hidden, BLOCK_COLS):
+        cols = col_start + col_base
+        col_mask = cols < hidden
+        roffset = col_start
+        x = tl.load(
+            x_ptr + (cols + rows * x_stride0),
+            col_mask & row_mask,
+            eviction_policy="evict_first",
+            other=0.0,
+        ).to(tl.float32)
+        residual = tl.load(
+            residual_ptr + (cols + rows * residual_stride0),
+            col_mask & row_mask,
+            eviction_policy="evict_first",
+            other=0.0,
+        ).to(tl.float32)
+        tmp2 = x + residual
+        tmp4_mean_next, tmp4_m2_next, tmp4_weight_next = welford_accumulate(
+            tmp2, tmp4_mean, tmp4_m2, tmp4_weight, roffset == 0
+        )
+        tmp4_mean = tl.where(col_mask & row_mask, tmp4_mean_next, tmp4_mean)
+        tmp4_m2 = tl.where(col_mask & row_mask, tmp4_m2_next, tmp4_m2)
+        tmp4_weight = tl.where(col_mask & row_mask, tmp4_weight_next, tmp4_weight)
+        tl.store(
+            out1_ptr + (cols + rows * out1_stride0),
+            tmp2.to(out1_ptr.dtype.element_ty),
+            col_mask & row_mask,
+        )
+    tmp5, tmp6, tmp7 = welford_finish(tmp4_mean, tmp4_m2, tmp4_weight, 1)
+    tmp4 = tmp5[:, None]
+    tmp8 = tmp6[:, None]
+    tl.debug_barrier()
+    for col_start in tl.range(0, hidden, BLOCK_COLS):
+        cols = col_start + col_base
+        col_mask = cols < hidden
+        roffset = col_start
+        out1 = tl.load(
+            out1_ptr + (cols + rows * out1_stride0),
+            col_mask & row_mask,
+            eviction_policy="evict_first",
+            other=0.0,
+        ).to(tl.float32)
+        weight = tl.load(
+            weight_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
+        ).to(tl.float32)
+        bias = tl.load(
+            bias_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
+        ).to(tl.float32)
+        tmp11 = out1 - tmp4
+        tmp12 = tl.cast(hidden, tl.float32)
+        tmp14 = tmp8 / tmp12
+        tmp15 = 1e-05
+        tmp16 = tmp14 + tmp15
+        rstd = tl.rsqrt(tmp16)
+        tmp18 = tmp11 * rstd
+        tmp20 = tmp18 * weight
+        tmp22 = tmp20 + bias
+        tl.store(
+            out0_ptr + (cols + rows * out0_stride0),
+            tmp22.to(out0_ptr.dtype.element_ty),
+            col_mask & row_mask,
+        )
+
+
+def launch_settings(row_size):
+    """Block size and warps for one row per program (Liger's calculate_settings):
+    the next power of two of the row, warps growing with it."""
+    block = triton.next_power_of_2(row_size)
+    num_warps = 4
+    if block >= 32768:
+        num_warps = 32
+    elif block >= 8192:
+        num_warps = 16
+    elif block >= 2048:
+        num_warps = 8
+    return block, num_warps
+
+
+def add_layernorm(x, residual, weight, bias, eps: float = 1e-05):
+    """Same arguments and outputs as the reference add_layernorm."""
+    if eps != 1e-05:
+        raise NotImplementedError(
+            "captured with eps=1e-05; re-capture with the value you need"
+        )
+    x = x if x.stride(-1) == 1 else x.contiguous()
+    residual = residual if residual.stride(-1) == 1 else residual.contiguous()
+    weight = weight if weight.stride(-1) == 1 else weight.contiguous()
+    bias = bias if bias.stride(-1) == 1 else bias.contiguous()
+    num_tokens = x.shape[0]
+    hidden = x.shape[1]
+    out1 = torch.empty_strided(
+        (num_tokens, hidden), (hidden, 1), dtype=x.dtype, device=x.device
+    )
+    out0 = torch.empty_strided(
+        (num_tokens, hidden), (hidden, 1), dtype=x.dtype, device=x.device
+    )
+    BLOCK_ROWS = 1
+    BLOCK_COLS, num_warps = launch_settings(min(hidden, 4096))
+    add_layernorm_kernel[(triton.cdiv(num_tokens, BLOCK_ROWS),)](
+        x_ptr=x,
+        residual_ptr=residual,
+        weight_ptr=weight,
+        bias_ptr=bias,
+        out1_ptr=out1,
+        out0_ptr=out0,
+        num_tokens=num_tokens,
+        x_stride0=x.stride(0),
+        residual_stride0=residual.stride(0),
+        out1_stride0=out1.stride(0),
+        out0_stride0=out0.stride(0),
+        hidden=hidden,
+        BLOCK_ROWS=BLOCK_ROWS,
+        BLOCK_COLS=BLOCK_COLS,
+        num_warps=num_warps,
+    )
+    return out0, out1

@@ -1,0 +1,112 @@
+"""RMS normalization with a learned scale, in the KernelBench format.
+
+Ported by porter 0.1.0 from kb_scaled_rmsnorm.py::Model.
+Inductor kernel(s): triton_per_fused_add_div_mean_mul_sqrt_0.
+Captured with torch 2.13.0+cpu, triton 3.9.0 on codegen-only Triton target cuda:90 (no GPU; nothing executed by Inductor), 2026-11-30.
+
+What porter changed:
+- dropped Inductor's @triton_heuristics decorator and its meta
+- turned 2 tl.full constant(s) into typed literals
+- removed 1 no-op cast(s) / broadcast(s)
+- folded 6 plain copies
+- removed 4 dead alias(es) and unused value(s)
+- widened the program id to int64 before any offset arithmetic
+- named arguments after what they are bound to; per-call sizes are runtime ints in do_not_specialize, per-model sizes constexpr, row strides int64 arguments
+- loads upcast to fp32, stores cast to the output's element type (fp32/fp16/bf16 alike)
+- renamed index variables and temporaries after what they hold
+"""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit(do_not_specialize=["batch"])
+def model_kernel(
+    x_ptr,
+    weight_ptr,
+    out_ptr,
+    batch,
+    x_stride0: tl.int64,
+    out_stride0: tl.int64,
+    row_size: tl.constexpr,
+    BLOCK_ROWS: tl.constexpr,
+    BLOCK_COLS: tl.constexpr,
+):
+    row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
+    rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
+    row_mask = rows < batch
+    cols = tl.arange(0, BLOCK_COLS)[None, :]
+    x = tl.load(
+        x_ptr + (cols + rows * x_stride0),
+        row_mask,
+        eviction_policy="evict_first",
+        other=0.0,
+    ).to(tl.float32)
+    weight = tl.load(weight_ptr + cols, None, eviction_policy="evict_last").to(
+        tl.float32
+    )
+    tmp1 = x * x
+    tmp4 = tl.where(row_mask, tmp1, 0)
+    row_sum = tl.sum(tmp4, 1)[:, None].to(tl.float32)
+    tmp6 = 512.0
+    tmp7 = row_sum / tmp6
+    tmp8 = 1e-05
+    tmp9 = tmp7 + tmp8
+    tmp10 = tl.sqrt_rn(tmp9)
+    tmp11 = x / tmp10
+    tmp13 = tmp11 * weight
+    tl.store(
+        out_ptr + (cols + rows * out_stride0),
+        tmp13.to(out_ptr.dtype.element_ty),
+        row_mask,
+    )
+
+
+def launch_settings(row_size):
+    """Block size and warps for one row per program (Liger's calculate_settings):
+    the next power of two of the row, warps growing with it."""
+    block = triton.next_power_of_2(row_size)
+    num_warps = 4
+    if block >= 32768:
+        num_warps = 32
+    elif block >= 8192:
+        num_warps = 16
+    elif block >= 2048:
+        num_warps = 8
+    return block, num_warps
+
+
+class ModelNew(nn.Module):
+    """Drop-in for the reference's Model: same constructor, parameters and buffers."""
+
+    def __init__(self, num_features: int, eps: float = 1e-5):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(
+            torch.ones(num_features) + 0.1 * torch.randn(num_features)
+        )
+
+    def forward(self, x: torch.Tensor):
+        x = x if x.stride(-1) == 1 else x.contiguous()
+        weight = self.weight
+        batch = x.shape[0]
+        out = torch.empty_strided(
+            (batch, 512), (512, 1), dtype=x.dtype, device=x.device
+        )
+        BLOCK_ROWS = 1
+        BLOCK_COLS, num_warps = launch_settings(512)
+        model_kernel[(triton.cdiv(batch, BLOCK_ROWS),)](
+            x_ptr=x,
+            weight_ptr=weight,
+            out_ptr=out,
+            batch=batch,
+            x_stride0=x.stride(0),
+            out_stride0=out.stride(0),
+            row_size=512,
+            BLOCK_ROWS=BLOCK_ROWS,
+            BLOCK_COLS=BLOCK_COLS,
+            num_warps=num_warps,
+        )
+        return out

@@ -1,0 +1,122 @@
+"""rmsnorm, ported from Inductor
+
+Ported by porter 0.1.0 from rmsnorm.py::rmsnorm.
+Inductor kernel(s): triton_red_fused_add_mean_mul_pow_rsqrt_0.
+Captured with torch 2.13.0+cpu, triton 3.9.0 on codegen-only Triton target cuda:90 (no GPU; nothing executed by Inductor), 2026-11-30.
+
+What porter changed:
+- dropped Inductor's @triton_heuristics decorator and its meta
+- replaced 1 Inductor helper/libdevice call(s) by core ops or porter helpers
+- turned 1 tl.full constant(s) into typed literals
+- removed 2 no-op cast(s) / broadcast(s)
+- folded 5 plain copies
+- removed 5 dead alias(es) and unused value(s)
+- widened the program id to int64 before any offset arithmetic
+- named arguments after what they are bound to; per-call sizes are runtime ints in do_not_specialize, per-model sizes constexpr, row strides int64 arguments
+- loads upcast to fp32, stores cast to the output's element type (fp32/fp16/bf16 alike)
+- renamed index variables and temporaries after what they hold
+"""
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit(do_not_specialize=["num_tokens"])
+def rmsnorm_kernel(
+    x_ptr,
+    weight_ptr,
+    out_ptr,
+    num_tokens,
+    x_stride0: tl.int64,
+    out_stride0: tl.int64,
+    hidden: tl.constexpr,
+    BLOCK_ROWS: tl.constexpr,
+    BLOCK_COLS: tl.constexpr,
+):
+    row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
+    rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
+    row_mask = rows < num_tokens
+    col_base = tl.arange(0, BLOCK_COLS)[None, :]
+    _tmp3 = tl.full([BLOCK_ROWS, BLOCK_COLS], 0, tl.float32)
+    for col_start in tl.range(0, hidden, BLOCK_COLS):
+        cols = col_start + col_base
+        col_mask = cols < hidden
+        x = tl.load(
+            x_ptr + (cols + rows * x_stride0),
+            col_mask & row_mask,
+            eviction_policy="evict_last",
+            other=0.0,
+        ).to(tl.float32)
+        tmp1 = x * x
+        tmp4 = _tmp3 + tmp1
+        _tmp3 = tl.where(col_mask & row_mask, tmp4, _tmp3)
+    row_sum = tl.sum(_tmp3, 1)[:, None]
+    for col_start in tl.range(0, hidden, BLOCK_COLS):
+        cols = col_start + col_base
+        col_mask = cols < hidden
+        x_2 = tl.load(
+            x_ptr + (cols + rows * x_stride0),
+            col_mask & row_mask,
+            eviction_policy="evict_first",
+            other=0.0,
+        ).to(tl.float32)
+        weight = tl.load(
+            weight_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
+        ).to(tl.float32)
+        tmp6 = tl.cast(hidden, tl.float32)
+        tmp8 = row_sum / tmp6
+        tmp9 = 1e-06
+        tmp10 = tmp8 + tmp9
+        rstd = tl.rsqrt(tmp10)
+        tmp12 = x_2 * rstd
+        tmp14 = tmp12 * weight
+        tl.store(
+            out_ptr + (cols + rows * out_stride0),
+            tmp14.to(out_ptr.dtype.element_ty),
+            col_mask & row_mask,
+        )
+
+
+def launch_settings(row_size):
+    """Block size and warps for one row per program (Liger's calculate_settings):
+    the next power of two of the row, warps growing with it."""
+    block = triton.next_power_of_2(row_size)
+    num_warps = 4
+    if block >= 32768:
+        num_warps = 32
+    elif block >= 8192:
+        num_warps = 16
+    elif block >= 2048:
+        num_warps = 8
+    return block, num_warps
+
+
+def rmsnorm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-06):
+    """Same arguments and outputs as the reference rmsnorm."""
+    if eps != 1e-06:
+        raise NotImplementedError(
+            "captured with eps=1e-06; re-capture with the value you need"
+        )
+    x = x if x.stride(-1) == 1 else x.contiguous()
+    weight = weight if weight.stride(-1) == 1 else weight.contiguous()
+    num_tokens = x.shape[0]
+    hidden = x.shape[1]
+    out = torch.empty_strided(
+        (num_tokens, hidden), (hidden, 1), dtype=x.dtype, device=x.device
+    )
+    BLOCK_ROWS = 1
+    BLOCK_COLS, num_warps = launch_settings(min(hidden, 4096))
+    rmsnorm_kernel[(triton.cdiv(num_tokens, BLOCK_ROWS),)](
+        x_ptr=x,
+        weight_ptr=weight,
+        out_ptr=out,
+        num_tokens=num_tokens,
+        x_stride0=x.stride(0),
+        out_stride0=out.stride(0),
+        hidden=hidden,
+        BLOCK_ROWS=BLOCK_ROWS,
+        BLOCK_COLS=BLOCK_COLS,
+        num_warps=num_warps,
+    )
+    return out

@@ -1,0 +1,173 @@
+"""softmax, ported from Inductor
+
+Ported by porter 0.1.0 from softmax.py::softmax.
+Inductor kernel(s): triton_red_fused__softmax_abs_all_amax_div_eq_mul_ne_sub_0.
+Captured with torch 2.13.0+cpu, triton 3.9.0 on codegen-only Triton target cuda:90 (no GPU; nothing executed by Inductor), 2026-11-30.
+
+What porter changed:
+- dropped Inductor's @triton_heuristics decorator and its meta
+- replaced 7 Inductor helper/libdevice call(s) by core ops or porter helpers
+- turned 5 tl.full constant(s) into typed literals
+- removed 4 no-op cast(s) / broadcast(s)
+- folded 7 plain copies
+- removed 7 dead alias(es) and unused value(s)
+- added 1 tl.debug_barrier() between a store and a later load of the same pointer
+- widened the program id to int64 before any offset arithmetic
+- named arguments after what they are bound to; per-call sizes are runtime ints in do_not_specialize, per-model sizes constexpr, row strides int64 arguments
+- loads upcast to fp32, stores cast to the output's element type (fp32/fp16/bf16 alike)
+- renamed index variables and temporaries after what they hold
+"""
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def maximum_nan(a, b):
+    # Like torch.maximum: a NaN on either side wins.
+    return tl.where((a > b) | (a != a), a, b)
+
+
+@triton.jit
+def max_nan(x, axis):
+    # tl.max drops NaN on some targets; torch.amax keeps it.
+    return tl.reduce(x, axis, maximum_nan)
+
+
+@triton.jit
+def any_true(x, axis):
+    return tl.max(x, axis) != 0
+
+
+@triton.jit(do_not_specialize=["num_tokens"])
+def softmax_kernel(
+    out_ptr,
+    logits_ptr,
+    num_tokens,
+    logits_stride0: tl.int64,
+    vocab: tl.constexpr,
+    BLOCK_ROWS: tl.constexpr,
+    BLOCK_COLS: tl.constexpr,
+):
+    row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
+    rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
+    row_mask = rows < num_tokens
+    col_base = tl.arange(0, BLOCK_COLS)[None, :]
+    _tmp10 = tl.full([BLOCK_ROWS, BLOCK_COLS], False, tl.int1)
+    _tmp16 = tl.full([BLOCK_ROWS, BLOCK_COLS], float("-inf"), tl.float32)
+    _tmp19 = tl.full([BLOCK_ROWS, BLOCK_COLS], float("-inf"), tl.float32)
+    for col_start in tl.range(0, vocab, BLOCK_COLS):
+        cols = col_start + col_base
+        col_mask = cols < vocab
+        logits = tl.load(
+            logits_ptr + (cols + rows * logits_stride0),
+            col_mask & row_mask,
+            eviction_policy="evict_last",
+            other=0.0,
+        ).to(tl.float32)
+        tmp1 = 0.7
+        tmp2 = logits / tmp1
+        tmp3 = tmp2 == tmp2
+        tmp4 = tl.abs(tmp2)
+        tmp5 = tl.full([1, 1], float("inf"), tl.float32)
+        tmp6 = tmp4 != tmp5
+        tmp7 = tmp3 & tmp6
+        tmp8 = tmp7 == 0
+        tmp11 = _tmp10 | tmp8
+        _tmp10 = tl.where(col_mask & row_mask, tmp11, _tmp10)
+        tmp13 = 1.0
+        tmp14 = logits * tmp13
+        tmp17 = maximum_nan(_tmp16, tmp14)
+        _tmp16 = tl.where(col_mask & row_mask, tmp17, _tmp16)
+        tmp20 = maximum_nan(_tmp19, tmp2)
+        _tmp19 = tl.where(col_mask & row_mask, tmp20, _tmp19)
+    tmp12 = _tmp10.to(tl.int8)
+    tmp10 = any_true(tmp12, 1)[:, None]
+    row_max = max_nan(_tmp16, 1)[:, None]
+    row_max_2 = max_nan(_tmp19, 1)[:, None]
+    _tmp33 = tl.full([BLOCK_ROWS, BLOCK_COLS], 0, tl.float32)
+    for col_start in tl.range(0, vocab, BLOCK_COLS):
+        cols = col_start + col_base
+        col_mask = cols < vocab
+        logits_2 = tl.load(
+            logits_ptr + (cols + rows * logits_stride0),
+            col_mask & row_mask,
+            eviction_policy="evict_first",
+            other=0.0,
+        ).to(tl.float32)
+        tmp21 = tmp10 == 0
+        tmp23 = 1.0
+        tmp24 = logits_2 * tmp23
+        tmp25 = tmp24 - row_max
+        tmp26 = 0.7
+        tmp27 = tmp25 / tmp26
+        tmp28 = logits_2 / tmp26
+        tmp29 = tmp28 - row_max_2
+        tmp30 = tl.where(tmp21, tmp27, tmp29)
+        exp = tl.exp(tmp30)
+        tmp34 = _tmp33 + exp
+        _tmp33 = tl.where(col_mask & row_mask, tmp34, _tmp33)
+        tl.store(
+            out_ptr + (cols + vocab * rows),
+            exp.to(out_ptr.dtype.element_ty),
+            col_mask & row_mask,
+        )
+    row_sum = tl.sum(_tmp33, 1)[:, None]
+    tl.debug_barrier()
+    for col_start in tl.range(0, vocab, BLOCK_COLS):
+        cols = col_start + col_base
+        col_mask = cols < vocab
+        out = tl.load(
+            out_ptr + (cols + vocab * rows),
+            col_mask & row_mask,
+            eviction_policy="evict_first",
+            other=0.0,
+        ).to(tl.float32)
+        tmp36 = out / row_sum
+        tl.store(
+            out_ptr + (cols + vocab * rows),
+            tmp36.to(out_ptr.dtype.element_ty),
+            col_mask & row_mask,
+        )
+
+
+def launch_settings(row_size):
+    """Block size and warps for one row per program (Liger's calculate_settings):
+    the next power of two of the row, warps growing with it."""
+    block = triton.next_power_of_2(row_size)
+    num_warps = 4
+    if block >= 32768:
+        num_warps = 32
+    elif block >= 8192:
+        num_warps = 16
+    elif block >= 2048:
+        num_warps = 8
+    return block, num_warps
+
+
+def softmax(logits: torch.Tensor, temperature: float = 0.7):
+    """Same arguments and outputs as the reference softmax."""
+    if temperature != 0.7:
+        raise NotImplementedError(
+            "captured with temperature=0.7; re-capture with the value you need"
+        )
+    logits = logits if logits.stride(-1) == 1 else logits.contiguous()
+    num_tokens = logits.shape[0]
+    vocab = logits.shape[1]
+    out = torch.empty_strided(
+        (num_tokens, vocab), (vocab, 1), dtype=logits.dtype, device=logits.device
+    )
+    BLOCK_ROWS = 1
+    BLOCK_COLS, num_warps = launch_settings(min(vocab, 4096))
+    softmax_kernel[(triton.cdiv(num_tokens, BLOCK_ROWS),)](
+        out_ptr=out,
+        logits_ptr=logits,
+        num_tokens=num_tokens,
+        logits_stride0=logits.stride(0),
+        vocab=vocab,
+        BLOCK_ROWS=BLOCK_ROWS,
+        BLOCK_COLS=BLOCK_COLS,
+        num_warps=num_warps,
+    )
+    return out

@@ -1,0 +1,112 @@
+"""Python-side reasoning about launch grids, shared by the grid rules."""
+
+from __future__ import annotations
+
+import ast
+
+from porter.lint import names
+from porter.lint.source import Scope
+
+_TILING = {"cdiv", "ceil", "ceildiv", "div_up", "round_up"}
+
+
+def _call_name(call: ast.Call) -> str:
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else ""
+
+
+def runtime_size(
+    expr: ast.AST, scope: Scope, seen: frozenset = frozenset()
+) -> str | None:
+    """Why `expr` grows with a runtime size (the name or expression responsible), or None.
+
+    Runtime sizes: token/batch/row counts by name, `x.shape[0]`, `x.size(0)`,
+    `x.numel()`, `len(x)`, and anything computed from them (cdiv included).
+    Per-model sizes (heads, hidden, `x.shape[1]`) and constants are not.
+    """
+    if isinstance(expr, ast.Name):
+        if names.is_runtime_size(expr.id):
+            return expr.id
+        if expr.id in seen:
+            return None
+        for value in scope.values(expr.id):
+            if isinstance(value, ast.expr):
+                why = runtime_size(value, scope, seen | {expr.id})
+                if why:
+                    return why
+        return None
+    if isinstance(expr, ast.Attribute):
+        return ast.unparse(expr) if names.is_runtime_size(expr.attr) else None
+    if isinstance(expr, ast.Subscript):
+        value, index = expr.value, expr.slice
+        if isinstance(value, ast.Attribute) and value.attr == "shape":
+            if isinstance(index, ast.Constant) and index.value == 0:
+                return ast.unparse(expr)
+            return None
+        return None
+    if isinstance(expr, ast.Call):
+        name = _call_name(expr)
+        if name == "size" and isinstance(expr.func, ast.Attribute):
+            if not expr.args or (
+                isinstance(expr.args[0], ast.Constant) and expr.args[0].value == 0
+            ):
+                return ast.unparse(expr)
+            return None
+        if name in ("numel", "len"):
+            return ast.unparse(expr)
+        if name == "min":  # min(n, CAP) is bounded by the cap
+            reasons = [runtime_size(a, scope, seen) for a in expr.args]
+            return reasons[0] if reasons and all(reasons) else None
+        if name in _TILING | {"max", "int", "ceil"}:
+            for a in expr.args:
+                why = runtime_size(a, scope, seen)
+                if why:
+                    return why
+        return None
+    if isinstance(expr, ast.BinOp):
+        return runtime_size(expr.left, scope, seen) or runtime_size(
+            expr.right, scope, seen
+        )
+    if isinstance(expr, ast.IfExp):
+        return runtime_size(expr.body, scope, seen) or runtime_size(
+            expr.orelse, scope, seen
+        )
+    return None
+
+
+def is_tiled(expr: ast.AST, scope: Scope, seen: frozenset = frozenset()) -> bool:
+    """`triton.cdiv(n, BLOCK)`, `n // BLOCK`, or a name bound to one."""
+    if isinstance(expr, ast.Call):
+        return _call_name(expr) in _TILING
+    if isinstance(expr, ast.BinOp):
+        return isinstance(expr.op, (ast.FloorDiv, ast.Div))
+    if isinstance(expr, ast.Name) and expr.id not in seen:
+        values = [v for v in scope.values(expr.id) if isinstance(v, ast.expr)]
+        return bool(values) and all(
+            is_tiled(v, scope, seen | {expr.id}) for v in values
+        )
+    return False
+
+
+def head_count(
+    expr: ast.AST, scope: Scope, seen: frozenset = frozenset()
+) -> str | None:
+    """The head-count name in `expr` (num_heads, n_kv_heads, cfg.num_heads), or None."""
+    if isinstance(expr, ast.Name):
+        if names.is_head_count(expr.id):
+            return expr.id
+        if expr.id in seen:
+            return None
+        for value in scope.values(expr.id):
+            if isinstance(value, ast.expr):
+                found = head_count(value, scope, seen | {expr.id})
+                if found:
+                    return found
+        return None
+    if isinstance(expr, ast.Attribute):
+        return ast.unparse(expr) if names.is_head_count(expr.attr) else None
+    if isinstance(expr, ast.BinOp):
+        return head_count(expr.left, scope, seen) or head_count(expr.right, scope, seen)
+    return None

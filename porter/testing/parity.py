@@ -1,0 +1,318 @@
+"""Parity checks: a ported kernel against eager PyTorch, both against a float64 reference.
+
+Verdict (docs/testing.md): per element, the error is |out - ref64| / (|ref64| + rms),
+rms the root mean square of the finite reference values: relative for large
+elements, absolute at the output's own scale near zero (cancellation in
+x - mean must not turn rounding noise into a huge relative error).
+The scaffold passes when its worst error is at most FACTOR times eager's worst
+error (same inputs, same dtype) plus the dtype's floor. NaN in the scaffold
+passes only where the float64 reference (or eager, for values the dtype cannot
+hold) is NaN too. Elements where eager itself overflows while float64 does not
+are outside the dtype's range and are not scored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import math
+import os
+import random
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import torch
+
+FACTOR = 4.0
+FLOOR = {"float32": 1e-5, "float16": 2e-3, "bfloat16": 1.6e-2}
+ATOL = {"float32": 1e-6, "float16": 1e-3, "bfloat16": 1e-2}
+INT_SENTINEL = -123
+
+
+@dataclass
+class Scenario:
+    dtype: str
+    sizes: dict[str, int]
+    layout: str = "contiguous"  # contiguous | offset | row_sliced
+    values: str = "random"  # random | difficult
+
+    @property
+    def id(self) -> str:
+        dims = "-".join(f"{k}{v}" for k, v in self.sizes.items())
+        return f"{self.dtype}-{dims}-{self.layout}-{self.values}"
+
+
+@dataclass
+class Case:
+    """One case folder: its manifest, reference and scaffold."""
+
+    folder: Path
+    manifest: dict[str, Any]
+    reference: Any
+    kernel: Any = None
+    _ref: Any = field(default=None, repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.folder.name
+
+    @property
+    def dtypes(self) -> list[str]:
+        return [d for d in self.manifest["dtypes"] if d in FLOOR]
+
+    def runtime_dims(self) -> list[dict[str, Any]]:
+        return [d for d in self.manifest["dims"] if d["role"] == "runtime"]
+
+    def model_dims(self) -> list[dict[str, Any]]:
+        return [d for d in self.manifest["dims"] if d["role"] == "model" and d["symbolic"]]
+
+    def scenarios(self) -> list[Scenario]:
+        """Shapes x dtypes x layouts x values, chosen to stay fast on the CPU
+        interpreter while covering decode, masks, other model sizes and views."""
+        base = {d["name"]: d["size"] for d in self.manifest["dims"]}
+        out = []
+        sweep = sorted({1, 2, 7, 31, *[d["size"] for d in self.runtime_dims()]})
+        for dtype in self.dtypes:
+            for n in sweep:
+                sizes = {**base, **{d["name"]: n for d in self.runtime_dims()}}
+                out.append(Scenario(dtype, sizes))
+            # other per-model sizes: a prime, and either side of a power of two
+            for d in self.model_dims():
+                for size in (97, 1023, 1025):
+                    sizes = {**base, d["name"]: size, **{r["name"]: 3 for r in self.runtime_dims()}}
+                    out.append(Scenario(dtype, sizes))
+            small = {**base, **{d["name"]: 5 for d in self.runtime_dims()}}
+            out.append(Scenario(dtype, small, layout="offset"))
+            out.append(Scenario(dtype, small, layout="row_sliced"))
+            out.append(Scenario(dtype, small, values="difficult"))
+        return out
+
+
+    def large_offset_scenario(self) -> Scenario:
+        """Enough rows that the largest input holds more than 2^31 elements."""
+        base = {d["name"]: d["size"] for d in self.manifest["dims"]}
+        runtime = self.runtime_dims()
+        dtype = next((d for d in ("bfloat16", "float16") if d in self.dtypes), self.dtypes[0])
+        if not runtime:
+            return Scenario(dtype, base)
+        probe = self.reference.make_inputs({**base, runtime[0]["name"]: 1}, dtype, "meta")
+        per_row = max(v.numel() for v in probe if isinstance(v, torch.Tensor))
+        rows = 2**31 // max(per_row, 1) + 3
+        return Scenario(dtype, {**base, runtime[0]["name"]: rows})
+
+
+def load_case(path: str | os.PathLike) -> Case:
+    """Load the case folder holding `path` (a test file, or the folder itself)."""
+    folder = Path(path)
+    folder = folder if folder.is_dir() else folder.parent
+    manifest = json.loads((folder / "manifest.json").read_text())
+    from porter.reference import load_reference
+
+    ref = load_reference(folder / "reference.py")
+    kernel = _import(folder / "kernel.py", f"porter_case_{folder.name}_kernel")
+    return Case(folder, manifest, ref, kernel)
+
+
+def _import(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def new_seed() -> int:
+    """A fresh seed per run; PORTER_SEED replays a failure."""
+    env = os.environ.get("PORTER_SEED")
+    return int(env) if env else random.SystemRandom().randrange(2**31)
+
+
+# ---------------------------------------------------------------- inputs
+
+
+def make_inputs(case: Case, sc: Scenario, device: str, seed: int) -> list[Any]:
+    torch.manual_seed(seed)
+    values = case.reference.make_inputs(sc.sizes, sc.dtype, device)
+    if sc.values == "difficult":
+        values = [_difficult(v) if _is_float(v) else v for v in values]
+    return [_layout(v, sc.layout) if isinstance(v, torch.Tensor) else v for v in values]
+
+
+def _is_float(v: Any) -> bool:
+    return isinstance(v, torch.Tensor) and v.is_floating_point()
+
+
+def _difficult(t: torch.Tensor) -> torch.Tensor:
+    """Large magnitudes, tiny and subnormal values, mixed signs, inf and NaN."""
+    info = torch.finfo(t.dtype)
+    flat = t.detach().clone().reshape(-1)
+    n = flat.numel()
+    if n < 8:
+        return t
+    big = math.sqrt(info.max) / 4  # squares stay finite in the dtype
+    idx = torch.randperm(n, device=t.device)
+    k = max(1, n // 16)
+    flat[idx[:k]] = big * torch.sign(flat[idx[:k]] + 0.5)
+    flat[idx[k : 2 * k]] = info.tiny * torch.randn(k, device=t.device, dtype=t.dtype)
+    flat[idx[2 * k : 3 * k]] = info.smallest_normal / 4  # subnormal
+    flat[idx[3 * k : 4 * k]] = -flat[idx[3 * k : 4 * k]].abs()
+    if t.dim() >= 2 and t.shape[0] >= 3:
+        # one row with inf, one with NaN: the rest stay finite so scores mean something
+        rows = flat.view(t.shape[0], -1)
+        rows[1, 0] = float("inf")
+        rows[2, -1] = float("nan")
+    return flat.view(t.shape)
+
+
+def _layout(t: torch.Tensor, layout: str) -> torch.Tensor:
+    if layout == "offset":
+        # one element in: breaks 16-byte alignment of the data pointer
+        storage = torch.empty(t.numel() + 1, dtype=t.dtype, device=t.device)
+        view = storage[1:].view(t.shape)
+        view.copy_(t)
+        return view
+    if layout == "row_sliced" and t.dim() >= 2:
+        padded = torch.empty(*t.shape[:-1], t.shape[-1] + 3, dtype=t.dtype, device=t.device)
+        view = padded[..., : t.shape[-1]]
+        view.copy_(t)
+        return view
+    return t
+
+
+# ---------------------------------------------------------------- running
+
+
+@contextlib.contextmanager
+def poisoned_allocations() -> Iterator[None]:
+    """Every tensor the scaffold allocates starts as NaN (or a sentinel for
+    integers), so an element the kernel never writes cannot pass."""
+    originals = {n: getattr(torch, n) for n in ("empty", "empty_strided", "empty_like")}
+
+    def poison(t: torch.Tensor) -> torch.Tensor:
+        if t.is_floating_point():
+            t.fill_(float("nan"))
+        elif t.dtype != torch.bool:
+            t.fill_(INT_SENTINEL)
+        return t
+
+    def wrap(fn):
+        return lambda *a, **k: poison(fn(*a, **k))
+
+    for n, fn in originals.items():
+        setattr(torch, n, wrap(fn))
+    try:
+        yield
+    finally:
+        for n, fn in originals.items():
+            setattr(torch, n, fn)
+
+
+def run_reference(case: Case, inputs: list[Any], dtype: str | None, device: str):
+    fn = case.reference.build()
+    if isinstance(fn, torch.nn.Module):
+        fn = fn.to(device)
+        if dtype:
+            fn = fn.to(getattr(torch, dtype))
+    with torch.no_grad():
+        return _tuple(fn(*inputs))
+
+
+def run_scaffold(case: Case, inputs: list[Any], dtype: str, device: str):
+    if case.manifest["reference_kind"] == "kernelbench":
+        ref = case.reference.build()
+        init = case.reference.init_inputs
+        model = case.kernel.ModelNew(*init)
+        model.load_state_dict(ref.state_dict())
+        model = model.to(device=device, dtype=getattr(torch, dtype))
+        fn = model
+    else:
+        fn = getattr(case.kernel, case.manifest["reference_name"])
+    with poisoned_allocations(), torch.no_grad():
+        return _tuple(fn(*inputs))
+
+
+def _tuple(x):
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def _upcast(inputs: list[Any]) -> list[Any]:
+    return [v.double() if _is_float(v) else v for v in inputs]
+
+
+class ParityError(AssertionError):
+    pass
+
+
+def check_parity(case: Case, sc: Scenario, device: str = "cpu", seed: int | None = None) -> dict:
+    """Run one scenario; raise ParityError naming the worst element on failure."""
+    seed = new_seed() if seed is None else seed
+    inputs = make_inputs(case, sc, device, seed)
+    ref64 = run_reference(case, _upcast(inputs), "float64", device)
+    eager = run_reference(case, inputs, sc.dtype, device)
+    got = run_scaffold(case, inputs, sc.dtype, device)
+    where = f"case {case.name}, scenario {sc.id}, seed {seed} (replay: PORTER_SEED={seed})"
+    if len(got) != len(ref64):
+        raise ParityError(f"{where}: scaffold returned {len(got)} outputs, reference {len(ref64)}")
+    scores = []
+    for i, (r, e, g) in enumerate(zip(ref64, eager, got)):
+        scores.append(_compare(i, r, e, g, sc.dtype, where))
+    return {"seed": seed, "scores": scores}
+
+
+def _compare(i, ref, eager, got, dtype, where) -> float:
+    if tuple(got.shape) != tuple(ref.shape):
+        raise ParityError(f"{where}: output {i} has shape {tuple(got.shape)}, expected {tuple(ref.shape)}")
+    if got.dtype != eager.dtype:
+        raise ParityError(f"{where}: output {i} is {got.dtype}, eager gives {eager.dtype}")
+    if not got.is_floating_point():
+        bad = (got.cpu() != eager.cpu()).nonzero()
+        if len(bad):
+            idx = tuple(bad[0].tolist())
+            raise ParityError(f"{where}: output {i}{list(idx)} = {got[idx].item()}, eager {eager[idx].item()}")
+        return 0.0
+    r = ref.detach().double().cpu()
+    e = eager.detach().double().cpu()
+    g = got.detach().double().cpu()
+    atol = ATOL.get(dtype, 1e-6)
+    # Elements the dtype cannot represent (eager overflows where float64 does not).
+    out_of_range = ~torch.isfinite(e) & torch.isfinite(r)
+    # NaN is right where float64 says NaN, or where eager in this very dtype is
+    # NaN too (inf * 0 inside the dtype's own arithmetic, e.g. tanh-GELU of inf).
+    nan_ok = torch.isnan(r) | torch.isnan(e)
+    bad_nan = torch.isnan(g) & ~nan_ok
+    if bad_nan.any():
+        idx = tuple(bad_nan.nonzero()[0].tolist())
+        unwritten = " (never written? outputs start as NaN)" if not torch.isnan(e[idx]) else ""
+        raise ParityError(
+            f"{where}: output {i}{list(idx)} is NaN{unwritten}; float64 reference {r[idx].item():.6g}, eager {e[idx].item():.6g}"
+        )
+    missing_nan = torch.isnan(r) & ~torch.isnan(g)
+    if missing_nan.any():
+        idx = tuple(missing_nan.nonzero()[0].tolist())
+        raise ParityError(f"{where}: output {i}{list(idx)} = {g[idx].item():.6g} but the float64 reference is NaN")
+    scored = torch.isfinite(r) & ~out_of_range
+    inf_mismatch = torch.isinf(r) & (g != r) & (g != e) & ~torch.isnan(g)
+    if inf_mismatch.any():
+        idx = tuple(inf_mismatch.nonzero()[0].tolist())
+        raise ParityError(f"{where}: output {i}{list(idx)} = {g[idx].item():.6g}, float64 reference {r[idx].item()}")
+    finite_r = torch.where(scored, r, torch.zeros_like(r))
+    rms = float(finite_r.square().mean().sqrt()) if r.numel() else 0.0
+    denom = r.abs() + max(rms, atol)
+    err_g = torch.where(scored, (g - r).abs() / denom, torch.zeros_like(r))
+    err_e = torch.where(scored, (e - r).abs() / denom, torch.zeros_like(r))
+    err_g = torch.nan_to_num(err_g, nan=float("inf"))
+    worst_e = float(err_e.max()) if err_e.numel() else 0.0
+    worst_g = float(err_g.max()) if err_g.numel() else 0.0
+    bound = FACTOR * worst_e + FLOOR[dtype]
+    if worst_g > bound:
+        idx = tuple(int(v) for v in torch.unravel_index(err_g.argmax(), err_g.shape))
+        raise ParityError(
+            f"{where}: output {i} error {worst_g:.3g} exceeds {bound:.3g} "
+            f"({FACTOR:g} x eager's {worst_e:.3g} + floor {FLOOR[dtype]:g}); worst element {list(idx)}: "
+            f"scaffold {g[idx].item():.8g}, eager {e[idx].item():.8g}, float64 {r[idx].item():.8g}, "
+            f"abs err {abs(g[idx].item() - r[idx].item()):.3g}"
+        )
+    return worst_g

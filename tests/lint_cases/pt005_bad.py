@@ -1,0 +1,32 @@
+"""PT005 bad: reading back what the kernel stored, with no barrier."""
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def two_pass_kernel(
+    x_ptr, tmp_ptr, out_ptr, row_stride: tl.int64, n_cols, BLOCK: tl.constexpr
+):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * row_stride + cols, mask=mask, other=0.0).to(tl.float32)
+    tl.store(tmp_ptr + row * row_stride + cols, x * 2.0, mask=mask)
+    y = tl.load(tmp_ptr + row * row_stride + cols, mask=mask).to(tl.float32)  # PT005
+    tl.store(out_ptr + row * row_stride + cols, y + 1.0, mask=mask)
+
+
+@triton.jit
+def looped_kernel(buf_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    buf_ptr += row * n_cols
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        tl.store(
+            buf_ptr + cols, tl.zeros([BLOCK], dtype=tl.float32), mask=cols < n_cols
+        )
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        v = tl.load(buf_ptr + cols, mask=cols < n_cols)  # PT005: from the 1st loop
+        tl.store(out_ptr + row * n_cols + cols, v, mask=cols < n_cols)

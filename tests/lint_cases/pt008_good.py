@@ -1,0 +1,17 @@
+"""PT008 good: clamp before narrowing; integer widening is not a float cast."""
+
+import triton
+import triton.language as tl
+from triton.language.extra import libdevice
+
+
+@triton.jit
+def quantize_kernel(x_ptr, q_ptr, idx_ptr, scale: tl.float32, BLOCK: tl.constexpr):
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs).to(tl.float32)
+    q = tl.clamp(libdevice.rint(x / scale), -128.0, 127.0).to(tl.int8)
+    tl.store(q_ptr + offs, q)
+    q2 = libdevice.rint(tl.minimum(tl.maximum(x / scale, -128.0), 127.0)).to(tl.int8)
+    tl.store(q_ptr + offs, q2)
+    idx = tl.load(idx_ptr + offs).to(tl.int64)
+    tl.store(q_ptr + idx, q)
