@@ -318,8 +318,9 @@ def run_capture(
             f"{ref.path}: Inductor emitted no Triton kernel for {ref.name} (it lowered "
             "everything to extern calls such as aten.mm), so there is nothing to port"
         )
+    config_warnings: list[str] = []
     if not codegen_only:
-        _record_configs(state, kernels)
+        config_warnings = _record_configs(state, kernels)
 
     capture = Capture(
         porter_version=porter.__version__,
@@ -338,6 +339,7 @@ def run_capture(
         modules=modules,
         kernels=kernels,
         date=datetime.date.today().isoformat(),
+        warnings=config_warnings,
     )
     return capture, sources
 
@@ -384,17 +386,23 @@ def _describe_target(device: str) -> str:
     return f"cuda:{major}{minor} ({torch.cuda.get_device_name()})"
 
 
-def _record_configs(state: _State, kernels: list) -> None:
+def _record_configs(state: _State, kernels: list) -> list[str]:
     """After the first run, read the config the autotuner kept for each kernel."""
+    import sys
+
     from torch._inductor.codecache import PyCodeCache
 
-    paths = {g.path for g in state.graphs if g.path}
-    modules = PyCodeCache.modules
-    if isinstance(modules, dict):  # a dict in some torch releases, a list in others
-        modules = list(modules.values())
-    loaded = [m for m in modules if getattr(m, "__file__", None) in paths]
+    candidates = []
+    for attr in ("modules", "modules_no_attr"):
+        found = getattr(PyCodeCache, attr, None)
+        if isinstance(found, dict):
+            candidates += list(found.values())
+        elif isinstance(found, list):
+            candidates += found
+    candidates += [m for m in list(sys.modules.values()) if m is not None]
+    missing = []
     for kernel in kernels:
-        for module in loaded:
+        for module in candidates:
             tuner = getattr(module, kernel.name, None)
             launchers = getattr(tuner, "launchers", None)
             if launchers:
@@ -405,3 +413,6 @@ def _record_configs(state: _State, kernels: list) -> None:
                     num_stages=int(cfg.num_stages),
                 )
                 break
+        else:
+            missing.append(f"no autotuned config found for {kernel.name}; the launcher uses porter's heuristic")
+    return missing

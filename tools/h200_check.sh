@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# What porter runs on the H200 (through the device tool): native capture of the
+# examples with autotuned configs, then the parity suite of captured/ on CUDA,
+# including the >2^31-element offset test. Writes logs under $OUT.
+set -uo pipefail
+python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD
+export PYTHONUNBUFFERED=1
+out=${OUT:-/tmp/porter-h200}
+mkdir -p "$out"
+{
+  date -u +%Y-%m-%dT%H:%MZ
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+  python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
+} | tee "$out/versions.txt"
+for f in rmsnorm silu_and_mul softmax add_layernorm linear_gelu kb_scaled_rmsnorm; do
+  python3 -m porter.cli capture "examples/$f.py" --out /tmp/gcap --device cuda 2>&1 | tail -3
+done 2>&1 | tee "$out/capture.log"
+python3 - <<'PY' | tee -a "$out/capture.log"
+import glob, json
+for p in sorted(glob.glob("/tmp/gcap/*/manifest.json")):
+    m = json.load(open(p))
+    print(p.split("/")[-2], m["target"], [(k["kind"], k["config"]) for k in m["kernels"]], m.get("warnings"))
+PY
+python3 -m pytest captured /tmp/gcap -q -p no:cacheprovider --porter-device cuda -n 4 2>&1 | tail -25 | tee "$out/parity.log"
+(cd /tmp/gcap && tar czf "$out/gcap.tgz" .)
