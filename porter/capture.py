@@ -403,7 +403,8 @@ def _record_configs(state: _State, kernels: list) -> list[str]:
     missing = []
     for kernel in kernels:
         for module in candidates:
-            tuner = getattr(module, kernel.name, None)
+            # vars(), not getattr: torch.ops-style modules invent attributes.
+            tuner = getattr(module, "__dict__", {}).get(kernel.name)
             launchers = getattr(tuner, "launchers", None)
             if launchers:
                 cfg = launchers[0].config

@@ -2,6 +2,7 @@
 # What porter runs on the H200 (through the device tool): native capture of the
 # examples with autotuned configs, then the parity suite of captured/ on CUDA,
 # including the >2^31-element offset test. Writes logs under $OUT.
+# porter is not pip-installed there, so the pytest plugin is named with -p.
 set -uo pipefail
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD
 export PYTHONUNBUFFERED=1
@@ -21,5 +22,5 @@ for p in sorted(glob.glob("/tmp/gcap/*/manifest.json")):
     m = json.load(open(p))
     print(p.split("/")[-2], m["target"], [(k["kind"], k["config"]) for k in m["kernels"]], m.get("warnings"))
 PY
-python3 -m pytest captured /tmp/gcap -q -p no:cacheprovider --porter-device cuda -n 4 2>&1 | tail -25 | tee "$out/parity.log"
+python3 -m pytest captured /tmp/gcap -q -p no:cacheprovider -p porter.testing.plugin --porter-device cuda -n 4 2>&1 | tail -25 | tee "$out/parity.log"
 (cd /tmp/gcap && tar czf "$out/gcap.tgz" .)
