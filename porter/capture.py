@@ -122,11 +122,15 @@ def private_inductor_cache() -> Iterator[None]:
     import tempfile
 
     previous = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    # Inductor must generate real kernels even inside a CPU parity-test session.
+    interpret = os.environ.pop("TRITON_INTERPRET", None)
     path = tempfile.mkdtemp(prefix="porter-inductor-")
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = path
     try:
         yield
     finally:
+        if interpret is not None:
+            os.environ["TRITON_INTERPRET"] = interpret
         if previous is None:
             os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
         else:

@@ -1,6 +1,7 @@
 """porter capture on the CPU (codegen-only Triton target): the examples and bad input."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +22,10 @@ def _quiet(_: str) -> None:
 
 def _capture(tmp_path, name, **kw):
     return capture(EXAMPLES / f"{name}.py", out=tmp_path, device="cpu", progress=_quiet, **kw)
+
+
+# Subprocesses get the environment without the CPU test session's interpreter flag.
+ENV = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
 
 
 def _launches(result):
@@ -105,7 +110,7 @@ def test_cli_capture_is_quiet(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "porter.cli", "capture", str(EXAMPLES / "rmsnorm.py"),
          "--out", str(tmp_path), "--device", "cpu"],
-        capture_output=True, text=True,
+        capture_output=True, text=True, env=ENV,
     )
     assert proc.returncode == 0, proc.stderr
     assert "porter: wrote" in proc.stdout
@@ -202,7 +207,7 @@ def test_bad_input_is_one_clear_line(tmp_path, case):
     out = tmp_path / "out"
     proc = subprocess.run(
         [sys.executable, "-m", "porter.cli", "capture", str(ref), "--out", str(out), "--device", "cpu"],
-        capture_output=True, text=True,
+        capture_output=True, text=True, env=ENV,
     )
     assert proc.returncode == 1
     errors = [l for l in proc.stderr.splitlines() if l.startswith("porter: error:")]

@@ -101,7 +101,7 @@ class Case:
         probe = self.reference.make_inputs({**base, runtime[0]["name"]: 1}, dtype, "meta")
         per_row = max(v.numel() for v in probe if isinstance(v, torch.Tensor))
         rows = 2**31 // max(per_row, 1) + 3
-        return Scenario(dtype, {**base, runtime[0]["name"]: rows})
+        return Scenario(dtype, {**base, runtime[0]["name"]: rows}, values="edge_rows")
 
 
 def load_case(path: str | os.PathLike) -> Case:
@@ -250,9 +250,13 @@ def check_parity(case: Case, sc: Scenario, device: str = "cpu", seed: int | None
     """Run one scenario; raise ParityError naming the worst element on failure."""
     seed = new_seed() if seed is None else seed
     inputs = make_inputs(case, sc, device, seed)
+    got = run_scaffold(case, inputs, sc.dtype, device)
+    if sc.values == "edge_rows":
+        # >2^31 elements: score the first and last rows only (float64 copies of the
+        # whole problem do not fit); rows are independent in a per-token op.
+        inputs, got = _edge_rows(case, inputs, got)
     ref64 = run_reference(case, _upcast(inputs), "float64", device)
     eager = run_reference(case, inputs, sc.dtype, device)
-    got = run_scaffold(case, inputs, sc.dtype, device)
     where = f"case {case.name}, scenario {sc.id}, seed {seed} (replay: PORTER_SEED={seed})"
     if len(got) != len(ref64):
         raise ParityError(f"{where}: scaffold returned {len(got)} outputs, reference {len(ref64)}")
@@ -260,6 +264,21 @@ def check_parity(case: Case, sc: Scenario, device: str = "cpu", seed: int | None
     for i, (r, e, g) in enumerate(zip(ref64, eager, got)):
         scores.append(_compare(i, r, e, g, sc.dtype, where))
     return {"seed": seed, "scores": scores}
+
+
+def _edge_rows(case: Case, inputs: list[Any], got: tuple) -> tuple[list[Any], tuple]:
+    runtime = {d["name"] for d in case.runtime_dims()}
+    axes = {n: a for d in case.manifest["dims"] if d["name"] in runtime for n, a in d["axes"]}
+    names = case.manifest["input_names"]
+    rows = None
+    sliced = []
+    for name, v in zip(names, inputs):
+        if isinstance(v, torch.Tensor) and name in axes and axes[name] == 0:
+            rows = v.shape[0]
+            v = torch.cat([v[:4], v[-4:]])
+        sliced.append(v)
+    out = tuple(torch.cat([g[:4], g[-4:]]) if g.dim() and g.shape[0] == rows else g for g in got)
+    return sliced, out
 
 
 def _compare(i, ref, eager, got, dtype, where) -> float:
@@ -273,9 +292,9 @@ def _compare(i, ref, eager, got, dtype, where) -> float:
             idx = tuple(bad[0].tolist())
             raise ParityError(f"{where}: output {i}{list(idx)} = {got[idx].item()}, eager {eager[idx].item()}")
         return 0.0
-    r = ref.detach().double().cpu()
-    e = eager.detach().double().cpu()
-    g = got.detach().double().cpu()
+    r = ref.detach().double()
+    e = eager.detach().double().to(r.device)
+    g = got.detach().double().to(r.device)
     atol = ATOL.get(dtype, 1e-6)
     # Elements the dtype cannot represent (eager overflows where float64 does not).
     out_of_range = ~torch.isfinite(e) & torch.isfinite(r)
