@@ -1,0 +1,95 @@
+"""Before/after tests for each port pass, on small Inductor-style snippets."""
+
+import ast
+import textwrap
+
+from porter.port import passes
+from porter.port.model import KernelPort
+from porter.records import KernelRecord
+
+
+def _kp(body: str) -> KernelPort:
+    src = "def k(in_ptr0, out_ptr0, xnumel, XBLOCK: tl.constexpr):\n" + textwrap.indent(textwrap.dedent(body), "    ")
+    rec = KernelRecord("k", src, "pointwise", [], {}, None, None, 0)
+    kp = KernelPort(rec, None)
+    kp.tree = ast.parse(src).body[0]
+    return kp
+
+
+def _body(kp: KernelPort) -> str:
+    return "\n".join(ast.unparse(s) for s in kp.tree.body)
+
+
+def test_strip_heuristics_keeps_only_the_jit_function():
+    src = "import triton\n@triton_heuristics.pointwise(size_hints={'x': 8})\n@triton.jit\ndef k(a):\n    pass\n"
+    kp = KernelPort(KernelRecord("k", src, "pointwise", [], {}, None, None, 0), None)
+    passes.strip_heuristics(kp)
+    assert kp.tree.decorator_list == [] and kp.tree.name == "k"
+
+
+def test_core_math_swaps_exact_ops_and_keeps_libdevice_tanh():
+    kp = _kp("a = libdevice.rsqrt(x)\nb = tl_math.exp(a)\nc = libdevice.tanh(b)\nd = triton_helpers.maximum(a, c)\n")
+    passes.core_math(kp)
+    assert _body(kp) == "a = tl.rsqrt(x)\nb = tl.exp(a)\nc = libdevice.tanh(b)\nd = maximum_nan(a, c)"
+    assert kp.uses_libdevice and "maximum_nan" in kp.helpers
+
+
+def test_core_math_flags_what_it_cannot_port():
+    kp = _kp("r = tl.rand(seed, offs)\n")
+    passes.core_math(kp)
+    assert "TODO(porter): tl.rand" in _body(kp) and kp.todos
+
+
+def test_typed_constants():
+    kp = _kp("a = tl.full([1, 1], 1e-06, tl.float32)\nb = tl.full([XBLOCK], 0, tl.float32)\n")
+    passes.typed_constants(kp)
+    assert _body(kp) == "a = 1e-06\nb = tl.full([XBLOCK], 0, tl.float32)"
+
+
+def test_noop_casts_and_broadcasts():
+    kp = _kp(
+        "xindex = tl.arange(0, XBLOCK)\nt0 = tl.load(in_ptr0 + xindex)\nt1 = tl.broadcast_to(t0, [XBLOCK])\n"
+        "t2 = (t1).to(tl.float32)\nt3 = (t2).to(tl.float32)\nc = tl.broadcast_to(tl_const, [XBLOCK])\n"
+    )
+    passes.noop_casts_and_broadcasts(kp)
+    body = _body(kp)
+    assert "t1 = t0" in body and "t3 = t2" in body
+    assert "c = tl.broadcast_to(tl_const, [XBLOCK])" in body  # not known to span the block
+
+
+def test_fold_copies_and_dead_aliases():
+    kp = _kp("rnumel = r0_numel\nt1 = x * 2\nt2 = t1\ntl.store(out_ptr0 + i, t2, m)\n")
+    passes.fold_copies(kp)
+    passes.drop_dead_aliases(kp)
+    assert _body(kp) == "t1 = x * 2\ntl.store(out_ptr0 + i, t1, m)"
+
+
+def test_barrier_before_reload():
+    kp = _kp(
+        "for r in tl.range(0, n, B):\n    tl.store(out_ptr0 + r, v, m)\n"
+        "for r in tl.range(0, n, B):\n    w = tl.load(out_ptr0 + r, m)\n"
+    )
+    passes.barrier_before_reload(kp)
+    stmts = [ast.unparse(s) for s in kp.tree.body]
+    assert stmts[1] == "tl.debug_barrier()"
+
+
+def test_no_barrier_without_reload():
+    kp = _kp("tl.store(out_ptr0 + r, v, m)\nw = tl.load(in_ptr0 + r, m)\n")
+    passes.barrier_before_reload(kp)
+    assert "debug_barrier" not in _body(kp)
+
+
+def test_widen_program_id():
+    kp = _kp("xoffset = tl.program_id(0) * XBLOCK\n")
+    passes.widen_program_id(kp)
+    assert _body(kp) == "xoffset = tl.program_id(0).to(tl.int64) * XBLOCK"
+
+
+def test_pipeline_order_is_documented():
+    names = [p.__name__ for p in passes.PIPELINE]
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "port.md").read_text()
+    positions = [doc.index(f"`{n}`") for n in names]
+    assert positions == sorted(positions)
