@@ -12,7 +12,11 @@ import contextlib
 import datetime
 import io
 import logging
+import os
 import re
+import shutil
+import sys
+import tempfile
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterator
@@ -88,10 +92,6 @@ class _ListHandler(logging.Handler):
 @contextlib.contextmanager
 def silenced_fds(sink: io.StringIO) -> Iterator[None]:
     """Send everything written to fd 1 and 2 (Python, C++ and Triton chatter) to `sink`."""
-    import os
-    import sys
-    import tempfile
-
     sys.stdout.flush()
     sys.stderr.flush()
     saved = [os.dup(1), os.dup(2)]
@@ -117,10 +117,6 @@ def silenced_fds(sink: io.StringIO) -> Iterator[None]:
 @contextlib.contextmanager
 def private_inductor_cache() -> Iterator[None]:
     """A throwaway Inductor cache: no stale hits, nothing left behind in /tmp."""
-    import os
-    import shutil
-    import tempfile
-
     previous = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
     # Inductor must generate real kernels even inside a CPU parity-test session.
     interpret = os.environ.pop("TRITON_INTERPRET", None)
@@ -288,13 +284,22 @@ def run_capture(
     target_ctx = codegen_only_target() if codegen_only else contextlib.nullcontext()
     compiled = torch.compile(fn, backend=_make_backend(state, codegen_only))
     quiet = contextlib.nullcontext() if debug else silenced_fds(chatter)
-    with private_inductor_cache(), quiet, quiet_output_code(state.records, chatter), target_ctx:
+    with (
+        private_inductor_cache(),
+        quiet,
+        quiet_output_code(state.records, chatter),
+        target_ctx,
+    ):
         with torch._inductor.config.patch(patches), torch.no_grad():
             try:
                 compiled(*inputs)
             except Exception as err:
                 failed = next((g for g in state.graphs if g.error), None)
-                why = failed.error if failed else f"{type(err).__name__}: {_first_line(err)}"
+                why = (
+                    failed.error
+                    if failed
+                    else f"{type(err).__name__}: {_first_line(err)}"
+                )
                 raise PorterError(
                     f"{ref.path}: torch.compile failed ({why}); re-run with --debug "
                     "to see torch's full log"
@@ -302,7 +307,7 @@ def run_capture(
             finally:
                 torch._dynamo.reset()
                 if debug:
-                    print(chatter.getvalue(), file=__import__("sys").stderr)
+                    print(chatter.getvalue(), file=sys.stderr)
 
     sources = [g.source for g in state.graphs if g.source is not None]
     if not sources:
@@ -313,7 +318,7 @@ def run_capture(
     modules, kernels = [], []
     for index, graph in enumerate(g for g in state.graphs if g.source is not None):
         module, module_kernels = parse_module(
-            graph.source, index, _graph_inputs(graph, ref), ref
+            graph.source, index, _graph_inputs(graph), ref
         )
         modules.append(module)
         kernels.extend(module_kernels)
@@ -348,7 +353,7 @@ def run_capture(
     return capture, sources
 
 
-def _graph_inputs(graph: _Graph, ref: Reference) -> list[GraphInput]:
+def _graph_inputs(graph: _Graph) -> list[GraphInput]:
     out = []
     for _, source, is_symint in graph.placeholders:
         out.append(
@@ -392,8 +397,6 @@ def _describe_target(device: str) -> str:
 
 def _record_configs(state: _State, kernels: list) -> list[str]:
     """After the first run, read the config the autotuner kept for each kernel."""
-    import sys
-
     from torch._inductor.codecache import PyCodeCache
 
     candidates = []
@@ -419,5 +422,7 @@ def _record_configs(state: _State, kernels: list) -> list[str]:
                 )
                 break
         else:
-            missing.append(f"no autotuned config found for {kernel.name}; the launcher uses porter's heuristic")
+            missing.append(
+                f"no autotuned config found for {kernel.name}; the launcher uses porter's heuristic"
+            )
     return missing

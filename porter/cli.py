@@ -72,7 +72,13 @@ def _port(args: argparse.Namespace) -> int:
 def _test(args: argparse.Namespace) -> int:
     import pytest
 
-    argv = [str(c) for c in args.cases] + ["-q", "--porter-device", args.device, "-p", "no:cacheprovider"]
+    argv = [str(c) for c in args.cases] + [
+        "-q",
+        "--porter-device",
+        args.device,
+        "-p",
+        "no:cacheprovider",
+    ]
     return int(pytest.main(argv + list(args.pytest_args)))
 
 
@@ -101,7 +107,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("file", metavar="FILE.py", help="the reference file")
     p.add_argument("--name", help="case name (default: the file's stem)")
-    p.add_argument("--out", default="captured", help="parent folder of the case (default: captured/)")
+    p.add_argument(
+        "--out",
+        default="captured",
+        help="parent folder of the case (default: captured/)",
+    )
     p.add_argument(
         "--device",
         default="auto",
@@ -121,7 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIM",
         help="capture DIM with its example size hard-coded instead of as a symbol (repeatable)",
     )
-    p.add_argument("--dtype", help="dtype of the example inputs (default: the reference's first)")
+    p.add_argument(
+        "--dtype", help="dtype of the example inputs (default: the reference's first)"
+    )
     p.set_defaults(func=_capture)
 
     p = sub.add_parser(
@@ -139,7 +151,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="Re-run the port passes on CASE's manifest; edited files are protected like capture's.",
     )
     p.add_argument("case", metavar="CASE", help="a case folder, e.g. captured/rmsnorm")
-    p.add_argument("--force", action="store_true", help="overwrite edited files, keeping each as a backup")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite edited files, keeping each as a backup",
+    )
     p.set_defaults(func=_port)
 
     p = sub.add_parser(

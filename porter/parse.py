@@ -80,13 +80,14 @@ def _kernels(tree: ast.Module, index: int) -> list[KernelRecord]:
 
 def parse_kernel_source(name: str, source: str, module: int = 0) -> KernelRecord:
     tree = ast.parse(source)
-    fn = next(
-        n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name
-    )
+    fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name)
     kind, meta = "other", {}
     for deco in fn.decorator_list:
         if isinstance(deco, ast.Call) and isinstance(deco.func, ast.Attribute):
-            if isinstance(deco.func.value, ast.Name) and deco.func.value.id == "triton_heuristics":
+            if (
+                isinstance(deco.func.value, ast.Name)
+                and deco.func.value.id == "triton_heuristics"
+            ):
                 kind = KINDS.get(deco.func.attr, "other")
                 meta = {kw.arg: kw.value for kw in deco.keywords}
     signature = _signature(fn, meta.get("triton_meta"))
@@ -179,7 +180,11 @@ class _Wrapper:
             elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
                 self.call(stmt.value)
             elif isinstance(stmt, ast.Return) and stmt.value is not None:
-                elts = stmt.value.elts if isinstance(stmt.value, ast.Tuple) else [stmt.value]
+                elts = (
+                    stmt.value.elts
+                    if isinstance(stmt.value, ast.Tuple)
+                    else [stmt.value]
+                )
                 self.outputs = [self.canon(ast.unparse(e)) for e in elts]
 
     def assign(self, stmt: ast.Assign) -> None:
@@ -198,12 +203,19 @@ class _Wrapper:
             self.symbols[name] = self.by_wrapper[value.id].target  # s77 = arg0_1
         elif isinstance(value, ast.Name) and value.id in self.symbols:
             self.symbols[name] = value.id  # s52 = s21
-        elif isinstance(value, ast.Name) and (value.id in self.buffers or value.id in self.alias):
+        elif isinstance(value, ast.Name) and (
+            value.id in self.buffers or value.id in self.alias
+        ):
             self.alias[name] = self.canon(value.id)  # buf1 = buf0; del buf0  # reuse
-        elif isinstance(value, ast.Call) and ast.unparse(value.func).endswith((".size", ".stride")):
+        elif isinstance(value, ast.Call) and ast.unparse(value.func).endswith(
+            (".size", ".stride")
+        ):
             base = ast.unparse(value.func.value)
             self.size_vars[name] = (base, value.func.attr)
-        elif isinstance(value, ast.Subscript) and ast.unparse(value.value) in self.size_vars:
+        elif (
+            isinstance(value, ast.Subscript)
+            and ast.unparse(value.value) in self.size_vars
+        ):
             base, what = self.size_vars[ast.unparse(value.value)]
             gi = self.by_wrapper.get(base)
             where = gi.target if gi else base
@@ -216,7 +228,10 @@ class _Wrapper:
                 strides=[self.expr(e) for e in _elts(strides)],
                 dtype=ast.unparse(value.args[2]) if len(value.args) > 2 else "",
             )
-        elif isinstance(value, ast.Call) and ast.unparse(value.func) == "reinterpret_tensor":
+        elif (
+            isinstance(value, ast.Call)
+            and ast.unparse(value.func) == "reinterpret_tensor"
+        ):
             self.alias[name] = self.canon(ast.unparse(value.args[0]))
         elif not isinstance(value, ast.Call):
             self.locals[name] = self.expr(value)  # ps0 = s27 // 2; k_xnumel = ...
@@ -241,9 +256,9 @@ class _Wrapper:
                 self.steps.append(self.launch(kname, node, text))
                 return
         fname = ast.unparse(func)
-        if fname.startswith(("extern_kernels.", "aten.", "torch.")) and not fname.endswith(
-            ("set_device", "synchronize")
-        ):
+        if fname.startswith(
+            ("extern_kernels.", "aten.", "torch.")
+        ) and not fname.endswith(("set_device", "synchronize")):
             args = [self.bind(f"arg{i}", a) for i, a in enumerate(node.args)]
             args += [self.bind(kw.arg, kw.value) for kw in node.keywords if kw.arg]
             self.steps.append(Step("extern", fname, args, text))
@@ -261,7 +276,10 @@ class _Wrapper:
 
     def bind(self, param: str, node: ast.AST) -> Binding:
         text = ast.unparse(node)
-        if isinstance(node, ast.Call) and ast.unparse(node.func) == "reinterpret_tensor":
+        if (
+            isinstance(node, ast.Call)
+            and ast.unparse(node.func) == "reinterpret_tensor"
+        ):
             node = node.args[0]
         name = self.canon(ast.unparse(node))
         if name in self.by_wrapper and self.by_wrapper[name].kind == "tensor":
@@ -279,7 +297,11 @@ class _Wrapper:
             new = _SYMBOL.sub(lambda m: self._name(m.group(1)), text)
             new = re.sub(
                 r"\b(\w+_xnumel|\w+_r0_numel|ps\d+)\b",
-                lambda m: f"({self.locals[m.group(1)]})" if m.group(1) in self.locals else m.group(1),
+                lambda m: (
+                    f"({self.locals[m.group(1)]})"
+                    if m.group(1) in self.locals
+                    else m.group(1)
+                ),
                 new,
             )
             if new == text:

@@ -1,7 +1,7 @@
 """The Python API behind the CLI: each function runs stages end to end.
 
-    from porter.pipeline import capture
-    result = capture("examples/rmsnorm.py", out="captured")
+from porter.pipeline import capture
+result = capture("examples/rmsnorm.py", out="captured")
 """
 
 from __future__ import annotations
@@ -54,7 +54,9 @@ def capture(
     progress(f"loading {path}")
     ref = load_reference(path)
     progress(f"compiling {ref.name} with torch.compile ({device} device)")
-    cap, sources = run_capture(ref, device=device, static=static, dtype=dtype, debug=debug)
+    cap, sources = run_capture(
+        ref, device=device, static=static, dtype=dtype, debug=debug
+    )
     progress(
         f"captured {len(cap.kernels)} Triton kernel(s) from {len(cap.modules)} "
         f"module(s) on {cap.target}"
@@ -69,7 +71,9 @@ def capture(
     return CaptureResult(case, cap, changed, written.backups, cap.warnings)
 
 
-def capture_files(reference_source: str, cap: Capture, sources: list[str]) -> dict[str, str]:
+def capture_files(
+    reference_source: str, cap: Capture, sources: list[str]
+) -> dict[str, str]:
     files = {"reference.py": reference_source}
     for i, source in enumerate(sources):
         files[f"inductor/module_{i}.py"] = source
@@ -96,10 +100,14 @@ def port_files(cap: Capture, ref_module, name: str) -> PortFiles:
         folder=f"captured/{name}",
         porter_version=cap.porter_version,
     )
-    return PortFiles({"kernel.py": result.kernel_py, "test_parity.py": test}, result.todos)
+    return PortFiles(
+        {"kernel.py": result.kernel_py, "test_parity.py": test}, result.todos
+    )
 
 
-def port(case: str | Path, force: bool = False, progress: Callable[[str], None] = _stderr) -> PortFiles:
+def port(
+    case: str | Path, force: bool = False, progress: Callable[[str], None] = _stderr
+) -> PortFiles:
     """Regenerate kernel.py and test_parity.py from the stored capture."""
     case = Path(case)
     manifest = read_manifest(case)
@@ -108,22 +116,26 @@ def port(case: str | Path, force: bool = False, progress: Callable[[str], None] 
     progress(f"porting {len(cap.kernels)} kernel(s) of {case}")
     result = port_files(cap, ref.module, case.name)
     written = write_case(case, result.files, manifest, force=force, replace_all=False)
-    result.files = {k: v for k, v in result.files.items()}
-    result.todos = result.todos
     for backup in written.backups:
         progress(f"kept your edited file as {case / backup}")
     return result
 
 
-def diff(case: str | Path, device: str = "auto", progress: Callable[[str], None] = _stderr) -> str:
+def diff(
+    case: str | Path, device: str = "auto", progress: Callable[[str], None] = _stderr
+) -> str:
     """Re-capture the stored reference and diff Inductor's kernels; touches nothing."""
     case = Path(case)
     stored = read_manifest(case)
     ref_path = case / "reference.py"
     if not ref_path.is_file():
-        raise PorterError(f"{ref_path} is missing; re-run porter capture on the original file")
+        raise PorterError(
+            f"{ref_path} is missing; re-run porter capture on the original file"
+        )
     ref = load_reference(ref_path)
     progress(f"re-compiling {ref.name} to compare with the stored capture")
     dims = {d["name"] for d in stored.get("dims", []) if not d.get("symbolic", True)}
-    cap, _ = run_capture(ref, device=device, static=tuple(dims), dtype=stored.get("capture_dtype"))
+    cap, _ = run_capture(
+        ref, device=device, static=tuple(dims), dtype=stored.get("capture_dtype")
+    )
     return kernel_diff(stored, cap.to_dict())

@@ -90,7 +90,9 @@ class GraphInput:
     """One argument of a compiled module's `call`, tied back to the reference."""
 
     wrapper_name: str  # arg0_1
-    source: str  # Dynamo's source: L['x'], L['self']._modules['ln']._parameters['weight']
+    source: (
+        str  # Dynamo's source: L['x'], L['self']._modules['ln']._parameters['weight']
+    )
     kind: str  # "tensor" | "symint"
     target: str  # reference input name ("x") or parameter path ("ln.weight")
     sizes: list[str] = field(default_factory=list)

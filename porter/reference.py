@@ -140,9 +140,7 @@ def _porter_reference(path: Path, module: types.ModuleType, sha: str) -> Referen
     return ref
 
 
-def _kernelbench_reference(
-    path: Path, module: types.ModuleType, sha: str
-) -> Reference:
+def _kernelbench_reference(path: Path, module: types.ModuleType, sha: str) -> Reference:
     init = list(module.get_init_inputs()) if hasattr(module, "get_init_inputs") else []
     inputs = _call_user(path, "get_inputs()", module.get_inputs)
     names = list(inspect.signature(module.Model.forward).parameters)[1:]
@@ -197,7 +195,9 @@ def _kernelbench_inputs(
             out.append(torch.randn(shape, dtype=getattr(torch, dtype), device=device))
         else:
             high = int(value.max()) + 1 if value.numel() else 1
-            out.append(torch.randint(0, max(high, 1), shape, dtype=value.dtype, device=device))
+            out.append(
+                torch.randint(0, max(high, 1), shape, dtype=value.dtype, device=device)
+            )
     return out
 
 

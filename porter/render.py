@@ -50,4 +50,6 @@ def format_python(text: str, what: str = "generated file") -> str:
     try:
         return black.format_str(text, mode=black.Mode())
     except black.InvalidInput as err:
-        raise PorterError(f"porter generated invalid Python for {what} ({err}); please report it") from err
+        raise PorterError(
+            f"porter generated invalid Python for {what} ({err}); please report it"
+        ) from err

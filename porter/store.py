@@ -31,11 +31,15 @@ def sha256_text(text: str) -> str:
 def read_manifest(case: Path) -> dict[str, Any]:
     path = case / MANIFEST
     if not path.is_file():
-        raise PorterError(f"{case}: not a porter case (no {MANIFEST}); run porter capture first")
+        raise PorterError(
+            f"{case}: not a porter case (no {MANIFEST}); run porter capture first"
+        )
     try:
         return json.loads(path.read_text())
     except json.JSONDecodeError as err:
-        raise PorterError(f"{path}: unreadable ({err}); restore it from version control") from err
+        raise PorterError(
+            f"{path}: unreadable ({err}); restore it from version control"
+        ) from err
 
 
 def edited_files(case: Path, manifest: dict[str, Any]) -> list[str]:
@@ -111,7 +115,9 @@ def write_case(
                     backup = f"{rel}.porter-backup-{stamp}"
                     _copy(path, tmp / backup)
                     backups.append(backup)
-                keep_generated = rel in old_generated and not replace_all and rel not in files
+                keep_generated = (
+                    rel in old_generated and not replace_all and rel not in files
+                )
                 if rel not in old_generated or keep_generated:
                     _copy(path, tmp / rel)
         for rel, text in files.items():
@@ -172,7 +178,5 @@ def kernel_diff(old: dict[str, Any], new: dict[str, Any]) -> str:
     for name in sorted(set(old_k) | set(new_k)):
         a = old_k.get(name, "").splitlines(keepends=True)
         b = new_k.get(name, "").splitlines(keepends=True)
-        chunks.extend(
-            difflib.unified_diff(a, b, f"stored/{name}.py", f"new/{name}.py")
-        )
+        chunks.extend(difflib.unified_diff(a, b, f"stored/{name}.py", f"new/{name}.py"))
     return "".join(chunks)

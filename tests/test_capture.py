@@ -21,7 +21,9 @@ def _quiet(_: str) -> None:
 
 
 def _capture(tmp_path, name, **kw):
-    return capture(EXAMPLES / f"{name}.py", out=tmp_path, device="cpu", progress=_quiet, **kw)
+    return capture(
+        EXAMPLES / f"{name}.py", out=tmp_path, device="cpu", progress=_quiet, **kw
+    )
 
 
 # Subprocesses get the environment without the CPU test session's interpreter flag.
@@ -41,11 +43,13 @@ def test_rmsnorm_is_captured_with_symbolic_dims(tmp_path):
     assert manifest["torch_version"] and manifest["triton_version"]
     (kernel,) = result.capture.kernels
     assert kernel.kind in ("reduction", "persistent_reduction")
-    assert (case / "inductor" / "kernels" / f"{kernel.name}.py").read_text() == kernel.source
+    assert (
+        case / "inductor" / "kernels" / f"{kernel.name}.py"
+    ).read_text() == kernel.source
     assert (case / "reference.py").read_text() == (EXAMPLES / "rmsnorm.py").read_text()
     assert "async_compile.triton" in (case / "inductor" / "module_0.py").read_text()
     # Dynamic by default: neither the token count nor hidden is a literal in the kernel.
-    body = kernel.source[kernel.source.index("@triton.jit"):]
+    body = kernel.source[kernel.source.index("@triton.jit") :]
     assert "1024" not in body and "64" not in body
     bind = {b.param: b for b in _launches(result)[0].args}
     ptrs = {p: (b.kind, b.target) for p, b in bind.items() if b.kind != "size"}
@@ -84,7 +88,9 @@ def test_add_layernorm_has_two_outputs_and_reloads_a_buffer(tmp_path):
     (kernel,) = result.capture.kernels
     # The kernel stores the residual sum and loads it back in a later loop.
     stored = [b.param for b in launch.args if b.target == "1"][0]
-    assert f"tl.store({stored}" in kernel.source and f"tl.load({stored}" in kernel.source
+    assert (
+        f"tl.store({stored}" in kernel.source and f"tl.load({stored}" in kernel.source
+    )
 
 
 def test_linear_gelu_keeps_the_extern_matmul_in_order(tmp_path):
@@ -108,9 +114,20 @@ def test_kernelbench_file(tmp_path):
 
 def test_cli_capture_is_quiet(tmp_path):
     proc = subprocess.run(
-        [sys.executable, "-m", "porter.cli", "capture", str(EXAMPLES / "rmsnorm.py"),
-         "--out", str(tmp_path), "--device", "cpu"],
-        capture_output=True, text=True, env=ENV,
+        [
+            sys.executable,
+            "-m",
+            "porter.cli",
+            "capture",
+            str(EXAMPLES / "rmsnorm.py"),
+            "--out",
+            str(tmp_path),
+            "--device",
+            "cpu",
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
     )
     assert proc.returncode == 0, proc.stderr
     assert "porter: wrote" in proc.stdout
@@ -126,7 +143,9 @@ def test_recapture_reports_unchanged_code_and_diff_shows_changes(tmp_path, capsy
     assert again.changed == ""
     case = tmp_path / "rmsnorm"
     manifest = json.loads((case / "manifest.json").read_text())
-    manifest["kernels"][0]["source"] = manifest["kernels"][0]["source"].replace("rsqrt", "sqrt")
+    manifest["kernels"][0]["source"] = manifest["kernels"][0]["source"].replace(
+        "rsqrt", "sqrt"
+    )
     (case / "manifest.json").write_text(json.dumps(manifest))
     before = {p: p.read_bytes() for p in case.rglob("*") if p.is_file()}
     assert main(["diff", str(case), "--device", "cpu"]) == 1
@@ -142,11 +161,36 @@ def test_edited_files_are_protected_and_backed_up_with_force(tmp_path, capsys):
     edited = next((case / "inductor" / "kernels").glob("*.py"))
     edited.write_text(edited.read_text() + "\n# my notes\n")
     (case / "NOTES.md").write_text("mine")
-    assert main(["capture", str(EXAMPLES / "rmsnorm.py"), "--out", str(tmp_path), "--device", "cpu"]) == 1
+    assert (
+        main(
+            [
+                "capture",
+                str(EXAMPLES / "rmsnorm.py"),
+                "--out",
+                str(tmp_path),
+                "--device",
+                "cpu",
+            ]
+        )
+        == 1
+    )
     err = capsys.readouterr().err
     assert "refusing to overwrite" in err and edited.name in err and "--force" in err
     assert "# my notes" in edited.read_text()
-    assert main(["capture", str(EXAMPLES / "rmsnorm.py"), "--out", str(tmp_path), "--device", "cpu", "--force"]) == 0
+    assert (
+        main(
+            [
+                "capture",
+                str(EXAMPLES / "rmsnorm.py"),
+                "--out",
+                str(tmp_path),
+                "--device",
+                "cpu",
+                "--force",
+            ]
+        )
+        == 0
+    )
     backups = list(edited.parent.glob(edited.name + ".porter-backup-*"))
     assert len(backups) == 1 and "# my notes" in backups[0].read_text()
     assert "# my notes" not in edited.read_text()
@@ -206,8 +250,20 @@ def test_bad_input_is_one_clear_line(tmp_path, case):
     ref.write_text(source)
     out = tmp_path / "out"
     proc = subprocess.run(
-        [sys.executable, "-m", "porter.cli", "capture", str(ref), "--out", str(out), "--device", "cpu"],
-        capture_output=True, text=True, env=ENV,
+        [
+            sys.executable,
+            "-m",
+            "porter.cli",
+            "capture",
+            str(ref),
+            "--out",
+            str(out),
+            "--device",
+            "cpu",
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
     )
     assert proc.returncode == 1
     errors = [l for l in proc.stderr.splitlines() if l.startswith("porter: error:")]

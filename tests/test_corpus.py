@@ -8,7 +8,10 @@ import pytest
 
 from porter.lint import lint_paths
 
-CASES = sorted(p.parent for p in (Path(__file__).resolve().parents[1] / "captured").glob("*/kernel.py"))
+CASES = sorted(
+    p.parent
+    for p in (Path(__file__).resolve().parents[1] / "captured").glob("*/kernel.py")
+)
 
 
 def test_corpus_is_not_empty():
@@ -50,6 +53,8 @@ def test_no_capture_literal_survives(case):
     kernels = source[source.index("@triton.jit") : source.index("def launch_settings")]
     sizes = {d["size"] for d in manifest["dims"] if d["symbolic"]}
     literals = {
-        n.value for n in ast.walk(ast.parse(kernels)) if isinstance(n, ast.Constant) and isinstance(n.value, int)
+        n.value
+        for n in ast.walk(ast.parse(kernels))
+        if isinstance(n, ast.Constant) and isinstance(n.value, int)
     }
     assert not (literals & sizes), literals & sizes

@@ -9,7 +9,9 @@ from porter.records import KernelRecord
 
 
 def _kp(body: str) -> KernelPort:
-    src = "def k(in_ptr0, out_ptr0, xnumel, XBLOCK: tl.constexpr):\n" + textwrap.indent(textwrap.dedent(body), "    ")
+    src = "def k(in_ptr0, out_ptr0, xnumel, XBLOCK: tl.constexpr):\n" + textwrap.indent(
+        textwrap.dedent(body), "    "
+    )
     rec = KernelRecord("k", src, "pointwise", [], {}, None, None, 0)
     kp = KernelPort(rec, None)
     kp.tree = ast.parse(src).body[0]
@@ -28,9 +30,14 @@ def test_strip_heuristics_keeps_only_the_jit_function():
 
 
 def test_core_math_swaps_exact_ops_and_keeps_libdevice_tanh():
-    kp = _kp("a = libdevice.rsqrt(x)\nb = tl_math.exp(a)\nc = libdevice.tanh(b)\nd = triton_helpers.maximum(a, c)\n")
+    kp = _kp(
+        "a = libdevice.rsqrt(x)\nb = tl_math.exp(a)\nc = libdevice.tanh(b)\nd = triton_helpers.maximum(a, c)\n"
+    )
     passes.core_math(kp)
-    assert _body(kp) == "a = tl.rsqrt(x)\nb = tl.exp(a)\nc = libdevice.tanh(b)\nd = maximum_nan(a, c)"
+    assert (
+        _body(kp)
+        == "a = tl.rsqrt(x)\nb = tl.exp(a)\nc = libdevice.tanh(b)\nd = maximum_nan(a, c)"
+    )
     assert kp.uses_libdevice and "maximum_nan" in kp.helpers
 
 
@@ -41,7 +48,9 @@ def test_core_math_flags_what_it_cannot_port():
 
 
 def test_typed_constants():
-    kp = _kp("a = tl.full([1, 1], 1e-06, tl.float32)\nb = tl.full([XBLOCK], 0, tl.float32)\n")
+    kp = _kp(
+        "a = tl.full([1, 1], 1e-06, tl.float32)\nb = tl.full([XBLOCK], 0, tl.float32)\n"
+    )
     passes.typed_constants(kp)
     assert _body(kp) == "a = 1e-06\nb = tl.full([XBLOCK], 0, tl.float32)"
 
@@ -54,7 +63,9 @@ def test_noop_casts_and_broadcasts():
     passes.noop_casts_and_broadcasts(kp)
     body = _body(kp)
     assert "t1 = t0" in body and "t3 = t2" in body
-    assert "c = tl.broadcast_to(tl_const, [XBLOCK])" in body  # not known to span the block
+    assert (
+        "c = tl.broadcast_to(tl_const, [XBLOCK])" in body
+    )  # not known to span the block
 
 
 def test_fold_copies_and_dead_aliases():

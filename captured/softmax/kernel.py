@@ -46,6 +46,7 @@ def softmax_kernel(
     logits_ptr,
     num_tokens,
     logits_stride0: tl.int64,
+    out_stride0: tl.int64,
     vocab: tl.constexpr,
     BLOCK_ROWS: tl.constexpr,
     BLOCK_COLS: tl.constexpr,
@@ -109,7 +110,7 @@ def softmax_kernel(
         tmp34 = _tmp33 + exp
         _tmp33 = tl.where(col_mask & row_mask, tmp34, _tmp33)
         tl.store(
-            out_ptr + (cols + vocab * rows),
+            out_ptr + (cols + rows * out_stride0),
             exp.to(out_ptr.dtype.element_ty),
             col_mask & row_mask,
         )
@@ -119,14 +120,14 @@ def softmax_kernel(
         cols = col_start + col_base
         col_mask = cols < vocab
         out = tl.load(
-            out_ptr + (cols + vocab * rows),
+            out_ptr + (cols + rows * out_stride0),
             col_mask & row_mask,
             eviction_policy="evict_first",
             other=0.0,
         ).to(tl.float32)
         tmp36 = out / row_sum
         tl.store(
-            out_ptr + (cols + vocab * rows),
+            out_ptr + (cols + rows * out_stride0),
             tmp36.to(out_ptr.dtype.element_ty),
             col_mask & row_mask,
         )
@@ -165,6 +166,7 @@ def softmax(logits: torch.Tensor, temperature: float = 0.7):
         logits_ptr=logits,
         num_tokens=num_tokens,
         logits_stride0=logits.stride(0),
+        out_stride0=out.stride(0),
         vocab=vocab,
         BLOCK_ROWS=BLOCK_ROWS,
         BLOCK_COLS=BLOCK_COLS,

@@ -564,7 +564,8 @@ class _Interpreter:
         dtype = self.aliases.dtype(self._arg(node, 1, "dtype"))
         return Val(wide=dtype in ("int64", "uint64"), floaty=dtype in _FLOAT_DTYPES)
 
-    def _call_load(self, node: ast.Call) -> Val:
+    def _access(self, kind: str, node: ast.Call) -> Val:
+        """Evaluate a tl.load/tl.store's arguments and record the access; returns the pointer."""
         ptr = self.expr(node.args[0]) if node.args else Val()
         for a in node.args[1:]:
             self.expr(a)
@@ -572,19 +573,15 @@ class _Interpreter:
             self.expr(kw.value)
         if ptr.ptr is None:
             self._pointer_sink(ptr)
-        self._memop("load", ptr.ptr, node)
-        self.flow.load_base[id(node)] = ptr.ptr
+        self._memop(kind, ptr.ptr, node)
+        return ptr
+
+    def _call_load(self, node: ast.Call) -> Val:
+        self.flow.load_base[id(node)] = self._access("load", node).ptr
         return Val(loads=frozenset([id(node)]), index_load=True)
 
     def _call_store(self, node: ast.Call) -> Val:
-        ptr = self.expr(node.args[0]) if node.args else Val()
-        for a in node.args[1:]:
-            self.expr(a)
-        for kw in node.keywords:
-            self.expr(kw.value)
-        if ptr.ptr is None:
-            self._pointer_sink(ptr)
-        self._memop("store", ptr.ptr, node)
+        self._access("store", node)
         return Val()
 
     def _call_debug_barrier(self, node: ast.Call) -> Val:

@@ -75,5 +75,5 @@ def check(ctx: Context) -> Iterator[Hit]:
                 site.node,
                 f"{use} on a raw tl.load from {what} in `{kc.kernel.name}` with no "
                 f"`.to(tl.float32)`: fp16/bf16 inputs compute in low precision",
-                f"load with `tl.load(...).to(tl.float32)` and cast once at the store",
+                "load with `tl.load(...).to(tl.float32)` and cast once at the store",
             )

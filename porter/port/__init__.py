@@ -46,7 +46,10 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
     module = cap.modules[0]
     ports = []
     for record in cap.kernels:
-        launch = next((s for s in module.steps if s.kind == "launch" and s.name == record.name), None)
+        launch = next(
+            (s for s in module.steps if s.kind == "launch" and s.name == record.name),
+            None,
+        )
         kp = KernelPort(record=record, launch=launch, capture_dtype=cap.capture_dtype)
         ports.append(port_kernel(kp, cap))
     launcher = plan_launcher(cap, module, ports, ref_module)
@@ -68,8 +71,14 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
     if cap.reference_kind == "kernelbench":
         init = textwrap.dedent(inspect.getsource(ref_module.Model.__init__))
         module_class = {"init": init}
-    doc = (inspect.getdoc(ref_module.REFERENCE) if cap.reference_kind == "porter" else inspect.getdoc(ref_module.Model)) or ""
-    title = doc.splitlines()[0] if doc else f"{cap.reference_name}, ported from Inductor"
+    doc = (
+        inspect.getdoc(ref_module.REFERENCE)
+        if cap.reference_kind == "porter"
+        else inspect.getdoc(ref_module.Model)
+    ) or ""
+    title = (
+        doc.splitlines()[0] if doc else f"{cap.reference_name}, ported from Inductor"
+    )
     text = render(
         "kernel.py.j2",
         title=title,
@@ -88,7 +97,9 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
         kernels=kernels,
         launcher=launcher,
         module_class=module_class,
-        uses_reinterpret=any("reinterpret(" in s.call for s in launcher.steps if s.kind == "extern"),
+        uses_reinterpret=any(
+            "reinterpret(" in s.call for s in launcher.steps if s.kind == "extern"
+        ),
     )
     return PortResult(text, todos, notes)
 

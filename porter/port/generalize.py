@@ -15,7 +15,7 @@ import re
 import sympy
 
 from porter.port.model import KernelPort, Param
-from porter.port.passes import _assigned, _is_call, _rename, _stmts
+from porter.port.passes import _assigned, _is_call, _names, _rename, _stmts, ptr_base
 from porter.records import Capture, CompiledModule
 
 FLOAT_PTR = ("*fp32", "*fp16", "*bf16", "*fp64")
@@ -87,7 +87,9 @@ def bind_parameters(kp: KernelPort, cap: Capture, module: CompiledModule) -> Non
                 continue
             expr = b.expr if b.kind == "size" else (b.expr or b.value)
             new = _size_name(arg.name, expr, kp.record.kind)
-            existing = next((n for n, e in size_exprs.items() if same_expr(e, expr)), None)
+            existing = next(
+                (n for n, e in size_exprs.items() if same_expr(e, expr)), None
+            )
             if existing:
                 renames[arg.name] = existing  # two params with one value: keep one
                 continue
@@ -104,10 +106,12 @@ def bind_parameters(kp: KernelPort, cap: Capture, module: CompiledModule) -> Non
     # Inductor hard-codes static sizes in the body (r0_numel = 512): read them from
     # the constexpr parameter instead.
     _drop_body_constants(kp, renames)
-    _rewrite_strides(kp, renames, size_exprs, tensors)
+    _rewrite_strides(kp, renames, size_exprs, tensors, module)
     _rename(kp.tree, renames)
     kp.tree.args.args = [
-        ast.arg(p.name, ast.parse(p.annotation, mode="eval").body if p.annotation else None)
+        ast.arg(
+            p.name, ast.parse(p.annotation, mode="eval").body if p.annotation else None
+        )
         for p in kp.params
     ]
     _constexpr_casts(kp)
@@ -161,8 +165,12 @@ def _drop_body_constants(kp: KernelPort, renames: dict[str, str]) -> None:
                 if isinstance(value, ast.Constant):
                     kp.static_sizes[targets[0]] = value.value
                 body.remove(stmt)
-    if "R0_BLOCK" in kp.static_sizes and not any(p.original == "R0_BLOCK" for p in kp.params):
-        kp.params.append(Param("BLOCK_COLS", "block", "BLOCK_COLS", "tl.constexpr", "R0_BLOCK"))
+    if "R0_BLOCK" in kp.static_sizes and not any(
+        p.original == "R0_BLOCK" for p in kp.params
+    ):
+        kp.params.append(
+            Param("BLOCK_COLS", "block", "BLOCK_COLS", "tl.constexpr", "R0_BLOCK")
+        )
         renames["R0_BLOCK"] = "BLOCK_COLS"
     if "r0_numel" in kp.static_sizes:
         # the persistent mask was all-true for the captured size; make it real.
@@ -176,6 +184,7 @@ def _rewrite_strides(
     renames: dict[str, str],
     size_exprs: dict[str, str],
     tensors: dict[str, list[str]],
+    module: CompiledModule,
 ) -> None:
     """In `ptr + (a + coef*var)` offsets, a non-unit coefficient is a stride of that
     tensor: replace it by an int64 argument the launcher reads from the tensor."""
@@ -192,20 +201,28 @@ def _rewrite_strides(
             if not (_is_call(node, "tl.load") or _is_call(node, "tl.store")):
                 return node
             ptr_expr = node.args[0]
-            if not (isinstance(ptr_expr, ast.BinOp) and isinstance(ptr_expr.op, ast.Add)):
+            if not (
+                isinstance(ptr_expr, ast.BinOp) and isinstance(ptr_expr.op, ast.Add)
+            ):
                 return node
-            if not isinstance(ptr_expr.left, ast.Name) or ptr_expr.left.id not in renames:
+            if (
+                not isinstance(ptr_expr.left, ast.Name)
+                or ptr_expr.left.id not in renames
+            ):
                 return node
             old_ptr = ptr_expr.left.id
             binding = kp.bindings.get(old_ptr)
             if binding is None:
                 return node
-            key = binding.target if binding.kind in ("input",) else _buffer_name(binding)
-            strides = tensors.get(key, [])
-            ptr_expr.right = _fix_terms(ptr_expr.right, old_ptr, renames[old_ptr], strides)
+            strides = tensors.get(_tensor_of(binding, module), [])
+            ptr_expr.right = _fix_terms(
+                ptr_expr.right, old_ptr, renames[old_ptr], strides
+            )
             return node
 
-    def _fix_terms(index: ast.AST, old_ptr: str, new_ptr: str, strides: list[str]) -> ast.AST:
+    def _fix_terms(
+        index: ast.AST, old_ptr: str, new_ptr: str, strides: list[str]
+    ) -> ast.AST:
         terms = _split_sum(index)
         out = []
         for term in terms:
@@ -215,7 +232,11 @@ def _rewrite_strides(
                 continue
             coef_expr = _substitute(ast.unparse(coef), original_expr)
             axis = next(
-                (i for i, s in enumerate(strides) if s != "1" and same_expr(s, coef_expr)),
+                (
+                    i
+                    for i, s in enumerate(strides)
+                    if s != "1" and same_expr(s, coef_expr)
+                ),
                 None,
             )
             if axis is None:
@@ -224,7 +245,11 @@ def _rewrite_strides(
             var_name = new_ptr[: -len("_ptr")]
             pname = f"{var_name}_stride{axis}"
             stride_params[pname] = f"{var_name}.stride({axis})"
-            out.append(ast.BinOp(ast.Name(var, ast.Load()), ast.Mult(), ast.Name(pname, ast.Load())))
+            out.append(
+                ast.BinOp(
+                    ast.Name(var, ast.Load()), ast.Mult(), ast.Name(pname, ast.Load())
+                )
+            )
         return _join_sum(out)
 
     Fix().visit(kp.tree)
@@ -235,8 +260,11 @@ def _rewrite_strides(
     kp.params.sort(key=lambda p: order[p.kind])
 
 
-def _buffer_name(binding) -> str:
-    return binding.value if binding.kind != "output" else binding.value.split("(")[0]
+def _tensor_of(binding, module: CompiledModule) -> str:
+    """Input name, or allocation name of the output/scratch buffer a pointer is bound to."""
+    if binding.kind == "output":
+        return module.outputs[int(binding.target)]
+    return binding.target
 
 
 def _split_sum(node: ast.AST) -> list[ast.AST]:
@@ -258,20 +286,20 @@ _INDEX_VAR = re.compile(r"^(x\d+|r0_\d+|xindex|r0_index)$")
 def _coef_var(term: ast.AST) -> tuple[ast.AST | None, str | None]:
     if isinstance(term, ast.BinOp) and isinstance(term.op, ast.Mult):
         for a, b in ((term.left, term.right), (term.right, term.left)):
-            if isinstance(b, ast.Name) and _INDEX_VAR.match(b.id) and not (
-                _names(a) & {"x0", "x1", "x2", "xindex", "r0_1", "r0_index"}
+            if (
+                isinstance(b, ast.Name)
+                and _INDEX_VAR.match(b.id)
+                and not (_names(a) & {"x0", "x1", "x2", "xindex", "r0_1", "r0_index"})
             ):
                 return a, b.id
     return None, None
 
 
-def _names(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-
-
 def _substitute(text: str, mapping: dict[str, str]) -> str:
     return re.sub(
-        r"\b[A-Za-z_]\w*\b", lambda m: f"({mapping[m.group(0)]})" if m.group(0) in mapping else m.group(0), text
+        r"\b[A-Za-z_]\w*\b",
+        lambda m: f"({mapping[m.group(0)]})" if m.group(0) in mapping else m.group(0),
+        text,
     )
 
 
@@ -283,9 +311,16 @@ def _constexpr_casts(kp: KernelPort) -> None:
         def visit_Call(self, node: ast.Call) -> ast.AST:
             self.generic_visit(node)
             f = node.func
-            if isinstance(f, ast.Attribute) and f.attr == "to" and isinstance(f.value, ast.Name):
+            if (
+                isinstance(f, ast.Attribute)
+                and f.attr == "to"
+                and isinstance(f.value, ast.Name)
+            ):
                 if f.value.id in constexprs and len(node.args) == 1:
-                    return ast.parse(f"tl.cast({f.value.id}, {ast.unparse(node.args[0])})", mode="eval").body
+                    return ast.parse(
+                        f"tl.cast({f.value.id}, {ast.unparse(node.args[0])})",
+                        mode="eval",
+                    ).body
             return node
 
     Fix().visit(kp.tree)
@@ -297,7 +332,8 @@ def explicit_dtypes(kp: KernelPort) -> None:
     one kernel serves fp32, fp16 and bf16."""
     float_ptrs = {n for n, t in kp.pointer_dtype.items() if t in FLOAT_PTR}
     first_input = next(
-        (p.name for p in kp.params if p.kind == "pointer" and p.name in float_ptrs), None
+        (p.name for p in kp.params if p.kind == "pointer" and p.name in float_ptrs),
+        None,
     )
     low = LOW_PRECISION.get(kp.capture_dtype)
 
@@ -306,33 +342,43 @@ def explicit_dtypes(kp: KernelPort) -> None:
             self.generic_visit(node)
             f = node.func
             if _is_call(node, "tl.store") and len(node.args) >= 2:
-                ptr = _ptr_base(node.args[0])
+                ptr = ptr_base(node.args[0])
                 if ptr in float_ptrs:
                     value = node.args[1]
-                    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "to":
+                    if (
+                        isinstance(value, ast.Call)
+                        and isinstance(value.func, ast.Attribute)
+                        and value.func.attr == "to"
+                    ):
                         value = value.func.value
                     node.args[1] = ast.parse(
-                        f"({ast.unparse(value)}).to({ptr}.dtype.element_ty)", mode="eval"
+                        f"({ast.unparse(value)}).to({ptr}.dtype.element_ty)",
+                        mode="eval",
                     ).body
                 return node
-            if low and isinstance(f, ast.Attribute) and f.attr == "to" and node.args and ast.unparse(node.args[0]) == low and first_input:
-                node.args[0] = ast.parse(f"{first_input}.dtype.element_ty", mode="eval").body
+            if (
+                low
+                and isinstance(f, ast.Attribute)
+                and f.attr == "to"
+                and node.args
+                and ast.unparse(node.args[0]) == low
+                and first_input
+            ):
+                node.args[0] = ast.parse(
+                    f"{first_input}.dtype.element_ty", mode="eval"
+                ).body
             return node
 
     Fix().visit(kp.tree)
     for stmt, _ in _stmts(kp.tree.body):
         if isinstance(stmt, ast.Assign) and _is_call(stmt.value, "tl.load"):
-            if _ptr_base(stmt.value.args[0]) in float_ptrs:
-                stmt.value = ast.parse(f"{ast.unparse(stmt.value)}.to(tl.float32)", mode="eval").body
+            if ptr_base(stmt.value.args[0]) in float_ptrs:
+                stmt.value = ast.parse(
+                    f"{ast.unparse(stmt.value)}.to(tl.float32)", mode="eval"
+                ).body
     kp.notes.append(
         "loads upcast to fp32, stores cast to the output's element type (fp32/fp16/bf16 alike)"
     )
-
-
-def _ptr_base(node: ast.AST) -> str | None:
-    while isinstance(node, ast.BinOp):
-        node = node.left
-    return node.id if isinstance(node, ast.Name) else None
 
 
 READABLE_REDUCTION = {
@@ -352,15 +398,23 @@ def readable_names(kp: KernelPort) -> None:
     """Index variables after their role (rows, cols, mask); temporaries after
     what they hold where it can be inferred (x, weight, rstd); tmpN otherwise."""
     fn = kp.tree
-    mapping = dict(READABLE_POINTWISE if kp.record.kind == "pointwise" else READABLE_REDUCTION)
+    mapping = dict(
+        READABLE_POINTWISE if kp.record.kind == "pointwise" else READABLE_REDUCTION
+    )
     # `x0 = xindex` and `r0_1 = r0_index` are plain aliases: fold them.
     for stmt, body in list(_stmts(fn.body)):
         if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name):
             t = _assigned(stmt)
-            if len(t) == 1 and re.fullmatch(r"x\d+|r0_\d+", t[0]) and stmt.value.id in ("xindex", "r0_index"):
+            if (
+                len(t) == 1
+                and re.fullmatch(r"x\d+|r0_\d+", t[0])
+                and stmt.value.id in ("xindex", "r0_index")
+            ):
                 mapping[t[0]] = mapping.get(stmt.value.id, stmt.value.id)
                 body.remove(stmt)
-    used = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} | {p.name for p in kp.params}
+    used = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} | {
+        p.name for p in kp.params
+    }
     taken = set(used) - set(mapping)
     for stmt, _ in _stmts(fn.body):
         if not isinstance(stmt, ast.Assign) or len(_assigned(stmt)) != 1:
@@ -383,10 +437,14 @@ def readable_names(kp: KernelPort) -> None:
 
 def _hint(value: ast.AST, mapping: dict[str, str]) -> str | None:
     inner = value
-    if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and inner.func.attr == "to":
+    if (
+        isinstance(inner, ast.Call)
+        and isinstance(inner.func, ast.Attribute)
+        and inner.func.attr == "to"
+    ):
         inner = inner.func.value
     if _is_call(inner, "tl.load"):
-        base = _ptr_base(inner.args[0])
+        base = ptr_base(inner.args[0])
         if base and base.endswith("_ptr"):
             return base[: -len("_ptr")]
     if _is_call(inner, "tl.rsqrt"):

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import ast
 import inspect
-import re
-import textwrap
 from dataclasses import dataclass, field
 
 from porter.port.generalize import _launcher_expr
@@ -90,10 +88,18 @@ def plan_launcher(
     for t in tensor_inputs:
         # The kernels assume unit stride along the last axis; other strides are arguments.
         prelude.append(f"{t} = {t} if {t}.stride(-1) == 1 else {t}.contiguous()")
-    params = [gi.target for gi in module.inputs if gi.kind == "tensor" and gi.target not in inputs]
+    params = [
+        gi.target
+        for gi in module.inputs
+        if gi.kind == "tensor" and gi.target not in inputs
+    ]
     for p in params:
         prelude.append(f"{p.replace('.', '_')} = self.{p}")
-    first_float = tensor_inputs[0] if tensor_inputs else (params[0].replace(".", "_") if params else None)
+    first_float = (
+        tensor_inputs[0]
+        if tensor_inputs
+        else (params[0].replace(".", "_") if params else None)
+    )
 
     dims = []
     for d in cap.dims:
@@ -130,10 +136,14 @@ def plan_launcher(
     port_by_name = {kp.record.name: kp for kp in ports}
     for step in module.steps:
         if step.kind == "extern":
-            steps.append(LaunchStep("extern", call=_extern_call(step.text, wrapper_var, var_of, symbols)))
+            steps.append(
+                LaunchStep(
+                    "extern", call=_extern_call(step.text, wrapper_var, var_of, symbols)
+                )
+            )
             continue
         kp = port_by_name[step.name]
-        steps.append(_launch(kp, var_of))
+        steps.append(_launch(kp))
 
     returns = []
     for o in module.outputs:
@@ -172,27 +182,19 @@ def _extern_call(text: str, wrapper_var, var_of, symbols) -> str:
     return ast.unparse(Fix().visit(node))
 
 
-def _launch(kp: KernelPort, var_of: dict[str, str]) -> LaunchStep:
+def _launch(kp: KernelPort) -> LaunchStep:
     cfg = kp.record.config
     args = []
     for p in kp.params:
-        if p.kind == "pointer":
-            binding = kp.bindings.get(p.original)
-            value = p.value
-            if binding is not None and binding.kind in ("output", "scratch"):
-                value = var_of.get(_buffer_of(binding), p.value)
-            args.append((p.name, value))
-        elif p.kind == "block":
-            args.append((p.name, p.name))
-        elif p.kind == "stride":
-            args.append((p.name, _stride_value(p.value, var_of)))
-        else:
-            args.append((p.name, p.value))
-    size = {p.original: p for p in kp.params}
+        args.append((p.name, p.value))
     numel = _param_for(kp, "xnumel")
     setup = []
     if kp.record.kind == "pointwise":
-        block = cfg.kwargs.get("XBLOCK", DEFAULT_POINTWISE_BLOCK) if cfg else DEFAULT_POINTWISE_BLOCK
+        block = (
+            cfg.kwargs.get("XBLOCK", DEFAULT_POINTWISE_BLOCK)
+            if cfg
+            else DEFAULT_POINTWISE_BLOCK
+        )
         setup.append(f"BLOCK_SIZE = {block}")
         grid = f"(triton.cdiv({numel}, BLOCK_SIZE),)"
         warps = str(cfg.num_warps) if cfg else "4"
@@ -203,9 +205,13 @@ def _launch(kp: KernelPort, var_of: dict[str, str]) -> LaunchStep:
         if kp.record.kind == "persistent_reduction" or "R0_BLOCK" in kp.static_sizes:
             setup.append(f"BLOCK_COLS, num_warps = launch_settings({row})")
         else:
-            setup.append(f"BLOCK_COLS, num_warps = launch_settings(min({row}, {LOOPED_MAX_BLOCK}))")
+            setup.append(
+                f"BLOCK_COLS, num_warps = launch_settings(min({row}, {LOOPED_MAX_BLOCK}))"
+            )
         if cfg:
-            setup.append(f"num_warps = {cfg.num_warps}  # the autotuner's choice on the capture GPU")
+            setup.append(
+                f"num_warps = {cfg.num_warps}  # the autotuner's choice on the capture GPU"
+            )
         grid = f"(triton.cdiv({numel}, BLOCK_ROWS),)"
         warps = "num_warps"
     return LaunchStep(
@@ -227,15 +233,3 @@ def _param_for(kp: KernelPort, original: str) -> str:
     if b.kind == "literal":
         return b.expr or b.value
     return _launcher_expr(b.expr or b.value)
-
-
-def _buffer_of(binding) -> str:
-    return re.split(r"[(,\s]", binding.value)[0] if binding.kind != "output" else binding.value
-
-
-def _stride_value(value: str, var_of: dict[str, str]) -> str:
-    base, rest = value.split(".", 1)
-    for buf, var in var_of.items():
-        if base in (f"scratch_{buf}",):
-            return f"{var}.{rest}"
-    return value

@@ -33,7 +33,9 @@ class KernelPort:
     names: dict[str, str] = field(default_factory=dict)  # original param -> new name
     params: list[Param] = field(default_factory=list)
     bindings: dict[str, Binding] = field(default_factory=dict)
-    pointer_dtype: dict[str, str] = field(default_factory=dict)  # new ptr name -> "*fp32"
+    pointer_dtype: dict[str, str] = field(
+        default_factory=dict
+    )  # new ptr name -> "*fp32"
     helpers: set[str] = field(default_factory=set)
     uses_libdevice: bool = False
     notes: list[str] = field(default_factory=list)

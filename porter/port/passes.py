@@ -8,7 +8,6 @@ run in (docs/port.md explains each with a before/after).
 from __future__ import annotations
 
 import ast
-import re
 from typing import Callable
 
 from porter.port.model import KernelPort
@@ -65,22 +64,25 @@ def strip_heuristics(kp: KernelPort) -> None:
     meta and imports go (the launcher chooses the config)."""
     tree = ast.parse(kp.record.source)
     fn = next(
-        n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == kp.record.name
+        n
+        for n in tree.body
+        if isinstance(n, ast.FunctionDef) and n.name == kp.record.name
     )
     fn.decorator_list = []
     kp.tree = fn
     kp.notes.append("dropped Inductor's @triton_heuristics decorator and its meta")
 
 
-DEAD_ALIASES = {"rnumel", "RBLOCK", "roffset", "rindex", "rbase"}
-_PURE_CALLS = ("tl.", "triton_helpers.", "libdevice.", "tl_math.")
-
-
 def _is_pure(value: ast.AST) -> bool:
     for node in ast.walk(value):
         if isinstance(node, ast.Call):
             name = ast.unparse(node.func)
-            if name in ("tl.store", "tl.atomic_add", "tl.debug_barrier", "tl.device_assert"):
+            if name in (
+                "tl.store",
+                "tl.atomic_add",
+                "tl.debug_barrier",
+                "tl.device_assert",
+            ):
                 return False
     return True
 
@@ -205,7 +207,9 @@ def core_math(kp: KernelPort) -> None:
                 kp.todos.append(f"{ast.unparse(node.func)}: {why}")
                 break
     if swapped:
-        kp.notes.append(f"replaced {swapped} Inductor helper/libdevice call(s) by core ops or porter helpers")
+        kp.notes.append(
+            f"replaced {swapped} Inductor helper/libdevice call(s) by core ops or porter helpers"
+        )
 
 
 def typed_constants(kp: KernelPort) -> None:
@@ -226,7 +230,11 @@ def typed_constants(kp: KernelPort) -> None:
             dt = ast.unparse(dtype)
             if ones and dt in ("tl.float32", "tl.int32"):
                 literal = ast.unparse(value)
-                if dt == "tl.float32" and isinstance(value, ast.Constant) and isinstance(value.value, int):
+                if (
+                    dt == "tl.float32"
+                    and isinstance(value, ast.Constant)
+                    and isinstance(value.value, int)
+                ):
                     value = ast.Constant(float(value.value))
                 count += 1
                 return value if literal[:5] != "float" else node
@@ -260,7 +268,12 @@ def noop_casts_and_broadcasts(kp: KernelPort) -> None:
     for stmt, _ in _stmts(fn.body):
         if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name):
             v = stmt.value
-            if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "to" and len(v.args) == 1:
+            if (
+                isinstance(v, ast.Call)
+                and isinstance(v.func, ast.Attribute)
+                and v.func.attr == "to"
+                and len(v.args) == 1
+            ):
                 cast_of[stmt.targets[0].id] = ast.unparse(v.args[0])
     block_vars = {"xindex", "r0_index", "r0_base", "x0", "r0_1"}
     full = _full_names(fn, block_vars)
@@ -271,13 +284,23 @@ def noop_casts_and_broadcasts(kp: KernelPort) -> None:
             self.generic_visit(node)
             nonlocal count
             f = node.func
-            if isinstance(f, ast.Attribute) and f.attr == "to" and len(node.args) == 1 and not node.keywords:
+            if (
+                isinstance(f, ast.Attribute)
+                and f.attr == "to"
+                and len(node.args) == 1
+                and not node.keywords
+            ):
                 target = ast.unparse(node.args[0])
                 inner = f.value
                 if isinstance(inner, ast.Name) and cast_of.get(inner.id) == target:
                     count += 1
                     return inner
-                if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and inner.func.attr == "to" and ast.unparse(inner.args[0]) == target:
+                if (
+                    isinstance(inner, ast.Call)
+                    and isinstance(inner.func, ast.Attribute)
+                    and inner.func.attr == "to"
+                    and ast.unparse(inner.args[0]) == target
+                ):
                     count += 1
                     return inner
             if _is_call(node, "tl.broadcast_to") and isinstance(node.args[0], ast.Name):
@@ -351,18 +374,18 @@ def barrier_before_reload(kp: KernelPort) -> None:
         while i < len(body):
             stmt = body[i]
             loads = {
-                ast.unparse(n.args[0]).split(" ")[0].strip("(")
-                for n in ast.walk(stmt)
-                if _is_call(n, "tl.load")
+                ptr_base(n.args[0]) for n in ast.walk(stmt) if _is_call(n, "tl.load")
             }
-            if any(_base(p) in stored for p in loads):
-                body.insert(i, ast.Expr(ast.parse("tl.debug_barrier()", mode="eval").body))
+            if (loads - {None}) & stored:
+                body.insert(
+                    i, ast.Expr(ast.parse("tl.debug_barrier()", mode="eval").body)
+                )
                 stored.clear()
                 inserted += 1
                 i += 1
             for n in ast.walk(stmt):
                 if _is_call(n, "tl.store"):
-                    stored.add(_base(ast.unparse(n.args[0])))
+                    stored.add(ptr_base(n.args[0]))
             i += 1
 
     visit(kp.tree.body)
@@ -372,8 +395,11 @@ def barrier_before_reload(kp: KernelPort) -> None:
         )
 
 
-def _base(pointer_expr: str) -> str:
-    return re.split(r"[\s+(]", pointer_expr.strip("( "), maxsplit=1)[0]
+def ptr_base(node: ast.AST) -> str | None:
+    """The pointer argument a `ptr + offset` expression starts from."""
+    while isinstance(node, ast.BinOp):
+        node = node.left
+    return node.id if isinstance(node, ast.Name) else None
 
 
 PIPELINE: list[Callable[[KernelPort], None]] = [

@@ -67,7 +67,9 @@ class Case:
         return [d for d in self.manifest["dims"] if d["role"] == "runtime"]
 
     def model_dims(self) -> list[dict[str, Any]]:
-        return [d for d in self.manifest["dims"] if d["role"] == "model" and d["symbolic"]]
+        return [
+            d for d in self.manifest["dims"] if d["role"] == "model" and d["symbolic"]
+        ]
 
     def scenarios(self) -> list[Scenario]:
         """Shapes x dtypes x layouts x values, chosen to stay fast on the CPU
@@ -82,7 +84,11 @@ class Case:
             # other per-model sizes: a prime, and either side of a power of two
             for d in self.model_dims():
                 for size in (97, 1023, 1025):
-                    sizes = {**base, d["name"]: size, **{r["name"]: 3 for r in self.runtime_dims()}}
+                    sizes = {
+                        **base,
+                        d["name"]: size,
+                        **{r["name"]: 3 for r in self.runtime_dims()},
+                    }
                     out.append(Scenario(dtype, sizes))
             small = {**base, **{d["name"]: 5 for d in self.runtime_dims()}}
             out.append(Scenario(dtype, small, layout="offset"))
@@ -90,15 +96,18 @@ class Case:
             out.append(Scenario(dtype, small, values="difficult"))
         return out
 
-
     def large_offset_scenario(self) -> Scenario:
         """Enough rows that the largest input holds more than 2^31 elements."""
         base = {d["name"]: d["size"] for d in self.manifest["dims"]}
         runtime = self.runtime_dims()
-        dtype = next((d for d in ("bfloat16", "float16") if d in self.dtypes), self.dtypes[0])
+        dtype = next(
+            (d for d in ("bfloat16", "float16") if d in self.dtypes), self.dtypes[0]
+        )
         if not runtime:
             return Scenario(dtype, base)
-        probe = self.reference.make_inputs({**base, runtime[0]["name"]: 1}, dtype, "meta")
+        probe = self.reference.make_inputs(
+            {**base, runtime[0]["name"]: 1}, dtype, "meta"
+        )
         per_row = max(v.numel() for v in probe if isinstance(v, torch.Tensor))
         rows = 2**31 // max(per_row, 1) + 3
         return Scenario(dtype, {**base, runtime[0]["name"]: rows}, values="edge_rows")
@@ -175,7 +184,9 @@ def _layout(t: torch.Tensor, layout: str) -> torch.Tensor:
         view.copy_(t)
         return view
     if layout == "row_sliced" and t.dim() >= 2:
-        padded = torch.empty(*t.shape[:-1], t.shape[-1] + 3, dtype=t.dtype, device=t.device)
+        padded = torch.empty(
+            *t.shape[:-1], t.shape[-1] + 3, dtype=t.dtype, device=t.device
+        )
         view = padded[..., : t.shape[-1]]
         view.copy_(t)
         return view
@@ -246,7 +257,9 @@ class ParityError(AssertionError):
     pass
 
 
-def check_parity(case: Case, sc: Scenario, device: str = "cpu", seed: int | None = None) -> dict:
+def check_parity(
+    case: Case, sc: Scenario, device: str = "cpu", seed: int | None = None
+) -> dict:
     """Run one scenario; raise ParityError naming the worst element on failure."""
     seed = new_seed() if seed is None else seed
     inputs = make_inputs(case, sc, device, seed)
@@ -257,9 +270,13 @@ def check_parity(case: Case, sc: Scenario, device: str = "cpu", seed: int | None
         inputs, got = _edge_rows(case, inputs, got)
     ref64 = run_reference(case, _upcast(inputs), "float64", device)
     eager = run_reference(case, inputs, sc.dtype, device)
-    where = f"case {case.name}, scenario {sc.id}, seed {seed} (replay: PORTER_SEED={seed})"
+    where = (
+        f"case {case.name}, scenario {sc.id}, seed {seed} (replay: PORTER_SEED={seed})"
+    )
     if len(got) != len(ref64):
-        raise ParityError(f"{where}: scaffold returned {len(got)} outputs, reference {len(ref64)}")
+        raise ParityError(
+            f"{where}: scaffold returned {len(got)} outputs, reference {len(ref64)}"
+        )
     scores = []
     for i, (r, e, g) in enumerate(zip(ref64, eager, got)):
         scores.append(_compare(i, r, e, g, sc.dtype, where))
@@ -268,7 +285,12 @@ def check_parity(case: Case, sc: Scenario, device: str = "cpu", seed: int | None
 
 def _edge_rows(case: Case, inputs: list[Any], got: tuple) -> tuple[list[Any], tuple]:
     runtime = {d["name"] for d in case.runtime_dims()}
-    axes = {n: a for d in case.manifest["dims"] if d["name"] in runtime for n, a in d["axes"]}
+    axes = {
+        n: a
+        for d in case.manifest["dims"]
+        if d["name"] in runtime
+        for n, a in d["axes"]
+    }
     names = case.manifest["input_names"]
     rows = None
     sliced = []
@@ -277,20 +299,28 @@ def _edge_rows(case: Case, inputs: list[Any], got: tuple) -> tuple[list[Any], tu
             rows = v.shape[0]
             v = torch.cat([v[:4], v[-4:]])
         sliced.append(v)
-    out = tuple(torch.cat([g[:4], g[-4:]]) if g.dim() and g.shape[0] == rows else g for g in got)
+    out = tuple(
+        torch.cat([g[:4], g[-4:]]) if g.dim() and g.shape[0] == rows else g for g in got
+    )
     return sliced, out
 
 
 def _compare(i, ref, eager, got, dtype, where) -> float:
     if tuple(got.shape) != tuple(ref.shape):
-        raise ParityError(f"{where}: output {i} has shape {tuple(got.shape)}, expected {tuple(ref.shape)}")
+        raise ParityError(
+            f"{where}: output {i} has shape {tuple(got.shape)}, expected {tuple(ref.shape)}"
+        )
     if got.dtype != eager.dtype:
-        raise ParityError(f"{where}: output {i} is {got.dtype}, eager gives {eager.dtype}")
+        raise ParityError(
+            f"{where}: output {i} is {got.dtype}, eager gives {eager.dtype}"
+        )
     if not got.is_floating_point():
         bad = (got.cpu() != eager.cpu()).nonzero()
         if len(bad):
             idx = tuple(bad[0].tolist())
-            raise ParityError(f"{where}: output {i}{list(idx)} = {got[idx].item()}, eager {eager[idx].item()}")
+            raise ParityError(
+                f"{where}: output {i}{list(idx)} = {got[idx].item()}, eager {eager[idx].item()}"
+            )
         return 0.0
     r = ref.detach().double()
     e = eager.detach().double().to(r.device)
@@ -304,19 +334,25 @@ def _compare(i, ref, eager, got, dtype, where) -> float:
     bad_nan = torch.isnan(g) & ~nan_ok
     if bad_nan.any():
         idx = tuple(bad_nan.nonzero()[0].tolist())
-        unwritten = " (never written? outputs start as NaN)" if not torch.isnan(e[idx]) else ""
+        unwritten = (
+            " (never written? outputs start as NaN)" if not torch.isnan(e[idx]) else ""
+        )
         raise ParityError(
             f"{where}: output {i}{list(idx)} is NaN{unwritten}; float64 reference {r[idx].item():.6g}, eager {e[idx].item():.6g}"
         )
     missing_nan = torch.isnan(r) & ~torch.isnan(g)
     if missing_nan.any():
         idx = tuple(missing_nan.nonzero()[0].tolist())
-        raise ParityError(f"{where}: output {i}{list(idx)} = {g[idx].item():.6g} but the float64 reference is NaN")
+        raise ParityError(
+            f"{where}: output {i}{list(idx)} = {g[idx].item():.6g} but the float64 reference is NaN"
+        )
     scored = torch.isfinite(r) & ~out_of_range
     inf_mismatch = torch.isinf(r) & (g != r) & (g != e) & ~torch.isnan(g)
     if inf_mismatch.any():
         idx = tuple(inf_mismatch.nonzero()[0].tolist())
-        raise ParityError(f"{where}: output {i}{list(idx)} = {g[idx].item():.6g}, float64 reference {r[idx].item()}")
+        raise ParityError(
+            f"{where}: output {i}{list(idx)} = {g[idx].item():.6g}, float64 reference {r[idx].item()}"
+        )
     finite_r = torch.where(scored, r, torch.zeros_like(r))
     rms = float(finite_r.square().mean().sqrt()) if r.numel() else 0.0
     denom = r.abs() + max(rms, atol)

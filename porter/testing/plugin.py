@@ -60,7 +60,9 @@ def porter_device(request) -> str:
 def pytest_collection_modifyitems(config, items):
     if config._porter_device == "cuda":
         return
-    skip = pytest.mark.skip(reason="needs a CUDA device (run with --porter-device cuda on a GPU)")
+    skip = pytest.mark.skip(
+        reason="needs a CUDA device (run with --porter-device cuda on a GPU)"
+    )
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
