@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 import traceback
+from pathlib import Path
 
 from porter import __version__
 from porter.errors import PorterError
@@ -63,7 +64,7 @@ def _port(args: argparse.Namespace) -> int:
     from porter.pipeline import port
 
     result = port(args.case, force=args.force)
-    print(f"porter: wrote {args.case}/kernel.py and test_parity.py")
+    print(f"porter: wrote {Path(args.case) / 'kernel.py'} and test_parity.py")
     for todo in result.todos:
         print(f"porter: warning: not ported faithfully: {todo}", file=sys.stderr)
     return 0

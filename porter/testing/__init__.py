@@ -10,6 +10,7 @@ fp16, fp8 and libdevice like a GPU (the pytest plugin calls it under
 TRITON_INTERPRET=1).
 """
 
+from porter.testing.fidelity import InterpreterUnsupported
 from porter.testing.parity import (
     FACTOR,
     FLOOR,
@@ -33,6 +34,7 @@ __all__ = [
     "FACTOR",
     "FLOOR",
     "Case",
+    "InterpreterUnsupported",
     "ParityError",
     "Scenario",
     "check_parity",

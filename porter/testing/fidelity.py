@@ -387,17 +387,84 @@ def _refuse(construct: str):
 # ---------------------------------------------------------------------------
 
 
+def _pairwise(arrays: list[np.ndarray], axis: int, combine) -> list[np.ndarray]:
+    """Reduce equally shaped arrays along `axis` as a tree of adjacent pairs, the
+    way a GPU's warp shuffles and shared-memory steps combine partial results.
+    `combine(lhs_list, rhs_list)` returns the merged list; an odd element out is
+    carried to the next level."""
+    while arrays[0].shape[axis] > 1:
+        n = arrays[0].shape[axis]
+        half = n // 2
+        lhs = [np.take(a, np.arange(0, 2 * half, 2), axis=axis) for a in arrays]
+        rhs = [np.take(a, np.arange(1, 2 * half, 2), axis=axis) for a in arrays]
+        merged = combine(lhs, rhs)
+        if n % 2:
+            merged = [
+                np.concatenate([m, np.take(a, [n - 1], axis=axis)], axis=axis)
+                for m, a in zip(merged, arrays)
+            ]
+        arrays = merged
+    return [np.squeeze(a, axis=axis) for a in arrays]
+
+
 def _patched_sum(original):
-    # fp32 accumulation rounded once; the GPU rounds each combine step in the storage type.
+    # The GPU adds in the storage type, rounding at every combine step of its
+    # reduction tree; a single fp64 sum rounded once would hide bf16 accumulation.
     def patched(self, input):
         if not _by_value(input.handle):
             return original(self, input)
-        total = np.sum(
-            _values(input.handle).astype(np.float64),
-            axis=self.axis,
-            keepdims=self.keep_dims,
-        )
+        values = _values(input.handle).astype(np.float32)
+        axis = self.axis
+        if axis is None:
+            values, axis = values.reshape(-1), 0
+
+        def add(lhs, rhs):
+            return [decode(encode(lhs[0] + rhs[0], input.dtype), input.dtype)]
+
+        (total,) = _pairwise([values], axis, add)
+        if self.keep_dims:
+            total = np.expand_dims(total, axis if self.axis is not None else 0)
         return self.to_tensor(encode(total, input.dtype), input.dtype)
+
+    return patched
+
+
+def _tree_generic_reduce(original):
+    # Triton's interpreter folds a combine_fn reduction element by element, left to
+    # right: for Welford over a row near 128 that drifts ten times further than
+    # the GPU's tree does. Combine adjacent pairs level by level instead.
+    def patched(self, input):
+        inputs, axis = self.unravel(input, self.axis)
+        datas = [arg.handle.data for arg in inputs]
+        dtypes = [arg.dtype for arg in inputs]
+        if datas[0].shape[axis] == 0:
+            return original(self, input)
+
+        def combine(lhs_list, rhs_list):
+            args = [self.to_tensor(d, t) for d, t in zip(lhs_list, dtypes)]
+            args += [self.to_tensor(d, t) for d, t in zip(rhs_list, dtypes)]
+            ret = self.combine_fn.fn(*args)
+            ret = ret if isinstance(ret, tuple) else (ret,)
+            out = []
+            for r, like in zip(ret, lhs_list):
+                data = r.handle.data if isinstance(r, tl.core.tensor) else r
+                out.append(
+                    np.broadcast_to(np.asarray(data), like.shape).astype(like.dtype)
+                )
+            return out
+
+        datas = _pairwise(datas, axis, combine)
+        ret = []
+        for data, arg in zip(datas, inputs):
+            if self.keep_dims:
+                if self.axis is not None:
+                    data = np.expand_dims(data, axis)
+                else:
+                    data = data.reshape((1,) * arg.handle.data.ndim)
+            elif self.axis is None:
+                data = data.item()
+            ret.append(self.to_tensor(data, arg.dtype))
+        return ret
 
     return patched
 
@@ -904,6 +971,7 @@ def _get_bf16(self, value):
 def _patch_reductions() -> None:
     reduce_ops, scan_ops = _ip.ReduceOps, _ip.ScanOps
     _set(reduce_ops, "sum", _patched_sum(reduce_ops.sum))
+    _set(reduce_ops, "generic_reduce", _tree_generic_reduce(reduce_ops.generic_reduce))
     _set(reduce_ops, "min_max", _patched_min_max(reduce_ops.min_max))
     _set(scan_ops, "cumsum", _patched_scan(scan_ops.cumsum, np.cumsum))
     _set(scan_ops, "cumprod", _patched_scan(scan_ops.cumprod, np.cumprod))

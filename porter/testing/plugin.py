@@ -2,7 +2,8 @@
 
 --porter-device cpu|cuda picks where parity tests run (default: cuda when torch
 sees a GPU). On the CPU it turns on Triton's interpreter before any kernel module
-is imported, and makes the interpreter faithful for bf16/fp16/fp8 and libdevice.
+is imported, and makes the interpreter faithful for bf16/fp16/fp8 and libdevice, and checks every
+load and store against the launch's tensor arguments (porter.testing.bounds).
 Under pytest-xdist on a machine with several GPUs, each worker takes its own GPU.
 """
 
@@ -40,8 +41,10 @@ def pytest_configure(config):
         # Must be set before kernel.py files run @triton.jit.
         os.environ["TRITON_INTERPRET"] = "1"
         from porter.testing import enable_interpreter_fidelity
+        from porter.testing.bounds import enable_bounds_checks
 
         enable_interpreter_fidelity()
+        enable_bounds_checks()
     else:
         worker = os.environ.get("PYTEST_XDIST_WORKER", "")
         if worker.startswith("gw"):

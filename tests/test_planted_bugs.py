@@ -1,0 +1,115 @@
+"""Plant a bug in a correct scaffold and show its parity test fails.
+
+Each plant edits one line of a shipped kernel.py (in a copy), then runs the
+case's own scenarios: at least one must raise ParityError, and the unplanted
+copy must pass the same scenarios (so the failure is the plant's).
+"""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from porter.testing import ParityError, check_parity, load_case
+
+CAPTURED = Path(__file__).resolve().parents[1] / "captured"
+
+STORE_OUT1 = """        tl.store(
+            out1_ptr + (cols + rows * out1_stride0),
+            tmp2.to(out1_ptr.dtype.element_ty),
+            col_mask & row_mask,
+        )
+"""
+
+PLANTS = {
+    # name: (case, text in kernel.py, replacement, scenario filter)
+    "missing_mask": (
+        "silu_and_mul",
+        "        tmp7.to(out_ptr.dtype.element_ty),\n        mask,\n",
+        "        tmp7.to(out_ptr.dtype.element_ty),\n",
+        lambda s: s.dtype == "float32",
+    ),
+    "wrong_stride": (
+        "rmsnorm",
+        "x_ptr + (cols + rows * x_stride0)",
+        "x_ptr + (cols + rows * hidden)",
+        lambda s: s.dtype == "float32",
+    ),
+    "skipped_store": (
+        "add_layernorm",
+        STORE_OUT1,
+        "",
+        lambda s: s.dtype == "float32",
+    ),
+    "off_by_one_row": (
+        "rmsnorm",
+        "row_mask = rows < num_tokens",
+        "row_mask = rows < num_tokens - 1",
+        lambda s: s.dtype == "float32",
+    ),
+    "wrong_output_cast": (
+        "rmsnorm",
+        "tmp14.to(out_ptr.dtype.element_ty)",
+        "tmp14.to(tl.bfloat16)",
+        lambda s: s.dtype == "float32",
+    ),
+    "bf16_math_without_upcast": (
+        "add_layernorm",
+        "UPCASTS",  # every load's .to(tl.float32) and the fp32 Welford accumulators
+        "",
+        lambda s: s.dtype == "bfloat16",
+    ),
+}
+
+
+def _copy(tmp_path: Path, case: str, old: str | None, new: str) -> Path:
+    folder = tmp_path / f"planted_{case}"
+    shutil.copytree(CAPTURED / case, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    kernel = folder / "kernel.py"
+    if old == "UPCASTS":
+        # A naive kernel: math and accumulation in the input's own dtype.
+        source = kernel.read_text()
+        assert ").to(tl.float32)" in source
+        assert "tl.zeros([BLOCK_ROWS, BLOCK_COLS], tl.float32)" in source
+        source = source.replace(").to(tl.float32)", ")")
+        source = source.replace(
+            "tl.zeros([BLOCK_ROWS, BLOCK_COLS], tl.float32)",
+            "tl.zeros([BLOCK_ROWS, BLOCK_COLS], x_ptr.dtype.element_ty)",
+        )
+        kernel.write_text(source)
+    elif old is not None:
+        source = kernel.read_text()
+        assert old in source, f"plant site not found in {case}/kernel.py: regenerate the plant"
+        kernel.write_text(source.replace(old, new))
+    return folder
+
+
+def _failures(folder: Path, keep, device: str) -> list[str]:
+    case = load_case(folder)
+    failures = []
+    for scenario in filter(keep, case.scenarios()):
+        try:
+            check_parity(case, scenario, device=device, seed=1234)
+        except ParityError as err:
+            failures.append(str(err))
+    return failures
+
+
+@pytest.mark.parametrize("plant", sorted(PLANTS))
+def test_planted_bug_is_caught(plant, tmp_path, porter_device):
+    case, old, new, keep = PLANTS[plant]
+    if plant == "missing_mask" and porter_device == "cuda":
+        pytest.skip("an unmasked store would write past the buffer on the GPU")
+    clean = _copy(tmp_path / "clean", case, None, "")
+    assert _failures(clean, keep, porter_device) == []
+    planted = _copy(tmp_path / "planted", case, old, new)
+    failures = _failures(planted, keep, porter_device)
+    assert failures, f"the {plant} plant in {case} went unnoticed"
+
+
+def test_missing_mask_is_reported_as_out_of_bounds(tmp_path, porter_device):
+    if porter_device == "cuda":
+        pytest.skip("bounds checks are an interpreter feature")
+    case, old, new, keep = PLANTS["missing_mask"]
+    failures = _failures(_copy(tmp_path, case, old, new), keep, porter_device)
+    assert failures and "out-of-bounds store" in failures[0]
