@@ -83,6 +83,51 @@ def _test(args: argparse.Namespace) -> int:
     return int(pytest.main(argv + list(args.pytest_args)))
 
 
+def _jitcheck(args: argparse.Namespace) -> int:
+    from porter.jitcheck import format_report, jitcheck, torch_compile_baseline
+    from porter.testing.parity import load_case
+
+    device = args.device
+    if device == "auto":
+        import torch
+
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cpu":
+        _interpreter_for_cpu()
+    case = load_case(args.case)
+    warm = (
+        ("contiguous", "offset", "row_sliced") if args.warm_views else ("contiguous",)
+    )
+    tokens = tuple(args.tokens) if args.tokens else None
+    report = jitcheck(
+        case,
+        device=device,
+        tokens=tokens,
+        warm_layouts=warm,
+        progress=lambda m: print(f"porter: {m}", file=sys.stderr),
+    )
+    if device == "cuda" and args.baseline:
+        from porter.jitcheck import GPU_SWEEP
+
+        report.torch_compile = torch_compile_baseline(
+            case, device, tokens or GPU_SWEEP, case.dtypes[0]
+        )
+    print(format_report(report))
+    return 0 if report.clean else 1
+
+
+def _interpreter_for_cpu() -> None:
+    """Kernels must be decorated under the interpreter: set it before loading them."""
+    import os
+
+    os.environ["TRITON_INTERPRET"] = "1"
+    from porter.testing import enable_interpreter_fidelity
+    from porter.testing.bounds import enable_bounds_checks
+
+    enable_interpreter_fidelity()
+    enable_bounds_checks()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="porter",
@@ -168,6 +213,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     p.add_argument("pytest_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     p.set_defaults(func=_test)
+
+    p = sub.add_parser(
+        "jitcheck",
+        help="find kernel variants compiled after warmup (unintended JIT recompiles)",
+        description=(
+            "Warm CASE's kernels up like an engine (fresh allocations, a few token "
+            "counts), sweep num_tokens and views, and report every variant compiled "
+            "after warmup. Exit 1 if there is any."
+        ),
+    )
+    p.add_argument("case", metavar="CASE")
+    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    p.add_argument("--tokens", type=int, nargs="+", help="token counts to sweep")
+    p.add_argument(
+        "--warm-views",
+        action="store_true",
+        help="also warm offset and row-sliced views up (an engine that uses them should)",
+    )
+    p.add_argument(
+        "--baseline",
+        action="store_true",
+        help="on a GPU, also count the graphs torch.compile needs for the same sweep",
+    )
+    p.set_defaults(func=_jitcheck)
 
     from porter.lint import command as lint_command
 

@@ -1,0 +1,306 @@
+"""Stage: find unintended JIT recompiles of a case's kernels before production does.
+
+Warm the kernels up the way an engine does (fresh allocations, a few token
+counts, the layouts it will use), then sweep num_tokens and views and report
+every kernel variant that appears after warmup.
+
+A variant is keyed by Triton's specialization rules: an integer argument not in
+`do_not_specialize` is specialized when it equals 1 or is divisible by 16; a
+pointer is specialized on 16-byte alignment unless it is in
+`do_not_specialize_on_alignment`; constexprs are part of the key. On the CPU
+nothing is compiled, so the keys are computed per launch and counted; on a GPU
+the kernel caches are read as well, so what Triton really compiled is reported.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from porter.testing.parity import Case, Scenario, make_inputs, run_scaffold
+
+WARMUP_TOKENS = (1, 7, 64)
+CPU_SWEEP = (1, 2, 3, 4, 7, 8, 16, 17, 31, 32, 63, 64, 100, 128, 255, 256)
+GPU_SWEEP = (1, 2, 4, 16, 64, 256, 1024, 4096, 16384, 32768)
+
+
+@dataclass
+class Variant:
+    kernel: str
+    key: tuple
+    tokens: int
+    layout: str
+    changes: list[str] = field(default_factory=list)  # vs the nearest warmed variant
+
+    def describe(self) -> str:
+        if self.changes:
+            return "; ".join(self.changes)
+        parts = [
+            f"{name} {what}" for name, what in self.key if what not in ("", "runtime")
+        ]
+        return ", ".join(parts) or "no specialization"
+
+
+def _changes(key: tuple, warmed: list[tuple]) -> list[str]:
+    """What differs from the closest warmed key of the same kernel."""
+    if not warmed:
+        return []
+    best = min(warmed, key=lambda w: sum(a != b for a, b in zip(key, w)))
+    out = []
+    for (name, now), (_, before) in zip(key, best):
+        if now != before:
+            out.append(
+                f"{name}: {before or 'not specialized'} -> {now or 'not specialized'}"
+            )
+    return out
+
+
+@dataclass
+class JitReport:
+    case: str
+    device: str
+    warmup_layouts: list[str]
+    launches: int
+    warm_variants: int
+    new_variants: list[Variant] = field(default_factory=list)
+    compiled_after_warmup: int | None = None  # GPU: what Triton actually compiled
+    torch_compile: dict[str, int] | None = None
+    advice: list[str] = field(default_factory=list)
+
+    @property
+    def clean(self) -> bool:
+        return not self.new_variants and not self.compiled_after_warmup
+
+
+def _kernels(module) -> dict[str, Any]:
+    """The @triton.jit kernels a scaffold module defines (launchable ones only)."""
+    out = {}
+    for name, obj in vars(module).items():
+        fn = getattr(obj, "fn", None)
+        if callable(fn) and hasattr(obj, "run") and hasattr(obj, "__getitem__"):
+            params = inspect.signature(fn).parameters
+            if any(p.endswith("_ptr") for p in params):
+                out[name] = obj
+    return out
+
+
+def _option(kernel, name: str) -> list:
+    value = getattr(kernel, name, None)
+    if value is None:
+        value = getattr(kernel, "kwargs", {}).get(name)
+    return list(value or [])
+
+
+def specialization_key(kernel, bound: inspect.BoundArguments) -> tuple:
+    """Triton's specialization of one launch: (argument, what it was specialized as)."""
+    params = inspect.signature(kernel.fn).parameters
+    names = list(params)
+    dns = {
+        names[i] if isinstance(i, int) else i
+        for i in _option(kernel, "do_not_specialize")
+    }
+    dnsoa = {
+        names[i] if isinstance(i, int) else i
+        for i in _option(kernel, "do_not_specialize_on_alignment")
+    }
+    key = []
+    for name, value in bound.arguments.items():
+        ann = str(params[name].annotation)
+        if "constexpr" in ann:
+            key.append((name, f"constexpr={value!r}"))
+        elif isinstance(value, torch.Tensor):
+            aligned = value.data_ptr() % 16 == 0 and name not in dnsoa
+            key.append((name, "16-byte aligned" if aligned else ""))
+        elif isinstance(value, bool) or isinstance(value, float):
+            key.append((name, ""))
+        elif isinstance(value, int):
+            if name in dns:
+                key.append((name, "runtime"))
+            elif value == 1:
+                key.append((name, "== 1"))
+            elif value % 16 == 0:
+                key.append((name, "divisible by 16"))
+            else:
+                key.append((name, ""))
+    return tuple(key)
+
+
+class _Recorder:
+    """Wraps each kernel's `run` to record the specialization key of every launch."""
+
+    def __init__(self, kernels: dict[str, Any]) -> None:
+        self.kernels = kernels
+        self.seen: dict[tuple[str, tuple], tuple[int, str]] = {}
+        self.launches = 0
+        self.context = (0, "")
+
+    def __enter__(self) -> "_Recorder":
+        for name, kernel in self.kernels.items():
+            original = kernel.run
+
+            def run(*args, _name=name, _kernel=kernel, _original=original, **kwargs):
+                params = inspect.signature(_kernel.fn).parameters
+                call = {k: v for k, v in kwargs.items() if k in params}
+                bound = inspect.signature(_kernel.fn).bind_partial(*args, **call)
+                key = (_name, specialization_key(_kernel, bound))
+                self.seen.setdefault(key, self.context)
+                self.launches += 1
+                return _original(*args, **kwargs)
+
+            kernel.run = run
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for name, kernel in self.kernels.items():
+            del kernel.run  # the instance attribute; the class's run shows again
+
+
+def _compiled(kernels: dict[str, Any]) -> int | None:
+    """How many variants Triton holds in its kernel caches (GPU only)."""
+    total, found = 0, False
+    for kernel in kernels.values():
+        caches = getattr(kernel, "device_caches", None)
+        if caches is None:
+            continue
+        for entry in caches.values():
+            found = True
+            total += len(entry[0])
+    return total if found else None
+
+
+def _launch(case: Case, tokens: int, layout: str, dtype: str, device: str) -> None:
+    sizes = {d["name"]: d["size"] for d in case.manifest["dims"]}
+    sizes.update({d["name"]: tokens for d in case.runtime_dims()})
+    sc = Scenario(dtype, sizes, layout=layout)
+    inputs = make_inputs(case, sc, device, seed=0)
+    run_scaffold(case, inputs, dtype, device)
+
+
+def jitcheck(
+    case: Case,
+    device: str = "cpu",
+    tokens: tuple[int, ...] | None = None,
+    warm_layouts: tuple[str, ...] = ("contiguous",),
+    warm_tokens: tuple[int, ...] = WARMUP_TOKENS,
+    sweep_layouts: tuple[str, ...] = ("contiguous", "offset", "row_sliced"),
+    dtype: str | None = None,
+    progress=lambda message: None,
+) -> JitReport:
+    dtype = dtype or case.dtypes[0]
+    tokens = tokens or (GPU_SWEEP if device == "cuda" else CPU_SWEEP)
+    kernels = _kernels(case.kernel)
+    with _Recorder(kernels) as rec:
+        for layout in warm_layouts:
+            for n in warm_tokens:
+                rec.context = (n, layout)
+                _launch(case, n, layout, dtype, device)
+        warm = set(rec.seen)
+        compiled_warm = _compiled(kernels)
+        for layout in sweep_layouts:
+            progress(f"sweeping {len(tokens)} token counts, {layout} inputs")
+            for n in tokens:
+                rec.context = (n, layout)
+                _launch(case, n, layout, dtype, device)
+        compiled_after = _compiled(kernels)
+    new = [
+        Variant(
+            kernel,
+            key,
+            *rec.seen[(kernel, key)],
+            changes=_changes(key, [w for k, w in warm if k == kernel]),
+        )
+        for kernel, key in rec.seen
+        if (kernel, key) not in warm
+    ]
+    report = JitReport(
+        case=case.name,
+        device=device,
+        warmup_layouts=list(warm_layouts),
+        launches=rec.launches,
+        warm_variants=len(warm),
+        new_variants=new,
+        compiled_after_warmup=(
+            compiled_after - compiled_warm if compiled_after is not None else None
+        ),
+    )
+    report.advice = _advice(report)
+    return report
+
+
+def _advice(report: JitReport) -> list[str]:
+    out = []
+    for v in report.new_variants:
+        if v.layout == "offset":
+            out.append(
+                f"{v.kernel}: a view offset by one element breaks 16-byte pointer alignment "
+                "and compiles a new variant. For pointers used only for scalar access, add "
+                "them to @triton.jit(do_not_specialize_on_alignment=[...]); otherwise warm "
+                "this variant up or keep the views aligned."
+            )
+        elif v.layout == "row_sliced":
+            out.append(
+                f"{v.kernel}: a row-sliced view changes a stride's specialization (divisible "
+                "by 16 or not); warm the engine's real layouts up, or add the stride to "
+                "do_not_specialize if it varies per call."
+            )
+        else:
+            out.append(
+                f"{v.kernel}: token count {v.tokens} compiled a new variant ({v.describe()}); "
+                "add the integer arguments that vary per call to do_not_specialize."
+            )
+    return sorted(set(out))
+
+
+def torch_compile_baseline(
+    case: Case, device: str, tokens, dtype: str
+) -> dict[str, int]:
+    """How many graphs and recompiles torch.compile needs for the same sweep."""
+    from torch._dynamo.utils import counters
+
+    torch._dynamo.reset()
+    counters.clear()
+    fn = case.reference.build()
+    if isinstance(fn, torch.nn.Module):
+        fn = fn.to(device)
+    compiled = torch.compile(fn)
+    sizes = {d["name"]: d["size"] for d in case.manifest["dims"]}
+    for layout in ("contiguous", "offset", "row_sliced"):
+        for n in tokens:
+            sizes.update({d["name"]: n for d in case.runtime_dims()})
+            inputs = make_inputs(
+                case, Scenario(dtype, dict(sizes), layout=layout), device, 0
+            )
+            with torch.no_grad():
+                compiled(*inputs)
+    stats = dict(counters["stats"])
+    torch._dynamo.reset()
+    return {
+        "unique_graphs": int(stats.get("unique_graphs", 0)),
+        "calls_captured": int(stats.get("calls_captured", 0)),
+    }
+
+
+def format_report(report: JitReport) -> str:
+    lines = [
+        f"{report.case} on {report.device}: {report.launches} launches, "
+        f"{report.warm_variants} variant(s) after warming up {', '.join(report.warmup_layouts)} inputs"
+    ]
+    if report.compiled_after_warmup is not None:
+        lines.append(
+            f"Triton compiled {report.compiled_after_warmup} variant(s) after warmup"
+        )
+    for v in report.new_variants:
+        lines.append(
+            f"  new variant of {v.kernel} at num_tokens={v.tokens}, {v.layout} inputs: {v.describe()}"
+        )
+    lines += [f"  fix: {a}" for a in report.advice]
+    if report.torch_compile is not None:
+        tc = report.torch_compile
+        lines.append(
+            f"torch.compile for the same sweep: {tc['unique_graphs']} graph(s) compiled"
+        )
+    lines.append("clean: no variant after warmup" if report.clean else "NOT clean")
+    return "\n".join(lines)

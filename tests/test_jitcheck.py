@@ -1,0 +1,86 @@
+"""porter jitcheck: variants after warmup, by Triton's specialization rules."""
+
+import inspect
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+
+from porter.jitcheck import specialization_key
+
+CAPTURED = Path(__file__).resolve().parents[1] / "captured"
+CASES = sorted(p.parent.name for p in CAPTURED.glob("*/kernel.py"))
+TOKENS = (1, 2, 7, 16, 17, 32)
+VIEWS = ("contiguous", "offset", "row_sliced")
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_scaffolds_compile_once_per_layout(case, porter_jitcheck):
+    """Warmed on the layouts it will see, no token count compiles a new variant."""
+    report = porter_jitcheck(CAPTURED / case, tokens=TOKENS, warm_layouts=VIEWS)
+    assert report.clean, [v.describe() for v in report.new_variants]
+    assert report.launches >= len(TOKENS) * len(VIEWS)
+
+
+def test_offset_view_after_aligned_warmup_is_found(porter_jitcheck):
+    report = porter_jitcheck(
+        CAPTURED / "rmsnorm", tokens=TOKENS, sweep_layouts=("contiguous", "offset")
+    )
+    (variant,) = report.new_variants
+    assert variant.layout == "offset"
+    assert "x_ptr: 16-byte aligned -> not specialized" in variant.changes
+    assert any("do_not_specialize_on_alignment" in a for a in report.advice)
+
+
+def test_missing_do_not_specialize_is_found(tmp_path, porter_jitcheck):
+    """An engine warmed at a prefill size meets decode: without do_not_specialize,
+    num_tokens == 1 and odd token counts compile new variants."""
+    options = dict(tokens=TOKENS, warm_tokens=(64,), sweep_layouts=("contiguous",))
+    assert porter_jitcheck(CAPTURED / "rmsnorm", **options).clean
+    folder = tmp_path / "no_dns_rmsnorm"
+    shutil.copytree(
+        CAPTURED / "rmsnorm", folder, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    kernel = folder / "kernel.py"
+    source = kernel.read_text()
+    assert '@triton.jit(do_not_specialize=["num_tokens"])' in source
+    kernel.write_text(
+        source.replace('@triton.jit(do_not_specialize=["num_tokens"])', "@triton.jit")
+    )
+    report = porter_jitcheck(folder, **options)
+    changes = {v.tokens: v.changes for v in report.new_variants}
+    assert changes == {
+        1: ["num_tokens: divisible by 16 -> == 1"],
+        2: ["num_tokens: divisible by 16 -> not specialized"],
+    }
+    assert any("do_not_specialize" in a for a in report.advice)
+
+
+def test_specialization_key_follows_triton_rules():
+    import triton
+    import triton.language as tl
+
+    def body(x_ptr, n, stride, flag, BLOCK: tl.constexpr):
+        pass
+
+    kernel = triton.jit(
+        do_not_specialize=["n"], do_not_specialize_on_alignment=["flag"]
+    )(body)
+    x = torch.zeros(32)
+
+    def key(**kw):
+        bound = inspect.signature(body).bind(**kw)
+        return dict(specialization_key(kernel, bound))
+
+    k = key(x_ptr=x, n=1, stride=32, flag=x, BLOCK=8)
+    assert k == {
+        "x_ptr": "16-byte aligned",
+        "n": "runtime",
+        "stride": "divisible by 16",
+        "flag": "",
+        "BLOCK": "constexpr=8",
+    }
+    assert key(x_ptr=x[1:], n=5, stride=1, flag=x, BLOCK=8)["x_ptr"] == ""
+    assert key(x_ptr=x, n=5, stride=1, flag=x, BLOCK=8)["stride"] == "== 1"
+    assert key(x_ptr=x, n=5, stride=7, flag=x, BLOCK=8)["stride"] == ""
