@@ -116,6 +116,47 @@ def _jitcheck(args: argparse.Namespace) -> int:
     return 0 if report.clean else 1
 
 
+def _bench(args: argparse.Namespace) -> int:
+    import torch
+
+    from porter import bench
+    from porter.testing.parity import load_case
+
+    if not torch.cuda.is_available():
+        raise PorterError(
+            "porter bench times kernels on a CUDA GPU; torch sees none here"
+        )
+    case = load_case(args.case)
+    tokens = tuple(args.tokens) if args.tokens else bench.DEFAULT_TOKENS
+    dtypes = tuple(args.dtype) if args.dtype else None
+
+    def point_bytes(sizes, dtype):
+        inputs = case.reference.make_inputs(sizes, dtype, "meta")
+        return 4 * bench.tensor_bytes(inputs)  # inputs, outputs, parity copies
+
+    limit = torch.cuda.get_device_properties(0).total_memory // 2
+    points = bench.sweep(case.manifest, tokens, dtypes, point_bytes, limit)
+    rows, facts = bench.run(
+        case, points, progress=lambda m: print(f"porter: {m}", file=sys.stderr)
+    )
+    for path in bench.write_case(rows, facts, Path(args.out), case.name):
+        print(f"porter: wrote {path}")
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from porter import bench
+
+    folder = Path(args.dir)
+    if not any(folder.glob("*.json")):
+        raise PorterError(
+            f"{folder}: no benchmark results (*.json); run porter bench on a GPU first"
+        )
+    (folder / "README.md").write_text(bench.aggregate(folder))
+    print(f"porter: wrote {folder / 'README.md'}")
+    return 0
+
+
 def _interpreter_for_cpu() -> None:
     """Kernels must be decorated under the interpreter: set it before loading them."""
     import os
@@ -237,6 +278,31 @@ def build_parser() -> argparse.ArgumentParser:
         help="on a GPU, also count the graphs torch.compile needs for the same sweep",
     )
     p.set_defaults(func=_jitcheck)
+
+    p = sub.add_parser(
+        "bench",
+        help="time the ported kernel against torch.compile and eager on a GPU",
+        description=(
+            "Sweep num_tokens (decode to prefill) and dtypes; check parity, then time the "
+            "ported kernel, torch.compile (dynamic, and static per shape) and eager, as "
+            "medians and as CUDA-graph replays. Writes JSON, a table and a plot per case."
+        ),
+    )
+    p.add_argument("case", metavar="CASE")
+    p.add_argument("--dtype", nargs="+", choices=["bfloat16", "float16", "float32"])
+    p.add_argument(
+        "--tokens", type=int, nargs="+", help="token counts (default 1 ... 65536)"
+    )
+    p.add_argument("--out", default="docs/benchmarks", help="where results go")
+    p.set_defaults(func=_bench)
+
+    p = sub.add_parser(
+        "report",
+        help="aggregate benchmark results into docs/benchmarks/README.md",
+        description="Summarize every <case>.json under DIR into DIR/README.md.",
+    )
+    p.add_argument("--dir", default="docs/benchmarks")
+    p.set_defaults(func=_report)
 
     from porter.lint import command as lint_command
 

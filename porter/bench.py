@@ -1,0 +1,337 @@
+"""Stage: benchmark a ported kernel against Inductor and eager, decode to prefill.
+
+For each point of the sweep (num_tokens x dtype at the case's model sizes):
+check the scaffold's parity first, then time four things with
+`triton.testing.do_bench` medians (it flushes L2 between runs) and again as
+CUDA-graph replays (kernel-only time; host overhead dominates decode sizes):
+the ported launcher, torch.compile with the capture's dynamic dims compiled
+once, torch.compile with static shapes (one specialization per point), and
+eager. Bandwidth is counted as each input read once plus each output written
+once, against a device-to-device copy measured in the same run.
+
+The GPU parts need CUDA; sweep generation, byte counting and the report,
+table and plot rendering are plain Python (unit-tested on the CPU).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+
+DEFAULT_TOKENS = (1, 2, 4, 16, 64, 256, 1024, 4096, 16384, 32768, 65536)
+DTYPE_ORDER = ("bfloat16", "float16", "float32")
+ROW_KEYS = (
+    "case",
+    "dtype",
+    "num_tokens",
+    "shape",
+    "ported_us",
+    "inductor_us",
+    "inductor_static_us",
+    "eager_us",
+    "ported_graph_us",
+    "inductor_graph_us",
+    "inductor_static_graph_us",
+    "eager_graph_us",
+    "ported_gbps",
+    "pct_copy_bw",
+    "gpu",
+    "torch",
+    "triton",
+    "date",
+)
+
+
+@dataclass
+class Point:
+    dtype: str
+    sizes: dict[str, int]
+
+    @property
+    def num_tokens(self) -> int:
+        return next(iter(self.sizes.values()))
+
+
+def tensor_bytes(values: Any) -> int:
+    """Bytes of every tensor in a (nested) tuple/list, each counted once."""
+    if isinstance(values, torch.Tensor):
+        return values.numel() * values.element_size()
+    if isinstance(values, (tuple, list)):
+        return sum(tensor_bytes(v) for v in values)
+    return 0
+
+
+def sweep(
+    manifest: dict[str, Any],
+    tokens: tuple[int, ...] = DEFAULT_TOKENS,
+    dtypes: tuple[str, ...] | None = None,
+    bytes_per_point: Callable[[dict[str, int], str], int] | None = None,
+    memory_limit: int | None = None,
+) -> list[Point]:
+    """Points in dtype order (bf16 first), token counts ascending; a point whose
+    inputs and outputs would not fit in `memory_limit` bytes is left out."""
+    runtime = [d["name"] for d in manifest["dims"] if d["role"] == "runtime"]
+    base = {d["name"]: d["size"] for d in manifest["dims"]}
+    supported = manifest["dtypes"]
+    dtypes = dtypes or tuple(d for d in DTYPE_ORDER if d in supported)
+    points = []
+    for dtype in dtypes:
+        for n in sorted(tokens):
+            sizes = {
+                **{r: n for r in runtime},
+                **{k: v for k, v in base.items() if k not in runtime},
+            }
+            if (
+                memory_limit
+                and bytes_per_point
+                and bytes_per_point(sizes, dtype) > memory_limit
+            ):
+                continue
+            points.append(Point(dtype, sizes))
+    return points
+
+
+def shape_label(sizes: dict[str, int]) -> str:
+    return "x".join(f"{k}={v}" for k, v in sizes.items())
+
+
+def gbps(nbytes: int, us: float) -> float:
+    return nbytes / (us * 1e-6) / 1e9
+
+
+# ---------------------------------------------------------------- GPU timing
+
+
+def _median_us(fn: Callable[[], Any]) -> float:
+    from triton.testing import do_bench
+
+    return float(do_bench(fn, warmup=25, rep=100, return_mode="median")) * 1e3
+
+
+def _graph_us(fn: Callable[[], Any]) -> float:
+    """Kernel-only time: capture one call in a CUDA graph, time its replays."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    return _median_us(graph.replay)
+
+
+def copy_bandwidth_gbps(nbytes: int = 1 << 30) -> float:
+    """Device-to-device copy, bytes read plus bytes written, in GB/s."""
+    src = torch.empty(nbytes // 2, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    us = _median_us(lambda: dst.copy_(src))
+    return gbps(nbytes, us)
+
+
+def _timed_first_call(fn: Callable[[], Any]) -> float:
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    fn()
+    torch.cuda.synchronize()
+    return time.perf_counter() - start
+
+
+def run(case, points: list[Point], progress=print) -> tuple[list[dict], dict]:
+    """Time every point on the current CUDA device; returns rows and run facts."""
+    import triton
+
+    from porter.testing.parity import Scenario, check_parity, make_inputs
+
+    if hasattr(torch._dynamo.config, "recompile_limit"):
+        torch._dynamo.config.recompile_limit = 1024
+    torch._dynamo.config.cache_size_limit = 1024
+    reference = case.reference.build()
+    if isinstance(reference, torch.nn.Module):
+        reference = reference.to("cuda")
+    scaffold = _scaffold_callable(case)
+
+    def dynamic_ref(*args):
+        return reference(*args)
+
+    def static_ref(*args):
+        return reference(*args)
+
+    dynamic = torch.compile(dynamic_ref, dynamic=True)
+    static = torch.compile(static_ref, dynamic=False)
+    copy_bw = copy_bandwidth_gbps()
+    facts = {
+        "gpu": torch.cuda.get_device_name(),
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "date": datetime.date.today().isoformat(),
+        "copy_gbps": round(copy_bw, 1),
+    }
+    rows = []
+    for i, point in enumerate(points):
+        progress(
+            f"[{i + 1}/{len(points)}] {case.name} {point.dtype} {shape_label(point.sizes)}"
+        )
+        sc = Scenario(point.dtype, dict(point.sizes))
+        check_parity(case, sc, device="cuda", seed=i)  # correct before timed
+        inputs = make_inputs(case, sc, "cuda", seed=i)
+        model = _cast_module(reference, point.dtype)
+        with torch.no_grad():
+            if i == 0:
+                facts["ported_first_call_s"] = round(
+                    _timed_first_call(lambda: scaffold(point.dtype)(*inputs)), 3
+                )
+                facts["inductor_first_call_s"] = round(
+                    _timed_first_call(lambda: dynamic(*inputs)), 3
+                )
+            calls = {
+                "ported": lambda: scaffold(point.dtype)(*inputs),
+                "inductor": lambda: dynamic(*inputs),
+                "inductor_static": lambda: static(*inputs),
+                "eager": lambda: model(*inputs),
+            }
+            row = {
+                "case": case.name,
+                "dtype": point.dtype,
+                "num_tokens": point.num_tokens,
+                "shape": shape_label(point.sizes),
+            }
+            for name, fn in calls.items():
+                fn()  # warm up (compiles static for this shape)
+                row[f"{name}_us"] = round(_median_us(fn), 2)
+                row[f"{name}_graph_us"] = round(_graph_us(fn), 2)
+            nbytes = tensor_bytes(inputs) + tensor_bytes(calls["ported"]())
+        row["bytes"] = nbytes
+        row["ported_gbps"] = round(gbps(nbytes, row["ported_graph_us"]), 1)
+        row["pct_copy_bw"] = round(100 * row["ported_gbps"] / copy_bw, 1)
+        row.update({k: facts[k] for k in ("gpu", "torch", "triton", "date")})
+        rows.append(row)
+    return rows, facts
+
+
+def _cast_module(reference, dtype: str):
+    if isinstance(reference, torch.nn.Module):
+        return reference.to(getattr(torch, dtype))
+    return reference
+
+
+def _scaffold_callable(case):
+    if case.manifest["reference_kind"] != "kernelbench":
+        fn = getattr(case.kernel, case.manifest["reference_name"])
+        return lambda dtype: fn
+    ref = case.reference.build()
+    models = {}
+
+    def get(dtype):
+        if dtype not in models:
+            model = case.kernel.ModelNew(*case.reference.init_inputs)
+            model.load_state_dict(ref.state_dict())
+            models[dtype] = model.to(device="cuda", dtype=getattr(torch, dtype))
+        return models[dtype]
+
+    return get
+
+
+# ---------------------------------------------------------------- reports
+
+
+def write_case(rows: list[dict], facts: dict, out: Path, case: str) -> list[Path]:
+    """docs/benchmarks/<case>.json, .md and .png from measured rows."""
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / f"{case}.json", out / f"{case}.md", out / f"{case}.png"]
+    paths[0].write_text(json.dumps(rows, indent=1) + "\n")
+    paths[1].write_text(markdown_table(rows, facts))
+    plot(rows, paths[2], title=f"{case} on {facts.get('gpu', '?')}")
+    return paths
+
+
+def markdown_table(rows: list[dict], facts: dict) -> str:
+    head = (
+        f"Measured on {facts.get('gpu')} with torch {facts.get('torch')}, "
+        f"triton {facts.get('triton')}, {facts.get('date')}; copy bandwidth "
+        f"{facts.get('copy_gbps')} GB/s in the same run. Kernel-only times are "
+        "CUDA-graph replays; ratios are ported / other (below 1: ported is faster).\n\n"
+    )
+    lines = [
+        "| dtype | shape | ported µs | Inductor dynamic µs | Inductor static µs | eager µs | ported / dynamic | ported / static | ported GB/s | % copy BW | host µs (ported, dynamic) |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['dtype']} | {r['shape']} | {r['ported_graph_us']} | {r['inductor_graph_us']} | "
+            f"{r['inductor_static_graph_us']} | {r['eager_graph_us']} | "
+            f"{r['ported_graph_us'] / r['inductor_graph_us']:.2f} | "
+            f"{r['ported_graph_us'] / r['inductor_static_graph_us']:.2f} | {r['ported_gbps']} | "
+            f"{r['pct_copy_bw']} | {r['ported_us']}, {r['inductor_us']} |"
+        )
+    first = ""
+    if "ported_first_call_s" in facts:
+        first = (
+            f"\n\nFirst call (compile + launch): ported {facts['ported_first_call_s']} s, "
+            f"torch.compile (dynamic) {facts['inductor_first_call_s']} s.\n"
+        )
+    return head + "\n".join(lines) + "\n" + first
+
+
+def plot(rows: list[dict], path: Path, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    dtypes = sorted({r["dtype"] for r in rows}, key=DTYPE_ORDER.index)
+    fig, axes = plt.subplots(
+        1, len(dtypes), figsize=(6 * len(dtypes), 4.5), squeeze=False
+    )
+    for ax, dtype in zip(axes[0], dtypes):
+        sub = sorted(
+            (r for r in rows if r["dtype"] == dtype), key=lambda r: r["num_tokens"]
+        )
+        x = [r["num_tokens"] for r in sub]
+        for key, label in (
+            ("ported_graph_us", "ported"),
+            ("inductor_graph_us", "torch.compile dynamic"),
+            ("inductor_static_graph_us", "torch.compile static"),
+            ("eager_graph_us", "eager"),
+        ):
+            ax.plot(x, [r[key] for r in sub], marker="o", label=label)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("num_tokens")
+        ax.set_ylabel("µs (CUDA-graph replay)")
+        ax.set_title(f"{title}, {dtype}")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def aggregate(folder: Path) -> str:
+    """docs/benchmarks/README.md: every case's rows summarized."""
+    lines = ["# Benchmarks", ""]
+    for path in sorted(folder.glob("*.json")):
+        rows = json.loads(path.read_text())
+        if not rows:
+            continue
+        r0 = rows[0]
+        worst_dyn = max(r["ported_graph_us"] / r["inductor_graph_us"] for r in rows)
+        worst_static = max(
+            r["ported_graph_us"] / r["inductor_static_graph_us"] for r in rows
+        )
+        big = [r for r in rows if r["num_tokens"] >= 4096]
+        bw = f"{min(r['pct_copy_bw'] for r in big)}%" if big else "n/a"
+        lines.append(
+            f"- **{r0['case']}** ({r0['gpu']}, torch {r0['torch']}, triton {r0['triton']}, {r0['date']}): "
+            f"{len(rows)} points; worst ported/dynamic {worst_dyn:.2f}, worst ported/static "
+            f"{worst_static:.2f}; lowest % of copy bandwidth at num_tokens >= 4096: {bw}. "
+            f"[table]({path.stem}.md), ![plot]({path.stem}.png)"
+        )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,108 @@
+"""porter bench's CPU-side logic: the sweep, byte counting and the reports.
+
+The rows below are made-up inputs for the renderers, not measurements; the
+timing itself needs a GPU and is exercised there (tools/h200_bench.sh)."""
+
+import json
+
+import pytest
+import torch
+
+from porter import bench
+from porter.cli import main
+
+MANIFEST = {
+    "dims": [
+        {"name": "num_tokens", "size": 64, "role": "runtime"},
+        {"name": "hidden", "size": 4096, "role": "model"},
+    ],
+    "dtypes": ["float32", "float16", "bfloat16"],
+}
+
+
+def test_sweep_is_bf16_first_and_ascending():
+    points = bench.sweep(MANIFEST, tokens=(64, 1, 4096))
+    assert [p.dtype for p in points] == ["bfloat16"] * 3 + ["float16"] * 3 + [
+        "float32"
+    ] * 3
+    assert [p.num_tokens for p in points[:3]] == [1, 64, 4096]
+    assert points[0].sizes == {"num_tokens": 1, "hidden": 4096}
+
+
+def test_sweep_leaves_out_points_that_do_not_fit():
+    def nbytes(sizes, dtype):
+        return sizes["num_tokens"] * sizes["hidden"] * 2
+
+    points = bench.sweep(
+        MANIFEST, (1, 65536), ("bfloat16",), nbytes, memory_limit=1 << 20
+    )
+    assert [p.num_tokens for p in points] == [1]
+
+
+def test_bytes_count_each_tensor_once():
+    x = torch.empty(8, 16, dtype=torch.bfloat16)
+    w = torch.empty(16)
+    assert bench.tensor_bytes((x, [w, 3.0])) == 8 * 16 * 2 + 16 * 4
+    assert bench.gbps(2_000_000, 1.0) == pytest.approx(2000.0)
+
+
+def _rows():
+    rows = []
+    for n, (p, d, s) in zip((1, 4096), ((5.0, 20.0, 6.0), (100.0, 200.0, 110.0))):
+        rows.append(
+            {
+                "case": "demo",
+                "dtype": "bfloat16",
+                "num_tokens": n,
+                "shape": f"num_tokens={n}xhidden=4096",
+                "ported_us": p * 2,
+                "inductor_us": d * 2,
+                "inductor_static_us": s * 2,
+                "eager_us": 50.0,
+                "ported_graph_us": p,
+                "inductor_graph_us": d,
+                "inductor_static_graph_us": s,
+                "eager_graph_us": 40.0,
+                "ported_gbps": 100.0,
+                "pct_copy_bw": 2.5 if n == 1 else 91.0,
+                "gpu": "TEST GPU",
+                "torch": "t",
+                "triton": "tr",
+                "date": "2026-01-01",
+            }
+        )
+    return rows
+
+
+def test_reports_render_from_stored_rows(tmp_path):
+    facts = {
+        "gpu": "TEST GPU",
+        "torch": "t",
+        "triton": "tr",
+        "date": "2026-01-01",
+        "copy_gbps": 4000.0,
+    }
+    paths = bench.write_case(_rows(), facts, tmp_path, "demo")
+    assert json.loads(paths[0].read_text())[1]["num_tokens"] == 4096
+    table = paths[1].read_text()
+    assert "TEST GPU" in table and "| 0.25 |" in table and "| 0.91 |" in table
+    assert paths[2].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    summary = bench.aggregate(tmp_path)
+    assert (
+        "worst ported/dynamic 0.50" in summary and "worst ported/static 0.91" in summary
+    )
+    assert "at num_tokens >= 4096: 91.0%" in summary
+    for key in bench.ROW_KEYS:
+        assert key in _rows()[0]
+
+
+def test_report_command_needs_results(tmp_path, capsys):
+    assert main(["report", "--dir", str(tmp_path)]) == 1
+    assert "no benchmark results" in capsys.readouterr().err
+
+
+def test_bench_command_refuses_without_a_gpu(capsys):
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    assert main(["bench", "captured/rmsnorm"]) == 1
+    assert "CUDA GPU" in capsys.readouterr().err
