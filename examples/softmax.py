@@ -1,8 +1,8 @@
-"""Row softmax with a temperature, computed in fp32 as samplers do."""
+"""Row softmax with a temperature over vocabulary-wide rows, in fp32 as samplers do."""
 
 import torch
 
-DIMS = {"num_tokens": 16, "vocab": 4096}
+DIMS = {"num_tokens": 4, "vocab": 32768}
 DYNAMIC = ["num_tokens"]
 DTYPES = ["float32", "float16", "bfloat16"]
 

@@ -266,12 +266,13 @@ def run_capture(
     inputs = ref.make_inputs(dtype=dtype, device=device)
     with torch.no_grad():
         try:
-            fn(*inputs)
+            eager_out = fn(*inputs)
         except Exception as err:
             raise PorterError(
                 f"{ref.path}: the reference raised in eager mode "
                 f"({type(err).__name__}: {_first_line(err)}); fix it before capturing"
             ) from err
+    output_dtypes = _output_dtypes(ref, eager_out, dtype, device)
     _mark_dims(ref, inputs, set(static))
 
     codegen_only = device == "cpu"
@@ -344,6 +345,7 @@ def run_capture(
         input_names=ref.input_names,
         dtypes=ref.dtypes,
         capture_dtype=dtype,
+        output_dtypes=output_dtypes,
         dims=ref.dims,
         modules=modules,
         kernels=kernels,
@@ -351,6 +353,34 @@ def run_capture(
         warnings=config_warnings,
     )
     return capture, sources
+
+
+def _flat_dtypes(out: Any) -> list[str]:
+    if isinstance(out, torch.Tensor):
+        return [str(out.dtype)]
+    if isinstance(out, (tuple, list)):
+        return [d for o in out for d in _flat_dtypes(o)]
+    return []
+
+
+def _output_dtypes(ref: Reference, out: Any, dtype: str, device: str) -> list[str]:
+    """Per output: "input" if its dtype follows the inputs' (rerun the reference in
+    another float dtype to tell), else the fixed dtype it always has (a float32
+    scale, an int8 tensor). One capture dtype alone cannot tell them apart."""
+    captured = _flat_dtypes(out)
+    alt = next((d for d in (*ref.dtypes, "float16", "bfloat16") if d != dtype), None)
+    try:
+        fn = ref.build()
+        if isinstance(fn, torch.nn.Module):
+            fn = fn.to(device=device, dtype=getattr(torch, alt))
+        with torch.no_grad():
+            other = _flat_dtypes(fn(*ref.make_inputs(dtype=alt, device=device)))
+    except Exception:  # noqa: BLE001 - a reference for one dtype only: all fixed
+        other = captured
+    return [
+        "input" if a == f"torch.{dtype}" and b == f"torch.{alt}" else a
+        for a, b in zip(captured, other)
+    ]
 
 
 def _graph_inputs(graph: _Graph) -> list[GraphInput]:

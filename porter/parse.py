@@ -160,6 +160,7 @@ class _Wrapper:
         self.locals: dict[str, str] = {}  # psN / *_xnumel -> expression
         self.size_vars: dict[str, tuple[str, str]] = {}  # arg2_1_size -> (arg2_1, size)
         self.alias: dict[str, str] = {}  # reused buffer name -> its allocation
+        self.views: dict[str, dict] = {}  # reinterpret_tensor views by name
         self.buffers: dict[str, Buffer] = {}
         self.steps: list[Step] = []
         self.outputs: list[str] = []
@@ -233,6 +234,7 @@ class _Wrapper:
             and ast.unparse(value.func) == "reinterpret_tensor"
         ):
             self.alias[name] = self.canon(ast.unparse(value.args[0]))
+            self.views[name] = self.view_of(value)
         elif not isinstance(value, ast.Call):
             self.locals[name] = self.expr(value)  # ps0 = s27 // 2; k_xnumel = ...
         else:
@@ -274,18 +276,32 @@ class _Wrapper:
             name = self.alias[name]
         return name
 
+    def view_of(self, call: ast.Call) -> dict:
+        sizes, strides = call.args[1], call.args[2]
+        return {
+            "sizes": [self.expr(e) for e in _elts(sizes)],
+            "strides": [self.expr(e) for e in _elts(strides)],
+            "offset": self.expr(call.args[3]) if len(call.args) > 3 else "0",
+        }
+
     def bind(self, param: str, node: ast.AST) -> Binding:
         text = ast.unparse(node)
+        view = None
         if (
             isinstance(node, ast.Call)
             and ast.unparse(node.func) == "reinterpret_tensor"
         ):
+            view = self.view_of(node)
             node = node.args[0]
-        name = self.canon(ast.unparse(node))
+        raw = ast.unparse(node)
+        view = view or self.views.get(raw)
+        name = self.canon(raw)
         if name in self.by_wrapper and self.by_wrapper[name].kind == "tensor":
-            return Binding(param, text, "input", self.by_wrapper[name].target)
+            return Binding(
+                param, text, "input", self.by_wrapper[name].target, view=view
+            )
         if name in self.buffers:
-            return Binding(param, text, "buffer", name)
+            return Binding(param, text, "buffer", name, view=view)
         if isinstance(node, ast.Constant):
             return Binding(param, text, "literal", expr=repr(node.value))
         return Binding(param, text, "size", expr=self.expr(node))

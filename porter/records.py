@@ -73,6 +73,9 @@ class Binding:
     kind: str
     target: str | None = None
     expr: str | None = None
+    # A reinterpret_tensor view of the bound tensor (sizes, strides, offset as
+    # expressions in dims), when the pointer is not the tensor's own start.
+    view: dict[str, Any] | None = None
 
 
 @dataclass
@@ -139,6 +142,8 @@ class Capture:
     kernels: list[KernelRecord]
     date: str
     warnings: list[str] = field(default_factory=list)
+    # per output: "input" (follows the inputs' dtype) or a fixed torch dtype
+    output_dtypes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

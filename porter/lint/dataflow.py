@@ -19,6 +19,15 @@ from dataclasses import dataclass, field, replace
 from porter.lint import names
 from porter.lint.source import CONSTEXPR, FLOAT, POINTER, Aliases, Kernel
 
+# NaN-propagating min/max helpers bound a range exactly like tl.maximum/minimum:
+# Inductor's triton_helpers and the ones porter's scaffolds define.
+_MIN_MAX_HELPERS = {
+    "triton_helpers.maximum": "maximum",
+    "triton_helpers.minimum": "minimum",
+    "maximum_nan": "maximum",
+    "minimum_nan": "minimum",
+}
+
 _EMPTY: frozenset = frozenset()
 
 _INT_DTYPES = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}
@@ -442,6 +451,9 @@ class _Interpreter:
         name = self.aliases.tl_name(call.func)
         if name:
             return name
+        helper = _MIN_MAX_HELPERS.get(ast.unparse(call.func))
+        if helper:
+            return helper
         if isinstance(call.func, ast.Name) and call.func.id in ("range", "abs"):
             return call.func.id
         return None
@@ -555,9 +567,15 @@ class _Interpreter:
         return Val()
 
     def _call_full(self, node: ast.Call) -> Val:
-        self._eval_args(node)
+        vals = self._eval_args(node)
         dtype = self.aliases.dtype(self._arg(node, 2, "dtype"))
-        return Val(wide=dtype in ("int64", "uint64"), floaty=dtype in _FLOAT_DTYPES)
+        # tl.full(shape, literal, dtype) is Inductor's way to write a constant.
+        const = len(vals) > 1 and vals[1].const
+        return Val(
+            wide=dtype in ("int64", "uint64"),
+            floaty=dtype in _FLOAT_DTYPES,
+            const=const,
+        )
 
     def _call_zeros(self, node: ast.Call) -> Val:
         self._eval_args(node)

@@ -75,9 +75,14 @@ def bind_parameters(kp: KernelPort, cap: Capture, module: CompiledModule) -> Non
             else:
                 var = f"scratch_{b.target}"
                 new = f"{var}_ptr"
+            view = _view_expr(b, var, tensors.get(_tensor_of(b, module)))
+            if view:
+                # The wrapper handed Inductor a view (e.g. the second half of a
+                # concatenated output): the launcher makes the same view.
+                var = f"{var}_view{sum(1 for p in kp.params if p.view)}"
             renames[arg.name] = new
             kp.pointer_dtype[new] = arg.type
-            kp.params.append(Param(new, "pointer", var, original=arg.name))
+            kp.params.append(Param(new, "pointer", var, original=arg.name, view=view))
         elif arg.type == "constexpr":
             block = _block_name(arg.name, kp.record.kind)
             renames[arg.name] = block
@@ -118,6 +123,18 @@ def bind_parameters(kp: KernelPort, cap: Capture, module: CompiledModule) -> Non
     kp.notes.append(
         "named arguments after what they are bound to; per-call sizes are runtime "
         "ints in do_not_specialize, per-model sizes constexpr, row strides int64 arguments"
+    )
+
+
+def _view_expr(binding, var: str, base_strides: list[str] | None) -> str:
+    view = binding.view
+    if not view or (view["offset"] == "0" and view["strides"] == base_strides):
+        return ""
+    sizes = ", ".join(_launcher_expr(s) for s in view["sizes"])
+    strides = ", ".join(_launcher_expr(s) for s in view["strides"])
+    offset = _launcher_expr(view["offset"])
+    return (
+        f"{var}.as_strided(({sizes},), ({strides},), {var}.storage_offset() + {offset})"
     )
 
 
@@ -214,7 +231,10 @@ def _rewrite_strides(
             binding = kp.bindings.get(old_ptr)
             if binding is None:
                 return node
-            strides = tensors.get(_tensor_of(binding, module), [])
+            if binding.view:
+                strides = binding.view["strides"]
+            else:
+                strides = tensors.get(_tensor_of(binding, module), [])
             ptr_expr.right = _fix_terms(
                 ptr_expr.right, old_ptr, renames[old_ptr], strides
             )
@@ -244,7 +264,8 @@ def _rewrite_strides(
                 continue
             var_name = new_ptr[: -len("_ptr")]
             pname = f"{var_name}_stride{axis}"
-            stride_params[pname] = f"{var_name}.stride({axis})"
+            tensor = next(p.value for p in kp.params if p.name == new_ptr)
+            stride_params[pname] = f"{tensor}.stride({axis})"
             out.append(
                 ast.BinOp(
                     ast.Name(var, ast.Load()), ast.Mult(), ast.Name(pname, ast.Load())

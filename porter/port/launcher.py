@@ -118,7 +118,13 @@ def plan_launcher(
             var = f"scratch_{b.name}"
         var_of[b.name] = var
         dtype = b.dtype
-        if dtype == f"torch.{cap.capture_dtype}" and first_float:
+        if b.name in module.outputs and cap.output_dtypes:
+            fixed = cap.output_dtypes[module.outputs.index(b.name)]
+            if fixed != "input":
+                dtype = fixed
+            elif first_float:
+                dtype = f"{first_float}.dtype"
+        elif dtype == f"torch.{cap.capture_dtype}" and first_float:
             dtype = f"{first_float}.dtype"
         allocs.append(
             Alloc(
@@ -188,7 +194,7 @@ def _launch(kp: KernelPort) -> LaunchStep:
     for p in kp.params:
         args.append((p.name, p.value))
     numel = _param_for(kp, "xnumel")
-    setup = []
+    setup = [f"{p.value} = {p.view}" for p in kp.params if p.view]
     if kp.record.kind == "pointwise":
         block = (
             cfg.kwargs.get("XBLOCK", DEFAULT_POINTWISE_BLOCK)

@@ -23,6 +23,7 @@ class Param:
     value: str
     annotation: str = ""
     original: str = ""
+    view: str = ""  # launcher expression creating the view this pointer needs
 
 
 @dataclass

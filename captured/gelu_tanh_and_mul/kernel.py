@@ -1,0 +1,104 @@
+"""gelu_tanh_and_mul, ported from Inductor
+
+Ported by porter 0.1.0 from gelu_tanh_and_mul.py::gelu_tanh_and_mul.
+Inductor kernel(s): triton_poi_fused_gelu_mul_slice_0.
+Captured with torch 2.13.0+cpu, triton 3.9.0 on codegen-only Triton target cuda:90 (no GPU; nothing executed by Inductor), 2026-11-30.
+
+What porter changed:
+- dropped Inductor's @triton_heuristics decorator and its meta
+- turned 4 tl.full constant(s) into typed literals
+- widened the program id to int64 before any offset arithmetic
+- named arguments after what they are bound to; per-call sizes are runtime ints in do_not_specialize, per-model sizes constexpr, row strides int64 arguments
+- loads upcast to fp32, stores cast to the output's element type (fp32/fp16/bf16 alike)
+- renamed index variables and temporaries after what they hold
+"""
+
+import torch
+import triton
+import triton.language as tl
+from triton.language.extra import libdevice
+
+
+@triton.jit(do_not_specialize=["numel"])
+def gelu_tanh_and_mul_kernel(
+    x_ptr,
+    out_ptr,
+    numel,
+    x_stride0: tl.int64,
+    x_size1_div_2: tl.constexpr,
+    x_size1: tl.constexpr,
+    BLOCK_SIZE: tl.constexpr,
+):
+    block_start = tl.program_id(0).to(tl.int64) * BLOCK_SIZE
+    offsets = block_start + tl.arange(0, BLOCK_SIZE)[:]
+    mask = offsets < numel
+    x0 = offsets % x_size1_div_2
+    x1 = offsets // x_size1_div_2
+    x = tl.load(x_ptr + (x0 + x1 * x_stride0), mask, eviction_policy="evict_last").to(
+        tl.float32
+    )
+    x_2 = tl.load(
+        x_ptr + (x_size1_div_2 + x0 + x1 * x_stride0),
+        mask,
+        eviction_policy="evict_last",
+    ).to(tl.float32)
+    tmp1 = 0.5
+    tmp2 = x * tmp1
+    tmp3 = x * x
+    tmp4 = tmp3 * x
+    tmp5 = 0.044715
+    tmp6 = tmp4 * tmp5
+    tmp7 = x + tmp6
+    tmp8 = 0.7978845608028654
+    tmp9 = tmp7 * tmp8
+    tmp10 = libdevice.tanh(tmp9)
+    tmp11 = 1.0
+    tmp12 = tmp10 + tmp11
+    tmp13 = tmp2 * tmp12
+    tmp15 = tmp13 * x_2
+    tl.store(
+        out_ptr
+        + (x0 + x1 * (1 * (1 >= x_size1_div_2) + x_size1_div_2 * (x_size1_div_2 > 1))),
+        tmp15.to(out_ptr.dtype.element_ty),
+        mask,
+    )
+
+
+def launch_settings(row_size):
+    """Block size and warps for one row per program (Liger's calculate_settings):
+    the next power of two of the row, warps growing with it."""
+    block = triton.next_power_of_2(row_size)
+    num_warps = 4
+    if block >= 32768:
+        num_warps = 32
+    elif block >= 8192:
+        num_warps = 16
+    elif block >= 2048:
+        num_warps = 8
+    return block, num_warps
+
+
+def gelu_tanh_and_mul(x: torch.Tensor):
+    """Same arguments and outputs as the reference gelu_tanh_and_mul."""
+    x = x if x.stride(-1) == 1 else x.contiguous()
+    num_tokens = x.shape[0]
+    out = torch.empty_strided(
+        (num_tokens, x.shape[1] // 2),
+        (max(1, x.shape[1] // 2), 1),
+        dtype=x.dtype,
+        device=x.device,
+    )
+    BLOCK_SIZE = 1024
+    gelu_tanh_and_mul_kernel[
+        (triton.cdiv((num_tokens * (x.shape[1] // 2)), BLOCK_SIZE),)
+    ](
+        x_ptr=x,
+        out_ptr=out,
+        numel=(num_tokens * (x.shape[1] // 2)),
+        x_stride0=x.stride(0),
+        x_size1_div_2=(x.shape[1] // 2),
+        x_size1=x.shape[1],
+        BLOCK_SIZE=BLOCK_SIZE,
+        num_warps=4,
+    )
+    return out

@@ -1,0 +1,125 @@
+"""LayerNorm with a learned weight and bias over the last dim (KernelBench format).
+
+Ported by porter 0.1.0 from kb_layernorm.py::Model.
+Inductor kernel(s): triton_per_fused_native_layer_norm_0.
+Captured with torch 2.13.0+cpu, triton 3.9.0 on codegen-only Triton target cuda:90 (no GPU; nothing executed by Inductor), 2026-11-30.
+
+What porter changed:
+- dropped Inductor's @triton_heuristics decorator and its meta
+- replaced 1 Inductor helper/libdevice call(s) by core ops or porter helpers
+- turned 2 tl.full constant(s) into typed literals
+- removed 2 no-op cast(s) / broadcast(s)
+- folded 7 plain copies
+- removed 2 dead alias(es) and unused value(s)
+- widened the program id to int64 before any offset arithmetic
+- named arguments after what they are bound to; per-call sizes are runtime ints in do_not_specialize, per-model sizes constexpr, row strides int64 arguments
+- loads upcast to fp32, stores cast to the output's element type (fp32/fp16/bf16 alike)
+- renamed index variables and temporaries after what they hold
+"""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit(do_not_specialize=["batch"])
+def model_kernel(
+    x_ptr,
+    ln_weight_ptr,
+    ln_bias_ptr,
+    out_ptr,
+    batch,
+    x_stride0: tl.int64,
+    out_stride0: tl.int64,
+    row_size: tl.constexpr,
+    BLOCK_ROWS: tl.constexpr,
+    BLOCK_COLS: tl.constexpr,
+):
+    row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
+    rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
+    row_mask = rows < batch
+    cols = tl.arange(0, BLOCK_COLS)[None, :]
+    col_mask = cols < row_size
+    x = tl.load(
+        x_ptr + (cols + rows * x_stride0),
+        col_mask & row_mask,
+        eviction_policy="evict_first",
+        other=0.0,
+    ).to(tl.float32)
+    ln_weight = tl.load(
+        ln_weight_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
+    ).to(tl.float32)
+    ln_bias = tl.load(
+        ln_bias_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
+    ).to(tl.float32)
+    tmp3 = tl.where(col_mask & row_mask, x, 0)
+    row_sum = tl.sum(tmp3, 1)[:, None].to(tl.float32)
+    tmp5 = 768.0
+    tmp6 = row_sum / tmp5
+    tmp7 = x - tmp6
+    tmp8 = tmp7 * tmp7
+    tmp11 = tl.where(col_mask & row_mask, tmp8, 0)
+    row_sum_2 = tl.sum(tmp11, 1)[:, None].to(tl.float32)
+    tmp13 = row_sum_2 / tmp5
+    tmp14 = 1e-05
+    tmp15 = tmp13 + tmp14
+    rstd = tl.rsqrt(tmp15)
+    tmp17 = tmp7 * rstd
+    tmp19 = tmp17 * ln_weight
+    tmp21 = tmp19 + ln_bias
+    tl.store(
+        out_ptr + (cols + rows * out_stride0),
+        tmp21.to(out_ptr.dtype.element_ty),
+        col_mask & row_mask,
+    )
+
+
+def launch_settings(row_size):
+    """Block size and warps for one row per program (Liger's calculate_settings):
+    the next power of two of the row, warps growing with it."""
+    block = triton.next_power_of_2(row_size)
+    num_warps = 4
+    if block >= 32768:
+        num_warps = 32
+    elif block >= 8192:
+        num_warps = 16
+    elif block >= 2048:
+        num_warps = 8
+    return block, num_warps
+
+
+class ModelNew(nn.Module):
+    """Drop-in for the reference's Model: same constructor, parameters and buffers."""
+
+    def __init__(self, normalized_shape: int, eps: float = 1e-5):
+        super().__init__()
+        self.ln = nn.LayerNorm(normalized_shape, eps=eps)
+        with torch.no_grad():
+            self.ln.weight.add_(0.1 * torch.randn(normalized_shape))
+            self.ln.bias.add_(0.1 * torch.randn(normalized_shape))
+
+    def forward(self, x: torch.Tensor):
+        x = x if x.stride(-1) == 1 else x.contiguous()
+        ln_weight = self.ln.weight
+        ln_bias = self.ln.bias
+        batch = x.shape[0]
+        out = torch.empty_strided(
+            (batch, 768), (768, 1), dtype=x.dtype, device=x.device
+        )
+        BLOCK_ROWS = 1
+        BLOCK_COLS, num_warps = launch_settings(768)
+        model_kernel[(triton.cdiv(batch, BLOCK_ROWS),)](
+            x_ptr=x,
+            ln_weight_ptr=ln_weight,
+            ln_bias_ptr=ln_bias,
+            out_ptr=out,
+            batch=batch,
+            x_stride0=x.stride(0),
+            out_stride0=out.stride(0),
+            row_size=768,
+            BLOCK_ROWS=BLOCK_ROWS,
+            BLOCK_COLS=BLOCK_COLS,
+            num_warps=num_warps,
+        )
+        return out

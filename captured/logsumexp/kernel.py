@@ -1,0 +1,128 @@
+"""logsumexp, ported from Inductor
+
+Ported by porter 0.1.0 from logsumexp.py::logsumexp.
+Inductor kernel(s): triton_red_fused_logsumexp_0.
+Captured with torch 2.13.0+cpu, triton 3.9.0 on codegen-only Triton target cuda:90 (no GPU; nothing executed by Inductor), 2026-11-30.
+
+What porter changed:
+- dropped Inductor's @triton_heuristics decorator and its meta
+- replaced 6 Inductor helper/libdevice call(s) by core ops or porter helpers
+- turned 4 tl.full constant(s) into typed literals
+- removed 2 no-op cast(s) / broadcast(s)
+- folded 5 plain copies
+- removed 5 dead alias(es) and unused value(s)
+- widened the program id to int64 before any offset arithmetic
+- named arguments after what they are bound to; per-call sizes are runtime ints in do_not_specialize, per-model sizes constexpr, row strides int64 arguments
+- loads upcast to fp32, stores cast to the output's element type (fp32/fp16/bf16 alike)
+- renamed index variables and temporaries after what they hold
+"""
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def maximum_nan(a, b):
+    # Like torch.maximum: a NaN on either side wins.
+    return tl.where((a > b) | (a != a), a, b)
+
+
+@triton.jit
+def max_nan(x, axis):
+    # tl.max drops NaN on some targets; torch.amax keeps it.
+    return tl.reduce(x, axis, maximum_nan)
+
+
+@triton.jit(do_not_specialize=["num_tokens"])
+def logsumexp_kernel(
+    out_ptr,
+    logits_ptr,
+    num_tokens,
+    logits_stride0: tl.int64,
+    vocab: tl.constexpr,
+    BLOCK_ROWS: tl.constexpr,
+    BLOCK_COLS: tl.constexpr,
+):
+    row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
+    rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
+    row_mask = rows < num_tokens
+    col_base = tl.arange(0, BLOCK_COLS)[None, :]
+    _tmp2 = tl.full([BLOCK_ROWS, BLOCK_COLS], float("-inf"), tl.float32)
+    for col_start in tl.range(0, vocab, BLOCK_COLS):
+        cols = col_start + col_base
+        col_mask = cols < vocab
+        logits = tl.load(
+            logits_ptr + (cols + rows * logits_stride0),
+            col_mask & row_mask,
+            eviction_policy="evict_last",
+            other=0.0,
+        ).to(tl.float32)
+        tmp3 = maximum_nan(_tmp2, logits)
+        _tmp2 = tl.where(col_mask & row_mask, tmp3, _tmp2)
+    row_max = max_nan(_tmp2, 1)[:, None]
+    _tmp13 = tl.full([BLOCK_ROWS, BLOCK_COLS], 0, tl.float32)
+    for col_start in tl.range(0, vocab, BLOCK_COLS):
+        cols = col_start + col_base
+        col_mask = cols < vocab
+        logits_2 = tl.load(
+            logits_ptr + (cols + rows * logits_stride0),
+            col_mask & row_mask,
+            eviction_policy="evict_first",
+            other=0.0,
+        ).to(tl.float32)
+        tmp5 = tl.abs(row_max)
+        tmp6 = tl.full([1, 1], float("inf"), tl.float32)
+        tmp7 = tmp5 == tmp6
+        tmp8 = 0.0
+        tmp9 = tl.where(tmp7, tmp8, row_max)
+        tmp10 = logits_2 - tmp9
+        exp = tl.exp(tmp10)
+        tmp14 = _tmp13 + exp
+        _tmp13 = tl.where(col_mask & row_mask, tmp14, _tmp13)
+    row_sum = tl.sum(_tmp13, 1)[:, None]
+    tmp15 = tl.log(row_sum)
+    tmp16 = tl.abs(row_max)
+    tmp17 = tl.full([1, 1], float("inf"), tl.float32)
+    tmp18 = tmp16 == tmp17
+    tmp19 = 0.0
+    tmp20 = tl.where(tmp18, tmp19, row_max)
+    tmp21 = tmp15 + tmp20
+    tl.store(out_ptr + rows, tmp21.to(out_ptr.dtype.element_ty), row_mask)
+
+
+def launch_settings(row_size):
+    """Block size and warps for one row per program (Liger's calculate_settings):
+    the next power of two of the row, warps growing with it."""
+    block = triton.next_power_of_2(row_size)
+    num_warps = 4
+    if block >= 32768:
+        num_warps = 32
+    elif block >= 8192:
+        num_warps = 16
+    elif block >= 2048:
+        num_warps = 8
+    return block, num_warps
+
+
+def logsumexp(logits: torch.Tensor):
+    """Same arguments and outputs as the reference logsumexp."""
+    logits = logits if logits.stride(-1) == 1 else logits.contiguous()
+    num_tokens = logits.shape[0]
+    vocab = logits.shape[1]
+    out = torch.empty_strided(
+        (num_tokens,), (1,), dtype=torch.float32, device=logits.device
+    )
+    BLOCK_ROWS = 1
+    BLOCK_COLS, num_warps = launch_settings(min(vocab, 4096))
+    logsumexp_kernel[(triton.cdiv(num_tokens, BLOCK_ROWS),)](
+        out_ptr=out,
+        logits_ptr=logits,
+        num_tokens=num_tokens,
+        logits_stride0=logits.stride(0),
+        vocab=vocab,
+        BLOCK_ROWS=BLOCK_ROWS,
+        BLOCK_COLS=BLOCK_COLS,
+        num_warps=num_warps,
+    )
+    return out

@@ -1,0 +1,147 @@
+"""quant_int8, ported from Inductor
+
+Ported by porter 0.1.0 from quant_int8.py::quant_int8.
+Inductor kernel(s): triton_red_fused__to_copy_abs_amax_clamp_div_round_0.
+Captured with torch 2.13.0+cpu, triton 3.9.0 on codegen-only Triton target cuda:90 (no GPU; nothing executed by Inductor), 2026-11-30.
+
+What porter changed:
+- dropped Inductor's @triton_heuristics decorator and its meta
+- replaced 6 Inductor helper/libdevice call(s) by core ops or porter helpers
+- turned 3 tl.full constant(s) into typed literals
+- removed 1 no-op cast(s) / broadcast(s)
+- folded 4 plain copies
+- removed 5 dead alias(es) and unused value(s)
+- widened the program id to int64 before any offset arithmetic
+- named arguments after what they are bound to; per-call sizes are runtime ints in do_not_specialize, per-model sizes constexpr, row strides int64 arguments
+- loads upcast to fp32, stores cast to the output's element type (fp32/fp16/bf16 alike)
+- renamed index variables and temporaries after what they hold
+"""
+
+import torch
+import triton
+import triton.language as tl
+from triton.language.extra import libdevice
+
+
+@triton.jit
+def maximum_nan(a, b):
+    # Like torch.maximum: a NaN on either side wins.
+    return tl.where((a > b) | (a != a), a, b)
+
+
+@triton.jit
+def minimum_nan(a, b):
+    # Like torch.minimum: a NaN on either side wins.
+    return tl.where((a < b) | (a != a), a, b)
+
+
+@triton.jit
+def max_nan(x, axis):
+    # tl.max drops NaN on some targets; torch.amax keeps it.
+    return tl.reduce(x, axis, maximum_nan)
+
+
+@triton.jit(do_not_specialize=["num_tokens"])
+def quant_int8_kernel(
+    out1_ptr,
+    x_ptr,
+    out0_ptr,
+    num_tokens,
+    x_stride0: tl.int64,
+    out0_stride0: tl.int64,
+    hidden: tl.constexpr,
+    BLOCK_ROWS: tl.constexpr,
+    BLOCK_COLS: tl.constexpr,
+):
+    row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
+    rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
+    row_mask = rows < num_tokens
+    col_base = tl.arange(0, BLOCK_COLS)[None, :]
+    _tmp3 = tl.full([BLOCK_ROWS, BLOCK_COLS], float("-inf"), tl.float32)
+    for col_start in tl.range(0, hidden, BLOCK_COLS):
+        cols = col_start + col_base
+        col_mask = cols < hidden
+        x = tl.load(
+            x_ptr + (cols + rows * x_stride0),
+            col_mask & row_mask,
+            eviction_policy="evict_last",
+            other=0.0,
+        ).to(tl.float32)
+        tmp1 = tl.abs(x)
+        tmp4 = maximum_nan(_tmp3, tmp1)
+        _tmp3 = tl.where(col_mask & row_mask, tmp4, _tmp3)
+    row_max = max_nan(_tmp3, 1)[:, None]
+    tmp5 = 1e-10
+    tmp6 = maximum_nan(row_max, tmp5)
+    tmp7 = 127.0
+    tmp8 = tmp6 / tmp7
+    tl.store(out1_ptr + rows, tmp8.to(out1_ptr.dtype.element_ty), row_mask)
+    for col_start in tl.range(0, hidden, BLOCK_COLS):
+        cols = col_start + col_base
+        col_mask = cols < hidden
+        x_2 = tl.load(
+            x_ptr + (cols + rows * x_stride0),
+            col_mask & row_mask,
+            eviction_policy="evict_first",
+            other=0.0,
+        ).to(tl.float32)
+        tmp10 = x_2 / tmp8
+        tmp11 = libdevice.nearbyint(tmp10)
+        tmp12 = -128.0
+        tmp13 = maximum_nan(tmp11, tmp12)
+        tmp14 = minimum_nan(tmp13, tmp7)
+        tmp15 = tmp14.to(tl.int8)
+        tl.store(out0_ptr + (cols + rows * out0_stride0), tmp15, col_mask & row_mask)
+
+
+def launch_settings(row_size):
+    """Block size and warps for one row per program (Liger's calculate_settings):
+    the next power of two of the row, warps growing with it."""
+    block = triton.next_power_of_2(row_size)
+    num_warps = 4
+    if block >= 32768:
+        num_warps = 32
+    elif block >= 8192:
+        num_warps = 16
+    elif block >= 2048:
+        num_warps = 8
+    return block, num_warps
+
+
+def quant_int8(x: torch.Tensor):
+    """Same arguments and outputs as the reference quant_int8."""
+    x = x if x.stride(-1) == 1 else x.contiguous()
+    num_tokens = x.shape[0]
+    hidden = x.shape[1]
+    out1 = torch.empty_strided(
+        (num_tokens, 1), (1, num_tokens), dtype=torch.float32, device=x.device
+    )
+    out0 = torch.empty_strided(
+        (num_tokens, hidden), (hidden, 1), dtype=torch.int8, device=x.device
+    )
+    out1_view0 = out1.as_strided(
+        (
+            num_tokens,
+            1,
+        ),
+        (
+            1,
+            1,
+        ),
+        out1.storage_offset() + 0,
+    )
+    BLOCK_ROWS = 1
+    BLOCK_COLS, num_warps = launch_settings(min(hidden, 4096))
+    quant_int8_kernel[(triton.cdiv(num_tokens, BLOCK_ROWS),)](
+        out1_ptr=out1_view0,
+        x_ptr=x,
+        out0_ptr=out0,
+        num_tokens=num_tokens,
+        x_stride0=x.stride(0),
+        out0_stride0=out0.stride(0),
+        hidden=hidden,
+        BLOCK_ROWS=BLOCK_ROWS,
+        BLOCK_COLS=BLOCK_COLS,
+        num_warps=num_warps,
+    )
+    return out0, out1

@@ -1,0 +1,198 @@
+"""rotary_neox, ported from Inductor
+
+Ported by porter 0.1.0 from rotary_neox.py::rotary_neox.
+Inductor kernel(s): triton_poi_fused_mul_slice_sub_unsqueeze_0, triton_poi_fused_add_mul_slice_unsqueeze_1.
+Captured with torch 2.13.0+cpu, triton 3.9.0 on codegen-only Triton target cuda:90 (no GPU; nothing executed by Inductor), 2026-11-30.
+
+What porter changed:
+- dropped Inductor's @triton_heuristics decorator and its meta
+- widened the program id to int64 before any offset arithmetic
+- named arguments after what they are bound to; per-call sizes are runtime ints in do_not_specialize, per-model sizes constexpr, row strides int64 arguments
+- loads upcast to fp32, stores cast to the output's element type (fp32/fp16/bf16 alike)
+- renamed index variables and temporaries after what they hold
+"""
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit(do_not_specialize=["numel"])
+def rotary_neox_kernel_0(
+    q_ptr,
+    cos_ptr,
+    sin_ptr,
+    out_ptr,
+    numel,
+    q_stride1: tl.int64,
+    cos_stride0: tl.int64,
+    sin_stride0: tl.int64,
+    out_stride1: tl.int64,
+    head_dim_div_2: tl.constexpr,
+    head_dim: tl.constexpr,
+    num_heads_times_head_dim_div_2: tl.constexpr,
+    BLOCK_SIZE: tl.constexpr,
+):
+    block_start = tl.program_id(0).to(tl.int64) * BLOCK_SIZE
+    offsets = block_start + tl.arange(0, BLOCK_SIZE)[:]
+    mask = offsets < numel
+    x0 = offsets % head_dim_div_2
+    x3 = offsets // head_dim_div_2
+    x2 = offsets // num_heads_times_head_dim_div_2
+    q = tl.load(q_ptr + (x0 + x3 * q_stride1), mask, eviction_policy="evict_last").to(
+        tl.float32
+    )
+    cos = tl.load(
+        cos_ptr + (x0 + x2 * cos_stride0), mask, eviction_policy="evict_last"
+    ).to(tl.float32)
+    q_2 = tl.load(
+        q_ptr + (head_dim_div_2 + x0 + x3 * q_stride1),
+        mask,
+        eviction_policy="evict_last",
+    ).to(tl.float32)
+    sin = tl.load(
+        sin_ptr + (x0 + x2 * sin_stride0), mask, eviction_policy="evict_last"
+    ).to(tl.float32)
+    tmp2 = q * cos
+    tmp5 = q_2 * sin
+    tmp6 = tmp2 - tmp5
+    tl.store(out_ptr + (x0 + x3 * out_stride1), tmp6.to(out_ptr.dtype.element_ty), mask)
+
+
+@triton.jit(do_not_specialize=["numel"])
+def rotary_neox_kernel_1(
+    q_ptr,
+    cos_ptr,
+    sin_ptr,
+    out_ptr,
+    numel,
+    q_stride1: tl.int64,
+    cos_stride0: tl.int64,
+    sin_stride0: tl.int64,
+    out_stride1: tl.int64,
+    head_dim_plus_1_times_head_dim_div_2: tl.constexpr,
+    head_dim_div_2: tl.constexpr,
+    head_dim: tl.constexpr,
+    head_dim_times_num_heads_plus_1_times_num_heads_times_head_dim_div_2: tl.constexpr,
+    BLOCK_SIZE: tl.constexpr,
+):
+    block_start = tl.program_id(0).to(tl.int64) * BLOCK_SIZE
+    offsets = block_start + tl.arange(0, BLOCK_SIZE)[:]
+    mask = offsets < numel
+    x0 = offsets % head_dim_plus_1_times_head_dim_div_2
+    x3 = offsets // head_dim_plus_1_times_head_dim_div_2
+    x2 = offsets // head_dim_times_num_heads_plus_1_times_num_heads_times_head_dim_div_2
+    q = tl.load(
+        q_ptr + (head_dim_div_2 + x0 + x3 * q_stride1),
+        mask,
+        eviction_policy="evict_last",
+    ).to(tl.float32)
+    cos = tl.load(
+        cos_ptr + (x0 + x2 * cos_stride0), mask, eviction_policy="evict_last"
+    ).to(tl.float32)
+    q_2 = tl.load(q_ptr + (x0 + x3 * q_stride1), mask, eviction_policy="evict_last").to(
+        tl.float32
+    )
+    sin = tl.load(
+        sin_ptr + (x0 + x2 * sin_stride0), mask, eviction_policy="evict_last"
+    ).to(tl.float32)
+    tmp2 = q * cos
+    tmp5 = q_2 * sin
+    tmp6 = tmp2 + tmp5
+    tl.store(out_ptr + (x0 + x3 * out_stride1), tmp6.to(out_ptr.dtype.element_ty), mask)
+
+
+def launch_settings(row_size):
+    """Block size and warps for one row per program (Liger's calculate_settings):
+    the next power of two of the row, warps growing with it."""
+    block = triton.next_power_of_2(row_size)
+    num_warps = 4
+    if block >= 32768:
+        num_warps = 32
+    elif block >= 8192:
+        num_warps = 16
+    elif block >= 2048:
+        num_warps = 8
+    return block, num_warps
+
+
+def rotary_neox(q: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
+    """Same arguments and outputs as the reference rotary_neox."""
+    q = q if q.stride(-1) == 1 else q.contiguous()
+    cos = cos if cos.stride(-1) == 1 else cos.contiguous()
+    sin = sin if sin.stride(-1) == 1 else sin.contiguous()
+    num_tokens = q.shape[0]
+    num_heads = q.shape[1]
+    head_dim = q.shape[2]
+    out = torch.empty_strided(
+        (num_tokens, num_heads, head_dim),
+        (head_dim * num_heads, head_dim, 1),
+        dtype=q.dtype,
+        device=q.device,
+    )
+    BLOCK_SIZE = 1024
+    rotary_neox_kernel_0[
+        (triton.cdiv((num_tokens * num_heads * (head_dim // 2)), BLOCK_SIZE),)
+    ](
+        q_ptr=q,
+        cos_ptr=cos,
+        sin_ptr=sin,
+        out_ptr=out,
+        numel=(num_tokens * num_heads * (head_dim // 2)),
+        q_stride1=q.stride(1),
+        cos_stride0=cos.stride(0),
+        sin_stride0=sin.stride(0),
+        out_stride1=out.stride(1),
+        head_dim_div_2=(head_dim // 2),
+        head_dim=head_dim,
+        num_heads_times_head_dim_div_2=(num_heads * (head_dim // 2)),
+        BLOCK_SIZE=BLOCK_SIZE,
+        num_warps=4,
+    )
+    out_view0 = out.as_strided(
+        (
+            num_tokens,
+            num_heads,
+            head_dim + -1 * (head_dim // 2),
+        ),
+        (
+            head_dim * num_heads,
+            head_dim,
+            1,
+        ),
+        out.storage_offset() + head_dim // 2,
+    )
+    BLOCK_SIZE = 1024
+    rotary_neox_kernel_1[
+        (
+            triton.cdiv(
+                (
+                    head_dim * num_tokens * num_heads
+                    + -1 * num_tokens * num_heads * (head_dim // 2)
+                ),
+                BLOCK_SIZE,
+            ),
+        )
+    ](
+        q_ptr=q,
+        cos_ptr=cos,
+        sin_ptr=sin,
+        out_ptr=out_view0,
+        numel=(
+            head_dim * num_tokens * num_heads
+            + -1 * num_tokens * num_heads * (head_dim // 2)
+        ),
+        q_stride1=q.stride(1),
+        cos_stride0=cos.stride(0),
+        sin_stride0=sin.stride(0),
+        out_stride1=out_view0.stride(1),
+        head_dim_plus_1_times_head_dim_div_2=(head_dim + -1 * (head_dim // 2)),
+        head_dim_div_2=(head_dim // 2),
+        head_dim=head_dim,
+        head_dim_times_num_heads_plus_1_times_num_heads_times_head_dim_div_2=(
+            head_dim * num_heads + -1 * num_heads * (head_dim // 2)
+        ),
+        BLOCK_SIZE=BLOCK_SIZE,
+        num_warps=4,
+    )
+    return out
