@@ -91,7 +91,7 @@ class PortFiles:
 def port_files(cap: Capture, ref_module, name: str) -> PortFiles:
     """kernel.py and test_parity.py for a capture."""
     from porter.port import port_capture
-    from porter.render import render
+    from porter.render import render, render_text
 
     result = port_capture(cap, ref_module)
     test = render(
@@ -100,9 +100,24 @@ def port_files(cap: Capture, ref_module, name: str) -> PortFiles:
         folder=f"captured/{name}",
         porter_version=cap.porter_version,
     )
-    return PortFiles(
-        {"kernel.py": result.kernel_py, "test_parity.py": test}, result.todos
+    readme = render_text(
+        "case_readme.md.j2",
+        name=name,
+        title=result.title,
+        kind=cap.reference_kind,
+        reference_name=cap.reference_name,
+        dims=cap.dims,
+        dtypes=cap.dtypes,
+        porter_version=cap.porter_version,
+        torch_version=cap.torch_version,
+        triton_version=cap.triton_version,
+        target=cap.target,
+        date=cap.date,
+        kernel_names=[k.name for k in cap.kernels],
+        todos=result.todos,
     )
+    files = {"kernel.py": result.kernel_py, "test_parity.py": test, "README.md": readme}
+    return PortFiles(files, result.todos)
 
 
 def port(

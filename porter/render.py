@@ -41,9 +41,14 @@ def todo_comments(source: str) -> str:
     return _TODO.sub(lambda m: f"{m.group(1)}# TODO(porter): {m.group(2)}", source)
 
 
+def render_text(template: str, **context) -> str:
+    """A non-Python file (Markdown) from its template."""
+    return environment().get_template(template).render(**context)
+
+
 def render(template: str, **context) -> str:
-    text = environment().get_template(template).render(**context)
-    return format_python(todo_comments(text), template)
+    """A Python file from its template, formatted by black."""
+    return format_python(todo_comments(render_text(template, **context)), template)
 
 
 def format_python(text: str, what: str = "generated file") -> str:

@@ -1,4 +1,4 @@
-"""add_layernorm, ported from Inductor
+"""Residual add then LayerNorm, returning the normalized value and the new residual.
 
 Ported by porter 0.1.0 from add_layernorm.py::add_layernorm.
 Inductor kernel(s): triton_red_fused_add_native_layer_norm_0.

@@ -1,4 +1,4 @@
-"""gelu_tanh_and_mul, ported from Inductor
+"""GeGLU with the tanh GELU, as in vLLM's gelu_tanh_and_mul: gelu(x[..., :d]) * x[..., d:].
 
 Ported by porter 0.1.0 from gelu_tanh_and_mul.py::gelu_tanh_and_mul.
 Inductor kernel(s): triton_poi_fused_gelu_mul_slice_0.

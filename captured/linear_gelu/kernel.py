@@ -1,4 +1,4 @@
-"""linear_gelu, ported from Inductor
+"""A linear layer with a fused bias + tanh-GELU epilogue: the matmul stays an extern call.
 
 Ported by porter 0.1.0 from linear_gelu.py::linear_gelu.
 Inductor kernel(s): triton_poi_fused_gelu_0.

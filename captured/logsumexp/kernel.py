@@ -1,4 +1,4 @@
-"""logsumexp, ported from Inductor
+"""Row logsumexp in fp32, as used for log-probabilities over a vocabulary.
 
 Ported by porter 0.1.0 from logsumexp.py::logsumexp.
 Inductor kernel(s): triton_red_fused_logsumexp_0.

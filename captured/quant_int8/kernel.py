@@ -1,4 +1,4 @@
-"""quant_int8, ported from Inductor
+"""Dynamic per-token symmetric int8 quantization: int8 values and one fp32 scale per token.
 
 Ported by porter 0.1.0 from quant_int8.py::quant_int8.
 Inductor kernel(s): triton_red_fused__to_copy_abs_amax_clamp_div_round_0.

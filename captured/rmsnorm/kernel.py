@@ -1,4 +1,4 @@
-"""rmsnorm, ported from Inductor
+"""RMSNorm as in Llama-style models: y = x / sqrt(mean(x^2) + eps) * weight.
 
 Ported by porter 0.1.0 from rmsnorm.py::rmsnorm.
 Inductor kernel(s): triton_red_fused_add_mean_mul_pow_rsqrt_0.

@@ -1,4 +1,4 @@
-"""rotary_neox, ported from Inductor
+"""NeoX-style rotary embedding on queries: tokens x heads x head_dim, cos/sin per token.
 
 Ported by porter 0.1.0 from rotary_neox.py::rotary_neox.
 Inductor kernel(s): triton_poi_fused_mul_slice_sub_unsqueeze_0, triton_poi_fused_add_mul_slice_unsqueeze_1.

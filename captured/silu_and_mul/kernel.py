@@ -1,4 +1,4 @@
-"""silu_and_mul, ported from Inductor
+"""SwiGLU activation as in vLLM's silu_and_mul: silu(x[..., :d]) * x[..., d:].
 
 Ported by porter 0.1.0 from silu_and_mul.py::silu_and_mul.
 Inductor kernel(s): triton_poi_fused_mul_silu_slice_0.

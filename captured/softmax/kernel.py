@@ -1,4 +1,4 @@
-"""softmax, ported from Inductor
+"""Row softmax with a temperature over vocabulary-wide rows, in fp32 as samplers do.
 
 Ported by porter 0.1.0 from softmax.py::softmax.
 Inductor kernel(s): triton_red_fused__softmax_abs_all_amax_div_eq_mul_ne_sub_0.

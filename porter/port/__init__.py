@@ -23,6 +23,7 @@ PIPELINE = [*CLEANUP_PASSES, "bind_parameters", explicit_dtypes, readable_names]
 @dataclass
 class PortResult:
     kernel_py: str
+    title: str = ""
     todos: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -75,7 +76,9 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
         inspect.getdoc(ref_module.REFERENCE)
         if cap.reference_kind == "porter"
         else inspect.getdoc(ref_module.Model)
-    ) or ""
+    ) or (
+        inspect.getdoc(ref_module) or ""
+    )  # else the file's docstring
     title = (
         doc.splitlines()[0] if doc else f"{cap.reference_name}, ported from Inductor"
     )
@@ -101,7 +104,7 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
             "reinterpret(" in s.call for s in launcher.steps if s.kind == "extern"
         ),
     )
-    return PortResult(text, todos, notes)
+    return PortResult(text, title, todos, notes)
 
 
 def _kernel_name(reference: str, i: int, n: int) -> str:
