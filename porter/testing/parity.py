@@ -32,6 +32,7 @@ FACTOR = 4.0
 FLOOR = {"float32": 1e-5, "float16": 2e-3, "bfloat16": 1.6e-2}
 ATOL = {"float32": 1e-6, "float16": 1e-3, "bfloat16": 1e-2}
 INT_SENTINEL = -123
+INT_TOLERANCE = 1  # vLLM's int8 quantization tests allow the same one step
 
 
 @dataclass
@@ -150,8 +151,13 @@ def make_inputs(case: Case, sc: Scenario, device: str, seed: int) -> list[Any]:
     torch.manual_seed(seed)
     values = case.reference.make_inputs(sc.sizes, sc.dtype, device)
     if sc.values in ("difficult", "offset"):
+        # Only the first float input (the activation): weights, tables like cos/sin
+        # and scales come from the model, well-scaled; extreme values arrive in
+        # activations. Huge cos and sin made q*c - q2*s cancel to exactly 0 in
+        # eager and to the product's rounding error under the GPU's FMA.
         change = _difficult if sc.values == "difficult" else _offset
-        values = [change(v) if _is_float(v) else v for v in values]
+        first = next((i for i, v in enumerate(values) if _is_float(v)), None)
+        values = [change(v) if i == first else v for i, v in enumerate(values)]
     return [_layout(v, sc.layout) if isinstance(v, torch.Tensor) else v for v in values]
 
 
@@ -351,13 +357,20 @@ def _compare(i, ref, eager, got, dtype, where) -> float:
             f"{where}: output {i} is {got.dtype}, eager gives {eager.dtype}"
         )
     if not got.is_floating_point():
-        bad = (got.cpu() != eager.cpu()).nonzero()
-        if len(bad):
-            idx = tuple(bad[0].tolist())
+        # Integers (a quantizer's codes) may differ by one step: a value at a
+        # rounding tie flips with the GPU's fp32 division. Seen on the H200: -63
+        # against eager's -64. The poison value itself never passes.
+        g, e = got.cpu().long(), eager.cpu().long()
+        bad = ((g - e).abs() > INT_TOLERANCE) | (
+            (g == INT_SENTINEL) & (e != INT_SENTINEL)
+        )
+        if bad.any():
+            idx = tuple(bad.nonzero()[0].tolist())
             raise ParityError(
                 f"{where}: output {i}{list(idx)} = {got[idx].item()}, eager {eager[idx].item()}"
+                f" (integers must match within {INT_TOLERANCE}; {INT_SENTINEL} means never written)"
             )
-        return 0.0
+        return float((g - e).abs().max()) if g.numel() else 0.0
     r = ref.detach().double()
     e = eager.detach().double().to(r.device)
     g = got.detach().double().to(r.device)
