@@ -68,13 +68,17 @@ def capture(
     old = read_manifest(case) if (case / MANIFEST).is_file() else None
     changed = kernel_diff(old, cap.to_dict()) if old is not None else None
     written = write_case(case, files, cap.to_dict(), force=force, replace_all=True)
+    parent_init = Path(out) / "__init__.py"
+    if not parent_init.exists():
+        parent_init.write_text("")
     return CaptureResult(case, cap, changed, written.backups, cap.warnings)
 
 
 def capture_files(
     reference_source: str, cap: Capture, sources: list[str]
 ) -> dict[str, str]:
-    files = {"reference.py": reference_source}
+    # Packages, so pytest tells one case's test_parity.py from another's.
+    files = {"reference.py": reference_source, "__init__.py": ""}
     for i, source in enumerate(sources):
         files[f"inductor/module_{i}.py"] = source
     for k in cap.kernels:

@@ -37,7 +37,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/porter-inductor-5suv2b5l/tmpa0t7kndw/hm/chms5dhzxuxu6gbz45dl5yqma5gkyc6vg4mi3ytrlkwmaucdm3gc.py
+# kernel path: /tmp/porter-inductor-h49xyoo1/tmpq4gfg73e/hm/chms5dhzxuxu6gbz45dl5yqma5gkyc6vg4mi3ytrlkwmaucdm3gc.py
 # Topologically Sorted Source Nodes: [hidden, out], Original ATen: [aten.add, aten.native_layer_norm]
 # Source node to ATen node mapping:
 #   hidden => add

@@ -37,7 +37,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/porter-inductor-_9105_gj/tmpwqu9b1um/ef/cef56ds6pxjleangx73d43khnqipfxsrl5rqkfuyen6ghgefoy7b.py
+# kernel path: /tmp/porter-inductor-6fucnxqh/tmphkyrsis8/ef/cef56ds6pxjleangx73d43khnqipfxsrl5rqkfuyen6ghgefoy7b.py
 # Topologically Sorted Source Nodes: [getitem_2, gelu, getitem_3, mul], Original ATen: [aten.slice, aten.gelu, aten.mul]
 # Source node to ATen node mapping:
 #   gelu => add_3, add_4, mul_2, mul_3, mul_4, mul_5, mul_6, mul_7, tanh

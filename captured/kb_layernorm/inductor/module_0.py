@@ -37,7 +37,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/porter-inductor-8p97buey/tmpr2e3likx/uz/cuzr3btb3x5ybp3l2g34p7n5on5bfqsndf76u4v572a4r5wtkbaj.py
+# kernel path: /tmp/porter-inductor-1ac32x0g/tmp8h3isc09/uz/cuzr3btb3x5ybp3l2g34p7n5on5bfqsndf76u4v572a4r5wtkbaj.py
 # Topologically Sorted Source Nodes: [layer_norm], Original ATen: [aten.native_layer_norm]
 # Source node to ATen node mapping:
 #   layer_norm => add, add_1, mul_2, mul_3, rsqrt, sub, var_mean

@@ -37,7 +37,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/porter-inductor-ls4xzdz5/tmpiuagixl1/3e/c3e7axbuiy55whvq6kqyqqvjr3au7aqvo4begpn4eer5iv6uiwkk.py
+# kernel path: /tmp/porter-inductor-o35hrdxr/tmpqmnsr9qe/3e/c3e7axbuiy55whvq6kqyqqvjr3au7aqvo4begpn4eer5iv6uiwkk.py
 # Topologically Sorted Source Nodes: [mul, mean, add, rms, truediv, mul_1], Original ATen: [aten.mul, aten.mean, aten.add, aten.sqrt, aten.div]
 # Source node to ATen node mapping:
 #   add => add_6

@@ -37,7 +37,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/porter-inductor-2xx80inx/tmpgk4rnzt7/up/cupj7lbng43lq2dwms2r5xkj4skxmn4vtzocaclczguw7dranvxr.py
+# kernel path: /tmp/porter-inductor-b0rxz_5w/tmpfpwx869y/up/cupj7lbng43lq2dwms2r5xkj4skxmn4vtzocaclczguw7dranvxr.py
 # Topologically Sorted Source Nodes: [logsumexp], Original ATen: [aten.logsumexp]
 # Source node to ATen node mapping:
 #   logsumexp => abs_1, add, amax, eq_1, exp, full_default, log, squeeze, sub, sum_1, where

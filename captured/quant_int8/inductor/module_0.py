@@ -37,7 +37,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/porter-inductor-bb8hkq1n/tmpnqac503t/gp/cgpre5xogkwnsjbitpt6334dvjavmiksd3xfn6bcirwqri2tv6df.py
+# kernel path: /tmp/porter-inductor-fxwqww6o/tmp36sk0qu1/gp/cgpre5xogkwnsjbitpt6334dvjavmiksd3xfn6bcirwqri2tv6df.py
 # Topologically Sorted Source Nodes: [abs_1, amax, clamp, scale, truediv_1, round_1, clamp_1, q], Original ATen: [aten.abs, aten.amax, aten.clamp, aten.div, aten.round, aten._to_copy]
 # Source node to ATen node mapping:
 #   abs_1 => abs_1

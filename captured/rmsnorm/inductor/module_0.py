@@ -37,7 +37,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/porter-inductor-ajfn5qp9/tmpds35n51h/ad/cad7hv22iws2abt73sdioa7x7jcc3l6poywvl2wgh76fsgyenebm.py
+# kernel path: /tmp/porter-inductor-3moinr0l/tmprnyrdrq8/ad/cad7hv22iws2abt73sdioa7x7jcc3l6poywvl2wgh76fsgyenebm.py
 # Topologically Sorted Source Nodes: [pow_1, variance, add, rsqrt, mul, mul_1], Original ATen: [aten.pow, aten.mean, aten.add, aten.rsqrt, aten.mul]
 # Source node to ATen node mapping:
 #   add => add_6

@@ -37,7 +37,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/porter-inductor-np6dnw01/tmpph59p7jo/n4/cn4qdngb3flcgntla4yzp2dwo7eq4tbfnqvoswij3l4w4kago54z.py
+# kernel path: /tmp/porter-inductor-yyexz77_/tmp4yko2dv6/n4/cn4qdngb3flcgntla4yzp2dwo7eq4tbfnqvoswij3l4w4kago54z.py
 # Topologically Sorted Source Nodes: [getitem_3, getitem_5, mul, getitem_4, getitem_6, mul_1, sub], Original ATen: [aten.slice, aten.unsqueeze, aten.mul, aten.sub]
 # Source node to ATen node mapping:
 #   getitem_3 => slice_1
@@ -94,7 +94,7 @@ def triton_poi_fused_mul_slice_sub_unsqueeze_0(in_ptr0, in_ptr1, in_ptr2, out_pt
 ''', device_str='cpu')
 
 
-# kernel path: /tmp/porter-inductor-np6dnw01/tmpph59p7jo/sl/cslco5v3qugaa5aksgd5bxwxduzzkkhven4t5bfamcihjvvltnkn.py
+# kernel path: /tmp/porter-inductor-yyexz77_/tmp4yko2dv6/sl/cslco5v3qugaa5aksgd5bxwxduzzkkhven4t5bfamcihjvvltnkn.py
 # Topologically Sorted Source Nodes: [getitem_3, getitem_5, getitem_4, getitem_6, mul_2, mul_3, add], Original ATen: [aten.slice, aten.unsqueeze, aten.mul, aten.add]
 # Source node to ATen node mapping:
 #   add => add_42

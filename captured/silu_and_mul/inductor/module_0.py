@@ -37,7 +37,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/porter-inductor-mmph01z0/tmpm9or0g4q/dk/cdkyecksimmz67trf7lrbqrijescshiu2ce7zlygw3s35bh7grbc.py
+# kernel path: /tmp/porter-inductor-jb3ngqt6/tmp49dsh8f0/dk/cdkyecksimmz67trf7lrbqrijescshiu2ce7zlygw3s35bh7grbc.py
 # Topologically Sorted Source Nodes: [getitem_2, silu, getitem_3, mul], Original ATen: [aten.slice, aten.silu, aten.mul]
 # Source node to ATen node mapping:
 #   getitem_2 => slice_1

@@ -37,7 +37,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/porter-inductor-9nea10x4/tmp50q6mgcf/gb/cgb3cjcfqegllbpsmsai5sdcq3rb7eooyt3jjtuqtifie5rkgorv.py
+# kernel path: /tmp/porter-inductor-kq94_xma/tmp8klup447/gb/cgb3cjcfqegllbpsmsai5sdcq3rb7eooyt3jjtuqtifie5rkgorv.py
 # Topologically Sorted Source Nodes: [softmax], Original ATen: [aten.div, aten.eq, aten.abs, aten.ne, aten.mul, aten.all, aten.amax, aten.sub, aten._softmax]
 # Source node to ATen node mapping:
 #   softmax => div_1, exp, sum_1, where_self
