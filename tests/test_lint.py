@@ -342,7 +342,7 @@ def test_json_format_clean_is_an_empty_list(capsys):
 
 def test_exit_codes(capsys, tmp_path):
     assert _run([str(CASES / "pt001_good.py")]) == 0
-    assert capsys.readouterr().out == ""
+    assert capsys.readouterr().out == "0 finding(s): 0 error(s), 0 warning(s)\n"
     assert _run([str(CASES / "pt009_bad.py")]) == 0  # warnings do not fail
     assert _run([str(CASES / "pt001_bad.py")]) == 1
     capsys.readouterr()
@@ -371,7 +371,11 @@ def test_python_dash_m(tmp_path):
         )
 
     ok = run(str(CASES / "pt005_good.py"))
-    assert (ok.returncode, ok.stdout, ok.stderr) == (0, "", "")
+    assert (ok.returncode, ok.stdout, ok.stderr) == (
+        0,
+        "0 finding(s): 0 error(s), 0 warning(s)\n",
+        "",
+    )
     bad = run(str(CASES / "pt005_bad.py"), "--format", "json")
     assert bad.returncode == 1 and len(json.loads(bad.stdout)) == 2
     missing = run(str(tmp_path / "nope"))

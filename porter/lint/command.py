@@ -42,9 +42,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         for f in findings:
             print(f.format_text())
-        if findings:
-            errors = sum(f.severity == ERROR for f in findings)
-            print(
-                f"{len(findings)} finding(s): {errors} error(s), {len(findings) - errors} warning(s)"
-            )
+        errors = sum(f.severity == ERROR for f in findings)
+        print(
+            f"{len(findings)} finding(s): {errors} error(s), {len(findings) - errors} warning(s)"
+        )
     return EXIT_ERRORS if any(f.severity == ERROR for f in findings) else EXIT_CLEAN
