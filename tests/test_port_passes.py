@@ -104,3 +104,74 @@ def test_pipeline_order_is_documented():
     doc = (Path(__file__).resolve().parents[1] / "docs" / "port.md").read_text()
     positions = [doc.index(f"`{n}`") for n in names]
     assert positions == sorted(positions)
+
+
+# ---------------------------------------------------------------- generalize passes
+# These need the launch records, so they start from a stored capture.
+
+
+def _rmsnorm_port():
+    import json
+    from pathlib import Path
+
+    from porter.port.generalize import bind_parameters
+    from porter.records import Capture
+
+    root = Path(__file__).resolve().parents[1]
+    cap = Capture.from_dict(
+        json.loads((root / "captured/rmsnorm/manifest.json").read_text())
+    )
+    module = cap.modules[0]
+    launch = next(s for s in module.steps if s.kind == "launch")
+    kp = KernelPort(cap.kernels[0], launch, capture_dtype=cap.capture_dtype)
+    for step in passes.PIPELINE:
+        step(kp)
+    before = ast.unparse(kp.tree)
+    bind_parameters(kp, cap, module)
+    return kp, before
+
+
+def test_bind_parameters_names_sizes_and_strides():
+    kp, before = _rmsnorm_port()
+    assert "in_ptr0 + (r0_1 + ks0 * xindex)" in before
+    after = ast.unparse(kp.tree)
+    kinds = {p.name: (p.kind, p.value) for p in kp.params}
+    assert kinds["x_ptr"] == ("pointer", "x")
+    assert kinds["out_ptr"] == ("pointer", "out")
+    assert kinds["num_tokens"] == ("runtime", "num_tokens")  # in do_not_specialize
+    assert kinds["hidden"] == ("model", "hidden")  # constexpr, read from x.shape[1]
+    assert kinds["x_stride0"] == ("stride", "x.stride(0)")
+    assert kinds["out_stride0"] == ("stride", "out.stride(0)")
+    # ks0 was three things; each use now says which
+    assert "ks0" not in after and "x_ptr + (r0_1 + xindex * x_stride0)" in after
+    assert "tl.cast(hidden, tl.float32)" in after
+    annotations = {
+        a.arg: ast.unparse(a.annotation) for a in kp.tree.args.args if a.annotation
+    }
+    assert (
+        annotations["x_stride0"] == "tl.int64"
+        and annotations["hidden"] == "tl.constexpr"
+    )
+
+
+def test_explicit_dtypes_upcast_loads_and_cast_stores():
+    from porter.port.generalize import explicit_dtypes
+
+    kp, _ = _rmsnorm_port()
+    explicit_dtypes(kp)
+    after = ast.unparse(kp.tree)
+    assert after.count(").to(tl.float32)") >= 3  # x twice, weight once
+    assert ".to(out_ptr.dtype.element_ty)" in after
+
+
+def test_readable_names():
+    from porter.port.generalize import explicit_dtypes, readable_names
+
+    kp, _ = _rmsnorm_port()
+    explicit_dtypes(kp)
+    readable_names(kp)
+    after = ast.unparse(kp.tree)
+    for old in ("xindex", "xmask", "r0_index", "x0", "r0_1", "XBLOCK"):
+        assert old not in after
+    for new in ("rows", "row_mask", "cols", "col_mask", "rstd", "weight", "row_sum"):
+        assert new in after
