@@ -98,27 +98,9 @@ def port_files(cap: Capture, ref_module, name: str) -> PortFiles:
     from porter.render import render, render_text
 
     result = port_capture(cap, ref_module)
-    test = render(
-        "test_parity.py.j2",
-        name=name,
-        folder=f"captured/{name}",
-        porter_version=cap.porter_version,
-    )
+    test = render("test_parity.py.j2", cap=cap, name=name, folder=f"captured/{name}")
     readme = render_text(
-        "case_readme.md.j2",
-        name=name,
-        title=result.title,
-        kind=cap.reference_kind,
-        reference_name=cap.reference_name,
-        dims=cap.dims,
-        dtypes=cap.dtypes,
-        porter_version=cap.porter_version,
-        torch_version=cap.torch_version,
-        triton_version=cap.triton_version,
-        target=cap.target,
-        date=cap.date,
-        kernel_names=[k.name for k in cap.kernels],
-        todos=result.todos,
+        "case_readme.md.j2", cap=cap, name=name, title=result.title, todos=result.todos
     )
     files = {"kernel.py": result.kernel_py, "test_parity.py": test, "README.md": readme}
     return PortFiles(files, result.todos)

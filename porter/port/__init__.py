@@ -84,15 +84,8 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
     )
     text = render(
         "kernel.py.j2",
+        cap=cap,
         title=title,
-        porter_version=cap.porter_version,
-        reference_file=cap.reference_file,
-        reference_name=cap.reference_name,
-        kernel_names=[k.name for k in cap.kernels],
-        torch_version=cap.torch_version,
-        triton_version=cap.triton_version,
-        target=cap.target,
-        date=cap.date,
         notes=notes,
         todos=todos,
         helpers=helpers,
