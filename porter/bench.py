@@ -73,28 +73,47 @@ def sweep(
     dtypes: tuple[str, ...] | None = None,
     bytes_per_point: Callable[[dict[str, int], str], int] | None = None,
     memory_limit: int | None = None,
+    model_sizes: dict[str, list[int]] | None = None,
 ) -> list[Point]:
-    """Points in dtype order (bf16 first), token counts ascending; a point whose
-    inputs and outputs would not fit in `memory_limit` bytes is left out."""
+    """Points in dtype order (bf16 first), then model sizes (`model_sizes`
+    overrides the captured ones: hidden 2048, 4096, 8192 ...), then token counts
+    ascending; a point whose inputs and outputs would not fit in `memory_limit`
+    bytes is left out."""
     runtime = [d["name"] for d in manifest["dims"] if d["role"] == "runtime"]
     base = {d["name"]: d["size"] for d in manifest["dims"]}
+    model_sizes = model_sizes or {}
+    unknown = sorted(set(model_sizes) - (set(base) - set(runtime)))
+    if unknown:
+        raise ValueError(
+            f"{', '.join(unknown)}: not a model dim of this case "
+            f"(model dims: {', '.join(k for k in base if k not in runtime) or 'none'})"
+        )
+    models = [{}]
+    for name, values in model_sizes.items():
+        models = [{**m, name: v} for m in models for v in values]
     supported = manifest["dtypes"]
     dtypes = dtypes or tuple(d for d in DTYPE_ORDER if d in supported)
     points = []
     for dtype in dtypes:
-        for n in sorted(tokens):
-            sizes = {
-                **{r: n for r in runtime},
-                **{k: v for k, v in base.items() if k not in runtime},
-            }
-            if (
-                memory_limit
-                and bytes_per_point
-                and bytes_per_point(sizes, dtype) > memory_limit
-            ):
-                continue
-            points.append(Point(dtype, sizes))
+        for model in models:
+            for n in sorted(tokens):
+                sizes = {
+                    **{r: n for r in runtime},
+                    **{k: model.get(k, v) for k, v in base.items() if k not in runtime},
+                }
+                if (
+                    memory_limit
+                    and bytes_per_point
+                    and bytes_per_point(sizes, dtype) > memory_limit
+                ):
+                    continue
+                points.append(Point(dtype, sizes))
     return points
+
+
+def model_label(shape: str) -> str:
+    """The model part of a shape label (the sizes after num_tokens)."""
+    return "x".join(shape.split("x")[1:]) or shape
 
 
 def shape_label(sizes: dict[str, int]) -> str:
@@ -164,8 +183,25 @@ def run(case, points: list[Point], progress=print) -> tuple[list[dict], dict]:
     def static_ref(*args):
         return reference(*args)
 
-    dynamic = torch.compile(dynamic_ref, dynamic=True)
+    # Dynamic as an engine compiles it: only the capture's runtime dims (num_tokens)
+    # symbolic, model sizes static; static: one specialization per shape.
+    dynamic = torch.compile(dynamic_ref, dynamic=False)
     static = torch.compile(static_ref, dynamic=False)
+    names = case.manifest.get("input_names", [])
+    runtime_axes = [
+        (names.index(n), axis)
+        for d in case.manifest["dims"]
+        if d["role"] == "runtime"
+        for n, axis in d.get("axes", [])
+        if n in names
+    ]
+
+    def mark_runtime_dims(inputs):
+        for i, axis in runtime_axes:
+            if i < len(inputs) and isinstance(inputs[i], torch.Tensor):
+                torch._dynamo.maybe_mark_dynamic(inputs[i], axis)
+        return inputs
+
     copy_bw = copy_bandwidth_gbps()
     facts = {
         "gpu": torch.cuda.get_device_name(),
@@ -181,6 +217,7 @@ def run(case, points: list[Point], progress=print) -> tuple[list[dict], dict]:
         )
         sc = Scenario(point.dtype, dict(point.sizes))
         inputs = make_inputs(case, sc, "cuda", seed=i)
+        dyn_inputs = mark_runtime_dims([_alias(v) for v in inputs])
         model = _cast_module(reference, point.dtype)
         if i == 0:
             # Before anything else runs them: compile + first launch, as an engine
@@ -188,13 +225,13 @@ def run(case, points: list[Point], progress=print) -> tuple[list[dict], dict]:
             with torch.no_grad():
                 first = _timed_first_call(lambda: scaffold(point.dtype)(*inputs))
                 facts["ported_first_call_s"] = round(first, 3)
-                first = _timed_first_call(lambda: dynamic(*inputs))
+                first = _timed_first_call(lambda: dynamic(*dyn_inputs))
                 facts["inductor_first_call_s"] = round(first, 3)
         check_parity(case, sc, device="cuda", seed=i)  # correct before timed
         with torch.no_grad():
             calls = {
                 "ported": lambda: scaffold(point.dtype)(*inputs),
-                "inductor": lambda: dynamic(*inputs),
+                "inductor": lambda: dynamic(*dyn_inputs),
                 "inductor_static": lambda: static(*inputs),
                 "eager": lambda: model(*inputs),
             }
@@ -203,6 +240,7 @@ def run(case, points: list[Point], progress=print) -> tuple[list[dict], dict]:
                 "dtype": point.dtype,
                 "num_tokens": point.num_tokens,
                 "shape": shape_label(point.sizes),
+                "model": model_label(shape_label(point.sizes)),
             }
             for name, fn in calls.items():
                 fn()  # warm up (compiles static for this shape)
@@ -215,6 +253,12 @@ def run(case, points: list[Point], progress=print) -> tuple[list[dict], dict]:
         row.update({k: facts[k] for k in ("gpu", "torch", "triton", "date")})
         rows.append(row)
     return rows, facts
+
+
+def _alias(v):
+    # The same storage under another tensor object: marking a dim dynamic for
+    # the dynamic compile must not leak into the static one's inputs.
+    return v.view_as(v) if isinstance(v, torch.Tensor) else v
 
 
 def _cast_module(reference, dtype: str):
@@ -281,19 +325,35 @@ def markdown_table(rows: list[dict], facts: dict) -> str:
     return head + "\n".join(lines) + "\n" + first
 
 
-def plot(rows: list[dict], path: Path, title: str) -> None:
+def plot(rows: list[dict], path: Path, title: str) -> list[tuple[str, str]]:
+    """One log-log panel per (dtype, model size); returns the panels drawn."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    dtypes = sorted({r["dtype"] for r in rows}, key=DTYPE_ORDER.index)
+    panels = []
+    for r in rows:
+        key = (r["dtype"], r.get("model") or model_label(r["shape"]))
+        if key not in panels:
+            panels.append(key)
+    panels.sort(key=lambda k: DTYPE_ORDER.index(k[0]))
+    cols = min(3, len(panels))
+    nrows = -(-len(panels) // cols)
     fig, axes = plt.subplots(
-        1, len(dtypes), figsize=(6 * len(dtypes), 4.5), squeeze=False
+        nrows, cols, figsize=(6 * cols, 4.5 * nrows), squeeze=False
     )
-    for ax, dtype in zip(axes[0], dtypes):
+    for ax in axes.flat[len(panels) :]:
+        ax.set_visible(False)
+    for ax, (dtype, model) in zip(axes.flat, panels):
         sub = sorted(
-            (r for r in rows if r["dtype"] == dtype), key=lambda r: r["num_tokens"]
+            (
+                r
+                for r in rows
+                if r["dtype"] == dtype
+                and (r.get("model") or model_label(r["shape"])) == model
+            ),
+            key=lambda r: r["num_tokens"],
         )
         x = [r["num_tokens"] for r in sub]
         for key, label in (
@@ -307,12 +367,13 @@ def plot(rows: list[dict], path: Path, title: str) -> None:
         ax.set_yscale("log")
         ax.set_xlabel("num_tokens")
         ax.set_ylabel("µs (CUDA-graph replay)")
-        ax.set_title(f"{title}, {dtype}")
+        ax.set_title(f"{title}, {dtype}, {model}")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
+    return panels
 
 
 def aggregate(folder: Path) -> str:

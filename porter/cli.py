@@ -122,10 +122,6 @@ def _bench(args: argparse.Namespace) -> int:
     from porter import bench
     from porter.testing.parity import load_case
 
-    if not torch.cuda.is_available():
-        raise PorterError(
-            "porter bench times kernels on a CUDA GPU; torch sees none here"
-        )
     case = load_case(args.case)
     tokens = tuple(args.tokens) if args.tokens else bench.DEFAULT_TOKENS
     dtypes = tuple(args.dtype) if args.dtype else None
@@ -134,8 +130,27 @@ def _bench(args: argparse.Namespace) -> int:
         inputs = case.reference.make_inputs(sizes, dtype, "meta")
         return 4 * bench.tensor_bytes(inputs)  # inputs, outputs, parity copies
 
-    limit = torch.cuda.get_device_properties(0).total_memory // 2
-    points = bench.sweep(case.manifest, tokens, dtypes, point_bytes, limit)
+    cuda = torch.cuda.is_available()
+    limit = torch.cuda.get_device_properties(0).total_memory // 2 if cuda else None
+    model_sizes = {}
+    for item in args.dims:
+        name, _, values = item.partition("=")
+        try:
+            model_sizes[name] = [int(v) for v in values.split(",")]
+        except ValueError:
+            raise PorterError(
+                f"--dims {item}: write NAME=V[,V...] with integer sizes, e.g. hidden=2048,4096"
+            ) from None
+    try:
+        points = bench.sweep(
+            case.manifest, tokens, dtypes, point_bytes, limit, model_sizes
+        )
+    except ValueError as err:
+        raise PorterError(f"--dims: {err}") from None
+    if not cuda:
+        raise PorterError(
+            "porter bench times kernels on a CUDA GPU; torch sees none here"
+        )
     rows, facts = bench.run(
         case, points, progress=lambda m: print(f"porter: {m}", file=sys.stderr)
     )
@@ -292,6 +307,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dtype", nargs="+", choices=["bfloat16", "float16", "float32"])
     p.add_argument(
         "--tokens", type=int, nargs="+", help="token counts (default 1 ... 65536)"
+    )
+    p.add_argument(
+        "--dims",
+        nargs="+",
+        default=[],
+        metavar="NAME=V[,V...]",
+        help="model sizes to sweep instead of the captured ones, e.g. hidden=2048,4096,8192",
     )
     p.add_argument("--out", default="docs/benchmarks", help="where results go")
     p.set_defaults(func=_bench)

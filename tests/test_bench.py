@@ -106,3 +106,34 @@ def test_bench_command_refuses_without_a_gpu(capsys):
         pytest.skip("this machine has a GPU")
     assert main(["bench", "captured/rmsnorm"]) == 1
     assert "CUDA GPU" in capsys.readouterr().err
+
+
+def test_sweep_over_model_sizes():
+    points = bench.sweep(
+        MANIFEST, (1, 64), ("bfloat16",), model_sizes={"hidden": [2048, 8192]}
+    )
+    assert [(p.sizes["hidden"], p.num_tokens) for p in points] == [
+        (2048, 1),
+        (2048, 64),
+        (8192, 1),
+        (8192, 64),
+    ]
+    with pytest.raises(ValueError, match="not a model dim"):
+        bench.sweep(MANIFEST, (1,), model_sizes={"num_tokens": [4]})
+
+
+def test_bench_dims_are_checked_before_anything_runs(capsys):
+    assert main(["bench", "captured/rmsnorm", "--dims", "hidden=x"]) == 1
+    assert "integer sizes" in capsys.readouterr().err
+    assert main(["bench", "captured/rmsnorm", "--dims", "vocab=4"]) == 1
+    assert "not a model dim" in capsys.readouterr().err
+
+
+def test_plot_has_a_panel_per_dtype_and_model_size(tmp_path):
+    rows = _rows()
+    wide = [dict(r, shape=r["shape"].replace("4096", "8192"), model="") for r in rows]
+    path = tmp_path / "p.png"
+    panels = bench.plot(rows + wide, path, "demo")
+    assert panels == [("bfloat16", "hidden=4096"), ("bfloat16", "hidden=8192")]
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert bench.model_label("num_tokens=1xhidden=4096") == "hidden=4096"
