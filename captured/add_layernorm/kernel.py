@@ -16,6 +16,7 @@ What porter changed:
 - named arguments after what they are bound to; per-call sizes are runtime ints in do_not_specialize, per-model sizes constexpr, row strides int64 arguments
 - loads upcast to fp32, stores cast to the output's element type (fp32/fp16/bf16 alike)
 - renamed index variables and temporaries after what they hold
+- derived a persistent kernel for rows that fit in registers (x read once); the looped kernel serves wider rows
 """
 
 import torch
@@ -57,8 +58,84 @@ def welford_finish(mean, m2, count, axis):
     return tl.reduce((mean, m2, count), axis, welford_merge)
 
 
+@triton.jit
+def row_mean_m2(value, mask, axis):
+    # The whole row is in registers: mean, then the sum of squared deviations
+    # from it (as exact as Welford, without its per-step divisions).
+    count = tl.sum(mask.to(tl.float32), axis)
+    mean = tl.sum(tl.where(mask, value, 0.0), axis) / count
+    delta = tl.where(mask, value - tl.expand_dims(mean, axis), 0.0)
+    return mean, tl.sum(delta * delta, axis), count
+
+
 @triton.jit(do_not_specialize=["num_tokens"])
 def add_layernorm_kernel(
+    x_ptr,
+    residual_ptr,
+    weight_ptr,
+    bias_ptr,
+    out1_ptr,
+    out0_ptr,
+    num_tokens,
+    x_stride0: tl.int64,
+    residual_stride0: tl.int64,
+    out1_stride0: tl.int64,
+    out0_stride0: tl.int64,
+    hidden: tl.constexpr,
+    BLOCK_ROWS: tl.constexpr,
+    BLOCK_COLS: tl.constexpr,
+):
+    row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
+    rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
+    row_mask = rows < num_tokens
+    cols = tl.arange(0, BLOCK_COLS)[None, :]
+    col_mask = cols < hidden
+    x = tl.load(
+        x_ptr + (cols + rows * x_stride0),
+        col_mask & row_mask,
+        eviction_policy="evict_first",
+        other=0.0,
+    ).to(tl.float32)
+    residual = tl.load(
+        residual_ptr + (cols + rows * residual_stride0),
+        col_mask & row_mask,
+        eviction_policy="evict_first",
+        other=0.0,
+    ).to(tl.float32)
+    tmp2 = x + residual
+    tl.store(
+        out1_ptr + (cols + rows * out1_stride0),
+        tmp2.to(out1_ptr.dtype.element_ty),
+        col_mask & row_mask,
+    )
+    tmp5, tmp6, tmp7 = row_mean_m2(tmp2, col_mask & row_mask, 1)
+    tmp4 = tmp5[:, None]
+    tmp8 = tmp6[:, None]
+    out1 = tmp2.to(out1_ptr.dtype.element_ty).to(tl.float32)
+    weight = tl.load(
+        weight_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
+    ).to(tl.float32)
+    bias = tl.load(
+        bias_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
+    ).to(tl.float32)
+    tmp11 = out1 - tmp4
+    tmp12 = tl.cast(hidden, tl.float32)
+    tmp14 = tmp8 / tmp12
+    tmp15 = 1e-05
+    tmp16 = tmp14 + tmp15
+    rstd = tl.rsqrt(tmp16)
+    tmp18 = tmp11 * rstd
+    tmp20 = tmp18 * weight
+    tmp22 = tmp20 + bias
+    tl.store(
+        out0_ptr + (cols + rows * out0_stride0),
+        tmp22.to(out0_ptr.dtype.element_ty),
+        col_mask & row_mask,
+    )
+
+
+@triton.jit(do_not_specialize=["num_tokens"])
+def add_layernorm_kernel_looped(
     x_ptr,
     residual_ptr,
     weight_ptr,
@@ -145,6 +222,13 @@ def add_layernorm_kernel(
         )
 
 
+# A row up to MAX_FUSED_COLS elements is held in registers by one program (32
+# warps, at most 32 fp32 values a thread); wider rows take the looped kernel,
+# which walks the row LOOPED_BLOCK_COLS at a time.
+MAX_FUSED_COLS = 32768
+LOOPED_BLOCK_COLS = 4096
+
+
 def launch_settings(row_size):
     """Block size and warps for one row per program (Liger's calculate_settings):
     the next power of two of the row, warps growing with it."""
@@ -178,8 +262,13 @@ def add_layernorm(x, residual, weight, bias, eps: float = 1e-05):
         (num_tokens, hidden), (hidden, 1), dtype=x.dtype, device=x.device
     )
     BLOCK_ROWS = 1
-    BLOCK_COLS, num_warps = launch_settings(min(hidden, 4096))
-    add_layernorm_kernel[(triton.cdiv(num_tokens, BLOCK_ROWS),)](
+    BLOCK_COLS, num_warps = launch_settings(hidden)
+    kernel = add_layernorm_kernel
+    if BLOCK_COLS > MAX_FUSED_COLS:
+        # Too wide for registers: stream the row in blocks (x is read twice).
+        BLOCK_COLS, num_warps = launch_settings(LOOPED_BLOCK_COLS)
+        kernel = add_layernorm_kernel_looped
+    kernel[(triton.cdiv(num_tokens, BLOCK_ROWS),)](
         x_ptr=x,
         residual_ptr=residual,
         weight_ptr=weight,

@@ -16,6 +16,7 @@ What porter changed:
 - named arguments after what they are bound to; per-call sizes are runtime ints in do_not_specialize, per-model sizes constexpr, row strides int64 arguments
 - loads upcast to fp32, stores cast to the output's element type (fp32/fp16/bf16 alike)
 - renamed index variables and temporaries after what they hold
+- derived a persistent kernel for rows that fit in registers (x read once); the looped kernel serves wider rows
 """
 
 import torch
@@ -25,6 +26,66 @@ import triton.language as tl
 
 @triton.jit(do_not_specialize=["num_tokens"])
 def fused_add_rmsnorm_kernel(
+    x_ptr,
+    residual_ptr,
+    weight_ptr,
+    out1_ptr,
+    out0_ptr,
+    num_tokens,
+    x_stride0: tl.int64,
+    residual_stride0: tl.int64,
+    out1_stride0: tl.int64,
+    out0_stride0: tl.int64,
+    hidden: tl.constexpr,
+    BLOCK_ROWS: tl.constexpr,
+    BLOCK_COLS: tl.constexpr,
+):
+    row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
+    rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
+    row_mask = rows < num_tokens
+    cols = tl.arange(0, BLOCK_COLS)[None, :]
+    col_mask = cols < hidden
+    x = tl.load(
+        x_ptr + (cols + rows * x_stride0),
+        col_mask & row_mask,
+        eviction_policy="evict_first",
+        other=0.0,
+    ).to(tl.float32)
+    residual = tl.load(
+        residual_ptr + (cols + rows * residual_stride0),
+        col_mask & row_mask,
+        eviction_policy="evict_first",
+        other=0.0,
+    ).to(tl.float32)
+    tmp2 = x + residual
+    tmp3 = tmp2 * tmp2
+    _tmp5 = tl.where(col_mask & row_mask, tmp3, 0)
+    tl.store(
+        out1_ptr + (cols + rows * out1_stride0),
+        tmp2.to(out1_ptr.dtype.element_ty),
+        col_mask & row_mask,
+    )
+    row_sum = tl.sum(_tmp5, 1)[:, None]
+    out1 = tmp2.to(out1_ptr.dtype.element_ty).to(tl.float32)
+    weight = tl.load(
+        weight_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
+    ).to(tl.float32)
+    tmp8 = tl.cast(hidden, tl.float32)
+    tmp10 = row_sum / tmp8
+    tmp11 = 1e-06
+    tmp12 = tmp10 + tmp11
+    rstd = tl.rsqrt(tmp12)
+    tmp14 = out1 * rstd
+    tmp16 = tmp14 * weight
+    tl.store(
+        out0_ptr + (cols + rows * out0_stride0),
+        tmp16.to(out0_ptr.dtype.element_ty),
+        col_mask & row_mask,
+    )
+
+
+@triton.jit(do_not_specialize=["num_tokens"])
+def fused_add_rmsnorm_kernel_looped(
     x_ptr,
     residual_ptr,
     weight_ptr,
@@ -96,6 +157,13 @@ def fused_add_rmsnorm_kernel(
         )
 
 
+# A row up to MAX_FUSED_COLS elements is held in registers by one program (32
+# warps, at most 32 fp32 values a thread); wider rows take the looped kernel,
+# which walks the row LOOPED_BLOCK_COLS at a time.
+MAX_FUSED_COLS = 32768
+LOOPED_BLOCK_COLS = 4096
+
+
 def launch_settings(row_size):
     """Block size and warps for one row per program (Liger's calculate_settings):
     the next power of two of the row, warps growing with it."""
@@ -128,8 +196,13 @@ def fused_add_rmsnorm(x, residual, weight, eps: float = 1e-06):
         (num_tokens, hidden), (hidden, 1), dtype=x.dtype, device=x.device
     )
     BLOCK_ROWS = 1
-    BLOCK_COLS, num_warps = launch_settings(min(hidden, 4096))
-    fused_add_rmsnorm_kernel[(triton.cdiv(num_tokens, BLOCK_ROWS),)](
+    BLOCK_COLS, num_warps = launch_settings(hidden)
+    kernel = fused_add_rmsnorm_kernel
+    if BLOCK_COLS > MAX_FUSED_COLS:
+        # Too wide for registers: stream the row in blocks (x is read twice).
+        BLOCK_COLS, num_warps = launch_settings(LOOPED_BLOCK_COLS)
+        kernel = fused_add_rmsnorm_kernel_looped
+    kernel[(triton.cdiv(num_tokens, BLOCK_ROWS),)](
         x_ptr=x,
         residual_ptr=residual,
         weight_ptr=weight,

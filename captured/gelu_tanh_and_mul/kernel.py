@@ -11,6 +11,7 @@ What porter changed:
 - named arguments after what they are bound to; per-call sizes are runtime ints in do_not_specialize, per-model sizes constexpr, row strides int64 arguments
 - loads upcast to fp32, stores cast to the output's element type (fp32/fp16/bf16 alike)
 - renamed index variables and temporaries after what they hold
+- pointwise kernels run on a (rows, column blocks) grid: no 64-bit % and // per element, contiguous columns the compiler can vectorize
 """
 
 import torch
@@ -19,26 +20,26 @@ import triton.language as tl
 from triton.language.extra import libdevice
 
 
-@triton.jit(do_not_specialize=["numel"])
+@triton.jit(do_not_specialize=["num_tokens"])
 def gelu_tanh_and_mul_kernel(
     x_ptr,
     out_ptr,
-    numel,
+    num_tokens,
     x_stride0: tl.int64,
     x_size1_div_2: tl.constexpr,
-    x_size1: tl.constexpr,
-    BLOCK_SIZE: tl.constexpr,
+    BLOCK_ROWS: tl.constexpr,
+    BLOCK_COLS: tl.constexpr,
 ):
-    block_start = tl.program_id(0).to(tl.int64) * BLOCK_SIZE
-    offsets = block_start + tl.arange(0, BLOCK_SIZE)[:]
-    mask = offsets < numel
-    x0 = offsets % x_size1_div_2
-    x1 = offsets // x_size1_div_2
-    x = tl.load(x_ptr + (x0 + x1 * x_stride0), mask, eviction_policy="evict_last").to(
-        tl.float32
+    rows = (
+        tl.program_id(0).to(tl.int64) * BLOCK_ROWS + tl.arange(0, BLOCK_ROWS)[:, None]
     )
+    cols = tl.program_id(1) * BLOCK_COLS + tl.arange(0, BLOCK_COLS)[None, :]
+    mask = (rows < num_tokens) & (cols < x_size1_div_2)
+    x = tl.load(
+        x_ptr + (cols + rows * x_stride0), mask, eviction_policy="evict_last"
+    ).to(tl.float32)
     x_2 = tl.load(
-        x_ptr + (x_size1_div_2 + x0 + x1 * x_stride0),
+        x_ptr + (x_size1_div_2 + cols + rows * x_stride0),
         mask,
         eviction_policy="evict_last",
     ).to(tl.float32)
@@ -58,7 +59,10 @@ def gelu_tanh_and_mul_kernel(
     tmp15 = tmp13 * x_2
     tl.store(
         out_ptr
-        + (x0 + x1 * (1 * (1 >= x_size1_div_2) + x_size1_div_2 * (x_size1_div_2 > 1))),
+        + (
+            cols
+            + rows * (1 * (1 >= x_size1_div_2) + x_size1_div_2 * (x_size1_div_2 > 1))
+        ),
         tmp15.to(out_ptr.dtype.element_ty),
         mask,
     )
@@ -78,6 +82,14 @@ def launch_settings(row_size):
     return block, num_warps
 
 
+def tile_settings(row_size):
+    """Blocks of a (rows, column blocks) pointwise launch: up to 1024 columns of
+    a row per program, or several short rows, about 1024 elements a program
+    (8 a thread at 4 warps: 16-byte accesses in bf16)."""
+    block_cols = min(triton.next_power_of_2(row_size), 1024)
+    return 1024 // block_cols, block_cols, 4
+
+
 def gelu_tanh_and_mul(x: torch.Tensor):
     """Same arguments and outputs as the reference gelu_tanh_and_mul."""
     x = x if x.stride(-1) == 1 else x.contiguous()
@@ -88,17 +100,20 @@ def gelu_tanh_and_mul(x: torch.Tensor):
         dtype=x.dtype,
         device=x.device,
     )
-    BLOCK_SIZE = 1024
+    BLOCK_ROWS, BLOCK_COLS, num_warps = tile_settings((x.shape[1] // 2))
     gelu_tanh_and_mul_kernel[
-        (triton.cdiv((num_tokens * (x.shape[1] // 2)), BLOCK_SIZE),)
+        (
+            triton.cdiv(num_tokens, BLOCK_ROWS),
+            triton.cdiv((x.shape[1] // 2), BLOCK_COLS),
+        )
     ](
         x_ptr=x,
         out_ptr=out,
-        numel=(num_tokens * (x.shape[1] // 2)),
+        num_tokens=num_tokens,
         x_stride0=x.stride(0),
         x_size1_div_2=(x.shape[1] // 2),
-        x_size1=x.shape[1],
-        BLOCK_SIZE=BLOCK_SIZE,
-        num_warps=4,
+        BLOCK_ROWS=BLOCK_ROWS,
+        BLOCK_COLS=BLOCK_COLS,
+        num_warps=num_warps,
     )
     return out

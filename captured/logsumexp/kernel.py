@@ -15,6 +15,7 @@ What porter changed:
 - named arguments after what they are bound to; per-call sizes are runtime ints in do_not_specialize, per-model sizes constexpr, row strides int64 arguments
 - loads upcast to fp32, stores cast to the output's element type (fp32/fp16/bf16 alike)
 - renamed index variables and temporaries after what they hold
+- derived a persistent kernel for rows that fit in registers (x read once); the looped kernel serves wider rows
 """
 
 import torch
@@ -36,6 +37,48 @@ def max_nan(x, axis):
 
 @triton.jit(do_not_specialize=["num_tokens"])
 def logsumexp_kernel(
+    out_ptr,
+    logits_ptr,
+    num_tokens,
+    logits_stride0: tl.int64,
+    vocab: tl.constexpr,
+    BLOCK_ROWS: tl.constexpr,
+    BLOCK_COLS: tl.constexpr,
+):
+    row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
+    rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
+    row_mask = rows < num_tokens
+    cols = tl.arange(0, BLOCK_COLS)[None, :]
+    col_mask = cols < vocab
+    logits = tl.load(
+        logits_ptr + (cols + rows * logits_stride0),
+        col_mask & row_mask,
+        other=0.0,
+        eviction_policy="evict_first",
+    ).to(tl.float32)
+    _tmp2 = tl.where(col_mask & row_mask, logits, float("-inf"))
+    row_max = max_nan(_tmp2, 1)[:, None]
+    tmp5 = tl.abs(row_max)
+    tmp6 = tl.full([1, 1], float("inf"), tl.float32)
+    tmp7 = tmp5 == tmp6
+    tmp8 = 0.0
+    tmp9 = tl.where(tmp7, tmp8, row_max)
+    tmp10 = logits - tmp9
+    exp = tl.exp(tmp10)
+    _tmp13 = tl.where(col_mask & row_mask, exp, 0)
+    row_sum = tl.sum(_tmp13, 1)[:, None]
+    tmp15 = tl.log(row_sum)
+    tmp16 = tl.abs(row_max)
+    tmp17 = tl.full([1, 1], float("inf"), tl.float32)
+    tmp18 = tmp16 == tmp17
+    tmp19 = 0.0
+    tmp20 = tl.where(tmp18, tmp19, row_max)
+    tmp21 = tmp15 + tmp20
+    tl.store(out_ptr + rows, tmp21.to(out_ptr.dtype.element_ty), row_mask)
+
+
+@triton.jit(do_not_specialize=["num_tokens"])
+def logsumexp_kernel_looped(
     out_ptr,
     logits_ptr,
     num_tokens,
@@ -91,6 +134,13 @@ def logsumexp_kernel(
     tl.store(out_ptr + rows, tmp21.to(out_ptr.dtype.element_ty), row_mask)
 
 
+# A row up to MAX_FUSED_COLS elements is held in registers by one program (32
+# warps, at most 32 fp32 values a thread); wider rows take the looped kernel,
+# which walks the row LOOPED_BLOCK_COLS at a time.
+MAX_FUSED_COLS = 32768
+LOOPED_BLOCK_COLS = 4096
+
+
 def launch_settings(row_size):
     """Block size and warps for one row per program (Liger's calculate_settings):
     the next power of two of the row, warps growing with it."""
@@ -114,8 +164,13 @@ def logsumexp(logits: torch.Tensor):
         (num_tokens,), (1,), dtype=torch.float32, device=logits.device
     )
     BLOCK_ROWS = 1
-    BLOCK_COLS, num_warps = launch_settings(min(vocab, 4096))
-    logsumexp_kernel[(triton.cdiv(num_tokens, BLOCK_ROWS),)](
+    BLOCK_COLS, num_warps = launch_settings(vocab)
+    kernel = logsumexp_kernel
+    if BLOCK_COLS > MAX_FUSED_COLS:
+        # Too wide for registers: stream the row in blocks (x is read twice).
+        BLOCK_COLS, num_warps = launch_settings(LOOPED_BLOCK_COLS)
+        kernel = logsumexp_kernel_looped
+    kernel[(triton.cdiv(num_tokens, BLOCK_ROWS),)](
         out_ptr=out,
         logits_ptr=logits,
         num_tokens=num_tokens,

@@ -15,6 +15,7 @@ What porter changed:
 - named arguments after what they are bound to; per-call sizes are runtime ints in do_not_specialize, per-model sizes constexpr, row strides int64 arguments
 - loads upcast to fp32, stores cast to the output's element type (fp32/fp16/bf16 alike)
 - renamed index variables and temporaries after what they hold
+- derived a persistent kernel for rows that fit in registers (x read once); the looped kernel serves wider rows
 """
 
 import torch
@@ -43,6 +44,46 @@ def max_nan(x, axis):
 
 @triton.jit(do_not_specialize=["num_tokens"])
 def quant_int8_kernel(
+    out1_ptr,
+    x_ptr,
+    out0_ptr,
+    num_tokens,
+    x_stride0: tl.int64,
+    out0_stride0: tl.int64,
+    hidden: tl.constexpr,
+    BLOCK_ROWS: tl.constexpr,
+    BLOCK_COLS: tl.constexpr,
+):
+    row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
+    rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
+    row_mask = rows < num_tokens
+    cols = tl.arange(0, BLOCK_COLS)[None, :]
+    col_mask = cols < hidden
+    x = tl.load(
+        x_ptr + (cols + rows * x_stride0),
+        col_mask & row_mask,
+        other=0.0,
+        eviction_policy="evict_first",
+    ).to(tl.float32)
+    tmp1 = tl.abs(x)
+    _tmp3 = tl.where(col_mask & row_mask, tmp1, float("-inf"))
+    row_max = max_nan(_tmp3, 1)[:, None]
+    tmp5 = 1e-10
+    tmp6 = maximum_nan(row_max, tmp5)
+    tmp7 = 127.0
+    tmp8 = tmp6 / tmp7
+    tl.store(out1_ptr + rows, tmp8.to(out1_ptr.dtype.element_ty), row_mask)
+    tmp10 = x / tmp8
+    tmp11 = libdevice.nearbyint(tmp10)
+    tmp12 = -128.0
+    tmp13 = maximum_nan(tmp11, tmp12)
+    tmp14 = minimum_nan(tmp13, tmp7)
+    tmp15 = tmp14.to(tl.int8)
+    tl.store(out0_ptr + (cols + rows * out0_stride0), tmp15, col_mask & row_mask)
+
+
+@triton.jit(do_not_specialize=["num_tokens"])
+def quant_int8_kernel_looped(
     out1_ptr,
     x_ptr,
     out0_ptr,
@@ -94,6 +135,13 @@ def quant_int8_kernel(
         tl.store(out0_ptr + (cols + rows * out0_stride0), tmp15, col_mask & row_mask)
 
 
+# A row up to MAX_FUSED_COLS elements is held in registers by one program (32
+# warps, at most 32 fp32 values a thread); wider rows take the looped kernel,
+# which walks the row LOOPED_BLOCK_COLS at a time.
+MAX_FUSED_COLS = 32768
+LOOPED_BLOCK_COLS = 4096
+
+
 def launch_settings(row_size):
     """Block size and warps for one row per program (Liger's calculate_settings):
     the next power of two of the row, warps growing with it."""
@@ -131,8 +179,13 @@ def quant_int8(x: torch.Tensor):
         out1.storage_offset() + 0,
     )
     BLOCK_ROWS = 1
-    BLOCK_COLS, num_warps = launch_settings(min(hidden, 4096))
-    quant_int8_kernel[(triton.cdiv(num_tokens, BLOCK_ROWS),)](
+    BLOCK_COLS, num_warps = launch_settings(hidden)
+    kernel = quant_int8_kernel
+    if BLOCK_COLS > MAX_FUSED_COLS:
+        # Too wide for registers: stream the row in blocks (x is read twice).
+        BLOCK_COLS, num_warps = launch_settings(LOOPED_BLOCK_COLS)
+        kernel = quant_int8_kernel_looped
+    kernel[(triton.cdiv(num_tokens, BLOCK_ROWS),)](
         out1_ptr=out1_view0,
         x_ptr=x,
         out0_ptr=out0,

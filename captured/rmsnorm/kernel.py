@@ -15,6 +15,7 @@ What porter changed:
 - named arguments after what they are bound to; per-call sizes are runtime ints in do_not_specialize, per-model sizes constexpr, row strides int64 arguments
 - loads upcast to fp32, stores cast to the output's element type (fp32/fp16/bf16 alike)
 - renamed index variables and temporaries after what they hold
+- derived a persistent kernel for rows that fit in registers (x read once); the looped kernel serves wider rows
 """
 
 import torch
@@ -24,6 +25,49 @@ import triton.language as tl
 
 @triton.jit(do_not_specialize=["num_tokens"])
 def rmsnorm_kernel(
+    x_ptr,
+    weight_ptr,
+    out_ptr,
+    num_tokens,
+    x_stride0: tl.int64,
+    out_stride0: tl.int64,
+    hidden: tl.constexpr,
+    BLOCK_ROWS: tl.constexpr,
+    BLOCK_COLS: tl.constexpr,
+):
+    row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
+    rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
+    row_mask = rows < num_tokens
+    cols = tl.arange(0, BLOCK_COLS)[None, :]
+    col_mask = cols < hidden
+    x = tl.load(
+        x_ptr + (cols + rows * x_stride0),
+        col_mask & row_mask,
+        other=0.0,
+        eviction_policy="evict_first",
+    ).to(tl.float32)
+    tmp1 = x * x
+    _tmp3 = tl.where(col_mask & row_mask, tmp1, 0)
+    row_sum = tl.sum(_tmp3, 1)[:, None]
+    weight = tl.load(
+        weight_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
+    ).to(tl.float32)
+    tmp6 = tl.cast(hidden, tl.float32)
+    tmp8 = row_sum / tmp6
+    tmp9 = 1e-06
+    tmp10 = tmp8 + tmp9
+    rstd = tl.rsqrt(tmp10)
+    tmp12 = x * rstd
+    tmp14 = tmp12 * weight
+    tl.store(
+        out_ptr + (cols + rows * out_stride0),
+        tmp14.to(out_ptr.dtype.element_ty),
+        col_mask & row_mask,
+    )
+
+
+@triton.jit(do_not_specialize=["num_tokens"])
+def rmsnorm_kernel_looped(
     x_ptr,
     weight_ptr,
     out_ptr,
@@ -78,6 +122,13 @@ def rmsnorm_kernel(
         )
 
 
+# A row up to MAX_FUSED_COLS elements is held in registers by one program (32
+# warps, at most 32 fp32 values a thread); wider rows take the looped kernel,
+# which walks the row LOOPED_BLOCK_COLS at a time.
+MAX_FUSED_COLS = 32768
+LOOPED_BLOCK_COLS = 4096
+
+
 def launch_settings(row_size):
     """Block size and warps for one row per program (Liger's calculate_settings):
     the next power of two of the row, warps growing with it."""
@@ -106,8 +157,13 @@ def rmsnorm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-06):
         (num_tokens, hidden), (hidden, 1), dtype=x.dtype, device=x.device
     )
     BLOCK_ROWS = 1
-    BLOCK_COLS, num_warps = launch_settings(min(hidden, 4096))
-    rmsnorm_kernel[(triton.cdiv(num_tokens, BLOCK_ROWS),)](
+    BLOCK_COLS, num_warps = launch_settings(hidden)
+    kernel = rmsnorm_kernel
+    if BLOCK_COLS > MAX_FUSED_COLS:
+        # Too wide for registers: stream the row in blocks (x is read twice).
+        BLOCK_COLS, num_warps = launch_settings(LOOPED_BLOCK_COLS)
+        kernel = rmsnorm_kernel_looped
+    kernel[(triton.cdiv(num_tokens, BLOCK_ROWS),)](
         x_ptr=x,
         weight_ptr=weight,
         out_ptr=out,

@@ -16,6 +16,7 @@ What porter changed:
 - named arguments after what they are bound to; per-call sizes are runtime ints in do_not_specialize, per-model sizes constexpr, row strides int64 arguments
 - loads upcast to fp32, stores cast to the output's element type (fp32/fp16/bf16 alike)
 - renamed index variables and temporaries after what they hold
+- derived a persistent kernel for rows that fit in registers (x read once); the looped kernel serves wider rows
 """
 
 import torch
@@ -42,6 +43,66 @@ def any_true(x, axis):
 
 @triton.jit(do_not_specialize=["num_tokens"])
 def softmax_kernel(
+    out_ptr,
+    logits_ptr,
+    num_tokens,
+    logits_stride0: tl.int64,
+    out_stride0: tl.int64,
+    vocab: tl.constexpr,
+    BLOCK_ROWS: tl.constexpr,
+    BLOCK_COLS: tl.constexpr,
+):
+    row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
+    rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
+    row_mask = rows < num_tokens
+    cols = tl.arange(0, BLOCK_COLS)[None, :]
+    col_mask = cols < vocab
+    logits = tl.load(
+        logits_ptr + (cols + rows * logits_stride0),
+        col_mask & row_mask,
+        other=0.0,
+        eviction_policy="evict_first",
+    ).to(tl.float32)
+    tmp1 = 0.7
+    tmp2 = logits / tmp1
+    tmp3 = tmp2 == tmp2
+    tmp4 = tl.abs(tmp2)
+    tmp5 = tl.full([1, 1], float("inf"), tl.float32)
+    tmp6 = tmp4 != tmp5
+    tmp7 = tmp3 & tmp6
+    tmp8 = tmp7 == 0
+    _tmp10 = tl.where(col_mask & row_mask, tmp8, False)
+    tmp13 = 1.0
+    tmp14 = logits * tmp13
+    _tmp16 = tl.where(col_mask & row_mask, tmp14, float("-inf"))
+    _tmp19 = tl.where(col_mask & row_mask, tmp2, float("-inf"))
+    tmp12 = _tmp10.to(tl.int8)
+    tmp10 = any_true(tmp12, 1)[:, None]
+    row_max = max_nan(_tmp16, 1)[:, None]
+    row_max_2 = max_nan(_tmp19, 1)[:, None]
+    tmp21 = tmp10 == 0
+    tmp23 = 1.0
+    tmp24 = logits * tmp23
+    tmp25 = tmp24 - row_max
+    tmp26 = 0.7
+    tmp27 = tmp25 / tmp26
+    tmp28 = logits / tmp26
+    tmp29 = tmp28 - row_max_2
+    tmp30 = tl.where(tmp21, tmp27, tmp29)
+    exp = tl.exp(tmp30)
+    _tmp33 = tl.where(col_mask & row_mask, exp, 0)
+    row_sum = tl.sum(_tmp33, 1)[:, None]
+    out = exp.to(out_ptr.dtype.element_ty).to(tl.float32)
+    tmp36 = out / row_sum
+    tl.store(
+        out_ptr + (cols + rows * out_stride0),
+        tmp36.to(out_ptr.dtype.element_ty),
+        col_mask & row_mask,
+    )
+
+
+@triton.jit(do_not_specialize=["num_tokens"])
+def softmax_kernel_looped(
     out_ptr,
     logits_ptr,
     num_tokens,
@@ -133,6 +194,13 @@ def softmax_kernel(
         )
 
 
+# A row up to MAX_FUSED_COLS elements is held in registers by one program (32
+# warps, at most 32 fp32 values a thread); wider rows take the looped kernel,
+# which walks the row LOOPED_BLOCK_COLS at a time.
+MAX_FUSED_COLS = 32768
+LOOPED_BLOCK_COLS = 4096
+
+
 def launch_settings(row_size):
     """Block size and warps for one row per program (Liger's calculate_settings):
     the next power of two of the row, warps growing with it."""
@@ -160,8 +228,13 @@ def softmax(logits: torch.Tensor, temperature: float = 0.7):
         (num_tokens, vocab), (vocab, 1), dtype=logits.dtype, device=logits.device
     )
     BLOCK_ROWS = 1
-    BLOCK_COLS, num_warps = launch_settings(min(vocab, 4096))
-    softmax_kernel[(triton.cdiv(num_tokens, BLOCK_ROWS),)](
+    BLOCK_COLS, num_warps = launch_settings(vocab)
+    kernel = softmax_kernel
+    if BLOCK_COLS > MAX_FUSED_COLS:
+        # Too wide for registers: stream the row in blocks (x is read twice).
+        BLOCK_COLS, num_warps = launch_settings(LOOPED_BLOCK_COLS)
+        kernel = softmax_kernel_looped
+    kernel[(triton.cdiv(num_tokens, BLOCK_ROWS),)](
         out_ptr=out,
         logits_ptr=logits,
         num_tokens=num_tokens,

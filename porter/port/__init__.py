@@ -11,13 +11,21 @@ from porter.errors import PorterError
 from porter.port.generalize import bind_parameters, explicit_dtypes, readable_names
 from porter.port.launcher import plan_launcher
 from porter.port.model import KernelPort
+from porter.port.persist import persist as persistent_form
+from porter.port.tile import tile_rows_by_cols
 from porter.port.passes import PIPELINE as CLEANUP_PASSES
 from porter.records import Capture
 from porter.render import render
 
 # The documented order (docs/port.md): clean up Inductor's code, then bind it to
 # the launch records, then make dtypes explicit, then name things for a reader.
-PIPELINE = [*CLEANUP_PASSES, "bind_parameters", explicit_dtypes, readable_names]
+PIPELINE = [
+    *CLEANUP_PASSES,
+    "bind_parameters",
+    explicit_dtypes,
+    readable_names,
+    tile_rows_by_cols,
+]
 
 
 @dataclass
@@ -53,18 +61,31 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
         )
         kp = KernelPort(record=record, launch=launch, capture_dtype=cap.capture_dtype)
         ports.append(port_kernel(kp, cap))
-    launcher = plan_launcher(cap, module, ports, ref_module)
+    for kp in ports:
+        if kp.record.kind == "reduction":
+            persistent = persistent_form(kp.tree)
+            if persistent is not None:
+                kp.persistent, extra = persistent
+                kp.helpers |= extra
+                kp.notes.append(
+                    "derived a persistent kernel for rows that fit in registers "
+                    "(x read once); the looped kernel serves wider rows"
+                )
     kernels = []
     for i, kp in enumerate(ports):
-        kp.tree.name = _kernel_name(cap.reference_name, i, len(ports))
-        kernels.append(
-            {
-                "source": ast.unparse(kp.tree),
-                "do_not_specialize": [p.name for p in kp.params if p.kind == "runtime"],
-            }
-        )
+        name = _kernel_name(cap.reference_name, i, len(ports))
+        dns = [p.name for p in kp.params if p.kind == "runtime"]
+        if kp.persistent is not None:
+            kp.persistent.name = name
+            kp.looped_name = f"{name}_looped"
+            kernels.append(
+                {"source": ast.unparse(kp.persistent), "do_not_specialize": dns}
+            )
+        kp.tree.name = kp.looped_name or name
+        kernels.append({"source": ast.unparse(kp.tree), "do_not_specialize": dns})
+    launcher = plan_launcher(cap, module, ports, ref_module)
     for step, kp in zip([s for s in launcher.steps if s.kind == "launch"], ports):
-        step.kernel = kp.tree.name
+        step.kernel = "kernel" if kp.persistent is not None else kp.tree.name
     notes = _merge_notes(ports)
     todos = [t for kp in ports for t in kp.todos]
     helpers = sorted(set().union(*(kp.helpers for kp in ports)), key=_helper_order)
@@ -93,6 +114,8 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
         kernels=kernels,
         launcher=launcher,
         module_class=module_class,
+        uses_tile=any(kp.tile is not None for kp in ports),
+        uses_persistent=any(kp.persistent is not None for kp in ports),
         uses_reinterpret=any(
             "reinterpret(" in s.call for s in launcher.steps if s.kind == "extern"
         ),
@@ -124,6 +147,7 @@ _HELPER_ORDER = [
     "welford_accumulate",
     "welford_merge",
     "welford_finish",
+    "row_mean_m2",
     "online_softmax_accumulate",
     "online_softmax_finish",
 ]

@@ -25,7 +25,9 @@ LOW_PRECISION = {"bfloat16": "tl.bfloat16", "float16": "tl.float16"}
 def ident(text: str) -> str:
     """A Python identifier for a launcher expression: x.size(1) // 2 -> x_size1_div2."""
     text = re.sub(r"\.size\((\d+)\)", r"_size\1", text)
+    text = re.sub(r"\+\s*-\s*1\s*\*", " minus ", text)  # Inductor's `a + -1*b`
     text = text.replace("//", " div ").replace("*", " times ").replace("+", " plus ")
+    text = text.replace("-", " minus ")
     text = re.sub(r"[^0-9a-zA-Z_]+", "_", text).strip("_")
     return text or "size"
 

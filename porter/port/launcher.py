@@ -13,6 +13,7 @@ from porter.records import Capture, CompiledModule
 
 DEFAULT_POINTWISE_BLOCK = 1024
 LOOPED_MAX_BLOCK = 4096  # looped reductions: bound the registers one program holds
+# Kept in step with MAX_FUSED_COLS / LOOPED_BLOCK_COLS in templates/kernel.py.j2.
 
 
 @dataclass
@@ -195,7 +196,12 @@ def _launch(kp: KernelPort) -> LaunchStep:
         args.append((p.name, p.value))
     numel = _param_for(kp, "xnumel")
     setup = [f"{p.value} = {p.view}" for p in kp.params if p.view]
-    if kp.record.kind == "pointwise":
+    if kp.tile is not None:
+        _, cols, rows = kp.tile
+        setup.append(f"BLOCK_ROWS, BLOCK_COLS, num_warps = tile_settings({cols})")
+        grid = f"(triton.cdiv({rows}, BLOCK_ROWS), triton.cdiv({cols}, BLOCK_COLS))"
+        warps = "num_warps"
+    elif kp.record.kind == "pointwise":
         block = (
             cfg.kwargs.get("XBLOCK", DEFAULT_POINTWISE_BLOCK)
             if cfg
@@ -207,14 +213,35 @@ def _launch(kp: KernelPort) -> LaunchStep:
     else:
         row = _param_for(kp, "r0_numel")
         rows_per_program = cfg.kwargs.get("XBLOCK", 1) if cfg else 1
-        setup.append(f"BLOCK_ROWS = {rows_per_program}")
-        if kp.record.kind == "persistent_reduction" or "R0_BLOCK" in kp.static_sizes:
+        if kp.persistent is not None:
+            # The autotuned config was for Inductor's looped kernel; the
+            # persistent one takes a row per program, sized by the heuristic.
+            setup.append("BLOCK_ROWS = 1")
+            setup.append(f"BLOCK_COLS, num_warps = launch_settings({row})")
+            setup.append(f"kernel = {kp.persistent.name}")
+            looped = [
+                "# Too wide for registers: stream the row in blocks (x is read twice).",
+                "BLOCK_COLS, num_warps = launch_settings(LOOPED_BLOCK_COLS)",
+                f"kernel = {kp.looped_name}",
+            ]
+            if cfg:
+                looped.insert(1, f"BLOCK_ROWS = {rows_per_program}")
+                looped.append(
+                    f"num_warps = {cfg.num_warps}  # the autotuner's choice on the capture GPU"
+                )
+            setup.append(
+                "if BLOCK_COLS > MAX_FUSED_COLS:\n"
+                + "\n".join("    " + line for line in looped)
+            )
+        elif kp.record.kind == "persistent_reduction" or "R0_BLOCK" in kp.static_sizes:
+            setup.append(f"BLOCK_ROWS = {rows_per_program}")
             setup.append(f"BLOCK_COLS, num_warps = launch_settings({row})")
         else:
+            setup.append(f"BLOCK_ROWS = {rows_per_program}")
             setup.append(
                 f"BLOCK_COLS, num_warps = launch_settings(min({row}, {LOOPED_MAX_BLOCK}))"
             )
-        if cfg:
+        if cfg and kp.persistent is None:
             setup.append(
                 f"num_warps = {cfg.num_warps}  # the autotuner's choice on the capture GPU"
             )

@@ -43,6 +43,13 @@ class KernelPort:
     todos: list[str] = field(default_factory=list)
     capture_dtype: str = "float32"
     static_sizes: dict[str, int] = field(default_factory=dict)  # name -> literal it had
+    # The row-in-registers form of a looped reduction (porter.port.persist);
+    # `tree` then stays as the looped kernel for rows too wide for registers.
+    persistent: ast.FunctionDef | None = None
+    looped_name: str = ""
+    # (K param, K launcher expr, rows launcher expr) of a (rows, cols) launch
+    # (porter.port.tile); None keeps the flat 1-D launch.
+    tile: tuple[str, str, str] | None = None
 
     @property
     def name(self) -> str:

@@ -84,10 +84,16 @@ class Case:
             for n in sweep:
                 sizes = {**base, **{d["name"]: n for d in self.runtime_dims()}}
                 out.append(Scenario(dtype, sizes))
+            # A scaffold with a persistent and a looped kernel switches at
+            # MAX_FUSED_COLS: one size past it keeps the looped kernel tested.
+            fused = getattr(self.kernel, "MAX_FUSED_COLS", None)
             for d in self.model_dims():
                 # a prime, either side of a power of two, and twice the captured
                 # size (even: dims like head_dim that must split in halves)
-                for size in (97, 1023, 1025, 2 * d["size"]):
+                sizes_to_try = [97, 1023, 1025, 2 * d["size"]]
+                if fused and max(sizes_to_try) <= fused:
+                    sizes_to_try.append(fused + 2)
+                for size in sizes_to_try:
                     sizes = {
                         **base,
                         d["name"]: size,

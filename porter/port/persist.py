@@ -1,0 +1,500 @@
+"""Stage: a persistent (row-in-registers) form of a looped reduction kernel.
+
+Inductor's looped reductions walk a row in blocks, once per reduction and once
+more for the epilogue, so x is read from memory two or three times. When the
+whole row fits in one block, a hand-written kernel reads it once and keeps it
+in registers. These passes derive that kernel from the looped one, which stays
+in the scaffold for rows too wide for registers; the launcher picks by row size.
+
+Each pass takes the kernel's FunctionDef, rewrites it in place and returns how
+many rewrites it made. The order (PERSIST_PIPELINE) is documented in docs/port.md.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+from collections.abc import Callable
+
+from porter.port.passes import _assigned, _is_call, _names, _rename, ptr_base
+
+ACCUMULATE_IDENTITY = {
+    # op -> the init value that makes op(init, v) == v (NaN included)
+    "+": 0,
+    "|": False,
+    "maximum_nan": float("-inf"),
+    "minimum_nan": float("inf"),
+    "tl.maximum": float("-inf"),
+    "tl.minimum": float("inf"),
+}
+
+
+def _is_col_loop(stmt: ast.stmt) -> bool:
+    """`for col_start in tl.range(0, row, BLOCK_COLS):` (or plain range)."""
+    if not (isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name)):
+        return False
+    it = stmt.iter
+    return (
+        isinstance(it, ast.Call)
+        and ast.unparse(it.func) in ("tl.range", "range")
+        and len(it.args) == 3
+        and ast.unparse(it.args[0]) == "0"
+        and ast.unparse(it.args[2]) == "BLOCK_COLS"
+    )
+
+
+def can_persist(fn: ast.FunctionDef) -> bool:
+    """A looped reduction whose loops all step over the row by BLOCK_COLS, with
+    no loop nested inside them."""
+    loops = [s for s in fn.body if isinstance(s, ast.For)]
+    if not loops or not all(_is_col_loop(s) for s in loops):
+        return False
+    rows = {ast.unparse(s.iter.args[1]) for s in loops}
+    nested = any(
+        isinstance(n, (ast.For, ast.While))
+        for s in loops
+        for b in s.body
+        for n in ast.walk(b)
+    )
+    return len(rows) == 1 and not nested
+
+
+def _counts(fn: ast.FunctionDef) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for stmt in ast.walk(fn):
+        if isinstance(stmt, ast.stmt):
+            for t in _assigned(stmt):
+                counts[t] = counts.get(t, 0) + 1
+    return counts
+
+
+def _uses(fn: ast.FunctionDef) -> dict[str, int]:
+    uses: dict[str, int] = {}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+            uses[n.id] = uses.get(n.id, 0) + 1
+    return uses
+
+
+# ------------------------------------------------------------------ passes
+
+
+class _ZeroStart(ast.NodeTransformer):
+    """The loop variable becomes 0; `0 + x` becomes x."""
+
+    def __init__(self, var: str):
+        self.var = var
+
+    def visit_Name(self, n: ast.Name) -> ast.AST:
+        return ast.Constant(0) if n.id == self.var else n
+
+    def visit_BinOp(self, n: ast.BinOp) -> ast.AST:
+        self.generic_visit(n)
+        if (
+            isinstance(n.op, ast.Add)
+            and isinstance(n.left, ast.Constant)
+            and n.left.value == 0
+        ):
+            return n.right
+        return n
+
+
+def inline_single_block(fn: ast.FunctionDef) -> int:
+    """Each `for col_start in tl.range(0, row, BLOCK_COLS)` loop runs exactly
+    once when BLOCK_COLS covers the row: its body replaces it, col_start = 0."""
+    body, inlined = [], 0
+    for stmt in fn.body:
+        if _is_col_loop(stmt):
+            zero = _ZeroStart(stmt.target.id)
+            body.extend(zero.visit(s) for s in stmt.body)
+            inlined += 1
+        else:
+            body.append(stmt)
+    fn.body = body
+    return inlined
+
+
+def drop_repeated_assignments(fn: ast.FunctionDef) -> int:
+    """`cols = col_base` and `col_mask = cols < row` repeated from each inlined
+    loop: a later identical assignment whose inputs did not change is dropped."""
+    seen: dict[str, tuple[str, set[str]]] = {}  # target -> (dump, names) of its value
+    body, dropped = [], 0
+    for stmt in fn.body:
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and seen.get(stmt.targets[0].id, ("",))[0] == ast.dump(stmt.value)
+        ):
+            dropped += 1
+            continue
+        changed = set(_assigned(stmt))
+        for name in list(seen):
+            if name in changed or seen[name][1] & changed:
+                del seen[name]
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and stmt.targets[0].id not in _names(stmt.value)
+        ):
+            seen[stmt.targets[0].id] = (ast.dump(stmt.value), _names(stmt.value))
+        body.append(stmt)
+    fn.body = body
+    return dropped
+
+
+def fold_into_source(fn: ast.FunctionDef) -> int:
+    """`cols = col_base`, where col_base is assigned once and used only here:
+    the source takes the copy's name (`cols = tl.arange(...)`)."""
+    folded = 0
+    while True:
+        counts, uses = _counts(fn), _uses(fn)
+        for i, stmt in enumerate(fn.body):
+            if (
+                isinstance(stmt, ast.Assign)
+                and isinstance(stmt.targets[0], ast.Name)
+                and isinstance(stmt.value, ast.Name)
+                and counts.get(stmt.targets[0].id) == 1
+                and counts.get(stmt.value.id) == 1
+                and uses.get(stmt.value.id) == 1
+            ):
+                src, dst = stmt.value.id, stmt.targets[0].id
+                del fn.body[i]
+                _rename(fn, {src: dst})
+                folded += 1
+                break
+        else:
+            return folded
+
+
+def _load_parts(value: ast.AST):
+    """(load call, cast) of `tl.load(...)` or `tl.load(...).to(T)`."""
+    cast = None
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr == "to"
+        and _is_call(value.func.value, "tl.load")
+    ):
+        cast, value = value.args[0], value.func.value
+    if _is_call(value, "tl.load"):
+        return value, cast
+    return None, None
+
+
+def _load_key(load: ast.Call) -> str:
+    """What a load reads: pointer, mask and `other`, not its cache hint."""
+    parts = [ast.dump(a) for a in load.args]
+    parts += [ast.dump(k) for k in load.keywords if k.arg != "eviction_policy"]
+    return "|".join(parts)
+
+
+def _store_key(store: ast.Call) -> str:
+    mask = store.args[2] if len(store.args) > 2 else None
+    for k in store.keywords:
+        if k.arg == "mask":
+            mask = k.value
+    return ast.dump(store.args[0]) + "|" + (ast.dump(mask) if mask else "")
+
+
+def _single_assignment(fn: ast.FunctionDef, node: ast.AST) -> bool:
+    counts = _counts(fn)
+    return all(counts.get(n, 0) <= 1 for n in _names(node))
+
+
+def _stored_bases(stmt: ast.stmt) -> set[str]:
+    return {ptr_base(n.args[0]) for n in ast.walk(stmt) if _is_call(n, "tl.store")}
+
+
+def forward_stores(fn: ast.FunctionDef) -> int:
+    """A load of what this kernel just stored (same pointer, same mask) becomes
+    the stored value, cast through the output's type as the memory would."""
+    forwarded = 0
+    stores: dict[str, ast.Call] = {}  # store key -> the store
+    for stmt in fn.body:
+        if isinstance(stmt, ast.Assign):
+            load, cast = _load_parts(stmt.value)
+            if load is not None and len(load.args) >= 2:
+                key = ast.dump(load.args[0]) + "|" + ast.dump(load.args[1])
+                store = stores.get(key)
+                if store is not None and _single_assignment(fn, load):
+                    value = copy.deepcopy(store.args[1])
+                    if cast is not None:
+                        value = ast.Call(
+                            ast.Attribute(value, "to", ast.Load()),
+                            [copy.deepcopy(cast)],
+                            [],
+                        )
+                    stmt.value = value
+                    forwarded += 1
+        for base in _stored_bases(stmt):
+            stores = {k: s for k, s in stores.items() if ptr_base(s.args[0]) != base}
+        if (
+            isinstance(stmt, ast.Expr)
+            and _is_call(stmt.value, "tl.store")
+            and len(stmt.value.args) >= 3
+        ):
+            stores[_store_key(stmt.value)] = stmt.value
+    return forwarded
+
+
+def reuse_loads(fn: ast.FunctionDef) -> int:
+    """A second load of the same elements (no store to that pointer between)
+    reuses the first one's registers: the row is read from memory once. The
+    kept load takes the later one's cache hint (the last read decides)."""
+    reused = 0
+    while True:
+        loads: dict[tuple[str, str], ast.Assign] = {}
+        hit = None
+        for stmt in fn.body:
+            if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name):
+                load, cast = _load_parts(stmt.value)
+                if load is not None and _single_assignment(fn, load):
+                    key = (_load_key(load), ast.dump(cast) if cast else "")
+                    if key in loads:
+                        hit = (loads[key], stmt, load)
+                        break
+                    loads[key] = stmt
+            for base in _stored_bases(stmt):
+                loads = {
+                    k: s
+                    for k, s in loads.items()
+                    if ptr_base(_load_parts(s.value)[0].args[0]) != base
+                }
+        if hit is None:
+            return reused
+        first, later, later_load = hit
+        first_load = _load_parts(first.value)[0]
+        hint = [k for k in later_load.keywords if k.arg == "eviction_policy"]
+        first_load.keywords = [
+            k for k in first_load.keywords if k.arg != "eviction_policy"
+        ] + hint
+        fn.body.remove(later)
+        _rename(fn, {later.targets[0].id: first.targets[0].id})
+        reused += 1
+
+
+def drop_overwritten_stores(fn: ast.FunctionDef) -> int:
+    """A store that a later store to the same elements overwrites, with no load
+    of that pointer between, is dead."""
+    dropped = 0
+    body = fn.body
+    for i, stmt in enumerate(list(body)):
+        if not (isinstance(stmt, ast.Expr) and _is_call(stmt.value, "tl.store")):
+            continue
+        key, base = _store_key(stmt.value), ptr_base(stmt.value.args[0])
+        for later in body[body.index(stmt) + 1 :]:
+            if any(
+                _is_call(n, "tl.load") and ptr_base(n.args[0]) == base
+                for n in ast.walk(later)
+            ):
+                break
+            if (
+                isinstance(later, ast.Expr)
+                and _is_call(later.value, "tl.store")
+                and _store_key(later.value) == key
+            ):
+                body.remove(stmt)
+                dropped += 1
+                break
+    return dropped
+
+
+def drop_needless_barriers(fn: ast.FunctionDef) -> int:
+    """`tl.debug_barrier()` guarded a reload of stored data; once the reload is
+    forwarded from registers no barrier is needed."""
+    stored: set[str] = set()
+    reloads = False
+    for stmt in fn.body:
+        for n in ast.walk(stmt):
+            if _is_call(n, "tl.load") and ptr_base(n.args[0]) in stored:
+                reloads = True
+        stored |= _stored_bases(stmt)
+    if reloads:
+        return 0
+    before = len(fn.body)
+    fn.body = [
+        s
+        for s in fn.body
+        if not (isinstance(s, ast.Expr) and _is_call(s.value, "tl.debug_barrier"))
+    ]
+    return before - len(fn.body)
+
+
+def _full_init(stmt: ast.stmt):
+    """`acc = tl.full(shape, c, dtype)` / `tl.zeros(shape, dtype)` -> (acc, c)."""
+    if not (isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name)):
+        return None, None
+    v = stmt.value
+    if _is_call(v, "tl.full") and len(v.args) == 3:
+        try:
+            c = ast.literal_eval(v.args[1])
+        except ValueError:
+            if ast.unparse(v.args[1]) in ('float("-inf")', "float('-inf')"):
+                c = float("-inf")
+            elif ast.unparse(v.args[1]) in ('float("inf")', "float('inf')"):
+                c = float("inf")
+            else:
+                return None, None
+        return stmt.targets[0].id, c
+    if _is_call(v, "tl.zeros"):
+        return stmt.targets[0].id, 0
+    return None, None
+
+
+def _op_of(value: ast.AST, acc: str):
+    """(op, other operand) of `acc + v`, `acc | v`, `maximum_nan(acc, v)`..."""
+    if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.BitOr)):
+        op = "+" if isinstance(value.op, ast.Add) else "|"
+        sides = [value.left, value.right]
+    elif isinstance(value, ast.Call) and len(value.args) == 2 and not value.keywords:
+        op = ast.unparse(value.func)
+        sides = list(value.args)
+    else:
+        return None, None
+    names = [isinstance(s, ast.Name) and s.id == acc for s in sides]
+    if names.count(True) != 1:
+        return None, None
+    return op, sides[1 - names.index(True)]
+
+
+def fold_identity_accumulators(fn: ast.FunctionDef) -> int:
+    """In one block, `acc = tl.full(.., 0); t = acc + v; acc = tl.where(m, t, acc)`
+    is `acc = tl.where(m, v, 0)`: the accumulator starts at op's identity."""
+    folded = 0
+    body = fn.body
+    for init in list(body):
+        acc, c = _full_init(init)
+        if acc is None:
+            continue
+        rest = body[body.index(init) + 1 :]
+        step = next((s for s in rest if acc in _names(s)), None)
+        if not (isinstance(step, ast.Assign) and isinstance(step.targets[0], ast.Name)):
+            continue
+        op, operand = _op_of(step.value, acc)
+        if op not in ACCUMULATE_IDENTITY or ACCUMULATE_IDENTITY[op] != c:
+            continue
+        t = step.targets[0].id
+        after = rest[rest.index(step) + 1 :]
+        merge = next((s for s in after if t in _names(s) or acc in _names(s)), None)
+        if not (
+            isinstance(merge, ast.Assign)
+            and ast.unparse(merge.targets[0]) == acc
+            and _is_call(merge.value, "tl.where")
+            and ast.unparse(merge.value.args[1]) == t
+            and ast.unparse(merge.value.args[2]) == acc
+        ):
+            continue
+        if _uses(fn).get(t, 0) != 1:
+            continue
+        merge.value.args[1] = operand
+        merge.value.args[2] = (
+            init.value.args[1] if _is_call(init.value, "tl.full") else ast.Constant(0.0)
+        )
+        body.remove(init)
+        body.remove(step)
+        folded += 1
+    return folded
+
+
+def two_pass_welford(fn: ast.FunctionDef) -> tuple[int, set[str]]:
+    """Welford over a single block (one value per lane, then a tree merge) is
+    the row's mean and m2 computed in registers: `row_mean_m2`, two exact
+    passes over the row without the merge's divisions."""
+    body = fn.body
+    for stmt in list(body):
+        if not (
+            isinstance(stmt, ast.Assign)
+            and isinstance(stmt.targets[0], ast.Tuple)
+            and _is_call(stmt.value, "welford_accumulate")
+        ):
+            continue
+        value, mean, m2, count = stmt.value.args[:4]
+        nxt = [e.id for e in stmt.targets[0].elts]
+        accs = [ast.unparse(a) for a in (mean, m2, count)]
+        merges = [
+            s
+            for s in body
+            if isinstance(s, ast.Assign)
+            and ast.unparse(s.targets[0]) in accs
+            and _is_call(s.value, "tl.where")
+            and ast.unparse(s.value.args[1]) in nxt
+        ]
+        finish = next(
+            (
+                s
+                for s in body
+                if isinstance(s, ast.Assign)
+                and _is_call(s.value, "welford_finish")
+                and [ast.unparse(a) for a in s.value.args[:3]] == accs
+            ),
+            None,
+        )
+        inits = [
+            s
+            for s in body
+            if isinstance(s, ast.Assign)
+            and ast.unparse(s.targets[0]) in accs
+            and s not in merges
+        ]
+        if len(merges) != 3 or finish is None or len(inits) != 3:
+            continue
+        mask = merges[0].value.args[0]
+        axis = finish.value.args[3]
+        finish.value = ast.Call(
+            ast.Name("row_mean_m2", ast.Load()), [value, mask, axis], []
+        )
+        for s in [stmt, *merges, *inits]:
+            body.remove(s)
+        return 1, {"row_mean_m2"}
+    return 0, set()
+
+
+def drop_unused(fn: ast.FunctionDef) -> int:
+    """Assignments nothing reads any more (left by the folds above)."""
+    dropped = 0
+    while True:
+        uses = _uses(fn)
+        keep = [
+            s
+            for s in fn.body
+            if not (
+                isinstance(s, ast.Assign)
+                and all(uses.get(t, 0) == 0 for t in _assigned(s))
+                and not any(_is_call(n, "tl.store") for n in ast.walk(s))
+            )
+        ]
+        if len(keep) == len(fn.body):
+            return dropped
+        dropped += len(fn.body) - len(keep)
+        fn.body = keep
+
+
+PERSIST_PIPELINE: list[Callable[[ast.FunctionDef], int]] = [
+    inline_single_block,
+    drop_repeated_assignments,
+    fold_into_source,
+    forward_stores,
+    reuse_loads,
+    drop_overwritten_stores,
+    drop_needless_barriers,
+    fold_identity_accumulators,
+    drop_unused,
+]
+
+
+def persist(fn: ast.FunctionDef) -> tuple[ast.FunctionDef, set[str]] | None:
+    """The persistent form of a looped reduction kernel, and the porter helpers
+    it needs beyond the looped one's; None when the kernel is not of that shape."""
+    if not can_persist(fn):
+        return None
+    out = copy.deepcopy(fn)
+    helpers: set[str] = set()
+    for step in PERSIST_PIPELINE:
+        step(out)
+        if step is fold_identity_accumulators:
+            _, extra = two_pass_welford(out)
+            helpers |= extra
+    ast.fix_missing_locations(out)
+    return out, helpers

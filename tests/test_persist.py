@@ -1,0 +1,163 @@
+"""Before/after tests for the persistent-form passes (porter.port.persist)."""
+
+import ast
+import textwrap
+
+from porter.port import persist
+
+
+def _fn(body: str) -> ast.FunctionDef:
+    src = "def k(x_ptr, out_ptr, n, hidden: tl.constexpr, BLOCK_COLS: tl.constexpr):\n"
+    return ast.parse(src + textwrap.indent(textwrap.dedent(body), "    ")).body[0]
+
+
+def _body(fn: ast.FunctionDef) -> str:
+    return "\n".join(ast.unparse(s) for s in fn.body)
+
+
+LOOPED = """\
+col_base = tl.arange(0, BLOCK_COLS)[None, :]
+acc = tl.full([1, BLOCK_COLS], 0, tl.float32)
+for col_start in tl.range(0, hidden, BLOCK_COLS):
+    cols = col_start + col_base
+    col_mask = cols < hidden
+    x = tl.load(x_ptr + cols, col_mask, eviction_policy='evict_last', other=0.0).to(tl.float32)
+    sq = x * x
+    t = acc + sq
+    acc = tl.where(col_mask, t, acc)
+total = tl.sum(acc, 1)[:, None]
+for col_start in tl.range(0, hidden, BLOCK_COLS):
+    cols = col_start + col_base
+    col_mask = cols < hidden
+    x_2 = tl.load(x_ptr + cols, col_mask, eviction_policy='evict_first', other=0.0).to(tl.float32)
+    tl.store(out_ptr + cols, (x_2 / total).to(out_ptr.dtype.element_ty), col_mask)
+"""
+
+
+def test_can_persist_only_column_loops():
+    assert persist.can_persist(_fn(LOOPED))
+    assert not persist.can_persist(_fn("for i in tl.range(0, n, 4):\n    pass\n"))
+    assert not persist.can_persist(_fn("y = 1\n"))  # nothing to inline
+
+
+def test_inline_single_block_sets_col_start_to_zero():
+    fn = _fn(LOOPED)
+    assert persist.inline_single_block(fn) == 2
+    body = _body(fn)
+    assert "for " not in body and "col_start" not in body
+    assert body.count("cols = col_base") == 2
+
+
+def test_drop_repeated_assignments():
+    fn = _fn("a = f(b)\nc = g(a)\na = f(b)\nb = h()\na = f(b)\n")
+    assert persist.drop_repeated_assignments(fn) == 1
+    # the third `a = f(b)` stays: b changed in between
+    assert _body(fn) == "a = f(b)\nc = g(a)\nb = h()\na = f(b)"
+
+
+def test_fold_into_source_names_the_source_after_its_copy():
+    fn = _fn("col_base = tl.arange(0, BLOCK_COLS)\ncols = col_base\ny = cols + 1\n")
+    assert persist.fold_into_source(fn) == 1
+    assert _body(fn) == "cols = tl.arange(0, BLOCK_COLS)\ny = cols + 1"
+
+
+def test_forward_stores_casts_through_the_output_type():
+    fn = _fn(
+        "tl.store(out_ptr + cols, v.to(out_ptr.dtype.element_ty), m)\n"
+        "o = tl.load(out_ptr + cols, m, other=0.0).to(tl.float32)\n"
+    )
+    assert persist.forward_stores(fn) == 1
+    assert _body(fn).endswith("o = v.to(out_ptr.dtype.element_ty).to(tl.float32)")
+
+
+def test_forward_stores_needs_the_same_mask():
+    fn = _fn(
+        "tl.store(out_ptr + cols, v, m)\n"
+        "o = tl.load(out_ptr + cols, m2).to(tl.float32)\n"
+    )
+    assert persist.forward_stores(fn) == 0
+
+
+def test_reuse_loads_keeps_the_later_hint():
+    fn = _fn(
+        "a = tl.load(x_ptr + c, m, eviction_policy='evict_last').to(tl.float32)\n"
+        "b = tl.load(x_ptr + c, m, eviction_policy='evict_first').to(tl.float32)\n"
+        "y = a + b\n"
+    )
+    assert persist.reuse_loads(fn) == 1
+    assert _body(fn) == (
+        "a = tl.load(x_ptr + c, m, eviction_policy='evict_first').to(tl.float32)\n"
+        "y = a + a"
+    )
+
+
+def test_reuse_loads_not_across_a_store_to_the_same_pointer():
+    fn = _fn(
+        "a = tl.load(x_ptr + c, m)\n"
+        "tl.store(x_ptr + c, a + 1, m)\n"
+        "b = tl.load(x_ptr + c, m)\n"
+    )
+    assert persist.reuse_loads(fn) == 0
+
+
+def test_drop_overwritten_stores():
+    fn = _fn(
+        "tl.store(out_ptr + c, a, m)\n" "b = a * 2\n" "tl.store(out_ptr + c, b, m)\n"
+    )
+    assert persist.drop_overwritten_stores(fn) == 1
+    assert _body(fn) == "b = a * 2\ntl.store(out_ptr + c, b, m)"
+    kept = _fn(
+        "tl.store(out_ptr + c, a, m)\n"
+        "b = tl.load(out_ptr + c, m)\n"
+        "tl.store(out_ptr + c, b, m)\n"
+    )
+    assert persist.drop_overwritten_stores(kept) == 0
+
+
+def test_drop_needless_barriers():
+    fn = _fn("tl.store(out_ptr + c, a, m)\ntl.debug_barrier()\ny = a + 1\n")
+    assert persist.drop_needless_barriers(fn) == 1
+    reload = _fn(
+        "tl.store(out_ptr + c, a, m)\ntl.debug_barrier()\ny = tl.load(out_ptr + c, m)\n"
+    )
+    assert persist.drop_needless_barriers(reload) == 0
+
+
+def test_fold_identity_accumulators():
+    fn = _fn(
+        "acc = tl.full([1, B], float('-inf'), tl.float32)\n"
+        "t = maximum_nan(acc, v)\n"
+        "acc = tl.where(m, t, acc)\n"
+        "r = max_nan(acc, 1)\n"
+    )
+    assert persist.fold_identity_accumulators(fn) == 1
+    assert _body(fn) == "acc = tl.where(m, v, float('-inf'))\nr = max_nan(acc, 1)"
+    # an init that is not op's identity is a real initial value: kept
+    other = _fn(
+        "acc = tl.full([1, B], 1, tl.float32)\nt = acc + v\nacc = tl.where(m, t, acc)\n"
+    )
+    assert persist.fold_identity_accumulators(other) == 0
+
+
+def test_two_pass_welford():
+    fn = _fn(
+        "mean = tl.zeros([1, B], tl.float32)\n"
+        "m2 = tl.zeros([1, B], tl.float32)\n"
+        "w = tl.zeros([1, B], tl.float32)\n"
+        "mean_n, m2_n, w_n = welford_accumulate(v, mean, m2, w, 0 == 0)\n"
+        "mean = tl.where(m, mean_n, mean)\n"
+        "m2 = tl.where(m, m2_n, m2)\n"
+        "w = tl.where(m, w_n, w)\n"
+        "a, b, c = welford_finish(mean, m2, w, 1)\n"
+    )
+    assert persist.two_pass_welford(fn) == (1, {"row_mean_m2"})
+    assert _body(fn) == "a, b, c = row_mean_m2(v, m, 1)"
+
+
+def test_persist_reads_x_once():
+    out, helpers = persist.persist(_fn(LOOPED))
+    body = _body(out)
+    assert body.count("tl.load(") == 1 and "for " not in body
+    assert "acc = tl.where(col_mask, sq, 0)" in body
+    assert "x / total" in body and helpers == set()
+    assert "eviction_policy='evict_first'" in body
