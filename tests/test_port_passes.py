@@ -175,3 +175,23 @@ def test_readable_names():
         assert old not in after
     for new in ("rows", "row_mask", "cols", "col_mask", "rstd", "weight", "row_sum"):
         assert new in after
+
+
+def test_reciprocal_divisors_only_for_per_row_divisors():
+    kp = _kp(
+        "c = 0.7\n"
+        "a = x / c\n"
+        "s = tl.sum(a, 1)[:, None]\n"
+        "b = a / s\n"
+        "d = a / (a + 1.0)\n"
+        "r = s / xnumel\n"
+    )
+    passes.reciprocal_divisors(kp)
+    assert _body(kp) == (
+        "c = 0.7\n"
+        "a = x * (1.0 / c)\n"
+        "s = tl.sum(a, 1)[:, None]\n"
+        "b = a * (1.0 / s)\n"
+        "d = a / (a + 1.0)\n"  # an elementwise divisor keeps its division
+        "r = s / xnumel"  # one value per row already: nothing to save
+    )

@@ -13,7 +13,7 @@ plugin="-p no:cacheprovider -p porter.testing.plugin --porter-device cuda"
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
 } | tee "$out/versions.txt"
-python3 -m pytest captured tests/test_planted_bugs.py tests/test_jitcheck.py -q $plugin -n 4 -m "not gpu" -rs 2>&1 | tail -8 | tee "$out/parity.log"
+python3 -m pytest captured tests/test_planted_bugs.py tests/test_jitcheck.py -q $plugin -n 4 -m "not gpu" -rfs 2>&1 | grep -E "^(FAILED|SKIPPED|E  )|passed|failed" | tail -60 | tee "$out/parity.log"
 python3 -m pytest captured -q $plugin -m gpu 2>&1 | tail -3 | tee "$out/large_offsets.log"
 [ -n "${SKIP_JITCHECK:-}" ] && exit 0
 for c in captured/*/; do

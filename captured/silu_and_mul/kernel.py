@@ -61,25 +61,25 @@ def silu_and_mul_kernel(
 
 
 def launch_settings(row_size):
-    """Block size and warps for one row per program (Liger's calculate_settings):
-    the next power of two of the row, warps growing with it."""
+    """Block size and warps for one row per program: the next power of two of
+    the row; 4 warps up to 4096 columns, 16 from 8192, 32 from 32768 (the
+    fastest on an H200 for rmsnorm and softmax rows in bf16, docs/benchmarks)."""
     block = triton.next_power_of_2(row_size)
     num_warps = 4
     if block >= 32768:
         num_warps = 32
     elif block >= 8192:
         num_warps = 16
-    elif block >= 2048:
-        num_warps = 8
     return block, num_warps
 
 
 def tile_settings(row_size):
-    """Blocks of a (rows, column blocks) pointwise launch: up to 1024 columns of
-    a row per program, or several short rows, about 1024 elements a program
-    (8 a thread at 4 warps: 16-byte accesses in bf16)."""
-    block_cols = min(triton.next_power_of_2(row_size), 1024)
-    return 1024 // block_cols, block_cols, 4
+    """Blocks of a (rows, column blocks) pointwise launch: up to 4096 columns of
+    a row per program, or several short rows making 1024 elements; 8 elements
+    a thread (16-byte accesses in bf16), so warps grow with the block."""
+    block_cols = min(triton.next_power_of_2(row_size), 4096)
+    block_rows = max(1, 1024 // block_cols)
+    return block_rows, block_cols, max(4, block_rows * block_cols // 256)
 
 
 def silu_and_mul(x: torch.Tensor):

@@ -14,6 +14,7 @@ from porter.port.model import KernelPort
 from porter.port.persist import persist as persistent_form
 from porter.port.tile import tile_rows_by_cols
 from porter.port.passes import PIPELINE as CLEANUP_PASSES
+from porter.port.passes import reciprocal_divisors
 from porter.records import Capture
 from porter.render import render
 
@@ -24,6 +25,7 @@ PIPELINE = [
     "bind_parameters",
     explicit_dtypes,
     readable_names,
+    reciprocal_divisors,
     tile_rows_by_cols,
 ]
 
