@@ -27,6 +27,13 @@ def main() -> int:
     ap.add_argument("--dtype", default="bfloat16")
     ap.add_argument("--warps", type=int, nargs="*", default=[])
     ap.add_argument("--tile", nargs="*", default=[], help="ROWSxCOLSxWARPS")
+    ap.add_argument(
+        "--max-fused",
+        type=int,
+        nargs="*",
+        default=[],
+        help="MAX_FUSED_COLS values: rows wider take the looped kernel",
+    )
     args = ap.parse_args()
     case = load_case(f"captured/{args.case}")
     sizes = {k: int(v) for k, v in (kv.split("=") for kv in args.sizes.split(","))}
@@ -46,8 +53,18 @@ def main() -> int:
         mod.launch_settings = original
     for t in args.tile:
         r, c, w = (int(v) for v in t.split("x"))
-        mod.tile_settings = lambda n, r=r, c=c, w=w: (r, min(c, triton.next_power_of_2(n)), w)
+        mod.tile_settings = lambda n, r=r, c=c, w=w: (
+            r,
+            min(c, triton.next_power_of_2(n)),
+            w,
+        )
         results[f"tile={t}"] = _graph_us(lambda: fn(*inputs))
+    fused = getattr(mod, "MAX_FUSED_COLS", None)
+    for m in args.max_fused:
+        mod.MAX_FUSED_COLS = m
+        results[f"max_fused={m}"] = _graph_us(lambda: fn(*inputs))
+    if fused is not None:
+        mod.MAX_FUSED_COLS = fused
     print(json.dumps(results))
     torch.cuda.synchronize()
     return 0
