@@ -24,6 +24,8 @@ from typing import Any, Callable
 
 import torch
 
+from porter.jitcheck import _compiled, _kernels
+
 DEFAULT_TOKENS = (1, 2, 4, 16, 64, 256, 1024, 4096, 16384, 32768, 65536)
 DTYPE_ORDER = ("bfloat16", "float16", "float32")
 ROW_KEYS = (
@@ -210,48 +212,62 @@ def run(case, points: list[Point], progress=print) -> tuple[list[dict], dict]:
         "date": datetime.date.today().isoformat(),
         "copy_gbps": round(copy_bw, 1),
     }
+    kernels = _kernels(case.kernel)
     rows = []
     for i, point in enumerate(points):
         progress(
             f"[{i + 1}/{len(points)}] {case.name} {point.dtype} {shape_label(point.sizes)}"
         )
-        sc = Scenario(point.dtype, dict(point.sizes))
-        inputs = make_inputs(case, sc, "cuda", seed=i)
-        dyn_inputs = mark_runtime_dims([_alias(v) for v in inputs])
-        model = _cast_module(reference, point.dtype)
-        if i == 0:
-            # Before anything else runs them: compile + first launch, as an engine
-            # starting up pays it (Triton's and Inductor's disk caches as found).
+        try:
+            sc = Scenario(point.dtype, dict(point.sizes))
+            inputs = make_inputs(case, sc, "cuda", seed=i)
+            dyn_inputs = mark_runtime_dims([_alias(v) for v in inputs])
+            model = _cast_module(reference, point.dtype)
+            if i == 0:
+                # Before anything else runs them: compile + first launch, as an engine
+                # starting up pays it (Triton's and Inductor's disk caches as found).
+                with torch.no_grad():
+                    first = _timed_first_call(lambda: scaffold(point.dtype)(*inputs))
+                    facts["ported_first_call_s"] = round(first, 3)
+                    first = _timed_first_call(lambda: dynamic(*dyn_inputs))
+                    facts["inductor_first_call_s"] = round(first, 3)
+            check_parity(case, sc, device="cuda", seed=i)  # correct before timed
             with torch.no_grad():
-                first = _timed_first_call(lambda: scaffold(point.dtype)(*inputs))
-                facts["ported_first_call_s"] = round(first, 3)
-                first = _timed_first_call(lambda: dynamic(*dyn_inputs))
-                facts["inductor_first_call_s"] = round(first, 3)
-        check_parity(case, sc, device="cuda", seed=i)  # correct before timed
-        with torch.no_grad():
-            calls = {
-                "ported": lambda: scaffold(point.dtype)(*inputs),
-                "inductor": lambda: dynamic(*dyn_inputs),
-                "inductor_static": lambda: static(*inputs),
-                "eager": lambda: model(*inputs),
-            }
-            row = {
-                "case": case.name,
-                "dtype": point.dtype,
-                "num_tokens": point.num_tokens,
-                "shape": shape_label(point.sizes),
-                "model": model_label(shape_label(point.sizes)),
-            }
-            for name, fn in calls.items():
-                fn()  # warm up (compiles static for this shape)
-                row[f"{name}_us"] = round(_median_us(fn), 2)
-                row[f"{name}_graph_us"] = round(_graph_us(fn), 2)
-            nbytes = tensor_bytes(inputs) + tensor_bytes(calls["ported"]())
-        row["bytes"] = nbytes
-        row["ported_gbps"] = round(gbps(nbytes, row["ported_graph_us"]), 1)
-        row["pct_copy_bw"] = round(100 * row["ported_gbps"] / copy_bw, 1)
-        row.update({k: facts[k] for k in ("gpu", "torch", "triton", "date")})
-        rows.append(row)
+                calls = {
+                    "ported": lambda: scaffold(point.dtype)(*inputs),
+                    "inductor": lambda: dynamic(*dyn_inputs),
+                    "inductor_static": lambda: static(*inputs),
+                    "eager": lambda: model(*inputs),
+                }
+                row = {
+                    "case": case.name,
+                    "dtype": point.dtype,
+                    "num_tokens": point.num_tokens,
+                    "shape": shape_label(point.sizes),
+                    "model": model_label(shape_label(point.sizes)),
+                }
+                for name, fn in calls.items():
+                    fn()  # warm up (compiles static for this shape)
+                    row[f"{name}_us"] = round(_median_us(fn), 2)
+                    row[f"{name}_graph_us"] = round(_graph_us(fn), 2)
+                nbytes = tensor_bytes(inputs) + tensor_bytes(calls["ported"]())
+            row["bytes"] = nbytes
+            row["ported_gbps"] = round(gbps(nbytes, row["ported_graph_us"]), 1)
+            row["pct_copy_bw"] = round(100 * row["ported_gbps"] / copy_bw, 1)
+            row.update({k: facts[k] for k in ("gpu", "torch", "triton", "date")})
+            # Variants Triton has compiled for the ported kernels so far (its own
+            # caches, as porter jitcheck reads them): flat across num_tokens
+            # means the token count never recompiles.
+            row["ported_variants"] = _compiled(kernels)
+            rows.append(row)
+        except torch.cuda.OutOfMemoryError:
+            # The parity check's float64 copies are the largest tensors; leave
+            # the point out, say so, and go on with the smaller ones.
+            torch.cuda.empty_cache()
+            progress(
+                f"{case.name} {shape_label(point.sizes)}: out of GPU memory, left out"
+            )
+            facts.setdefault("left_out", []).append(shape_label(point.sizes))
     return rows, facts
 
 
@@ -322,7 +338,29 @@ def markdown_table(rows: list[dict], facts: dict) -> str:
             f"\n\nFirst call (compile + launch): ported {facts['ported_first_call_s']} s, "
             f"torch.compile (dynamic) {facts['inductor_first_call_s']} s.\n"
         )
+    variants = variant_summary(rows)
+    if variants:
+        first += (
+            "\nTriton variants of the ported kernels, compiled by the end of each "
+            "token sweep (cumulative over the run): " + variants + ".\n"
+        )
+    if facts.get("left_out"):
+        first += (
+            "\nLeft out (out of GPU memory): " + ", ".join(facts["left_out"]) + ".\n"
+        )
     return head + "\n".join(lines) + "\n" + first
+
+
+def variant_summary(rows: list[dict]) -> str:
+    """`bfloat16 hidden=4096: 1 -> 1` per sweep: variants after its first and
+    last point (equal: no token count compiled a new one)."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    for r in rows:
+        if r.get("ported_variants") is None:
+            continue
+        key = (r["dtype"], r.get("model") or model_label(r["shape"]))
+        groups.setdefault(key, []).append(r["ported_variants"])
+    return "; ".join(f"{d} {m}: {v[0]} -> {v[-1]}" for (d, m), v in groups.items())
 
 
 def plot(rows: list[dict], path: Path, title: str) -> list[tuple[str, str]]:

@@ -137,3 +137,21 @@ def test_plot_has_a_panel_per_dtype_and_model_size(tmp_path):
     assert panels == [("bfloat16", "hidden=4096"), ("bfloat16", "hidden=8192")]
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert bench.model_label("num_tokens=1xhidden=4096") == "hidden=4096"
+
+
+def test_table_names_points_left_out():
+    facts = {"gpu": "G", "left_out": ["num_tokens=65536xhidden=4096"]}
+    table = bench.markdown_table(_rows(), facts)
+    assert "Left out (out of GPU memory): num_tokens=65536xhidden=4096." in table
+
+
+def test_variant_summary_per_sweep():
+    rows = [
+        dict(r, ported_variants=v, model="hidden=4096") for r, v in zip(_rows(), (1, 1))
+    ]
+    assert bench.variant_summary(rows) == "bfloat16 hidden=4096: 1 -> 1"
+    assert (
+        "cumulative over the run): bfloat16 hidden=4096: 1 -> 1."
+        in bench.markdown_table(rows, {"gpu": "G"})
+    )
+    assert bench.variant_summary(_rows()) == ""  # not measured: nothing claimed
