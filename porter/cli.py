@@ -147,6 +147,12 @@ def _bench(args: argparse.Namespace) -> int:
         )
     except ValueError as err:
         raise PorterError(f"--dims: {err}") from None
+    for dtype in sorted(set(dtypes or ()) - set(case.manifest["dtypes"])):
+        print(
+            f"porter: warning: {dtype} is not among {case.name}'s dtypes "
+            f"({', '.join(case.manifest['dtypes'])}); its points are still parity-checked",
+            file=sys.stderr,
+        )
     if not cuda:
         raise PorterError(
             "porter bench times kernels on a CUDA GPU; torch sees none here"

@@ -88,10 +88,12 @@ def test_reports_render_from_stored_rows(tmp_path):
     assert "TEST GPU" in table and "| 0.25 |" in table and "| 0.91 |" in table
     assert paths[2].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     summary = bench.aggregate(tmp_path)
+    line = next(l for l in summary.splitlines() if l.startswith("| [demo]"))
     assert (
-        "worst ported/dynamic 0.50" in summary and "worst ported/static 0.91" in summary
+        "| bfloat16 | hidden=4096 | 2 | 2/2 | 0.50 (4096) | 0.91 (4096) | 91.0% |"
+        in line
     )
-    assert "at num_tokens >= 4096: 91.0%" in summary
+    assert "TEST GPU" in line and "![demo](demo.png)" in summary
     for key in bench.ROW_KEYS:
         assert key in _rows()[0]
 
@@ -155,3 +157,19 @@ def test_variant_summary_per_sweep():
         in bench.markdown_table(rows, {"gpu": "G"})
     )
     assert bench.variant_summary(_rows()) == ""  # not measured: nothing claimed
+
+
+def test_aggregate_counts_points_outside_the_bar(tmp_path):
+    rows = _rows()
+    rows[0]["ported_graph_us"] = 6.5  # 1.08 x static at 1 token
+    (tmp_path / "demo.json").write_text(json.dumps(rows))
+    summary = bench.aggregate(tmp_path)
+    assert "| 2 | 1/2 | 0.50 (4096) | 1.08 (1) |" in summary
+
+
+def test_bench_warns_about_dtypes_outside_the_case(capsys):
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    assert main(["bench", "captured/kb_layernorm", "--dtype", "bfloat16"]) == 1
+    err = capsys.readouterr().err
+    assert "warning: bfloat16 is not among kb_layernorm's dtypes (float32)" in err
