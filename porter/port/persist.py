@@ -209,7 +209,9 @@ def _stored_bases(stmt: ast.stmt) -> set[str]:
 
 def forward_stores(fn: ast.FunctionDef) -> int:
     """A load of what this kernel just stored (same pointer, same mask) becomes
-    the stored value, cast through the output's type as the memory would."""
+    the stored value, cast through the output's type as the memory would.
+    Masked-off lanes keep the stored expression rather than the load's `other`:
+    safe for Inductor's code, which masks every reduction with tl.where."""
     forwarded = 0
     stores: dict[str, ast.Call] = {}  # store key -> the store
     for stmt in fn.body:
