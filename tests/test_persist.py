@@ -161,3 +161,23 @@ def test_persist_reads_x_once():
     assert "acc = tl.where(col_mask, sq, 0)" in body
     assert "x / total" in body and helpers == set()
     assert "eviction_policy='evict_first'" in body
+
+
+def test_gpu_config_applies_to_the_looped_kernel_only():
+    from pathlib import Path
+
+    from porter.pipeline import load_reference, read_manifest
+    from porter.port import port_capture
+    from porter.records import Capture, LaunchConfig
+
+    case = Path(__file__).resolve().parents[1] / "captured" / "rmsnorm"
+    cap = Capture.from_dict(read_manifest(case))
+    cap.kernels[0].config = LaunchConfig({"XBLOCK": 2, "R0_BLOCK": 2048}, 8, 1)
+    text = port_capture(cap, load_reference(case / "reference.py").module).kernel_py
+    compile(text, "kernel.py", "exec")
+    launch = text[text.index("    BLOCK_ROWS = 1\n") :]
+    persistent, looped = launch.split("if BLOCK_COLS > MAX_FUSED_COLS:")
+    assert (
+        "kernel = rmsnorm_kernel\n" in persistent and "num_warps = 8" not in persistent
+    )
+    assert "BLOCK_ROWS = 2" in looped and "num_warps = 8" in looped

@@ -47,6 +47,8 @@ def test_exact_quotient():
     assert _exact_quotient("num_tokens * num_heads * d", "d") == "num_heads*num_tokens"
     assert _exact_quotient("num_tokens * d + 1", "d") is None  # not whole rows
     assert _exact_quotient("num_tokens", "d") is None
+    # launcher expressions read sizes from tensors
+    assert _exact_quotient("num_tokens * x.shape[1]", "x.shape[1]") == "num_tokens"
 
 
 def test_tile_rewrites_flat_index():

@@ -19,7 +19,8 @@ from porter.records import Capture
 from porter.render import render
 
 # The documented order (docs/port.md): clean up Inductor's code, then bind it to
-# the launch records, then make dtypes explicit, then name things for a reader.
+# the launch records, then make dtypes explicit, then name things for a reader,
+# then the two speed rewrites that read those names (per-row divisors, 2-D tiles).
 PIPELINE = [
     *CLEANUP_PASSES,
     "bind_parameters",

@@ -37,8 +37,8 @@ def _sym(expr: str) -> sympy.Expr | None:
     text = re.sub(r"(\w+)\.stride\((\d+)\)", r"\1__stride\2", text)
     try:
         return sympy.sympify(text, locals={"max": sympy.Max, "min": sympy.Min})
-    except (sympy.SympifyError, TypeError, SyntaxError):
-        return None
+    except (sympy.SympifyError, TypeError, SyntaxError, AttributeError, ValueError):
+        return None  # not an expression sympy can read: compared as text only
 
 
 def same_expr(a: str, b: str) -> bool:

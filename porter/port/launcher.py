@@ -12,8 +12,9 @@ from porter.port.model import KernelPort
 from porter.records import Capture, CompiledModule
 
 DEFAULT_POINTWISE_BLOCK = 1024
-LOOPED_MAX_BLOCK = 4096  # looped reductions: bound the registers one program holds
-# Kept in step with MAX_FUSED_COLS / LOOPED_BLOCK_COLS in templates/kernel.py.j2.
+# Looped reductions: bound the registers one program holds. Equal to
+# LOOPED_BLOCK_COLS in templates/kernel.py.j2, used where a persistent kernel exists.
+LOOPED_MAX_BLOCK = 4096
 
 
 @dataclass

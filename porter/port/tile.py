@@ -64,7 +64,11 @@ def _exact_quotient(num: str, den: str) -> str | None:
             text = re.sub(r"\([^()]*//[^()]*\)", sub, text)
         return text
 
-    n, d = _sym(opaque(num)), _sym(opaque(den))
+    def symbols(text: str) -> str:
+        # `x.shape[1]` is a size like any other: a plain symbol for sympy
+        return re.sub(r"(\w+)\.shape\[(\d+)\]", r"\1__size\2", opaque(text))
+
+    n, d = _sym(symbols(num)), _sym(symbols(den))
     if n is None or d is None or d == 0:
         return None
     q = sympy.cancel(n / d)
