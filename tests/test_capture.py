@@ -275,3 +275,41 @@ def test_bad_input_is_one_clear_line(tmp_path, case):
 def test_missing_file(tmp_path):
     with pytest.raises(PorterError, match="no such file"):
         capture(tmp_path / "nope.py", out=tmp_path, device="cpu", progress=_quiet)
+
+
+FLAT_POINTWISE = '''"""y = (x + b) * 0.5 over [tokens, hidden]: Inductor indexes x by one flat offset."""
+import torch
+
+DIMS = {"num_tokens": 8, "hidden": 256}
+DYNAMIC = ["num_tokens"]
+DTYPES = ["float32"]
+
+
+def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+    x = torch.randn(num_tokens, hidden, dtype=dtype, device=device)
+    return x, torch.randn(hidden, dtype=dtype, device=device)
+
+
+def add_scale(x, b):
+    return (x + b) * 0.5
+
+
+REFERENCE = add_scale
+'''
+
+
+def test_flat_indexed_input_is_packed_for_a_row_sliced_view(tmp_path, porter_device):
+    """A kernel that reads x at a flat offset has no row stride to honor: the
+    launcher packs a row-sliced x first (once a silent wrong answer)."""
+    from porter.testing import check_parity, load_case
+    from porter.testing.parity import Scenario
+
+    src = tmp_path / "add_scale.py"
+    src.write_text(FLAT_POINTWISE)
+    capture(src, out=tmp_path / "cases", device="cpu", progress=_quiet)
+    case = load_case(tmp_path / "cases" / "add_scale")
+    assert "x = x.contiguous()" in (case.folder / "kernel.py").read_text()
+    sizes = {"num_tokens": 5, "hidden": 256}
+    check_parity(
+        case, Scenario("float32", sizes, layout="row_sliced"), porter_device, 7
+    )

@@ -87,9 +87,23 @@ def plan_launcher(
     tensor_inputs = [
         gi.target for gi in module.inputs if gi.kind == "tensor" and gi.target in inputs
     ]
+    in_kernels = {p.value for kp in ports for p in kp.params if p.kind == "pointer"}
+    strided = {
+        p.value.split(".stride(")[0]
+        for kp in ports
+        for p in kp.params
+        if p.kind == "stride"
+    }
+    ranks = {gi.target: len(gi.sizes) for gi in module.inputs if gi.kind == "tensor"}
     for t in tensor_inputs:
-        # The kernels assume unit stride along the last axis; other strides are arguments.
-        prelude.append(f"{t} = {t} if {t}.stride(-1) == 1 else {t}.contiguous()")
+        if t in in_kernels and t not in strided and ranks.get(t, 1) > 1:
+            # A kernel indexes it by one flat offset (no stride argument), so
+            # its rows must be packed: a row-sliced view is copied.
+            prelude.append(f"{t} = {t}.contiguous()")
+        else:
+            # The kernels assume unit stride along the last axis; other strides
+            # are arguments.
+            prelude.append(f"{t} = {t} if {t}.stride(-1) == 1 else {t}.contiguous()")
     params = [
         gi.target
         for gi in module.inputs
