@@ -85,13 +85,15 @@ class Case:
                 sizes = {**base, **{d["name"]: n for d in self.runtime_dims()}}
                 out.append(Scenario(dtype, sizes))
             # A scaffold with a persistent and a looped kernel switches at
-            # MAX_FUSED_COLS: one size past it keeps the looped kernel tested.
+            # MAX_FUSED_COLS: one row size past it keeps the looped kernel tested
+            # (only for the dims reductions run over: others would just grow).
             fused = getattr(self.kernel, "MAX_FUSED_COLS", None)
+            rows = self.reduction_dims()
             for d in self.model_dims():
                 # a prime, either side of a power of two, and twice the captured
                 # size (even: dims like head_dim that must split in halves)
                 sizes_to_try = [97, 1023, 1025, 2 * d["size"]]
-                if fused and max(sizes_to_try) <= fused:
+                if fused and d["name"] in rows and max(sizes_to_try) <= fused:
                     sizes_to_try.append(fused + 2)
                 for size in sizes_to_try:
                     sizes = {
@@ -105,6 +107,16 @@ class Case:
             out.append(Scenario(dtype, small, layout="row_sliced"))
             out.append(Scenario(dtype, small, values="difficult"))
             out.append(Scenario(dtype, small, values="offset"))
+        return out
+
+    def reduction_dims(self) -> set[str]:
+        """Dims a reduction kernel runs along (its r0_numel is that dim)."""
+        out = set()
+        for module in self.manifest.get("modules", []):
+            for step in module.get("steps", []):
+                for arg in step.get("args", []) if step.get("kind") == "launch" else []:
+                    if arg.get("param") == "r0_numel" and arg.get("expr"):
+                        out.add(arg["expr"])
         return out
 
     def large_offset_scenario(self) -> Scenario:
