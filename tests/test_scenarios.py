@@ -49,3 +49,39 @@ def test_no_wide_rows_without_a_looped_kernel():
         and s.values == "random"
     ]
     assert sweep == [1, 2, 4, 7, 31]
+
+
+def test_float64_reference_keeps_float64_through_the_references_upcasts():
+    import torch
+
+    from porter.testing.parity import _KeepFloat64
+
+    x = torch.tensor([2.0**30, 1.0, -(2.0**30)], dtype=torch.float64)
+    with _KeepFloat64():
+        assert x.float().dtype == torch.float64
+        assert x.to(torch.float32).dtype == torch.float64
+        assert torch.softmax(x, 0, dtype=torch.float32).dtype == torch.float64
+        assert x.float().sum().item() == 1.0  # fp32 would lose the 1.0
+        assert x.to(torch.bfloat16).dtype == torch.bfloat16  # real downcasts stay
+        assert x.to(torch.int8).dtype == torch.int8
+    assert x.float().dtype == torch.float32  # outside the reference run
+
+
+def test_fp8_outputs_may_differ_by_one_grid_step_never_by_nan():
+    import pytest
+    import torch
+
+    from porter.testing.parity import ParityError, _compare_fp8
+
+    fp8 = torch.float8_e4m3fn
+    eager = torch.tensor([320.0, -320.0, 0.5, 448.0]).to(fp8)
+    assert (
+        _compare_fp8(0, eager, torch.tensor([352.0, -288.0, 0.5, 448.0]).to(fp8), "")
+        == 1
+    )
+    with pytest.raises(ParityError, match="within 1 step"):
+        _compare_fp8(0, eager, torch.tensor([384.0, -320.0, 0.5, 448.0]).to(fp8), "")
+    with pytest.raises(ParityError):  # an unwritten (NaN-poisoned) element next to 448
+        _compare_fp8(
+            0, eager, torch.tensor([320.0, -320.0, 0.5, float("nan")]).to(fp8), ""
+        )
