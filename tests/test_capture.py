@@ -313,3 +313,42 @@ def test_flat_indexed_input_is_packed_for_a_row_sliced_view(tmp_path, porter_dev
     check_parity(
         case, Scenario("float32", sizes, layout="row_sliced"), porter_device, 7
     )
+
+
+NORM_STATS = '''"""RMSNorm that also returns rstd per token (a keepdim buffer returned squeezed)."""
+import torch
+
+DIMS = {"num_tokens": 4, "hidden": 256}
+DYNAMIC = ["num_tokens"]
+DTYPES = ["float32", "bfloat16"]
+
+
+def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+    return (torch.randn(num_tokens, hidden, dtype=dtype, device=device),)
+
+
+def norm_stats(x):
+    xf = x.float()
+    rstd = torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)
+    return (xf * rstd).to(x.dtype), rstd.squeeze(-1)
+
+
+REFERENCE = norm_stats
+'''
+
+
+def test_an_output_returned_as_a_view_of_a_buffer(tmp_path, porter_device):
+    """Inductor returns rstd as reinterpret_tensor(buf, (s0,), (1,), 0): the
+    launcher returns the same view, in the output's own dtype (fp32 here even
+    for bf16 inputs). Both once failed: a NameError, then a bf16 rstd."""
+    from porter.testing import check_parity, load_case
+    from porter.testing.parity import Scenario
+
+    src = tmp_path / "norm_stats.py"
+    src.write_text(NORM_STATS)
+    capture(src, out=tmp_path / "cases", device="cpu", progress=_quiet)
+    case = load_case(tmp_path / "cases" / "norm_stats")
+    assert "return out0, reinterpret(" in (case.folder / "kernel.py").read_text()
+    for dtype in ("float32", "bfloat16"):
+        sizes = {"num_tokens": 3, "hidden": 256}
+        check_parity(case, Scenario(dtype, sizes), porter_device, 5)

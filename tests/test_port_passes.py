@@ -195,3 +195,12 @@ def test_reciprocal_divisors_only_for_per_row_divisors():
         "d = a / (a + 1.0)\n"  # an elementwise divisor keeps its division
         "r = s / xnumel"  # one value per row already: nothing to save
     )
+
+
+def test_size_names_are_identifiers():
+    from porter.port.generalize import ident
+
+    assert ident("x.size(1) // 2") == "x_size1_div_2"
+    assert ident("head_dim + -1 * (head_dim // 2)") == "head_dim_minus_head_dim_div_2"
+    assert ident("1 + head_dim // 2") == "size_1_plus_head_dim_div_2"
+    assert ident("1 + head_dim // 2").isidentifier()

@@ -121,7 +121,8 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
         uses_persistent=any(kp.persistent is not None for kp in ports),
         uses_reinterpret=any(
             "reinterpret(" in s.call for s in launcher.steps if s.kind == "extern"
-        ),
+        )
+        or "reinterpret(" in launcher.returns,
     )
     return PortResult(text, title, todos, notes)
 

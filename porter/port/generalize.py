@@ -29,6 +29,8 @@ def ident(text: str) -> str:
     text = text.replace("//", " div ").replace("*", " times ").replace("+", " plus ")
     text = text.replace("-", " minus ")
     text = re.sub(r"[^0-9a-zA-Z_]+", "_", text).strip("_")
+    if text[:1].isdigit():
+        text = f"size_{text}"  # `1 + head_dim // 2`: an identifier cannot start with 1
     return text or "size"
 
 

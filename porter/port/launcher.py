@@ -4,6 +4,7 @@ outputs, picks block sizes, and calls the kernels and extern ops in Inductor's o
 from __future__ import annotations
 
 import ast
+import re
 import inspect
 from dataclasses import dataclass, field
 
@@ -126,6 +127,12 @@ def plan_launcher(
     var_of: dict[str, str] = {}
     allocs = []
     n_out = len(module.outputs)
+    # Outputs returned as a view of a buffer (reinterpret_tensor(buf2, ...)).
+    viewed = {}
+    for idx, o in enumerate(module.outputs):
+        if not o.isidentifier():
+            for buf in re.findall(r"\bbuf\d+\b", o)[:1]:
+                viewed.setdefault(buf, idx)
     for b in module.buffers:
         if b.name in module.outputs:
             idx = module.outputs.index(b.name)
@@ -134,8 +141,13 @@ def plan_launcher(
             var = f"scratch_{b.name}"
         var_of[b.name] = var
         dtype = b.dtype
-        if b.name in module.outputs and cap.output_dtypes:
-            fixed = cap.output_dtypes[module.outputs.index(b.name)]
+        out_idx = (
+            module.outputs.index(b.name)
+            if b.name in module.outputs
+            else viewed.get(b.name)
+        )
+        if out_idx is not None and cap.output_dtypes:
+            fixed = cap.output_dtypes[out_idx]
             if fixed != "input":
                 dtype = fixed
             elif first_float:
@@ -169,7 +181,12 @@ def plan_launcher(
 
     returns = []
     for o in module.outputs:
-        returns.append(var_of.get(o, wrapper_var.get(o, o)))
+        if o in var_of or o in wrapper_var:
+            returns.append(var_of.get(o, wrapper_var.get(o)))
+        else:
+            # A view of a buffer (`reinterpret_tensor(buf2, (s0,), (1,), 0)`: a
+            # keepdim statistic returned squeezed): the same view, in launcher terms.
+            returns.append(_extern_call(o, wrapper_var, var_of, symbols))
     ret = returns[0] if len(returns) == 1 else ", ".join(returns)
     return Launcher(name, signature, checks, prelude, dims, allocs, steps, ret)
 
