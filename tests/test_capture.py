@@ -308,7 +308,10 @@ def test_flat_indexed_input_is_packed_for_a_row_sliced_view(tmp_path, porter_dev
     src.write_text(FLAT_POINTWISE)
     capture(src, out=tmp_path / "cases", device="cpu", progress=_quiet)
     case = load_case(tmp_path / "cases" / "add_scale")
-    assert "x = x.contiguous()" in (case.folder / "kernel.py").read_text()
+    text = (case.folder / "kernel.py").read_text()
+    assert "x = x.contiguous()" in text
+    # tiled all the same: the packed x is read at rows * hidden + cols
+    assert "offsets = rows * hidden + cols" in text and "offsets % " not in text
     sizes = {"num_tokens": 5, "hidden": 256}
     check_parity(
         case, Scenario("float32", sizes, layout="row_sliced"), porter_device, 7

@@ -74,12 +74,19 @@ def test_tile_names_the_rows_after_a_single_dim():
     assert "num_tokens" in [p.name for p in kp.params]
 
 
-def test_tile_leaves_other_uses_of_the_flat_index_alone():
+def test_tile_rebuilds_the_flat_offset_for_other_uses():
     body = FLAT.replace("v * c", "v * c + offsets")
     kp = _kp(body, "num_tokens * d", "d", "d * 2")
-    before = ast.unparse(kp.tree)
-    assert not tile_rows_by_cols(kp)
-    assert ast.unparse(kp.tree) == before and kp.tile is None
+    assert tile_rows_by_cols(kp)
+    text = "\n".join(ast.unparse(s) for s in kp.tree.body)
+    assert "offsets = rows * inner + cols" in text
+    assert "(v * c + offsets)" in text and "%" not in text
+
+
+def test_tile_without_other_uses_has_no_flat_offset():
+    kp = _kp(FLAT, "num_tokens * d", "d", "d * 2")
+    assert tile_rows_by_cols(kp)
+    assert "offsets" not in ast.unparse(kp.tree)
 
 
 def test_tile_needs_whole_rows():

@@ -126,9 +126,12 @@ def tile_rows_by_cols(kp: KernelPort) -> bool:
     rows_expr = _exact_quotient(params[numel].value, params[k].value)
     if rows_expr is None:
         return False
-    # Every other use of `offsets` must be a row split `offsets // D`, with D a
-    # constexpr size that is K times a whole number.
+    # A row split `offsets // D` (D a constexpr size that is K times a whole
+    # number) becomes `rows // (D / K)`; any other use reads the flat offset,
+    # rebuilt as `rows * K + cols` (a packed tensor indexed directly, `x_ptr +
+    # offsets`: the launcher packs inputs a kernel indexes this way).
     splits: dict[int, tuple[ast.Assign, str | None]] = {}
+    flat_uses = False
     for s in body[3:]:
         if s is col:
             continue
@@ -143,16 +146,18 @@ def tile_rows_by_cols(kp: KernelPort) -> bool:
             and isinstance(s.value.right, ast.Name)
             and len(uses) == 1
         ):
-            return False
+            flat_uses = True
+            continue
         d = s.value.right.id
         if d == k:
             splits[id(s)] = (s, None)
             continue
-        if d not in params or params[d].kind != "model":
-            return False
-        q = _exact_quotient(params[d].value, params[k].value)
+        q = None
+        if d in params and params[d].kind == "model":
+            q = _exact_quotient(params[d].value, params[k].value)
         if q is None:
-            return False
+            flat_uses = True  # keep `offsets // D` on the rebuilt flat offset
+            continue
         splits[id(s)] = (s, q)
     if any(
         isinstance(n, ast.Name) and n.id == "BLOCK_SIZE"
@@ -178,6 +183,8 @@ def tile_rows_by_cols(kp: KernelPort) -> bool:
         "cols = tl.program_id(1) * BLOCK_COLS + tl.arange(0, BLOCK_COLS)[None, :]",
         f"mask = (rows < num_rows) & (cols < {k})",
     ]
+    if flat_uses:
+        head.append(f"offsets = rows * {k} + cols")
     fn.body = [ast.parse(line).body[0] for line in head] + body[3:]
     # `x0 = cols`, `x1 = rows`: plain aliases now, folded away.
     aliases = {}
