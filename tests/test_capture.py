@@ -355,3 +355,40 @@ def test_an_output_returned_as_a_view_of_a_buffer(tmp_path, porter_device):
     for dtype in ("float32", "bfloat16"):
         sizes = {"num_tokens": 3, "hidden": 256}
         check_parity(case, Scenario(dtype, sizes), porter_device, 5)
+
+
+ARGMAX = '''"""Greedy sampling: argmax over the vocabulary."""
+import torch
+
+DIMS = {"num_tokens": 4, "vocab": 1024}
+DYNAMIC = ["num_tokens"]
+DTYPES = ["float32"]
+
+
+def make_inputs(num_tokens, vocab, dtype=torch.float32, device="cpu"):
+    return (torch.randn(num_tokens, vocab, dtype=dtype, device=device),)
+
+
+def argmax_tok(logits):
+    return torch.argmax(logits, dim=-1)
+
+
+REFERENCE = argmax_tok
+'''
+
+
+def test_argmax_ports_with_porters_index_helpers(tmp_path, porter_device):
+    """Inductor's max_with_index helpers become argmax_step / argmax_rows (NaN
+    is the largest, ties take the lower index, as torch.argmax)."""
+    from porter.testing import check_parity, load_case
+    from porter.testing.parity import Scenario
+
+    src = tmp_path / "argmax_tok.py"
+    src.write_text(ARGMAX)
+    result = capture(src, out=tmp_path / "cases", device="cpu", progress=_quiet)
+    assert not [w for w in result.warnings if "not ported faithfully" in w]
+    case = load_case(tmp_path / "cases" / "argmax_tok")
+    assert "def argmax_rows(" in (case.folder / "kernel.py").read_text()
+    for values in ("random", "difficult"):  # difficult: rows with inf and NaN
+        sizes = {"num_tokens": 6, "vocab": 1025}
+        check_parity(case, Scenario("float32", sizes, values=values), porter_device, 3)

@@ -154,6 +154,10 @@ _HELPER_ORDER = [
     "row_mean_m2",
     "online_softmax_accumulate",
     "online_softmax_finish",
+    "argmax_step",
+    "argmax_rows",
+    "argmin_step",
+    "argmin_rows",
 ]
 
 

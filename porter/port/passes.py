@@ -150,6 +150,10 @@ HELPERS = {
     "triton_helpers.welford": "welford_finish",
     "triton_helpers.online_softmax_reduce": "online_softmax_finish",
     "triton_helpers.online_softmax_combine": "online_softmax_accumulate",
+    "triton_helpers.maximum_with_index": "argmax_step",
+    "triton_helpers.max_with_index": "argmax_rows",
+    "triton_helpers.minimum_with_index": "argmin_step",
+    "triton_helpers.min_with_index": "argmin_rows",
 }
 HELPER_DEPENDS = {
     "max_nan": {"maximum_nan"},
@@ -157,6 +161,8 @@ HELPER_DEPENDS = {
     "welford_finish": {"welford_merge"},
     "online_softmax_finish": {"max_nan", "maximum_nan"},
     "online_softmax_accumulate": {"maximum_nan"},
+    "argmax_rows": {"argmax_step"},
+    "argmin_rows": {"argmin_step"},
 }
 UNSUPPORTED = {
     "tl.inline_asm_elementwise": "inline assembly is target-specific",
