@@ -392,3 +392,43 @@ def test_argmax_ports_with_porters_index_helpers(tmp_path, porter_device):
     for values in ("random", "difficult"):  # difficult: rows with inf and NaN
         sizes = {"num_tokens": 6, "vocab": 1025}
         check_parity(case, Scenario("float32", sizes, values=values), porter_device, 3)
+
+
+CUMSUM = '''"""Cumulative sum along hidden (a scan)."""
+import torch
+
+DIMS = {"num_tokens": 4, "hidden": 256}
+DYNAMIC = ["num_tokens"]
+DTYPES = ["float32"]
+
+
+def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+    return (torch.randn(num_tokens, hidden, dtype=dtype, device=device),)
+
+
+def cumsum_tok(x):
+    return torch.cumsum(x, dim=-1)
+
+
+REFERENCE = cumsum_tok
+'''
+
+
+def test_scans_carry_inductors_combine_function(tmp_path, porter_device):
+    """tl.associative_scan's combine function (`_triton_helper_fn_add0`) comes
+    along as `combine_add0`; select_one becomes porter's select_masked. The
+    looped kernel carries the running sum across blocks (hidden past the
+    persistent limit)."""
+    from porter.testing import check_parity, load_case
+    from porter.testing.parity import Scenario
+
+    src = tmp_path / "cumsum_tok.py"
+    src.write_text(CUMSUM)
+    result = capture(src, out=tmp_path / "cases", device="cpu", progress=_quiet)
+    assert not [w for w in result.warnings if "not ported faithfully" in w]
+    case = load_case(tmp_path / "cases" / "cumsum_tok")
+    text = (case.folder / "kernel.py").read_text()
+    assert "def combine_add0(" in text and "def select_masked(" in text
+    for hidden in (1025, case.kernel.MAX_FUSED_COLS + 2):
+        sizes = {"num_tokens": 2, "hidden": hidden}
+        check_parity(case, Scenario("float32", sizes), porter_device, 9)

@@ -92,6 +92,12 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
     notes = _merge_notes(ports)
     todos = [t for kp in ports for t in kp.todos]
     helpers = sorted(set().union(*(kp.helpers for kp in ports)), key=_helper_order)
+    combine_fns, seen = [], set()
+    for kp in ports:
+        for f in kp.combine_fns:
+            if f.name not in seen:
+                seen.add(f.name)
+                combine_fns.append(ast.unparse(f))
     module_class = None
     if cap.reference_kind == "kernelbench":
         init = textwrap.dedent(inspect.getsource(ref_module.Model.__init__))
@@ -113,6 +119,7 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
         notes=notes,
         todos=todos,
         helpers=helpers,
+        combine_fns=combine_fns,
         uses_libdevice=any(kp.uses_libdevice for kp in ports),
         kernels=kernels,
         launcher=launcher,
@@ -158,6 +165,7 @@ _HELPER_ORDER = [
     "argmax_rows",
     "argmin_step",
     "argmin_rows",
+    "select_masked",
 ]
 
 

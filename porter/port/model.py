@@ -38,6 +38,9 @@ class KernelPort:
         default_factory=dict
     )  # new ptr name -> "*fp32"
     helpers: set[str] = field(default_factory=set)
+    # Inductor's own combine functions for tl.associative_scan / tl.reduce
+    # (`_triton_helper_fn_add0`), renamed and carried into the scaffold.
+    combine_fns: list[ast.FunctionDef] = field(default_factory=list)
     uses_libdevice: bool = False
     notes: list[str] = field(default_factory=list)
     todos: list[str] = field(default_factory=list)

@@ -70,6 +70,17 @@ def strip_heuristics(kp: KernelPort) -> None:
     )
     fn.decorator_list = []
     kp.tree = fn
+    # A scan's or custom reduction's combine function is generated beside the
+    # kernel (`_triton_helper_fn_add0`): keep it, under a readable name.
+    renames = {}
+    for n in tree.body:
+        if isinstance(n, ast.FunctionDef) and n.name.startswith("_triton_helper_fn_"):
+            new = "combine_" + n.name[len("_triton_helper_fn_") :]
+            renames[n.name] = new
+            n.name = new
+            n.decorator_list = []
+            kp.combine_fns.append(n)
+    _rename(fn, renames)
     kp.notes.append("dropped Inductor's @triton_heuristics decorator and its meta")
 
 
@@ -154,6 +165,7 @@ HELPERS = {
     "triton_helpers.max_with_index": "argmax_rows",
     "triton_helpers.minimum_with_index": "argmin_step",
     "triton_helpers.min_with_index": "argmin_rows",
+    "triton_helpers.select_one": "select_masked",
 }
 HELPER_DEPENDS = {
     "max_nan": {"maximum_nan"},
@@ -169,7 +181,6 @@ UNSUPPORTED = {
     "tl.rand": "random numbers cannot match eager bit for bit",
     "tl.randn": "random numbers cannot match eager bit for bit",
     "tl.randint": "random numbers cannot match eager bit for bit",
-    "tl.associative_scan": "scans are not generalized by porter yet",
     "tl.device_assert": "indirect indexing bounds are shape-specific",
 }
 
