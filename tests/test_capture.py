@@ -357,61 +357,43 @@ def test_an_output_returned_as_a_view_of_a_buffer(tmp_path, porter_device):
         check_parity(case, Scenario(dtype, sizes), porter_device, 5)
 
 
-ARGMAX = '''"""Greedy sampling: argmax over the vocabulary."""
-import torch
-
-DIMS = {"num_tokens": 4, "vocab": 1024}
-DYNAMIC = ["num_tokens"]
-DTYPES = ["float32"]
-
-
-def make_inputs(num_tokens, vocab, dtype=torch.float32, device="cpu"):
-    return (torch.randn(num_tokens, vocab, dtype=dtype, device=device),)
-
-
-def argmax_tok(logits):
-    return torch.argmax(logits, dim=-1)
+def _row_reference(name: str, doc: str, size: str, expr: str) -> str:
+    """A porter-format reference of one [num_tokens, <size>] fp32 input x."""
+    return (
+        f'"""{doc}"""\nimport torch\n\n'
+        f'DIMS = {{"num_tokens": 4, "{size}": 1024}}\n'
+        'DYNAMIC = ["num_tokens"]\nDTYPES = ["float32"]\n\n\n'
+        f"def make_inputs(num_tokens, {size}, dtype=torch.float32, device='cpu'):\n"
+        f"    return (torch.randn(num_tokens, {size}, dtype=dtype, device=device),)\n\n\n"
+        f"def {name}(x):\n    return {expr}\n\n\nREFERENCE = {name}\n"
+    )
 
 
-REFERENCE = argmax_tok
-'''
+def _capture_text(tmp_path, name: str, text: str):
+    """Capture a reference written here; the result and its case."""
+    from porter.testing import load_case
+
+    src = tmp_path / f"{name}.py"
+    src.write_text(text)
+    result = capture(src, out=tmp_path / "cases", device="cpu", progress=_quiet)
+    assert not [w for w in result.warnings if "not ported faithfully" in w]
+    return result, load_case(tmp_path / "cases" / name)
 
 
 def test_argmax_ports_with_porters_index_helpers(tmp_path, porter_device):
     """Inductor's max_with_index helpers become argmax_step / argmax_rows (NaN
     is the largest, ties take the lower index, as torch.argmax)."""
-    from porter.testing import check_parity, load_case
+    from porter.testing import check_parity
     from porter.testing.parity import Scenario
 
-    src = tmp_path / "argmax_tok.py"
-    src.write_text(ARGMAX)
-    result = capture(src, out=tmp_path / "cases", device="cpu", progress=_quiet)
-    assert not [w for w in result.warnings if "not ported faithfully" in w]
-    case = load_case(tmp_path / "cases" / "argmax_tok")
+    text = _row_reference(
+        "argmax_tok", "Greedy sampling.", "vocab", "torch.argmax(x, dim=-1)"
+    )
+    _, case = _capture_text(tmp_path, "argmax_tok", text)
     assert "def argmax_rows(" in (case.folder / "kernel.py").read_text()
     for values in ("random", "difficult"):  # difficult: rows with inf and NaN
         sizes = {"num_tokens": 6, "vocab": 1025}
         check_parity(case, Scenario("float32", sizes, values=values), porter_device, 3)
-
-
-CUMSUM = '''"""Cumulative sum along hidden (a scan)."""
-import torch
-
-DIMS = {"num_tokens": 4, "hidden": 256}
-DYNAMIC = ["num_tokens"]
-DTYPES = ["float32"]
-
-
-def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
-    return (torch.randn(num_tokens, hidden, dtype=dtype, device=device),)
-
-
-def cumsum_tok(x):
-    return torch.cumsum(x, dim=-1)
-
-
-REFERENCE = cumsum_tok
-'''
 
 
 def test_scans_carry_inductors_combine_function(tmp_path, porter_device):
@@ -419,14 +401,11 @@ def test_scans_carry_inductors_combine_function(tmp_path, porter_device):
     along as `combine_add0`; select_one becomes porter's select_masked. The
     looped kernel carries the running sum across blocks (hidden past the
     persistent limit)."""
-    from porter.testing import check_parity, load_case
+    from porter.testing import check_parity
     from porter.testing.parity import Scenario
 
-    src = tmp_path / "cumsum_tok.py"
-    src.write_text(CUMSUM)
-    result = capture(src, out=tmp_path / "cases", device="cpu", progress=_quiet)
-    assert not [w for w in result.warnings if "not ported faithfully" in w]
-    case = load_case(tmp_path / "cases" / "cumsum_tok")
+    text = _row_reference("cumsum_tok", "A scan.", "hidden", "torch.cumsum(x, dim=-1)")
+    _, case = _capture_text(tmp_path, "cumsum_tok", text)
     text = (case.folder / "kernel.py").read_text()
     assert "def combine_add0(" in text and "def select_masked(" in text
     for hidden in (1025, case.kernel.MAX_FUSED_COLS + 2):
