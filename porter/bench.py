@@ -352,16 +352,22 @@ def markdown_table(rows: list[dict], facts: dict) -> str:
     return head + "\n".join(lines) + "\n" + first
 
 
+def sweeps(rows: list[dict]) -> dict[tuple[str, str], list[dict]]:
+    """Rows by (dtype, model size), each a num_tokens sweep, in first-seen order."""
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for r in rows:
+        groups.setdefault((r["dtype"], model_label(r["shape"])), []).append(r)
+    return groups
+
+
 def variant_summary(rows: list[dict]) -> str:
     """`bfloat16 hidden=4096: 1 -> 1` per sweep: variants after its first and
     last point (equal: no token count compiled a new one)."""
-    groups: dict[tuple[str, str], list[int]] = {}
-    for r in rows:
-        if r.get("ported_variants") is None:
-            continue
-        key = (r["dtype"], model_label(r["shape"]))
-        groups.setdefault(key, []).append(r["ported_variants"])
-    return "; ".join(f"{d} {m}: {v[0]} -> {v[-1]}" for (d, m), v in groups.items())
+    measured = [r for r in rows if r.get("ported_variants") is not None]
+    return "; ".join(
+        f"{d} {m}: {sub[0]['ported_variants']} -> {sub[-1]['ported_variants']}"
+        for (d, m), sub in sweeps(measured).items()
+    )
 
 
 def plot(rows: list[dict], path: Path, title: str) -> list[tuple[str, str]]:
@@ -371,12 +377,8 @@ def plot(rows: list[dict], path: Path, title: str) -> list[tuple[str, str]]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    panels = []
-    for r in rows:
-        key = (r["dtype"], model_label(r["shape"]))
-        if key not in panels:
-            panels.append(key)
-    panels.sort(key=lambda k: DTYPE_ORDER.index(k[0]))
+    groups = sweeps(rows)
+    panels = sorted(groups, key=lambda k: DTYPE_ORDER.index(k[0]))
     cols = min(3, len(panels))
     nrows = -(-len(panels) // cols)
     fig, axes = plt.subplots(
@@ -385,14 +387,7 @@ def plot(rows: list[dict], path: Path, title: str) -> list[tuple[str, str]]:
     for ax in axes.flat[len(panels) :]:
         ax.set_visible(False)
     for ax, (dtype, model) in zip(axes.flat, panels):
-        sub = sorted(
-            (
-                r
-                for r in rows
-                if r["dtype"] == dtype and (model_label(r["shape"])) == model
-            ),
-            key=lambda r: r["num_tokens"],
-        )
+        sub = sorted(groups[(dtype, model)], key=lambda r: r["num_tokens"])
         x = [r["num_tokens"] for r in sub]
         for key, label in (
             ("ported_graph_us", "ported"),
@@ -431,11 +426,7 @@ def aggregate(folder: Path) -> str:
     ]
     for path in sorted(folder.glob("*.json")):
         rows = json.loads(path.read_text())
-        groups: dict[tuple[str, str], list[dict]] = {}
-        for r in rows:
-            key = (r["dtype"], model_label(r["shape"]))
-            groups.setdefault(key, []).append(r)
-        for (dtype, model), sub in groups.items():
+        for (dtype, model), sub in sweeps(rows).items():
             pd = [(r["ported_graph_us"] / r["inductor_graph_us"], r) for r in sub]
             ps = [
                 (r["ported_graph_us"] / r["inductor_static_graph_us"], r) for r in sub

@@ -117,17 +117,22 @@ def bind_parameters(kp: KernelPort, cap: Capture, module: CompiledModule) -> Non
     _drop_body_constants(kp, renames)
     _rewrite_strides(kp, renames, size_exprs, tensors, module)
     _rename(kp.tree, renames)
+    set_signature(kp)
+    _constexpr_casts(kp)
+    kp.notes.append(
+        "named arguments after what they are bound to; per-call sizes are runtime "
+        "ints in do_not_specialize, per-model sizes constexpr, row strides int64 arguments"
+    )
+
+
+def set_signature(kp: KernelPort) -> None:
+    """The kernel's arguments, in order and annotated, from kp.params."""
     kp.tree.args.args = [
         ast.arg(
             p.name, ast.parse(p.annotation, mode="eval").body if p.annotation else None
         )
         for p in kp.params
     ]
-    _constexpr_casts(kp)
-    kp.notes.append(
-        "named arguments after what they are bound to; per-call sizes are runtime "
-        "ints in do_not_specialize, per-model sizes constexpr, row strides int64 arguments"
-    )
 
 
 def _view_expr(binding, var: str, base_strides: list[str] | None) -> str:

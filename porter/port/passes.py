@@ -98,18 +98,23 @@ def _is_pure(value: ast.AST) -> bool:
     return True
 
 
-def drop_dead_aliases(kp: KernelPort) -> None:
-    """Remove Inductor's compatibility aliases (rnumel, RBLOCK, roffset, rindex,
-    rbase) and any pure assignment nothing reads."""
+def _loads(tree: ast.AST) -> dict[str, int]:
+    """How many times each name is read."""
+    used: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            used[node.id] = used.get(node.id, 0) + 1
+    return used
+
+
+def drop_unread(fn: ast.FunctionDef) -> int:
+    """Remove pure assignments nothing reads, until none is left; how many went."""
     removed = 0
     changed = True
     while changed:
         changed = False
-        used: dict[str, int] = {}
-        for node in ast.walk(kp.tree):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                used[node.id] = used.get(node.id, 0) + 1
-        for stmt, body in _stmts(kp.tree.body):
+        used = _loads(fn)
+        for stmt, body in _stmts(fn.body):
             targets = _assigned(stmt)
             if not targets or isinstance(stmt, (ast.For, ast.While)):
                 continue
@@ -121,6 +126,13 @@ def drop_dead_aliases(kp: KernelPort) -> None:
                 removed += 1
                 changed = True
                 break
+    return removed
+
+
+def drop_dead_aliases(kp: KernelPort) -> None:
+    """Remove Inductor's compatibility aliases (rnumel, RBLOCK, roffset, rindex,
+    rbase) and any pure assignment nothing reads."""
+    removed = drop_unread(kp.tree)
     if removed:
         kp.notes.append(f"removed {removed} dead alias(es) and unused value(s)")
 

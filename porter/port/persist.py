@@ -16,7 +16,15 @@ import ast
 import copy
 from collections.abc import Callable
 
-from porter.port.passes import _assigned, _is_call, _names, _rename, ptr_base
+from porter.port.passes import (
+    _assigned,
+    _is_call,
+    _loads,
+    _names,
+    _rename,
+    drop_unread,
+    ptr_base,
+)
 
 ACCUMULATE_IDENTITY = {
     # op -> the init value that makes op(init, v) == v (NaN included)
@@ -66,14 +74,6 @@ def _counts(fn: ast.FunctionDef) -> dict[str, int]:
             for t in _assigned(stmt):
                 counts[t] = counts.get(t, 0) + 1
     return counts
-
-
-def _uses(fn: ast.FunctionDef) -> dict[str, int]:
-    uses: dict[str, int] = {}
-    for n in ast.walk(fn):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
-            uses[n.id] = uses.get(n.id, 0) + 1
-    return uses
 
 
 # ------------------------------------------------------------------ passes
@@ -149,7 +149,7 @@ def fold_into_source(fn: ast.FunctionDef) -> int:
     the source takes the copy's name (`cols = tl.arange(...)`)."""
     folded = 0
     while True:
-        counts, uses = _counts(fn), _uses(fn)
+        counts, uses = _counts(fn), _loads(fn)
         for i, stmt in enumerate(fn.body):
             if (
                 isinstance(stmt, ast.Assign)
@@ -388,7 +388,7 @@ def fold_identity_accumulators(fn: ast.FunctionDef) -> int:
             and ast.unparse(merge.value.args[2]) == acc
         ):
             continue
-        if _uses(fn).get(t, 0) != 1:
+        if _loads(fn).get(t, 0) != 1:
             continue
         merge.value.args[1] = operand
         merge.value.args[2] = (
@@ -455,22 +455,7 @@ def two_pass_welford(fn: ast.FunctionDef) -> tuple[int, set[str]]:
 
 def drop_unused(fn: ast.FunctionDef) -> int:
     """Assignments nothing reads any more (left by the folds above)."""
-    dropped = 0
-    while True:
-        uses = _uses(fn)
-        keep = [
-            s
-            for s in fn.body
-            if not (
-                isinstance(s, ast.Assign)
-                and all(uses.get(t, 0) == 0 for t in _assigned(s))
-                and not any(_is_call(n, "tl.store") for n in ast.walk(s))
-            )
-        ]
-        if len(keep) == len(fn.body):
-            return dropped
-        dropped += len(fn.body) - len(keep)
-        fn.body = keep
+    return drop_unread(fn)
 
 
 PERSIST_PIPELINE: list[Callable[[ast.FunctionDef], int]] = [

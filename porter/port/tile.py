@@ -36,7 +36,7 @@ import re
 
 import sympy
 
-from porter.port.generalize import _sym, ident
+from porter.port.generalize import _sym, ident, set_signature
 from porter.port.model import KernelPort, Param
 from porter.port.passes import _rename
 
@@ -72,7 +72,7 @@ def _exact_quotient(num: str, den: str) -> str | None:
     if n is None or d is None or d == 0:
         return None
     q = sympy.cancel(n / d)
-    num_q, den_q = sympy.fraction(q)
+    _, den_q = sympy.fraction(q)
     if den_q != 1 or q.is_number and q != int(q):
         return None
     text = str(sympy.factor(q)).replace(" ", "")
@@ -221,12 +221,7 @@ def tile_rows_by_cols(kp: KernelPort) -> bool:
     # Sizes only the flat index needed (K * num_heads ...) are no longer read.
     read = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
     kp.params = [p for p in kp.params if p.kind != "model" or p.name in read]
-    fn.args.args = [
-        ast.arg(
-            p.name, ast.parse(p.annotation, mode="eval").body if p.annotation else None
-        )
-        for p in kp.params
-    ]
+    set_signature(kp)
     kp.tile = (k, params[k].value, rows_expr)
     kp.notes.append(
         "pointwise kernels run on a (rows, column blocks) grid: no 64-bit % and // "
