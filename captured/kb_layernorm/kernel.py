@@ -75,17 +75,18 @@ def model_kernel(
     )
 
 
-def launch_settings(row_size):
-    """Block size and warps for one row per program: the next power of two of
-    the row; 4 warps up to 4096 columns, 16 from 8192, 32 from 32768 (the
-    fastest on an H200 for rmsnorm and softmax rows in bf16, docs/benchmarks)."""
+def launch_settings(num_rows, row_size):
+    """Rows a program, block size and warps of a reduction over rows of
+    row_size: the next power of two of the row; 4 warps up to 4096 columns, 16
+    from 8192, 32 from 32768 (the fastest on an H200 for rmsnorm and softmax
+    rows in bf16, docs/benchmarks)."""
     block = triton.next_power_of_2(row_size)
     num_warps = 4
     if block >= 32768:
         num_warps = 32
     elif block >= 8192:
         num_warps = 16
-    return block, num_warps
+    return 1, block, num_warps
 
 
 class ModelNew(nn.Module):
@@ -106,8 +107,7 @@ class ModelNew(nn.Module):
         out = torch.empty_strided(
             (batch, 768), (768, 1), dtype=x.dtype, device=x.device
         )
-        BLOCK_ROWS = 1
-        BLOCK_COLS, num_warps = launch_settings(768)
+        BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(batch, 768)
         model_kernel[(triton.cdiv(batch, BLOCK_ROWS),)](
             x_ptr=x,
             ln_weight_ptr=ln_weight,

@@ -42,17 +42,18 @@ def linear_gelu_kernel(out_ptr, numel, BLOCK_SIZE: tl.constexpr):
     tl.store(out_ptr + offsets, tmp13.to(out_ptr.dtype.element_ty), mask)
 
 
-def launch_settings(row_size):
-    """Block size and warps for one row per program: the next power of two of
-    the row; 4 warps up to 4096 columns, 16 from 8192, 32 from 32768 (the
-    fastest on an H200 for rmsnorm and softmax rows in bf16, docs/benchmarks)."""
+def launch_settings(num_rows, row_size):
+    """Rows a program, block size and warps of a reduction over rows of
+    row_size: the next power of two of the row; 4 warps up to 4096 columns, 16
+    from 8192, 32 from 32768 (the fastest on an H200 for rmsnorm and softmax
+    rows in bf16, docs/benchmarks)."""
     block = triton.next_power_of_2(row_size)
     num_warps = 4
     if block >= 32768:
         num_warps = 32
     elif block >= 8192:
         num_warps = 16
-    return block, num_warps
+    return 1, block, num_warps
 
 
 def reinterpret(t, size, stride, offset):

@@ -107,20 +107,21 @@ def rotary_neox_kernel_1(
     )
 
 
-def launch_settings(row_size):
-    """Block size and warps for one row per program: the next power of two of
-    the row; 4 warps up to 4096 columns, 16 from 8192, 32 from 32768 (the
-    fastest on an H200 for rmsnorm and softmax rows in bf16, docs/benchmarks)."""
+def launch_settings(num_rows, row_size):
+    """Rows a program, block size and warps of a reduction over rows of
+    row_size: the next power of two of the row; 4 warps up to 4096 columns, 16
+    from 8192, 32 from 32768 (the fastest on an H200 for rmsnorm and softmax
+    rows in bf16, docs/benchmarks)."""
     block = triton.next_power_of_2(row_size)
     num_warps = 4
     if block >= 32768:
         num_warps = 32
     elif block >= 8192:
         num_warps = 16
-    return block, num_warps
+    return 1, block, num_warps
 
 
-def tile_settings(row_size):
+def tile_settings(num_rows, row_size):
     """Blocks of a (rows, column blocks) pointwise launch: up to 4096 columns of
     a row per program, or several short rows making 1024 elements; 8 elements
     a thread (16-byte accesses in bf16), so warps grow with the block."""
@@ -143,7 +144,9 @@ def rotary_neox(q: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
         dtype=q.dtype,
         device=q.device,
     )
-    BLOCK_ROWS, BLOCK_COLS, num_warps = tile_settings((head_dim // 2))
+    BLOCK_ROWS, BLOCK_COLS, num_warps = tile_settings(
+        num_heads * num_tokens, (head_dim // 2)
+    )
     rotary_neox_kernel_0[
         (
             triton.cdiv(num_heads * num_tokens, BLOCK_ROWS),
@@ -178,7 +181,9 @@ def rotary_neox(q: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
         ),
         out.storage_offset() + head_dim // 2,
     )
-    BLOCK_ROWS, BLOCK_COLS, num_warps = tile_settings((head_dim + -1 * (head_dim // 2)))
+    BLOCK_ROWS, BLOCK_COLS, num_warps = tile_settings(
+        num_heads * num_tokens, (head_dim + -1 * (head_dim // 2))
+    )
     rotary_neox_kernel_1[
         (
             triton.cdiv(num_heads * num_tokens, BLOCK_ROWS),

@@ -60,20 +60,21 @@ def silu_and_mul_kernel(
     )
 
 
-def launch_settings(row_size):
-    """Block size and warps for one row per program: the next power of two of
-    the row; 4 warps up to 4096 columns, 16 from 8192, 32 from 32768 (the
-    fastest on an H200 for rmsnorm and softmax rows in bf16, docs/benchmarks)."""
+def launch_settings(num_rows, row_size):
+    """Rows a program, block size and warps of a reduction over rows of
+    row_size: the next power of two of the row; 4 warps up to 4096 columns, 16
+    from 8192, 32 from 32768 (the fastest on an H200 for rmsnorm and softmax
+    rows in bf16, docs/benchmarks)."""
     block = triton.next_power_of_2(row_size)
     num_warps = 4
     if block >= 32768:
         num_warps = 32
     elif block >= 8192:
         num_warps = 16
-    return block, num_warps
+    return 1, block, num_warps
 
 
-def tile_settings(row_size):
+def tile_settings(num_rows, row_size):
     """Blocks of a (rows, column blocks) pointwise launch: up to 4096 columns of
     a row per program, or several short rows making 1024 elements; 8 elements
     a thread (16-byte accesses in bf16), so warps grow with the block."""
@@ -92,7 +93,7 @@ def silu_and_mul(x: torch.Tensor):
         dtype=x.dtype,
         device=x.device,
     )
-    BLOCK_ROWS, BLOCK_COLS, num_warps = tile_settings((x.shape[1] // 2))
+    BLOCK_ROWS, BLOCK_COLS, num_warps = tile_settings(num_tokens, (x.shape[1] // 2))
     silu_and_mul_kernel[
         (
             triton.cdiv(num_tokens, BLOCK_ROWS),

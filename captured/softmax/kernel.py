@@ -202,17 +202,18 @@ MAX_FUSED_COLS = 32768
 LOOPED_BLOCK_COLS = 4096
 
 
-def launch_settings(row_size):
-    """Block size and warps for one row per program: the next power of two of
-    the row; 4 warps up to 4096 columns, 16 from 8192, 32 from 32768 (the
-    fastest on an H200 for rmsnorm and softmax rows in bf16, docs/benchmarks)."""
+def launch_settings(num_rows, row_size):
+    """Rows a program, block size and warps of a reduction over rows of
+    row_size: the next power of two of the row; 4 warps up to 4096 columns, 16
+    from 8192, 32 from 32768 (the fastest on an H200 for rmsnorm and softmax
+    rows in bf16, docs/benchmarks)."""
     block = triton.next_power_of_2(row_size)
     num_warps = 4
     if block >= 32768:
         num_warps = 32
     elif block >= 8192:
         num_warps = 16
-    return block, num_warps
+    return 1, block, num_warps
 
 
 def softmax(logits: torch.Tensor, temperature: float = 0.7):
@@ -227,12 +228,13 @@ def softmax(logits: torch.Tensor, temperature: float = 0.7):
     out = torch.empty_strided(
         (num_tokens, vocab), (vocab, 1), dtype=logits.dtype, device=logits.device
     )
-    BLOCK_ROWS = 1
-    BLOCK_COLS, num_warps = launch_settings(vocab)
+    BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(num_tokens, vocab)
     kernel = softmax_kernel
     if BLOCK_COLS > MAX_FUSED_COLS:
         # Too wide for registers: stream the row in blocks (x is read twice).
-        BLOCK_COLS, num_warps = launch_settings(LOOPED_BLOCK_COLS)
+        BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(
+            num_tokens, LOOPED_BLOCK_COLS
+        )
         kernel = softmax_kernel_looped
     kernel[(triton.cdiv(num_tokens, BLOCK_ROWS),)](
         out_ptr=out,

@@ -230,7 +230,9 @@ def _launch(kp: KernelPort) -> LaunchStep:
     setup = [f"{p.value} = {p.view}" for p in kp.params if p.view]
     if kp.tile is not None:
         _, cols, rows = kp.tile
-        setup.append(f"BLOCK_ROWS, BLOCK_COLS, num_warps = tile_settings({cols})")
+        setup.append(
+            f"BLOCK_ROWS, BLOCK_COLS, num_warps = tile_settings({rows}, {cols})"
+        )
         grid = f"(triton.cdiv({rows}, BLOCK_ROWS), triton.cdiv({cols}, BLOCK_COLS))"
         warps = "num_warps"
     elif kp.record.kind == "pointwise":
@@ -247,17 +249,18 @@ def _launch(kp: KernelPort) -> LaunchStep:
         rows_per_program = cfg.kwargs.get("XBLOCK", 1) if cfg else 1
         if kp.persistent is not None:
             # The autotuned config was for Inductor's looped kernel; the
-            # persistent one takes a row per program, sized by the heuristic.
-            setup.append("BLOCK_ROWS = 1")
-            setup.append(f"BLOCK_COLS, num_warps = launch_settings({row})")
+            # persistent one is sized by the heuristic, from the rows and the row.
+            setup.append(
+                f"BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings({numel}, {row})"
+            )
             setup.append(f"kernel = {kp.persistent.name}")
             looped = [
                 "# Too wide for registers: stream the row in blocks (x is read twice).",
-                "BLOCK_COLS, num_warps = launch_settings(LOOPED_BLOCK_COLS)",
+                f"BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings({numel}, LOOPED_BLOCK_COLS)",
                 f"kernel = {kp.looped_name}",
             ]
             if cfg:
-                looped.insert(1, f"BLOCK_ROWS = {rows_per_program}")
+                looped.insert(2, f"BLOCK_ROWS = {rows_per_program}")
                 looped.append(
                     f"num_warps = {cfg.num_warps}  # the autotuner's choice on the capture GPU"
                 )
@@ -266,17 +269,19 @@ def _launch(kp: KernelPort) -> LaunchStep:
                 + "\n".join("    " + line for line in looped)
             )
         elif kp.record.kind == "persistent_reduction" or "R0_BLOCK" in kp.static_sizes:
-            setup.append(f"BLOCK_ROWS = {rows_per_program}")
-            setup.append(f"BLOCK_COLS, num_warps = launch_settings({row})")
+            # Inductor's own persistent kernel takes any number of rows a program.
+            setup.append(
+                f"BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings({numel}, {row})"
+            )
         else:
             setup.append(f"BLOCK_ROWS = {rows_per_program}")
             setup.append(
-                f"BLOCK_COLS, num_warps = launch_settings(min({row}, {LOOPED_MAX_BLOCK}))"
+                f"_, BLOCK_COLS, num_warps = launch_settings({numel}, min({row}, {LOOPED_MAX_BLOCK}))"
             )
-        if cfg and kp.persistent is None:
-            setup.append(
-                f"num_warps = {cfg.num_warps}  # the autotuner's choice on the capture GPU"
-            )
+            if cfg:
+                setup.append(
+                    f"num_warps = {cfg.num_warps}  # the autotuner's choice on the capture GPU"
+                )
         grid = f"(triton.cdiv({numel}, BLOCK_ROWS),)"
         warps = "num_warps"
     return LaunchStep(
