@@ -165,17 +165,17 @@ LOOPED_BLOCK_COLS = 4096
 
 
 def launch_settings(num_rows, row_size):
-    """Rows a program, block size and warps of a reduction over rows of
-    row_size: the next power of two of the row; 4 warps up to 4096 columns, 16
-    from 8192, 32 from 32768 (the fastest on an H200 for rmsnorm and softmax
-    rows in bf16, docs/benchmarks)."""
+    """(rows a program, block, warps) for a reduction over rows of row_size.
+    Narrow rows are packed to 2048 elements a program; otherwise one row, 16
+    fp32 values a thread up to 32 warps, except rows of 4096 when there are
+    many (4 warps, 32 a thread). Measured fastest on an H200 in bf16 with
+    tools/launch_probe.py; the figures are in docs/benchmarks/NOTES.md."""
     block = triton.next_power_of_2(row_size)
-    num_warps = 4
-    if block >= 32768:
-        num_warps = 32
-    elif block >= 8192:
-        num_warps = 16
-    return 1, block, num_warps
+    if block <= 1024:
+        return 2048 // block, block, 4
+    if block == 4096 and num_rows > 512:
+        return 1, block, 4
+    return 1, block, min(32, block // 512)
 
 
 def fused_add_rmsnorm(x, residual, weight, eps: float = 1e-06):

@@ -61,24 +61,30 @@ def silu_and_mul_kernel(
 
 
 def launch_settings(num_rows, row_size):
-    """Rows a program, block size and warps of a reduction over rows of
-    row_size: the next power of two of the row; 4 warps up to 4096 columns, 16
-    from 8192, 32 from 32768 (the fastest on an H200 for rmsnorm and softmax
-    rows in bf16, docs/benchmarks)."""
+    """(rows a program, block, warps) for a reduction over rows of row_size.
+    Narrow rows are packed to 2048 elements a program; otherwise one row, 16
+    fp32 values a thread up to 32 warps, except rows of 4096 when there are
+    many (4 warps, 32 a thread). Measured fastest on an H200 in bf16 with
+    tools/launch_probe.py; the figures are in docs/benchmarks/NOTES.md."""
     block = triton.next_power_of_2(row_size)
-    num_warps = 4
-    if block >= 32768:
-        num_warps = 32
-    elif block >= 8192:
-        num_warps = 16
-    return 1, block, num_warps
+    if block <= 1024:
+        return 2048 // block, block, 4
+    if block == 4096 and num_rows > 512:
+        return 1, block, 4
+    return 1, block, min(32, block // 512)
 
 
 def tile_settings(num_rows, row_size):
-    """Blocks of a (rows, column blocks) pointwise launch: up to 4096 columns of
-    a row per program, or several short rows making 1024 elements; 8 elements
-    a thread (16-byte accesses in bf16), so warps grow with the block."""
-    block_cols = min(triton.next_power_of_2(row_size), 4096)
+    """(rows, columns, warps) of a block of a (rows, column blocks) pointwise
+    launch: up to 4096 columns of a row, or several short rows making 1024
+    elements, 8 elements a thread (16-byte accesses in bf16). At decode sizes
+    (2^18 elements or fewer) blocks of 512 elements, 4 a thread: more programs
+    for few rows (measured on an H200, docs/benchmarks/NOTES.md)."""
+    block_cols = triton.next_power_of_2(row_size)
+    if num_rows * row_size <= 1 << 18:
+        block_cols = min(block_cols, 512)
+        return 512 // block_cols, block_cols, 4
+    block_cols = min(block_cols, 4096)
     block_rows = max(1, 1024 // block_cols)
     return block_rows, block_cols, max(4, block_rows * block_cols // 256)
 

@@ -1,0 +1,67 @@
+"""The launch heuristics every scaffold carries (templates/kernel.py.j2):
+launch_settings for reductions, tile_settings for tiled pointwise kernels.
+The choices were measured on an H200 (docs/benchmarks/NOTES.md); these tests
+hold the properties the kernels rely on, taken from a rendered scaffold."""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+import triton
+
+CAPTURED = Path(__file__).resolve().parents[1] / "captured"
+
+
+def _function(case: str, name: str):
+    """`name` from captured/<case>/kernel.py."""
+    path = CAPTURED / case / "kernel.py"
+    spec = importlib.util.spec_from_file_location(f"heuristics_{case}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, name)
+
+
+ROWS = (1, 2, 7, 64, 512, 513, 4096, 65536)
+ROW_SIZES = (1, 5, 64, 500, 512, 768, 1024, 2048, 4096, 5000, 8192, 16384, 32768)
+
+
+@pytest.mark.parametrize("row_size", ROW_SIZES)
+@pytest.mark.parametrize("num_rows", ROWS)
+def test_launch_settings_hold_whole_rows_within_registers(num_rows, row_size):
+    launch_settings = _function("rmsnorm", "launch_settings")
+    block_rows, block, warps = launch_settings(num_rows, row_size)
+    assert block >= row_size and block == triton.next_power_of_2(block)
+    assert warps in (1, 2, 4, 8, 16, 32)
+    assert block_rows >= 1 and block_rows == triton.next_power_of_2(block_rows)
+    # At most 32 fp32 values a thread: more spills on the GPU.
+    assert block_rows * block <= 32 * 32 * warps
+
+
+@pytest.mark.parametrize("row_size", (64, 500, 768, 1024))
+def test_launch_settings_pack_narrow_rows(row_size):
+    block_rows, block, _ = _function("rmsnorm", "launch_settings")(65536, row_size)
+    assert block_rows > 1 and block_rows * block == 2048
+
+
+def test_launch_settings_give_few_rows_more_warps():
+    launch_settings = _function("rmsnorm", "launch_settings")
+    assert launch_settings(16, 4096)[2] > launch_settings(65536, 4096)[2]
+
+
+@pytest.mark.parametrize("row_size", (1, 3, 64, 768, 4096, 5000, 16384))
+@pytest.mark.parametrize("num_rows", ROWS)
+def test_tile_settings_cover_the_row_in_whole_blocks(num_rows, row_size):
+    tile_settings = _function("silu_and_mul", "tile_settings")
+    block_rows, block_cols, warps = tile_settings(num_rows, row_size)
+    assert block_cols == triton.next_power_of_2(block_cols) <= 4096
+    assert block_rows == triton.next_power_of_2(block_rows)
+    assert warps in (4, 8, 16, 32)
+    # Never more than 8 elements a thread (16-byte accesses in bf16).
+    assert block_rows * block_cols <= 8 * 32 * warps
+
+
+def test_tile_settings_give_decode_enough_programs():
+    # 16 tokens x 4096: a 4096-column block would leave 16 programs for 132 SMs.
+    block_rows, block_cols, _ = _function("silu_and_mul", "tile_settings")(16, 4096)
+    programs = triton.cdiv(16, block_rows) * triton.cdiv(4096, block_cols)
+    assert programs >= 128
