@@ -86,8 +86,12 @@ def probe(case, variants: dict, point, args) -> dict:
     for m in args.max_fused:
         mod.MAX_FUSED_COLS = m
         timed(f"max_fused={m}", lambda: fn(*inputs))
+    looped_cols = getattr(mod, "LOOPED_BLOCK_COLS", None)
+    for cols in args.looped:
+        mod.MAX_FUSED_COLS, mod.LOOPED_BLOCK_COLS = 1, cols
+        timed(f"looped={cols}", lambda: fn(*inputs))
     if fused is not None:
-        mod.MAX_FUSED_COLS = fused
+        mod.MAX_FUSED_COLS, mod.LOOPED_BLOCK_COLS = fused, looped_cols
     for path, vmod in variants.items():
         vfn = _ported(case, vmod, args.dtype)
         timed(f"variant={path}", lambda vfn=vfn: vfn(*inputs))
@@ -109,6 +113,13 @@ def main() -> int:
         nargs="*",
         default=[],
         help="MAX_FUSED_COLS values: rows wider take the looped kernel",
+    )
+    ap.add_argument(
+        "--looped",
+        type=int,
+        nargs="*",
+        default=[],
+        help="LOOPED_BLOCK_COLS values, every row taking the looped kernel",
     )
     args = ap.parse_args()
     case = load_case(f"captured/{args.case}")
