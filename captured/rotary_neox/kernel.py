@@ -11,6 +11,7 @@ What porter changed:
 - loads upcast to fp32, stores cast to the output's element type (fp32/fp16/bf16 alike)
 - renamed index variables and temporaries after what they hold
 - pointwise kernels run on a (rows, column blocks) grid: no 64-bit % and // per element, contiguous columns the compiler can vectorize
+- fused 2 pointwise kernels that read the same inputs into one launch (each input read once from memory)
 """
 
 import torch
@@ -19,7 +20,7 @@ import triton.language as tl
 
 
 @triton.jit(do_not_specialize=["num_rows"])
-def rotary_neox_kernel_0(
+def rotary_neox_kernel(
     q_ptr,
     cos_ptr,
     sin_ptr,
@@ -31,6 +32,9 @@ def rotary_neox_kernel_0(
     out_stride1: tl.int64,
     head_dim_div_2: tl.constexpr,
     num_heads: tl.constexpr,
+    out_ptr_2,
+    out_stride1_2: tl.int64,
+    head_dim_minus_head_dim_div_2: tl.constexpr,
     BLOCK_ROWS: tl.constexpr,
     BLOCK_COLS: tl.constexpr,
 ):
@@ -60,50 +64,28 @@ def rotary_neox_kernel_0(
     tl.store(
         out_ptr + (cols + rows * out_stride1), tmp6.to(out_ptr.dtype.element_ty), mask
     )
-
-
-@triton.jit(do_not_specialize=["num_rows"])
-def rotary_neox_kernel_1(
-    q_ptr,
-    cos_ptr,
-    sin_ptr,
-    out_ptr,
-    num_rows,
-    q_stride1: tl.int64,
-    cos_stride0: tl.int64,
-    sin_stride0: tl.int64,
-    out_stride1: tl.int64,
-    head_dim_minus_head_dim_div_2: tl.constexpr,
-    head_dim_div_2: tl.constexpr,
-    num_heads: tl.constexpr,
-    BLOCK_ROWS: tl.constexpr,
-    BLOCK_COLS: tl.constexpr,
-):
-    rows = (
-        tl.program_id(0).to(tl.int64) * BLOCK_ROWS + tl.arange(0, BLOCK_ROWS)[:, None]
-    )
-    cols = tl.program_id(1) * BLOCK_COLS + tl.arange(0, BLOCK_COLS)[None, :]
-    mask = (rows < num_rows) & (cols < head_dim_minus_head_dim_div_2)
-    x2 = rows // num_heads
-    q = tl.load(
+    mask_2 = (rows < num_rows) & (cols < head_dim_minus_head_dim_div_2)
+    q_3 = tl.load(
         q_ptr + (head_dim_div_2 + cols + rows * q_stride1),
-        mask,
+        mask_2,
         eviction_policy="evict_last",
     ).to(tl.float32)
-    cos = tl.load(
-        cos_ptr + (cols + x2 * cos_stride0), mask, eviction_policy="evict_last"
+    cos_2 = tl.load(
+        cos_ptr + (cols + x2 * cos_stride0), mask_2, eviction_policy="evict_last"
     ).to(tl.float32)
-    q_2 = tl.load(
-        q_ptr + (cols + rows * q_stride1), mask, eviction_policy="evict_last"
+    q_4 = tl.load(
+        q_ptr + (cols + rows * q_stride1), mask_2, eviction_policy="evict_last"
     ).to(tl.float32)
-    sin = tl.load(
-        sin_ptr + (cols + x2 * sin_stride0), mask, eviction_policy="evict_last"
+    sin_2 = tl.load(
+        sin_ptr + (cols + x2 * sin_stride0), mask_2, eviction_policy="evict_last"
     ).to(tl.float32)
-    tmp2 = q * cos
-    tmp5 = q_2 * sin
-    tmp6 = tmp2 + tmp5
+    tmp2_2 = q_3 * cos_2
+    tmp5_2 = q_4 * sin_2
+    tmp6_2 = tmp2_2 + tmp5_2
     tl.store(
-        out_ptr + (cols + rows * out_stride1), tmp6.to(out_ptr.dtype.element_ty), mask
+        out_ptr_2 + (cols + rows * out_stride1_2),
+        tmp6_2.to(out_ptr_2.dtype.element_ty),
+        mask_2,
     )
 
 
@@ -150,30 +132,6 @@ def rotary_neox(q: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
         dtype=q.dtype,
         device=q.device,
     )
-    BLOCK_ROWS, BLOCK_COLS, num_warps = tile_settings(
-        num_heads * num_tokens, (head_dim // 2)
-    )
-    rotary_neox_kernel_0[
-        (
-            triton.cdiv(num_heads * num_tokens, BLOCK_ROWS),
-            triton.cdiv((head_dim // 2), BLOCK_COLS),
-        )
-    ](
-        q_ptr=q,
-        cos_ptr=cos,
-        sin_ptr=sin,
-        out_ptr=out,
-        num_rows=num_heads * num_tokens,
-        q_stride1=q.stride(1),
-        cos_stride0=cos.stride(0),
-        sin_stride0=sin.stride(0),
-        out_stride1=out.stride(1),
-        head_dim_div_2=(head_dim // 2),
-        num_heads=num_heads,
-        BLOCK_ROWS=BLOCK_ROWS,
-        BLOCK_COLS=BLOCK_COLS,
-        num_warps=num_warps,
-    )
     out_view0 = out.as_strided(
         (
             num_tokens,
@@ -188,26 +146,30 @@ def rotary_neox(q: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
         out.storage_offset() + head_dim // 2,
     )
     BLOCK_ROWS, BLOCK_COLS, num_warps = tile_settings(
-        num_heads * num_tokens, (head_dim + -1 * (head_dim // 2))
+        num_heads * num_tokens, max((head_dim // 2), (head_dim + -1 * (head_dim // 2)))
     )
-    rotary_neox_kernel_1[
+    rotary_neox_kernel[
         (
             triton.cdiv(num_heads * num_tokens, BLOCK_ROWS),
-            triton.cdiv((head_dim + -1 * (head_dim // 2)), BLOCK_COLS),
+            triton.cdiv(
+                max((head_dim // 2), (head_dim + -1 * (head_dim // 2))), BLOCK_COLS
+            ),
         )
     ](
         q_ptr=q,
         cos_ptr=cos,
         sin_ptr=sin,
-        out_ptr=out_view0,
+        out_ptr=out,
         num_rows=num_heads * num_tokens,
         q_stride1=q.stride(1),
         cos_stride0=cos.stride(0),
         sin_stride0=sin.stride(0),
-        out_stride1=out_view0.stride(1),
-        head_dim_minus_head_dim_div_2=(head_dim + -1 * (head_dim // 2)),
+        out_stride1=out.stride(1),
         head_dim_div_2=(head_dim // 2),
         num_heads=num_heads,
+        out_ptr_2=out_view0,
+        out_stride1_2=out_view0.stride(1),
+        head_dim_minus_head_dim_div_2=(head_dim + -1 * (head_dim // 2)),
         BLOCK_ROWS=BLOCK_ROWS,
         BLOCK_COLS=BLOCK_COLS,
         num_warps=num_warps,

@@ -8,13 +8,14 @@ import textwrap
 from dataclasses import dataclass, field
 
 from porter.errors import PorterError
+from porter.port.fuse import fuse_pointwise
 from porter.port.generalize import bind_parameters, explicit_dtypes, readable_names
 from porter.port.launcher import plan_launcher
 from porter.port.model import KernelPort
-from porter.port.persist import persist as persistent_form
-from porter.port.tile import tile_rows_by_cols
 from porter.port.passes import PIPELINE as CLEANUP_PASSES
 from porter.port.passes import reciprocal_divisors
+from porter.port.persist import persist as persistent_form
+from porter.port.tile import tile_rows_by_cols
 from porter.records import Capture
 from porter.render import render
 
@@ -74,6 +75,8 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
                     "derived a persistent kernel for rows that fit in registers "
                     "(x read once); the looped kernel serves wider rows"
                 )
+    order = [s.name if s.kind == "launch" else "" for s in module.steps]
+    ports = fuse_pointwise(ports, order)
     kernels = []
     for i, kp in enumerate(ports):
         name = _kernel_name(cap.reference_name, i, len(ports))

@@ -4,8 +4,8 @@ outputs, picks block sizes, and calls the kernels and extern ops in Inductor's o
 from __future__ import annotations
 
 import ast
-import re
 import inspect
+import re
 from dataclasses import dataclass, field
 
 from porter.port.generalize import _launcher_expr
@@ -176,8 +176,9 @@ def plan_launcher(
                 )
             )
             continue
-        kp = port_by_name[step.name]
-        steps.append(_launch(kp))
+        kp = port_by_name.get(step.name)
+        if kp is not None:  # None: fused into an earlier kernel's launch
+            steps.append(_launch(kp))
 
     returns = []
     for o in module.outputs:

@@ -53,6 +53,9 @@ class KernelPort:
     # (K param, K launcher expr, rows launcher expr) of a (rows, cols) launch
     # (porter.port.tile); None keeps the flat 1-D launch.
     tile: tuple[str, str, str] | None = None
+    # Record names of the kernels fused into this one (porter.port.fuse); their
+    # launches are this kernel's.
+    fused: list[str] = field(default_factory=list)
 
     @property
     def name(self) -> str:

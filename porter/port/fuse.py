@@ -1,0 +1,172 @@
+"""Stage: one launch for consecutive tiled pointwise kernels over the same rows.
+
+Inductor can split one pointwise computation into a kernel per output slice
+(`torch.cat([q1 * c - q2 * s, q2 * c + q1 * s])` with a dynamic token count
+becomes two kernels), and each reads the same inputs: q is read from memory
+twice. Fused into one kernel that writes both slices, a program loads its block
+of q once from memory; the second kernel's loads of the same addresses, under
+their own mask, hit the cache.
+
+Two kernels fuse when both run on a (rows, column blocks) grid (porter.port.tile)
+over the same row count, they are launched one after the other, and the second
+reads nothing the first writes. The second's statements follow the first's in
+one body: its arguments bound to the same launcher value become the first's,
+its names that clash get a suffix, and an assignment identical to one of the
+first's is dropped (rows, cols, the row's token index).
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import re
+
+from porter.port.generalize import set_signature
+from porter.port.model import KernelPort, Param
+from porter.port.passes import _assigned, _is_call, _rename, ptr_base
+
+FUSED_NOTE = (
+    "fused {n} pointwise kernels that read the same inputs into one launch "
+    "(each input read once from memory)"
+)
+
+
+def _pointer_bases(kp: KernelPort, call: str) -> set[str]:
+    """Launcher tensors (a view's base, not the view) that `call` (tl.load or
+    tl.store) addresses in this kernel."""
+    by_name = {p.name: p for p in kp.params if p.kind == "pointer"}
+    bases = set()
+    for node in ast.walk(kp.tree):
+        if _is_call(node, call) and node.args:
+            p = by_name.get(ptr_base(node.args[0]))
+            if p is not None:
+                bases.add(_base(p))
+    return bases
+
+
+def _base(p: Param) -> str:
+    """`out` for `out_view0 = out.as_strided(...)`; the value itself otherwise."""
+    if p.view:
+        m = re.match(r"\s*([A-Za-z_][A-Za-z_0-9]*)", p.view)
+        if m:
+            return m.group(1)
+    return p.value
+
+
+def fusable(a: KernelPort, b: KernelPort) -> bool:
+    if a.tile is None or b.tile is None or a.persistent or b.persistent:
+        return False
+    if a.tile[2] != b.tile[2]:
+        return False
+    # b must not read what a writes: in one kernel, another program's store
+    # need not have happened yet.
+    return not (_pointer_bases(b, "tl.load") & _pointer_bases(a, "tl.store"))
+
+
+def _locals(fn: ast.FunctionDef) -> set[str]:
+    return {t for s in ast.walk(fn) if isinstance(s, ast.stmt) for t in _assigned(s)}
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    """The next free `base_N` (q -> q_3 when q_2 is taken; q_2 -> q_4 then)."""
+    base = re.sub(r"_\d+$", "", name) or name
+    i = 2
+    while f"{base}_{i}" in taken:
+        i += 1
+    return f"{base}_{i}"
+
+
+def fuse_pair(a: KernelPort, b: KernelPort) -> KernelPort:
+    """a with b's statements after its own, on a grid covering both."""
+    b_tree = copy.deepcopy(b.tree)
+    taken = {p.name for p in a.params} | _locals(a.tree)
+    mapping: dict[str, str] = {}
+    new_params: list[Param] = []
+    for bp in b.params:
+        if bp.kind == "block":
+            continue
+        same = next(
+            (
+                ap
+                for ap in a.params
+                if (ap.kind, ap.value, ap.annotation, ap.view)
+                == (bp.kind, bp.value, bp.annotation, bp.view)
+            ),
+            None,
+        )
+        if same is not None:
+            mapping[bp.name] = same.name
+            continue
+        name = bp.name if bp.name not in taken else _unique(bp.name, taken)
+        taken.add(name)
+        mapping[bp.name] = name
+        new_params.append(Param(name, bp.kind, bp.value, bp.annotation, "", bp.view))
+    for local in sorted(_locals(b_tree)):
+        if local in taken and local not in mapping:
+            mapping[local] = _unique(local, taken)
+            taken.add(mapping[local])
+    _rename(b_tree, mapping)
+    # An assignment a already made, the same expression of the same names, is
+    # dropped and its later readers read a's name.
+    a_values: dict[str, str] = {}
+    a_counts: dict[str, int] = {}
+    for s in a.tree.body:
+        for t in _assigned(s):
+            a_counts[t] = a_counts.get(t, 0) + 1
+    for s in a.tree.body:
+        if isinstance(s, ast.Assign) and len(s.targets) == 1:
+            t = s.targets[0]
+            if isinstance(t, ast.Name) and a_counts[t.id] == 1:
+                a_values.setdefault(ast.dump(s.value), t.id)
+    body = []
+    for s in b_tree.body:
+        if (
+            isinstance(s, ast.Assign)
+            and len(s.targets) == 1
+            and isinstance(s.targets[0], ast.Name)
+            and ast.dump(s.value) in a_values
+        ):
+            alias = {s.targets[0].id: a_values[ast.dump(s.value)]}
+            for later in b_tree.body:
+                _rename(later, alias)
+            continue
+        body.append(s)
+    fused = copy.copy(a)
+    fused.tree = copy.deepcopy(a.tree)
+    fused.tree.body = fused.tree.body + body
+    blocks = [p for p in a.params if p.kind == "block"]
+    fused.params = [p for p in a.params if p.kind != "block"] + new_params + blocks
+    set_signature(fused)
+    cols = a.tile[1] if a.tile[1] == b.tile[1] else f"max({a.tile[1]}, {b.tile[1]})"
+    fused.tile = (a.tile[0], cols, a.tile[2])
+    fused.helpers = a.helpers | b.helpers
+    fused.combine_fns = a.combine_fns + [
+        f for f in b.combine_fns if f.name not in {g.name for g in a.combine_fns}
+    ]
+    fused.uses_libdevice = a.uses_libdevice or b.uses_libdevice
+    fused.notes = a.notes + [n for n in b.notes if n not in a.notes]
+    fused.todos = a.todos + b.todos
+    fused.fused = a.fused + [b.record.name]
+    return fused
+
+
+def fuse_pointwise(ports: list[KernelPort], order: list[str]) -> list[KernelPort]:
+    """Fuse runs of kernels launched back to back (`order`: the record names in
+    launch order, with "" for anything else the launcher does in between)."""
+    by_name = {kp.record.name: kp for kp in ports}
+    out: list[KernelPort] = []
+    prev = ""
+    for name in order:
+        kp = by_name.get(name)
+        if kp is None:
+            prev = ""
+            continue
+        if prev and fusable(out[-1], kp):
+            out[-1] = fuse_pair(out[-1], kp)
+        else:
+            out.append(kp)
+        prev = name
+    for kp in out:
+        if kp.fused:
+            kp.notes.append(FUSED_NOTE.format(n=len(kp.fused) + 1))
+    return out

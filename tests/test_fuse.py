@@ -1,0 +1,106 @@
+"""Before/after tests for fusing back-to-back tiled pointwise kernels (porter.port.fuse)."""
+
+import ast
+import textwrap
+
+from porter.port.fuse import fusable, fuse_pointwise
+from porter.port.model import KernelPort, Param
+from porter.records import KernelRecord
+
+HEAD = """\
+rows = tl.program_id(0).to(tl.int64) * BLOCK_ROWS + tl.arange(0, BLOCK_ROWS)[:, None]
+cols = tl.program_id(1) * BLOCK_COLS + tl.arange(0, BLOCK_COLS)[None, :]
+mask = (rows < num_rows) & (cols < half)
+"""
+
+FIRST = HEAD + """\
+a = tl.load(x_ptr + (cols + rows * x_stride0), mask).to(tl.float32)
+b = tl.load(x_ptr + (half + cols + rows * x_stride0), mask).to(tl.float32)
+tl.store(out_ptr + (cols + rows * out_stride0), (a - b).to(out_ptr.dtype.element_ty), mask)
+"""
+
+SECOND = HEAD.replace("half)", "rest)") + """\
+a = tl.load(x_ptr + (half + cols + rows * x_stride0), mask).to(tl.float32)
+b = tl.load(x_ptr + (cols + rows * x_stride0), mask).to(tl.float32)
+tl.store(out_ptr + (cols + rows * out_stride0), (a + b).to(out_ptr.dtype.element_ty), mask)
+"""
+
+
+def _kp(name: str, body: str, out: str, cols: str, rows="num_tokens * heads"):
+    params = [
+        Param("x_ptr", "pointer", "x"),
+        Param("out_ptr", "pointer", out, view=f"{out}_base.as_strided(...)"),
+        Param("num_rows", "runtime", rows),
+        Param("x_stride0", "stride", "x.stride(1)", "tl.int64"),
+        Param("out_stride0", "stride", f"{out}.stride(1)", "tl.int64"),
+        Param("half", "model", "d // 2", "tl.constexpr"),
+        Param("BLOCK_ROWS", "block", "BLOCK_ROWS", "tl.constexpr"),
+        Param("BLOCK_COLS", "block", "BLOCK_COLS", "tl.constexpr"),
+    ]
+    if "rest" in body:
+        params.insert(6, Param("rest", "model", "d - d // 2", "tl.constexpr"))
+    args = ", ".join(p.name for p in params)
+    src = f"def {name}({args}):\n" + textwrap.indent(body, "    ")
+    kp = KernelPort(KernelRecord(name, src, "pointwise", [], {}, None, None, 0), None)
+    kp.tree = ast.parse(src).body[0]
+    kp.params = params
+    kp.tile = ("half" if "rest" not in body else "rest", cols, rows)
+    return kp
+
+
+def _body(kp: KernelPort) -> str:
+    return "\n".join(ast.unparse(s) for s in kp.tree.body)
+
+
+def test_two_slices_of_one_output_fuse_into_one_kernel():
+    k0 = _kp("k0", FIRST, "out", "d // 2")
+    k1 = _kp("k1", SECOND, "out_view0", "d - d // 2")
+    before = _body(k0)
+    (fused,) = fuse_pointwise([k0, k1], ["k0", "k1"])
+    body = _body(fused)
+    # The first kernel's statements come first, unchanged.
+    assert body.startswith(before)
+    # Shared by launcher value: x, its stride, the row count, `half`.
+    names = [p.name for p in fused.params]
+    assert names.count("x_ptr") == 1 and "x_ptr_2" not in names
+    assert "num_rows_2" not in names and "half_2" not in names
+    # Bound to other values: the second output and its stride, `rest`.
+    assert {"out_ptr_2", "out_stride0_2", "rest"} <= set(names)
+    assert names[-2:] == ["BLOCK_ROWS", "BLOCK_COLS"]
+    assert [a.arg for a in fused.tree.args.args] == names
+    # rows and cols are computed once; the second mask keeps its own bound.
+    assert body.count("rows = ") == 1 and body.count("cols = ") == 1
+    assert "mask_2 = (rows < num_rows) & (cols < rest)" in body
+    assert "a_2 = tl.load(x_ptr + (half + cols + rows * x_stride0), mask_2)" in body
+    assert "tl.store(out_ptr_2 + (cols + rows * out_stride0_2)" in body
+    # The grid covers both column ranges; the second launch is gone.
+    assert fused.tile == ("half", "max(d // 2, d - d // 2)", "num_tokens * heads")
+    assert fused.fused == ["k1"]
+    assert any(n.startswith("fused 2 pointwise kernels") for n in fused.notes)
+
+
+def test_a_kernel_reading_what_the_first_writes_is_not_fused():
+    k0 = _kp("k0", FIRST, "out", "d // 2")
+    reader = SECOND.replace("x_ptr + (half", "out_ptr + (half")
+    k1 = _kp("k1", reader, "out_view0", "d - d // 2")
+    # out_view0 is a view of out_view0_base; make it a view of k0's output.
+    k1.params[1] = Param("out_ptr", "pointer", "out_view0", view="out.as_strided(...)")
+    k0.params[1] = Param("out_ptr", "pointer", "out")
+    assert not fusable(k0, k1)
+    assert len(fuse_pointwise([k0, k1], ["k0", "k1"])) == 2
+
+
+def test_kernels_over_other_rows_or_not_back_to_back_are_not_fused():
+    k0 = _kp("k0", FIRST, "out", "d // 2")
+    k1 = _kp("k1", SECOND, "out_view0", "d - d // 2", rows="num_tokens")
+    assert not fusable(k0, k1)
+    k1 = _kp("k1", SECOND, "out_view0", "d - d // 2")
+    # An extern call ("") between the launches keeps them apart.
+    assert len(fuse_pointwise([k0, k1], ["k0", "", "k1"])) == 2
+
+
+def test_untiled_kernels_are_not_fused():
+    k0 = _kp("k0", FIRST, "out", "d // 2")
+    k1 = _kp("k1", SECOND, "out_view0", "d - d // 2")
+    k1.tile = None
+    assert not fusable(k0, k1)
