@@ -33,8 +33,12 @@ def _case(kernel) -> Case:
 def test_the_looped_kernel_is_tested_past_the_fused_limit_along_the_row_only():
     case = _case(SimpleNamespace(MAX_FUSED_COLS=32768))
     assert case.reduction_dims() == {"head_dim"}
-    wide = [s.sizes for s in case.scenarios() if 32770 in s.sizes.values()]
-    assert wide == [{"num_tokens": 3, "num_heads": 8, "head_dim": 32770}]
+    wide = [(s.sizes, s.values) for s in case.scenarios() if 32770 in s.sizes.values()]
+    # random values, and difficult ones (5 rows: one of each kind)
+    assert wide == [
+        ({"num_tokens": 3, "num_heads": 8, "head_dim": 32770}, "random"),
+        ({"num_tokens": 5, "num_heads": 8, "head_dim": 32770}, "difficult"),
+    ]
 
 
 def test_no_wide_rows_without_a_looped_kernel():

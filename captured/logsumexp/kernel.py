@@ -16,6 +16,7 @@ What porter changed:
 - loads upcast to fp32, stores cast to the output's element type (fp32/fp16/bf16 alike)
 - renamed index variables and temporaries after what they hold
 - derived a persistent kernel for rows that fit in registers (x read once); the looped kernel serves wider rows
+- the looped kernel keeps a running max and a rescaled sum of exp per lane: one pass over the row instead of two
 """
 
 import torch
@@ -34,6 +35,13 @@ def maximum_nan(a, b):
 def max_nan(x, axis):
     # tl.max drops NaN on some targets; torch.amax keeps it.
     return tl.reduce(x, axis, maximum_nan)
+
+
+@triton.jit
+def rescale_sum(acc, shift_old, shift_new):
+    # acc holds sum(exp(x - shift_old)): the same sum against shift_new. An
+    # empty sum stays 0 (0 * exp(inf) would be NaN); a NaN sum stays NaN.
+    return tl.where(acc == 0, 0.0, acc * tl.exp(shift_old - shift_new))
 
 
 @triton.jit(do_not_specialize=["num_tokens"])
@@ -93,38 +101,43 @@ def logsumexp_kernel_looped(
     row_mask = rows < num_tokens
     col_base = tl.arange(0, BLOCK_COLS)[None, :]
     _tmp2 = tl.full([BLOCK_ROWS, BLOCK_COLS], float("-inf"), tl.float32)
+    _tmp13 = tl.full([BLOCK_ROWS, BLOCK_COLS], 0, tl.float32)
     for col_start in tl.range(0, vocab, BLOCK_COLS):
         cols = col_start + col_base
         col_mask = cols < vocab
         logits = tl.load(
             logits_ptr + (cols + rows * logits_stride0),
             col_mask & row_mask,
-            eviction_policy="evict_last",
-            other=0.0,
-        ).to(tl.float32)
-        tmp3 = maximum_nan(_tmp2, logits)
-        _tmp2 = tl.where(col_mask & row_mask, tmp3, _tmp2)
-    row_max = max_nan(_tmp2, 1)[:, None]
-    _tmp13 = tl.full([BLOCK_ROWS, BLOCK_COLS], 0, tl.float32)
-    for col_start in tl.range(0, vocab, BLOCK_COLS):
-        cols = col_start + col_base
-        col_mask = cols < vocab
-        logits_2 = tl.load(
-            logits_ptr + (cols + rows * logits_stride0),
-            col_mask & row_mask,
             eviction_policy="evict_first",
             other=0.0,
         ).to(tl.float32)
-        tmp5 = tl.abs(row_max)
-        tmp6 = tl.full([1, 1], float("inf"), tl.float32)
-        tmp7 = tmp5 == tmp6
-        tmp8 = 0.0
-        tmp9 = tl.where(tmp7, tmp8, row_max)
-        tmp10 = logits_2 - tmp9
-        exp = tl.exp(tmp10)
-        tmp14 = _tmp13 + exp
+        tmp3 = maximum_nan(_tmp2, logits)
+        tmp5_old = tl.abs(_tmp2)
+        tmp6_old = tl.full([1, 1], float("inf"), tl.float32)
+        tmp7_old = tmp5_old == tmp6_old
+        tmp8_old = 0.0
+        tmp9_old = tl.where(tmp7_old, tmp8_old, _tmp2)
+        tmp5_new = tl.abs(tmp3)
+        tmp6_new = tl.full([1, 1], float("inf"), tl.float32)
+        tmp7_new = tmp5_new == tmp6_new
+        tmp8_new = 0.0
+        tmp9_new = tl.where(tmp7_new, tmp8_new, tmp3)
+        exp = tl.exp(logits - tmp9_new)
+        tmp14 = rescale_sum(_tmp13, tmp9_old, tmp9_new) + exp
         _tmp13 = tl.where(col_mask & row_mask, tmp14, _tmp13)
-    row_sum = tl.sum(_tmp13, 1)[:, None]
+        _tmp2 = tl.where(col_mask & row_mask, tmp3, _tmp2)
+    row_max = max_nan(_tmp2, 1)[:, None]
+    tmp5_lane = tl.abs(_tmp2)
+    tmp6_lane = tl.full([1, 1], float("inf"), tl.float32)
+    tmp7_lane = tmp5_lane == tmp6_lane
+    tmp8_lane = 0.0
+    tmp9_lane = tl.where(tmp7_lane, tmp8_lane, _tmp2)
+    tmp5 = tl.abs(row_max)
+    tmp6 = tl.full([1, 1], float("inf"), tl.float32)
+    tmp7 = tmp5 == tmp6
+    tmp8 = 0.0
+    tmp9 = tl.where(tmp7, tmp8, row_max)
+    row_sum = tl.sum(rescale_sum(_tmp13, tmp9_lane, tmp9), 1)[:, None]
     tmp15 = tl.log(row_sum)
     tmp16 = tl.abs(row_max)
     tmp17 = tl.full([1, 1], float("inf"), tl.float32)
@@ -140,6 +153,13 @@ def logsumexp_kernel_looped(
 # which walks the row LOOPED_BLOCK_COLS at a time.
 MAX_FUSED_COLS = 32768
 LOOPED_BLOCK_COLS = 4096
+# A looped kernel that reads the row once takes rows of ONLINE_MIN_COLS or more
+# when there are ONLINE_MIN_ROWS or more: one 32-warp program per SM holding
+# the row in registers hides memory latency worse than many small ones
+# streaming it (logsumexp over 32768 columns on an H200, docs/benchmarks).
+ONLINE_MIN_COLS = 32768
+ONLINE_MIN_ROWS = 1024
+ONLINE_BLOCK_COLS = 2048
 
 
 def launch_settings(num_rows, row_size):
@@ -166,10 +186,13 @@ def logsumexp(logits: torch.Tensor):
     )
     BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(num_tokens, vocab)
     kernel = logsumexp_kernel
-    if BLOCK_COLS > MAX_FUSED_COLS:
-        # Too wide for registers: stream the row in blocks (x is read twice).
+    if BLOCK_COLS > MAX_FUSED_COLS or (
+        BLOCK_COLS >= ONLINE_MIN_COLS and num_tokens >= ONLINE_MIN_ROWS
+    ):
+        # Stream the row in blocks, reading it once: for rows too wide for
+        # registers, and for very wide rows when there are many of them.
         BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(
-            num_tokens, LOOPED_BLOCK_COLS
+            num_tokens, ONLINE_BLOCK_COLS
         )
         kernel = logsumexp_kernel_looped
     kernel[(triton.cdiv(num_tokens, BLOCK_ROWS),)](

@@ -12,6 +12,7 @@ from porter.port.fuse import fuse_pointwise
 from porter.port.generalize import bind_parameters, explicit_dtypes, readable_names
 from porter.port.launcher import plan_launcher
 from porter.port.model import KernelPort
+from porter.port.online import online_max_sum_exp
 from porter.port.passes import PIPELINE as CLEANUP_PASSES
 from porter.port.passes import reciprocal_divisors
 from porter.port.persist import persist as persistent_form
@@ -75,6 +76,13 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
                     "derived a persistent kernel for rows that fit in registers "
                     "(x read once); the looped kernel serves wider rows"
                 )
+                if online_max_sum_exp(kp.tree):
+                    kp.online = True
+                    kp.helpers.add("rescale_sum")
+                    kp.notes.append(
+                        "the looped kernel keeps a running max and a rescaled sum "
+                        "of exp per lane: one pass over the row instead of two"
+                    )
     order = [s.name if s.kind == "launch" else "" for s in module.steps]
     ports = fuse_pointwise(ports, order)
     kernels = []
@@ -129,6 +137,7 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
         module_class=module_class,
         uses_tile=any(kp.tile is not None for kp in ports),
         uses_persistent=any(kp.persistent is not None for kp in ports),
+        uses_online=any(kp.online for kp in ports),
         uses_reinterpret=any(
             "reinterpret(" in s.call for s in launcher.steps if s.kind == "extern"
         )
@@ -164,6 +173,7 @@ _HELPER_ORDER = [
     "row_mean_m2",
     "online_softmax_accumulate",
     "online_softmax_finish",
+    "rescale_sum",
     "argmax_step",
     "argmax_rows",
     "argmin_step",

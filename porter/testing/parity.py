@@ -93,7 +93,8 @@ class Case:
                 # a prime, either side of a power of two, and twice the captured
                 # size (even: dims like head_dim that must split in halves)
                 sizes_to_try = [97, 1023, 1025, 2 * d["size"]]
-                if fused and d["name"] in rows and max(sizes_to_try) <= fused:
+                wide = fused and d["name"] in rows and max(sizes_to_try) <= fused
+                if wide:
                     sizes_to_try.append(fused + 2)
                 for size in sizes_to_try:
                     sizes = {
@@ -102,6 +103,12 @@ class Case:
                         **{r["name"]: 3 for r in self.runtime_dims()},
                     }
                     out.append(Scenario(dtype, sizes))
+                if wide:
+                    # The looped kernel's own handling of inf and NaN (a
+                    # running max, an online sum) is only reached this wide;
+                    # difficult values need 5 rows (one of each kind).
+                    sizes = {**sizes, **{r["name"]: 5 for r in self.runtime_dims()}}
+                    out.append(Scenario(dtype, sizes, values="difficult"))
             small = {**base, **{d["name"]: 5 for d in self.runtime_dims()}}
             out.append(Scenario(dtype, small, layout="offset"))
             out.append(Scenario(dtype, small, layout="row_sliced"))

@@ -1,0 +1,209 @@
+"""Stage: a single-read looped kernel for a row max followed by a sum of exp.
+
+Inductor's looped logsumexp walks the row twice: once for the row max M, once
+for sum(exp(x - S(M))), where S is a shift computed from M alone (logsumexp
+uses 0 for an infinite M). For rows too wide to hold in registers, the row is
+then read from memory twice. The online form walks it once: each lane keeps its
+running max m and sum(exp(x - S(m))), rescaling the sum by exp(S(m_old) -
+S(m_new)) when its max grows, and the lanes are combined against S(M) after the
+loop. An empty sum stays 0 when rescaled (0 * exp(inf) would be NaN), so rows
+of -inf, +inf and NaN come out as the two-pass kernel's.
+
+Only this shape is rewritten: a loop whose one accumulator is the lane max of a
+loaded value, `row_max = max_nan(acc, 1)[:, None]`, then a loop whose one
+accumulator sums `tl.exp(v - shift)`, v the same load and shift computed from
+row_max and constants only, with no store. Anything else is left as it is.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+
+from porter.port.passes import _assigned, _is_call, _names, _rename
+from porter.port.persist import _full_init, _is_col_loop, _load_key, _load_parts
+
+
+def _loop_carried(loop: ast.For, before: list[ast.stmt]) -> set[str]:
+    """Names a loop assigns that were initialized before it (its accumulators)."""
+    inits = {t for s in before for t in _assigned(s)}
+    return {t for s in loop.body for t in _assigned(s)} & inits
+
+
+def _masked_update(stmt: ast.stmt, acc: str):
+    """`acc = tl.where(mask, t, acc)` -> (mask, t)."""
+    if not (
+        isinstance(stmt, ast.Assign)
+        and ast.unparse(stmt.targets[0]) == acc
+        and _is_call(stmt.value, "tl.where")
+        and len(stmt.value.args) == 3
+        and ast.unparse(stmt.value.args[2]) == acc
+        and isinstance(stmt.value.args[1], ast.Name)
+    ):
+        return None, None
+    return stmt.value.args[0], stmt.value.args[1].id
+
+
+def _defs(body: list[ast.stmt]) -> dict[str, ast.Assign]:
+    out = {}
+    for s in body:
+        if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name):
+            out[s.targets[0].id] = s
+    return out
+
+
+def _depends_only_on(name: str, defs: dict[str, ast.Assign], allowed: set[str]):
+    """The statements computing `name` from `allowed` names and constants, in
+    order; None when it reads anything else."""
+    chain: list[ast.Assign] = []
+
+    def visit(n: str) -> bool:
+        if n in allowed:
+            return True
+        s = defs.get(n)
+        if s is None:
+            return n in ("tl", "float")
+        for m in _names(s.value) - {"tl", "float"}:
+            if not visit(m):
+                return False
+        if s not in chain:
+            chain.append(s)
+        return True
+
+    return chain if visit(name) else None
+
+
+def online_max_sum_exp(fn: ast.FunctionDef) -> int:
+    """Merge a max loop and the following sum-of-exp loop into one pass; 1 when
+    rewritten, 0 when the kernel is not of that shape."""
+    body = fn.body
+    loops = [i for i, s in enumerate(body) if _is_col_loop(s)]
+    if len(loops) != 2:
+        return 0
+    i1, i2 = loops
+    l1, l2 = body[i1], body[i2]
+    max_acc = _loop_carried(l1, body[:i1])
+    sum_acc = _loop_carried(l2, body[:i2])
+    if len(max_acc) != 1 or len(sum_acc) != 1:
+        return 0
+    (m_acc,), (s_acc,) = max_acc, sum_acc
+    # Loop 1: v = load; t = maximum_nan(m_acc, v); m_acc = tl.where(mask, t, m_acc)
+    mask1, t1 = _masked_update(l1.body[-1], m_acc)
+    defs1 = _defs(l1.body)
+    if t1 is None or t1 not in defs1:
+        return 0
+    tval = defs1[t1].value
+    if not (
+        _is_call(tval, "maximum_nan")
+        and ast.unparse(tval.args[0]) == m_acc
+        and isinstance(tval.args[1], ast.Name)
+    ):
+        return 0
+    v1 = tval.args[1].id
+    load1, cast1 = _load_parts(defs1[v1].value) if v1 in defs1 else (None, None)
+    if load1 is None:
+        return 0
+    # Between: row_max = max_nan(m_acc, 1)[:, None], and the sum's init at 0.
+    between = body[i1 + 1 : i2]
+    row_max = None
+    for s in between:
+        if (
+            isinstance(s, ast.Assign)
+            and isinstance(s.targets[0], ast.Name)
+            and ast.unparse(s.value) == f"max_nan({m_acc}, 1)[:, None]"
+        ):
+            row_max = s.targets[0].id
+    init = next((s for s in between if _full_init(s)[0] == s_acc), None)
+    if row_max is None or init is None or _full_init(init)[1] != 0:
+        return 0
+    # Loop 2: v2 = the same load; shift from row_max; e = tl.exp(v2 - shift);
+    # u = s_acc + e; s_acc = tl.where(mask, u, s_acc); no store.
+    if any(_is_call(n, "tl.store") for n in ast.walk(l2)):
+        return 0
+    mask2, u = _masked_update(l2.body[-1], s_acc)
+    defs2 = _defs(l2.body)
+    if u is None or u not in defs2:
+        return 0
+    uval = defs2[u].value
+    if not (
+        isinstance(uval, ast.BinOp)
+        and isinstance(uval.op, ast.Add)
+        and ast.unparse(uval.left) == s_acc
+        and isinstance(uval.right, ast.Name)
+        and uval.right.id in defs2
+        and _is_call(defs2[uval.right.id].value, "tl.exp")
+    ):
+        return 0
+    e = uval.right.id
+    arg = defs2[e].value.args[0]
+    if isinstance(arg, ast.Name) and arg.id in defs2:
+        arg = defs2[arg.id].value
+    if not (
+        isinstance(arg, ast.BinOp)
+        and isinstance(arg.op, ast.Sub)
+        and isinstance(arg.left, ast.Name)
+        and isinstance(arg.right, ast.Name)
+    ):
+        return 0
+    v2, shift = arg.left.id, arg.right.id
+    load2, cast2 = _load_parts(defs2[v2].value) if v2 in defs2 else (None, None)
+    if load2 is None or _load_key(load2) != _load_key(load1):
+        return 0
+    if ast.dump(cast1 or ast.Pass()) != ast.dump(cast2 or ast.Pass()):
+        return 0  # not the same cast of the load
+    chain = _depends_only_on(shift, defs2, {row_max})
+    if chain is None or ast.dump(mask1) != ast.dump(mask2):
+        return 0
+    # Nothing else from loop 2 may be read later, and its names must be free
+    # in loop 1.
+    after = body[i2 + 1 :]
+    read_after = set().union(*(_names(s) for s in after)) if after else set()
+    l2_names = {t for st in l2.body for t in _assigned(st)} - {s_acc}
+    l1_names = {t for st in l1.body for t in _assigned(st)}
+    if (l2_names - {"cols", "col_mask"}) & read_after or {e, u} & l1_names:
+        return 0
+    total = next(
+        (
+            st
+            for st in after
+            if isinstance(st, ast.Assign)
+            and isinstance(st.value, ast.Subscript)
+            and _is_call(st.value.value, "tl.sum")
+            and ast.unparse(st.value.value.args[0]) == s_acc
+        ),
+        None,
+    )
+    if total is None:
+        return 0
+
+    # The rewrite, in loop 1: the shift at the lane's old and new max, the
+    # summand against the new one, the rescaled sum, then the max update.
+    def shift_at(lane_max: str, suffix: str) -> tuple[list[ast.stmt], str]:
+        stmts = [copy.deepcopy(s) for s in chain]
+        names = {t for s in stmts for t in _assigned(s)}
+        mapping = {row_max: lane_max, **{n: f"{n}_{suffix}" for n in names}}
+        for s in stmts:
+            _rename(s, mapping)
+        return stmts, mapping.get(shift, shift)
+
+    old_stmts, old_shift = shift_at(m_acc, "old")
+    new_stmts, new_shift = shift_at(t1, "new")
+    term = ast.parse(f"{e} = tl.exp({v1} - {new_shift})").body[0]
+    summed = ast.parse(
+        f"{u} = rescale_sum({s_acc}, {old_shift}, {new_shift}) + {e}"
+    ).body[0]
+    update = ast.parse(f"{s_acc} = tl.where(M, {u}, {s_acc})").body[0]
+    update.value.args[0] = copy.deepcopy(mask1)
+    for k in load1.keywords:
+        if k.arg == "eviction_policy":
+            k.value = ast.Constant("evict_first")  # the row is read once now
+    l1.body = l1.body[:-1] + old_stmts + new_stmts + [term, summed, update, l1.body[-1]]
+    # After the loop: the lanes against the row's shift.
+    lane_stmts, lane_shift = shift_at(m_acc, "lane")
+    row_shift = [copy.deepcopy(st) for st in chain]
+    total.value.value.args[0] = ast.parse(
+        f"rescale_sum({s_acc}, {lane_shift}, {shift})", mode="eval"
+    ).body
+    head = [s for s in between if s is not init]
+    fn.body = body[:i1] + [init, l1] + head + lane_stmts + row_shift + after
+    return 1

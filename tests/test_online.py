@@ -1,0 +1,123 @@
+"""Before/after tests for the single-read looped form (porter.port.online), and
+its numerics on rows whose max grows block by block or is infinite or NaN."""
+
+import ast
+import importlib.util
+import math
+from pathlib import Path
+
+import pytest
+import torch
+
+from porter.pipeline import load_reference, read_manifest
+from porter.port import port_capture
+from porter.port.online import online_max_sum_exp
+from porter.records import Capture
+
+CAPTURED = Path(__file__).resolve().parents[1] / "captured"
+
+
+def _ported(case: str) -> ast.Module:
+    cap = Capture.from_dict(read_manifest(CAPTURED / case))
+    ref = load_reference(CAPTURED / case / "reference.py").module
+    return ast.parse(port_capture(cap, ref).kernel_py)
+
+
+def _function(tree: ast.Module, name: str) -> ast.FunctionDef:
+    return next(
+        n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name
+    )
+
+
+def _loops(fn: ast.FunctionDef) -> list[ast.For]:
+    return [s for s in fn.body if isinstance(s, ast.For)]
+
+
+def test_logsumexp_looped_kernel_reads_the_row_once():
+    tree = _ported("logsumexp")
+    looped = _function(tree, "logsumexp_kernel_looped")
+    (loop,) = _loops(looped)
+    text = ast.unparse(loop)
+    assert text.count("tl.load(") == 1 and "evict_first" in text
+    assert "rescale_sum(_tmp13, tmp9_old, tmp9_new) + exp" in text
+    after = "\n".join(ast.unparse(s) for s in looped.body[looped.body.index(loop) :])
+    assert "tl.sum(rescale_sum(_tmp13, tmp9_lane, tmp9), 1)" in after
+    # The persistent kernel (derived before) is untouched; the helper comes along.
+    assert "rescale_sum" not in ast.unparse(_function(tree, "logsumexp_kernel"))
+    assert "def rescale_sum" in ast.unparse(tree)
+    # The launcher prefers it for wide rows when rows are many.
+    launcher = ast.unparse(_function(tree, "logsumexp"))
+    assert "num_tokens >= ONLINE_MIN_ROWS" in launcher
+
+
+@pytest.mark.parametrize("case", ["softmax", "rmsnorm", "add_layernorm"])
+def test_other_looped_kernels_are_left_alone(case):
+    tree = _ported(case)
+    looped = next(
+        n
+        for n in tree.body
+        if isinstance(n, ast.FunctionDef) and n.name.endswith("_looped")
+    )
+    before = ast.unparse(looped)
+    assert online_max_sum_exp(looped) == 0
+    assert ast.unparse(looped) == before
+    assert len(_loops(looped)) >= 2
+
+
+def test_a_second_loop_that_stores_is_left_alone():
+    from porter.port import port_kernel
+    from porter.port.model import KernelPort
+
+    # The capture's looped kernel, ported but not yet rewritten: two loops.
+    cap = Capture.from_dict(read_manifest(CAPTURED / "logsumexp"))
+    kp = port_kernel(KernelPort(cap.kernels[0], None, capture_dtype="float32"), cap)
+    assert len(_loops(kp.tree)) == 2
+    second = _loops(kp.tree)[1]
+    store = "tl.store(out_ptr + rows, row_max, row_mask)"
+    second.body.insert(0, ast.parse(store).body[0])
+    before = ast.unparse(kp.tree)
+    assert online_max_sum_exp(kp.tree) == 0
+    assert ast.unparse(kp.tree) == before
+    # Without the store, the same kernel is rewritten.
+    del second.body[0]
+    assert online_max_sum_exp(kp.tree) == 1 and len(_loops(kp.tree)) == 1
+
+
+def _looped_kernel():
+    path = CAPTURED / "logsumexp" / "kernel.py"
+    spec = importlib.util.spec_from_file_location("online_logsumexp", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.logsumexp_kernel_looped
+
+
+def test_online_sum_matches_logsumexp_on_growing_infinite_and_nan_rows(porter_device):
+    cols = 40  # five blocks of 8
+    rows = torch.randn(8, cols, dtype=torch.float64)
+    rows[0] = torch.linspace(-50, 90, cols)  # the max grows every block
+    rows[1] = float("-inf")  # empty: logsumexp is -inf
+    rows[2, :20] = float("-inf")  # -inf blocks, then finite ones
+    rows[3, 17] = float("inf")
+    rows[4, 0] = float("nan")
+    rows[5] = torch.linspace(80, 100, cols)  # exp(x) alone overflows fp32
+    rows[6, :30] = -1e30  # huge negative blocks before normal ones
+    rows[7, 33] = float("-inf")
+    x = rows.to(torch.float32).to(porter_device)
+    out = torch.full((8,), float("nan"), dtype=torch.float32, device=porter_device)
+    _looped_kernel()[(8,)](
+        out_ptr=out,
+        logits_ptr=x,
+        num_tokens=8,
+        logits_stride0=x.stride(0),
+        vocab=cols,
+        BLOCK_ROWS=1,
+        BLOCK_COLS=8,
+    )
+    expected = torch.logsumexp(x.double().cpu(), dim=-1)
+    got = out.double().cpu()
+    for i in range(8):
+        e, g = expected[i].item(), got[i].item()
+        if math.isnan(e) or math.isinf(e):
+            assert (math.isnan(e) and math.isnan(g)) or e == g, (i, e, g)
+        else:
+            assert abs(g - e) <= 1e-5 * max(1.0, abs(e)), (i, e, g)
