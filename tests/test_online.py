@@ -39,9 +39,19 @@ def test_logsumexp_looped_kernel_reads_the_row_once():
     (loop,) = _loops(looped)
     text = ast.unparse(loop)
     assert text.count("tl.load(") == 1 and "evict_first" in text
-    assert "rescale_sum(_tmp13, tmp9_old, tmp9_new) + exp" in text
+    # One running max and sum per row: a block's max, then its sum of exp
+    # against the new max's shift, the sum so far rescaled to it.
+    assert "tmp3 = maximum_nan(_tmp2, max_nan(tl.where(" in text
+    assert "exp = tl.exp(logits - tmp9_new)" in text
+    assert "_tmp13 = rescale_sum(_tmp13, tmp9_run, tmp9_new) + tmp14" in text
+    inits = [
+        ast.unparse(s)
+        for s in looped.body
+        if "tl.full([BLOCK_ROWS, 1]" in ast.unparse(s)
+    ]
+    assert len(inits) == 2
     after = "\n".join(ast.unparse(s) for s in looped.body[looped.body.index(loop) :])
-    assert "tl.sum(rescale_sum(_tmp13, tmp9_lane, tmp9), 1)" in after
+    assert "row_max = _tmp2" in after and "row_sum = _tmp13" in after
     # The persistent kernel (derived before) is untouched; the helper comes along.
     assert "rescale_sum" not in ast.unparse(_function(tree, "logsumexp_kernel"))
     assert "def rescale_sum" in ast.unparse(tree)
@@ -91,7 +101,10 @@ def _looped_kernel():
     return module.logsumexp_kernel_looped
 
 
-def test_online_sum_matches_logsumexp_on_growing_infinite_and_nan_rows(porter_device):
+@pytest.mark.parametrize("block_rows", [1, 2])
+def test_online_sum_matches_logsumexp_on_growing_infinite_and_nan_rows(
+    porter_device, block_rows
+):
     cols = 40  # five blocks of 8
     rows = torch.randn(8, cols, dtype=torch.float64)
     rows[0] = torch.linspace(-50, 90, cols)  # the max grows every block
@@ -104,13 +117,13 @@ def test_online_sum_matches_logsumexp_on_growing_infinite_and_nan_rows(porter_de
     rows[7, 33] = float("-inf")
     x = rows.to(torch.float32).to(porter_device)
     out = torch.full((8,), float("nan"), dtype=torch.float32, device=porter_device)
-    _looped_kernel()[(8,)](
+    _looped_kernel()[(8 // block_rows,)](
         out_ptr=out,
         logits_ptr=x,
         num_tokens=8,
         logits_stride0=x.stride(0),
         vocab=cols,
-        BLOCK_ROWS=1,
+        BLOCK_ROWS=block_rows,
         BLOCK_COLS=8,
     )
     expected = torch.logsumexp(x.double().cpu(), dim=-1)

@@ -100,8 +100,13 @@ def logsumexp_kernel_looped(
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
     col_base = tl.arange(0, BLOCK_COLS)[None, :]
-    _tmp2 = tl.full([BLOCK_ROWS, BLOCK_COLS], float("-inf"), tl.float32)
-    _tmp13 = tl.full([BLOCK_ROWS, BLOCK_COLS], 0, tl.float32)
+    _tmp2 = tl.full([BLOCK_ROWS, 1], float("-inf"), tl.float32)
+    _tmp13 = tl.full([BLOCK_ROWS, 1], 0, tl.float32)
+    tmp6_run = tl.full([1, 1], float("inf"), tl.float32)
+    tmp5_run = tl.abs(_tmp2)
+    tmp7_run = tmp5_run == tmp6_run
+    tmp8_run = 0.0
+    tmp9_run = tl.where(tmp7_run, tmp8_run, _tmp2)
     for col_start in tl.range(0, vocab, BLOCK_COLS):
         cols = col_start + col_base
         col_mask = cols < vocab
@@ -111,33 +116,22 @@ def logsumexp_kernel_looped(
             eviction_policy="evict_first",
             other=0.0,
         ).to(tl.float32)
-        tmp3 = maximum_nan(_tmp2, logits)
-        tmp5_old = tl.abs(_tmp2)
-        tmp6_old = tl.full([1, 1], float("inf"), tl.float32)
-        tmp7_old = tmp5_old == tmp6_old
-        tmp8_old = 0.0
-        tmp9_old = tl.where(tmp7_old, tmp8_old, _tmp2)
-        tmp5_new = tl.abs(tmp3)
+        tmp3 = maximum_nan(
+            _tmp2,
+            max_nan(tl.where(col_mask & row_mask, logits, float("-inf")), 1)[:, None],
+        )
         tmp6_new = tl.full([1, 1], float("inf"), tl.float32)
+        tmp5_new = tl.abs(tmp3)
         tmp7_new = tmp5_new == tmp6_new
         tmp8_new = 0.0
         tmp9_new = tl.where(tmp7_new, tmp8_new, tmp3)
         exp = tl.exp(logits - tmp9_new)
-        tmp14 = rescale_sum(_tmp13, tmp9_old, tmp9_new) + exp
-        _tmp13 = tl.where(col_mask & row_mask, tmp14, _tmp13)
-        _tmp2 = tl.where(col_mask & row_mask, tmp3, _tmp2)
-    row_max = max_nan(_tmp2, 1)[:, None]
-    tmp5_lane = tl.abs(_tmp2)
-    tmp6_lane = tl.full([1, 1], float("inf"), tl.float32)
-    tmp7_lane = tmp5_lane == tmp6_lane
-    tmp8_lane = 0.0
-    tmp9_lane = tl.where(tmp7_lane, tmp8_lane, _tmp2)
-    tmp5 = tl.abs(row_max)
-    tmp6 = tl.full([1, 1], float("inf"), tl.float32)
-    tmp7 = tmp5 == tmp6
-    tmp8 = 0.0
-    tmp9 = tl.where(tmp7, tmp8, row_max)
-    row_sum = tl.sum(rescale_sum(_tmp13, tmp9_lane, tmp9), 1)[:, None]
+        tmp14 = tl.sum(tl.where(col_mask & row_mask, exp, 0.0), 1)[:, None]
+        _tmp13 = rescale_sum(_tmp13, tmp9_run, tmp9_new) + tmp14
+        _tmp2 = tmp3
+        tmp9_run = tmp9_new
+    row_max = _tmp2
+    row_sum = _tmp13
     tmp15 = tl.log(row_sum)
     tmp16 = tl.abs(row_max)
     tmp17 = tl.full([1, 1], float("inf"), tl.float32)

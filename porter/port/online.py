@@ -3,11 +3,15 @@
 Inductor's looped logsumexp walks the row twice: once for the row max M, once
 for sum(exp(x - S(M))), where S is a shift computed from M alone (logsumexp
 uses 0 for an infinite M). For rows too wide to hold in registers, the row is
-then read from memory twice. The online form walks it once: each lane keeps its
-running max m and sum(exp(x - S(m))), rescaling the sum by exp(S(m_old) -
-S(m_new)) when its max grows, and the lanes are combined against S(M) after the
-loop. An empty sum stays 0 when rescaled (0 * exp(inf) would be NaN), so rows
-of -inf, +inf and NaN come out as the two-pass kernel's.
+then read from memory twice. The online form walks it once, keeping one running
+max m and one sum(exp(x - S(m))) per row: each block brings its max (a
+reduction over the block) and its sum of exp against the new max's shift, and
+the sum so far is rescaled by exp(S(m_old) - S(m_new)). Per element that is a
+subtraction and an exp, as in the two-pass kernel's second loop; a first form
+that kept a running max and sum per lane (rescaling every element) was slower
+on an H200 than the persistent kernel it was meant to beat. An empty sum stays
+0 when rescaled (0 * exp(inf) would be NaN), so rows of -inf, +inf and NaN
+come out as the two-pass kernel's.
 
 Only this shape is rewritten: a loop whose one accumulator is the lane max of a
 loaded value, `row_max = max_nan(acc, 1)[:, None]`, then a loop whose one
@@ -176,34 +180,58 @@ def online_max_sum_exp(fn: ast.FunctionDef) -> int:
     if total is None:
         return 0
 
-    # The rewrite, in loop 1: the shift at the lane's old and new max, the
-    # summand against the new one, the rescaled sum, then the max update.
-    def shift_at(lane_max: str, suffix: str) -> tuple[list[ast.stmt], str]:
-        stmts = [copy.deepcopy(s) for s in chain]
-        names = {t for s in stmts for t in _assigned(s)}
-        mapping = {row_max: lane_max, **{n: f"{n}_{suffix}" for n in names}}
-        for s in stmts:
-            _rename(s, mapping)
+    m_init = next((st for st in body[:i1] if _full_init(st)[0] == m_acc), None)
+    if m_init is None or _full_init(m_init)[1] != float("-inf"):
+        return 0
+    if not all(
+        _is_call(st.value, "tl.full") and isinstance(st.value.args[0], ast.List)
+        for st in (m_init, init)
+    ):
+        return 0
+
+    # The rewrite. The running max and sum become one value per row (shape
+    # [BLOCK_ROWS, 1]); each block adds its max and its sum of exp against the
+    # new max's shift, the sum so far rescaled to that shift.
+    def shift_at(row_value: str, suffix: str) -> tuple[list[ast.stmt], str]:
+        stmts = [copy.deepcopy(st) for st in chain]
+        names = {t for st in stmts for t in _assigned(st)}
+        mapping = {row_max: row_value, **{n: f"{n}_{suffix}" for n in names}}
+        for st in stmts:
+            _rename(st, mapping)
         return stmts, mapping.get(shift, shift)
 
-    old_stmts, old_shift = shift_at(m_acc, "old")
+    for st in (m_init, init):
+        st.value.args[0].elts[-1] = ast.Constant(1)
+    run_stmts, run_shift = shift_at(m_acc, "run")
     new_stmts, new_shift = shift_at(t1, "new")
-    term = ast.parse(f"{e} = tl.exp({v1} - {new_shift})").body[0]
-    summed = ast.parse(
-        f"{u} = rescale_sum({s_acc}, {old_shift}, {new_shift}) + {e}"
-    ).body[0]
-    update = ast.parse(f"{s_acc} = tl.where(M, {u}, {s_acc})").body[0]
-    update.value.args[0] = copy.deepcopy(mask1)
+    if run_shift == m_acc:
+        # shift is the max itself: keep a copy that the loop can carry
+        run_stmts = [ast.parse(f"{m_acc}_shift = {m_acc}").body[0]]
+        run_shift = f"{m_acc}_shift"
+    mask_src = ast.unparse(mask1)
+    loop_tail = [
+        (
+            f"{t1} = maximum_nan({m_acc}, "
+            f"max_nan(tl.where({mask_src}, {v1}, float('-inf')), 1)[:, None])"
+        ),
+        *[ast.unparse(st) for st in new_stmts],
+        f"{e} = tl.exp({v1} - {new_shift})",
+        f"{u} = tl.sum(tl.where({mask_src}, {e}, 0.0), 1)[:, None]",
+        f"{s_acc} = rescale_sum({s_acc}, {run_shift}, {new_shift}) + {u}",
+        f"{m_acc} = {t1}",
+        f"{run_shift} = {new_shift}",
+    ]
     for k in load1.keywords:
         if k.arg == "eviction_policy":
             k.value = ast.Constant("evict_first")  # the row is read once now
-    l1.body = l1.body[:-1] + old_stmts + new_stmts + [term, summed, update, l1.body[-1]]
-    # After the loop: the lanes against the row's shift.
-    lane_stmts, lane_shift = shift_at(m_acc, "lane")
-    row_shift = [copy.deepcopy(st) for st in chain]
-    total.value.value.args[0] = ast.parse(
-        f"rescale_sum({s_acc}, {lane_shift}, {shift})", mode="eval"
-    ).body
-    head = [s for s in between if s is not init]
-    fn.body = body[:i1] + [init, l1] + head + lane_stmts + row_shift + after
+    keep = [st for st in l1.body if st is not defs1[t1] and st is not l1.body[-1]]
+    l1.body = keep + [ast.parse(line).body[0] for line in loop_tail]
+    # After the loop the row's max and sum are the running ones (the sum is
+    # already against the row max's shift).
+    for st in between:
+        if isinstance(st, ast.Assign) and ast.unparse(st.targets[0]) == row_max:
+            st.value = ast.Name(m_acc, ast.Load())
+    total.value = ast.Name(s_acc, ast.Load())
+    head = [st for st in between if st is not init]
+    fn.body = body[:i1] + [init, *run_stmts, l1] + head + after
     return 1
