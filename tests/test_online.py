@@ -33,9 +33,11 @@ def _loops(fn: ast.FunctionDef) -> list[ast.For]:
     return [s for s in fn.body if isinstance(s, ast.For)]
 
 
-def test_logsumexp_looped_kernel_reads_the_row_once():
+def test_logsumexp_online_kernel_reads_the_row_once():
     tree = _ported("logsumexp")
-    looped = _function(tree, "logsumexp_kernel_looped")
+    # The two-pass looped kernel stays (few very wide rows), two loops.
+    assert len(_loops(_function(tree, "logsumexp_kernel_looped"))) == 2
+    looped = _function(tree, "logsumexp_kernel_online")
     (loop,) = _loops(looped)
     text = ast.unparse(loop)
     assert text.count("tl.load(") == 1 and "evict_first" in text
@@ -55,9 +57,10 @@ def test_logsumexp_looped_kernel_reads_the_row_once():
     # The persistent kernel (derived before) is untouched; the helper comes along.
     assert "rescale_sum" not in ast.unparse(_function(tree, "logsumexp_kernel"))
     assert "def rescale_sum" in ast.unparse(tree)
-    # The launcher prefers it for wide rows when rows are many.
+    # The launcher takes it for many very wide rows, before the two-pass one.
     launcher = ast.unparse(_function(tree, "logsumexp"))
-    assert "num_tokens >= ONLINE_MIN_ROWS" in launcher
+    online = launcher.index("num_tokens >= ONLINE_MIN_ROWS")
+    assert online < launcher.index("elif BLOCK_COLS > MAX_FUSED_COLS")
 
 
 @pytest.mark.parametrize("case", ["softmax", "rmsnorm", "add_layernorm"])
@@ -93,12 +96,21 @@ def test_a_second_loop_that_stores_is_left_alone():
     assert online_max_sum_exp(kp.tree) == 1 and len(_loops(kp.tree)) == 1
 
 
-def _looped_kernel():
+def _scaffold():
     path = CAPTURED / "logsumexp" / "kernel.py"
     spec = importlib.util.spec_from_file_location("online_logsumexp", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.logsumexp_kernel_looped
+    return module
+
+
+def _check(expected: torch.Tensor, got: torch.Tensor) -> None:
+    for i in range(expected.numel()):
+        e, g = expected[i].item(), got[i].item()
+        if math.isnan(e) or math.isinf(e):
+            assert (math.isnan(e) and math.isnan(g)) or e == g, (i, e, g)
+        else:
+            assert abs(g - e) <= 1e-5 * max(1.0, abs(e)), (i, e, g)
 
 
 @pytest.mark.parametrize("block_rows", [1, 2])
@@ -117,7 +129,7 @@ def test_online_sum_matches_logsumexp_on_growing_infinite_and_nan_rows(
     rows[7, 33] = float("-inf")
     x = rows.to(torch.float32).to(porter_device)
     out = torch.full((8,), float("nan"), dtype=torch.float32, device=porter_device)
-    _looped_kernel()[(8 // block_rows,)](
+    _scaffold().logsumexp_kernel_online[(8 // block_rows,)](
         out_ptr=out,
         logits_ptr=x,
         num_tokens=8,
@@ -126,11 +138,30 @@ def test_online_sum_matches_logsumexp_on_growing_infinite_and_nan_rows(
         BLOCK_ROWS=block_rows,
         BLOCK_COLS=8,
     )
-    expected = torch.logsumexp(x.double().cpu(), dim=-1)
-    got = out.double().cpu()
-    for i in range(8):
-        e, g = expected[i].item(), got[i].item()
-        if math.isnan(e) or math.isinf(e):
-            assert (math.isnan(e) and math.isnan(g)) or e == g, (i, e, g)
-        else:
-            assert abs(g - e) <= 1e-5 * max(1.0, abs(e)), (i, e, g)
+    _check(torch.logsumexp(x.double().cpu(), dim=-1), out.double().cpu())
+
+
+def test_launcher_takes_the_online_kernel_for_many_wide_rows(porter_device):
+    module = _scaffold()
+    module.ONLINE_MIN_ROWS = 1  # 1024 rows of 32768 are too slow to interpret
+    taken = []
+    kernel = module.logsumexp_kernel_online
+    module.logsumexp_kernel_online = _Spy(kernel, taken)
+    rows = torch.randn(6, 32770, dtype=torch.float64)
+    rows[1, 5] = float("inf")
+    rows[2, -1] = float("nan")
+    rows[3, :20000] = float("-inf")
+    rows[4] = torch.linspace(-100, 100, 32770)
+    x = rows.to(torch.float32).to(porter_device)
+    out = module.logsumexp(x)
+    assert taken == [True]
+    _check(torch.logsumexp(x.double().cpu(), dim=-1), out.double().cpu())
+
+
+class _Spy:
+    def __init__(self, kernel, taken: list):
+        self.kernel, self.taken = kernel, taken
+
+    def __getitem__(self, grid):
+        self.taken.append(True)
+        return self.kernel[grid]

@@ -16,7 +16,7 @@ What porter changed:
 - loads upcast to fp32, stores cast to the output's element type (fp32/fp16/bf16 alike)
 - renamed index variables and temporaries after what they hold
 - derived a persistent kernel for rows that fit in registers (x read once); the looped kernel serves wider rows
-- the looped kernel keeps a running max and a rescaled sum of exp per lane: one pass over the row instead of two
+- derived a single-pass looped kernel (a running max and sum of exp per row) for many very wide rows
 """
 
 import torch
@@ -100,10 +100,67 @@ def logsumexp_kernel_looped(
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
     col_base = tl.arange(0, BLOCK_COLS)[None, :]
+    _tmp2 = tl.full([BLOCK_ROWS, BLOCK_COLS], float("-inf"), tl.float32)
+    for col_start in tl.range(0, vocab, BLOCK_COLS):
+        cols = col_start + col_base
+        col_mask = cols < vocab
+        logits = tl.load(
+            logits_ptr + (cols + rows * logits_stride0),
+            col_mask & row_mask,
+            eviction_policy="evict_last",
+            other=0.0,
+        ).to(tl.float32)
+        tmp3 = maximum_nan(_tmp2, logits)
+        _tmp2 = tl.where(col_mask & row_mask, tmp3, _tmp2)
+    row_max = max_nan(_tmp2, 1)[:, None]
+    _tmp13 = tl.full([BLOCK_ROWS, BLOCK_COLS], 0, tl.float32)
+    for col_start in tl.range(0, vocab, BLOCK_COLS):
+        cols = col_start + col_base
+        col_mask = cols < vocab
+        logits_2 = tl.load(
+            logits_ptr + (cols + rows * logits_stride0),
+            col_mask & row_mask,
+            eviction_policy="evict_first",
+            other=0.0,
+        ).to(tl.float32)
+        tmp5 = tl.abs(row_max)
+        tmp6 = tl.full([1, 1], float("inf"), tl.float32)
+        tmp7 = tmp5 == tmp6
+        tmp8 = 0.0
+        tmp9 = tl.where(tmp7, tmp8, row_max)
+        tmp10 = logits_2 - tmp9
+        exp = tl.exp(tmp10)
+        tmp14 = _tmp13 + exp
+        _tmp13 = tl.where(col_mask & row_mask, tmp14, _tmp13)
+    row_sum = tl.sum(_tmp13, 1)[:, None]
+    tmp15 = tl.log(row_sum)
+    tmp16 = tl.abs(row_max)
+    tmp17 = tl.full([1, 1], float("inf"), tl.float32)
+    tmp18 = tmp16 == tmp17
+    tmp19 = 0.0
+    tmp20 = tl.where(tmp18, tmp19, row_max)
+    tmp21 = tmp15 + tmp20
+    tl.store(out_ptr + rows, tmp21.to(out_ptr.dtype.element_ty), row_mask)
+
+
+@triton.jit(do_not_specialize=["num_tokens"])
+def logsumexp_kernel_online(
+    out_ptr,
+    logits_ptr,
+    num_tokens,
+    logits_stride0: tl.int64,
+    vocab: tl.constexpr,
+    BLOCK_ROWS: tl.constexpr,
+    BLOCK_COLS: tl.constexpr,
+):
+    row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
+    rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
+    row_mask = rows < num_tokens
+    col_base = tl.arange(0, BLOCK_COLS)[None, :]
     _tmp2 = tl.full([BLOCK_ROWS, 1], float("-inf"), tl.float32)
     _tmp13 = tl.full([BLOCK_ROWS, 1], 0, tl.float32)
-    tmp6_run = tl.full([1, 1], float("inf"), tl.float32)
     tmp5_run = tl.abs(_tmp2)
+    tmp6_run = tl.full([1, 1], float("inf"), tl.float32)
     tmp7_run = tmp5_run == tmp6_run
     tmp8_run = 0.0
     tmp9_run = tl.where(tmp7_run, tmp8_run, _tmp2)
@@ -120,8 +177,8 @@ def logsumexp_kernel_looped(
             _tmp2,
             max_nan(tl.where(col_mask & row_mask, logits, float("-inf")), 1)[:, None],
         )
-        tmp6_new = tl.full([1, 1], float("inf"), tl.float32)
         tmp5_new = tl.abs(tmp3)
+        tmp6_new = tl.full([1, 1], float("inf"), tl.float32)
         tmp7_new = tmp5_new == tmp6_new
         tmp8_new = 0.0
         tmp9_new = tl.where(tmp7_new, tmp8_new, tmp3)
@@ -147,10 +204,12 @@ def logsumexp_kernel_looped(
 # which walks the row LOOPED_BLOCK_COLS at a time.
 MAX_FUSED_COLS = 32768
 LOOPED_BLOCK_COLS = 4096
-# A looped kernel that reads the row once takes rows of ONLINE_MIN_COLS or more
-# when there are ONLINE_MIN_ROWS or more: one 32-warp program per SM holding
-# the row in registers hides memory latency worse than many small ones
-# streaming it (logsumexp over 32768 columns on an H200, docs/benchmarks).
+# Rows of ONLINE_MIN_COLS or more, ONLINE_MIN_ROWS of them or more, take the
+# single-pass kernel in blocks of ONLINE_BLOCK_COLS: one 32-warp program per SM
+# holding such a row in registers hides memory latency worse than many small
+# programs streaming it. With few rows the single pass's per-block reductions
+# cost more than a second read (from cache), so wider rows take the two-pass
+# looped kernel (logsumexp on an H200, docs/benchmarks/NOTES.md).
 ONLINE_MIN_COLS = 32768
 ONLINE_MIN_ROWS = 1024
 ONLINE_BLOCK_COLS = 2048
@@ -180,13 +239,16 @@ def logsumexp(logits: torch.Tensor):
     )
     BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(num_tokens, vocab)
     kernel = logsumexp_kernel
-    if BLOCK_COLS > MAX_FUSED_COLS or (
-        BLOCK_COLS >= ONLINE_MIN_COLS and num_tokens >= ONLINE_MIN_ROWS
-    ):
-        # Stream the row in blocks, reading it once: for rows too wide for
-        # registers, and for very wide rows when there are many of them.
+    if BLOCK_COLS >= ONLINE_MIN_COLS and num_tokens >= ONLINE_MIN_ROWS:
+        # Many very wide rows: one pass over each row, in blocks.
         BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(
             num_tokens, ONLINE_BLOCK_COLS
+        )
+        kernel = logsumexp_kernel_online
+    elif BLOCK_COLS > MAX_FUSED_COLS:
+        # Too wide for registers: stream the row in blocks (x is read twice).
+        BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(
+            num_tokens, LOOPED_BLOCK_COLS
         )
         kernel = logsumexp_kernel_looped
     kernel[(triton.cdiv(num_tokens, BLOCK_ROWS),)](

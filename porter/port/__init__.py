@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import copy
 import inspect
 import textwrap
 from dataclasses import dataclass, field
@@ -76,12 +77,13 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
                     "derived a persistent kernel for rows that fit in registers "
                     "(x read once); the looped kernel serves wider rows"
                 )
-                if online_max_sum_exp(kp.tree):
-                    kp.online = True
+                online = copy.deepcopy(kp.tree)
+                if online_max_sum_exp(online):
+                    kp.online = online
                     kp.helpers.add("rescale_sum")
                     kp.notes.append(
-                        "the looped kernel keeps a running max and a rescaled sum "
-                        "of exp per lane: one pass over the row instead of two"
+                        "derived a single-pass looped kernel (a running max and sum "
+                        "of exp per row) for many very wide rows"
                     )
     order = [s.name if s.kind == "launch" else "" for s in module.steps]
     ports = fuse_pointwise(ports, order)
@@ -97,6 +99,9 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
             )
         kp.tree.name = kp.looped_name or name
         kernels.append({"source": ast.unparse(kp.tree), "do_not_specialize": dns})
+        if kp.online is not None:
+            kp.online.name = f"{name}_online"
+            kernels.append({"source": ast.unparse(kp.online), "do_not_specialize": dns})
     launcher = plan_launcher(cap, module, ports, ref_module)
     for step, kp in zip([s for s in launcher.steps if s.kind == "launch"], ports):
         step.kernel = "kernel" if kp.persistent is not None else kp.tree.name
@@ -137,7 +142,7 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
         module_class=module_class,
         uses_tile=any(kp.tile is not None for kp in ports),
         uses_persistent=any(kp.persistent is not None for kp in ports),
-        uses_online=any(kp.online for kp in ports),
+        uses_online=any(kp.online is not None for kp in ports),
         uses_reinterpret=any(
             "reinterpret(" in s.call for s in launcher.steps if s.kind == "extern"
         )

@@ -255,32 +255,30 @@ def _launch(kp: KernelPort) -> LaunchStep:
                 f"BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings({numel}, {row})"
             )
             setup.append(f"kernel = {kp.persistent.name}")
-            if kp.online:
-                condition = (
-                    "BLOCK_COLS > MAX_FUSED_COLS or (\n"
-                    f"    BLOCK_COLS >= ONLINE_MIN_COLS and {numel} >= ONLINE_MIN_ROWS\n)"
-                )
-                looped = [
-                    "# Stream the row in blocks, reading it once: for rows too wide for",
-                    "# registers, and for very wide rows when there are many of them.",
-                    f"BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings({numel}, ONLINE_BLOCK_COLS)",
-                    f"kernel = {kp.looped_name}",
-                ]
-            else:
-                condition = "BLOCK_COLS > MAX_FUSED_COLS"
-                looped = [
-                    "# Too wide for registers: stream the row in blocks (x is read twice).",
-                    f"BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings({numel}, LOOPED_BLOCK_COLS)",
-                    f"kernel = {kp.looped_name}",
-                ]
-            if cfg and not kp.online:
+            looped = [
+                "# Too wide for registers: stream the row in blocks (x is read twice).",
+                f"BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings({numel}, LOOPED_BLOCK_COLS)",
+                f"kernel = {kp.looped_name}",
+            ]
+            if cfg:
                 looped.insert(2, f"BLOCK_ROWS = {rows_per_program}")
                 looped.append(
                     f"num_warps = {cfg.num_warps}  # the autotuner's choice on the capture GPU"
                 )
-            setup.append(
-                f"if {condition}:\n" + "\n".join("    " + line for line in looped)
-            )
+            branches = "if BLOCK_COLS > MAX_FUSED_COLS:\n" + _indent(looped)
+            if kp.online is not None:
+                online = [
+                    "# Many very wide rows: one pass over each row, in blocks.",
+                    f"BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings({numel}, ONLINE_BLOCK_COLS)",
+                    f"kernel = {kp.online.name}",
+                ]
+                branches = (
+                    f"if BLOCK_COLS >= ONLINE_MIN_COLS and {numel} >= ONLINE_MIN_ROWS:\n"
+                    + _indent(online)
+                    + "\nel"
+                    + branches
+                )
+            setup.append(branches)
         elif kp.record.kind == "persistent_reduction" or "R0_BLOCK" in kp.static_sizes:
             # Inductor's own persistent kernel takes any number of rows a program.
             setup.append(
@@ -306,6 +304,10 @@ def _launch(kp: KernelPort) -> LaunchStep:
         num_warps=warps,
         num_stages=str(cfg.num_stages) if cfg else "",
     )
+
+
+def _indent(lines: list[str]) -> str:
+    return "\n".join("    " + line for line in lines)
 
 
 def _param_for(kp: KernelPort, original: str) -> str:

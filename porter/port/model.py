@@ -50,9 +50,9 @@ class KernelPort:
     # `tree` then stays as the looped kernel for rows too wide for registers.
     persistent: ast.FunctionDef | None = None
     looped_name: str = ""
-    # The looped kernel reads the row once (porter.port.online): with many rows
-    # the launcher prefers it to the persistent one for very wide rows.
-    online: bool = False
+    # A single-pass form of the looped kernel (porter.port.online), which the
+    # launcher takes for many very wide rows.
+    online: ast.FunctionDef | None = None
     # (K param, K launcher expr, rows launcher expr) of a (rows, cols) launch
     # (porter.port.tile); None keeps the flat 1-D launch.
     tile: tuple[str, str, str] | None = None
