@@ -67,8 +67,10 @@ def _depends_only_on(name: str, defs: dict[str, ast.Assign], allowed: set[str]):
         s = defs.get(n)
         if s is None:
             return n in ("tl", "float")
-        for m in _names(s.value) - {"tl", "float"}:
-            if not visit(m):
+        # In source order, so the generated kernel is the same on every run.
+        read = [n.id for n in ast.walk(s.value) if isinstance(n, ast.Name)]
+        for m in dict.fromkeys(read):
+            if m not in ("tl", "float") and not visit(m):
                 return False
         if s not in chain:
             chain.append(s)
