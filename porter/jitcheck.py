@@ -22,7 +22,12 @@ import torch
 
 from porter.testing.parity import Case, Scenario, make_inputs, run_scaffold
 
+# Decode sizes (1, an odd count, a multiple of 16); jitcheck adds the sweep's
+# largest count, as an engine's profile run at its largest batch does: porter's
+# launch heuristics pick their blocks and warps from the token count (decode or
+# prefill), and that warmup compiles both.
 WARMUP_TOKENS = (1, 7, 64)
+LAUNCH_OPTIONS = ("num_warps", "num_stages")
 CPU_SWEEP = (1, 2, 3, 4, 7, 8, 16, 17, 31, 32, 63, 64, 100, 128, 255, 256)
 GPU_SWEEP = (1, 2, 4, 16, 64, 256, 1024, 4096, 16384, 32768)
 
@@ -69,6 +74,7 @@ class JitReport:
     compiled_after_warmup: int | None = None  # GPU: what Triton actually compiled
     torch_compile: dict[str, int] | None = None
     advice: list[str] = field(default_factory=list)
+    warmup_tokens: list[int] = field(default_factory=list)
 
     @property
     def clean(self) -> bool:
@@ -145,7 +151,13 @@ class _Recorder:
                 params = inspect.signature(_kernel.fn).parameters
                 call = {k: v for k, v in kwargs.items() if k in params}
                 bound = inspect.signature(_kernel.fn).bind_partial(*args, **call)
-                key = (_name, specialization_key(_kernel, bound))
+                # num_warps and num_stages are part of Triton's cache key too.
+                options = tuple(
+                    (opt, str(kwargs[opt]))
+                    for opt in LAUNCH_OPTIONS
+                    if kwargs.get(opt) is not None
+                )
+                key = (_name, specialization_key(_kernel, bound) + options)
                 self.seen.setdefault(key, self.context)
                 self.launches += 1
                 return _original(*args, **kwargs)
@@ -184,13 +196,15 @@ def jitcheck(
     device: str = "cpu",
     tokens: tuple[int, ...] | None = None,
     warm_layouts: tuple[str, ...] = ("contiguous",),
-    warm_tokens: tuple[int, ...] = WARMUP_TOKENS,
+    warm_tokens: tuple[int, ...] | None = None,
     sweep_layouts: tuple[str, ...] = ("contiguous", "offset", "row_sliced"),
     dtype: str | None = None,
     progress=lambda message: None,
 ) -> JitReport:
     dtype = dtype or case.dtypes[0]
     tokens = tokens or (GPU_SWEEP if device == "cuda" else CPU_SWEEP)
+    if warm_tokens is None:
+        warm_tokens = (*WARMUP_TOKENS, max(tokens))
     kernels = _kernels(case.kernel)
     with _Recorder(kernels) as rec:
         for layout in warm_layouts:
@@ -226,6 +240,7 @@ def jitcheck(
             compiled_after - compiled_warm if compiled_after is not None else None
         ),
     )
+    report.warmup_tokens = list(warm_tokens)
     report.advice = _advice(report)
     return report
 
@@ -246,12 +261,25 @@ def _advice(report: JitReport) -> list[str]:
                 "by 16 or not); warm the engine's real layouts up, or add the stride to "
                 "do_not_specialize if it varies per call."
             )
+        elif v.changes and all(_launch_choice(c) for c in v.changes):
+            out.append(
+                f"{v.kernel}: token count {v.tokens} takes other launch settings "
+                f"({v.describe()}): the launcher's heuristic picks them by token "
+                "count; warm this count up too (an engine's warmup over its batch "
+                "sizes and its profile run at the largest do)."
+            )
         else:
             out.append(
                 f"{v.kernel}: token count {v.tokens} compiled a new variant ({v.describe()}); "
                 "add the integer arguments that vary per call to do_not_specialize."
             )
     return sorted(set(out))
+
+
+def _launch_choice(change: str) -> bool:
+    """A change of a block size or a launch option (`BLOCK_ROWS: ... -> ...`)."""
+    name = change.split(":", 1)[0]
+    return name.startswith("BLOCK_") or name in LAUNCH_OPTIONS
 
 
 def torch_compile_baseline(
@@ -287,6 +315,11 @@ def format_report(report: JitReport) -> str:
     lines = [
         f"{report.case} on {report.device}: {report.launches} launches, "
         f"{report.warm_variants} variant(s) after warming up {', '.join(report.warmup_layouts)} inputs"
+        + (
+            f" at {', '.join(map(str, report.warmup_tokens))} tokens"
+            if report.warmup_tokens
+            else ""
+        )
     ]
     if report.compiled_after_warmup is not None:
         lines.append(

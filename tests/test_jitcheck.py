@@ -57,6 +57,25 @@ def test_missing_do_not_specialize_is_found(tmp_path, porter_jitcheck):
     assert any("do_not_specialize" in a for a in report.advice)
 
 
+def test_a_launch_heuristic_regime_needs_its_own_warmup(porter_jitcheck):
+    """silu_and_mul's tile heuristic takes 512-element blocks up to 2^18
+    elements and larger ones beyond: 1024 tokens of 512 columns is the other
+    regime, a second variant an engine's profile run compiles at startup."""
+    sweep = dict(tokens=(1, 7, 1024), sweep_layouts=("contiguous",))
+    decode_only = porter_jitcheck(
+        CAPTURED / "silu_and_mul", warm_tokens=(1, 7, 64), **sweep
+    )
+    (variant,) = decode_only.new_variants
+    assert variant.tokens == 1024
+    assert variant.changes and all(
+        c.startswith(("BLOCK_", "num_warps")) for c in variant.changes
+    )
+    assert any("launcher's heuristic" in a for a in decode_only.advice)
+    # By default the warmup adds the sweep's largest count.
+    report = porter_jitcheck(CAPTURED / "silu_and_mul", **sweep)
+    assert report.clean and report.warmup_tokens == [1, 7, 64, 1024]
+
+
 def test_specialization_key_follows_triton_rules():
     import triton
     import triton.language as tl
