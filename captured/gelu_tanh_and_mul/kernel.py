@@ -68,20 +68,6 @@ def gelu_tanh_and_mul_kernel(
     )
 
 
-def launch_settings(num_rows, row_size):
-    """(rows a program, block, warps) for a reduction over rows of row_size.
-    Narrow rows are packed to 2048 elements a program; otherwise one row, 16
-    fp32 values a thread up to 32 warps, except rows of 4096 when there are
-    many (4 warps, 32 a thread). Measured fastest on an H200 in bf16 with
-    tools/launch_probe.py; the figures are in docs/benchmarks/NOTES.md."""
-    block = triton.next_power_of_2(row_size)
-    if block <= 1024:
-        return 2048 // block, block, 4
-    if block == 4096 and num_rows > 512:
-        return 1, block, 4
-    return 1, block, min(32, block // 512)
-
-
 def tile_settings(num_rows, row_size):
     """(rows, columns, warps) of a block of a (rows, column blocks) pointwise
     launch: up to 4096 columns of a row, or several short rows making 1024

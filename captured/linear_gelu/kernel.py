@@ -42,20 +42,6 @@ def linear_gelu_kernel(out_ptr, numel, BLOCK_SIZE: tl.constexpr):
     tl.store(out_ptr + offsets, tmp13.to(out_ptr.dtype.element_ty), mask)
 
 
-def launch_settings(num_rows, row_size):
-    """(rows a program, block, warps) for a reduction over rows of row_size.
-    Narrow rows are packed to 2048 elements a program; otherwise one row, 16
-    fp32 values a thread up to 32 warps, except rows of 4096 when there are
-    many (4 warps, 32 a thread). Measured fastest on an H200 in bf16 with
-    tools/launch_probe.py; the figures are in docs/benchmarks/NOTES.md."""
-    block = triton.next_power_of_2(row_size)
-    if block <= 1024:
-        return 2048 // block, block, 4
-    if block == 4096 and num_rows > 512:
-        return 1, block, 4
-    return 1, block, min(32, block // 512)
-
-
 def reinterpret(t, size, stride, offset):
     """A view of t's elements as Inductor's wrapper laid them out (it assumed a
     contiguous tensor); offset counts from t's first element, not its storage."""
