@@ -77,7 +77,7 @@ def test_other_looped_kernels_are_left_alone(case):
     assert len(_loops(looped)) >= 2
 
 
-def test_a_second_loop_that_stores_is_left_alone():
+def test_a_store_in_the_sum_loop_or_another_reader_of_the_max_is_left_alone():
     from porter.port import port_kernel
     from porter.port.model import KernelPort
 
@@ -91,8 +91,16 @@ def test_a_second_loop_that_stores_is_left_alone():
     before = ast.unparse(kp.tree)
     assert online_max_sum_exp(kp.tree) == 0
     assert ast.unparse(kp.tree) == before
-    # Without the store, the same kernel is rewritten.
+    # Nor one whose first loop reads the lane max for something else: it would
+    # read a row max after the rewrite.
     del second.body[0]
+    first = _loops(kp.tree)[0]
+    first.body.insert(-1, ast.parse("peek = _tmp2 * 2.0").body[0])
+    before = ast.unparse(kp.tree)
+    assert online_max_sum_exp(kp.tree) == 0
+    assert ast.unparse(kp.tree) == before
+    # Without either, the same kernel is rewritten.
+    del first.body[-2]
     assert online_max_sum_exp(kp.tree) == 1 and len(_loops(kp.tree)) == 1
 
 

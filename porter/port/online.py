@@ -68,7 +68,7 @@ def _depends_only_on(name: str, defs: dict[str, ast.Assign], allowed: set[str]):
         if s is None:
             return n in ("tl", "float")
         # In source order, so the generated kernel is the same on every run.
-        read = [n.id for n in ast.walk(s.value) if isinstance(n, ast.Name)]
+        read = [x.id for x in ast.walk(s.value) if isinstance(x, ast.Name)]
         for m in dict.fromkeys(read):
             if m not in ("tl", "float") and not visit(m):
                 return False
@@ -108,6 +108,10 @@ def online_max_sum_exp(fn: ast.FunctionDef) -> int:
     v1 = tval.args[1].id
     load1, cast1 = _load_parts(defs1[v1].value) if v1 in defs1 else (None, None)
     if load1 is None:
+        return 0
+    # The lane max becomes a row max: nothing else in loop 1 may read it.
+    others = [st for st in l1.body if st is not defs1[t1] and st is not l1.body[-1]]
+    if any({m_acc, t1} & _names(st) for st in others):
         return 0
     # Between: row_max = max_nan(m_acc, 1)[:, None], and the sum's init at 0.
     between = body[i1 + 1 : i2]
