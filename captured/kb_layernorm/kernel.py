@@ -100,6 +100,18 @@ class ModelNew(nn.Module):
             self.ln.bias.add_(0.1 * torch.randn(normalized_shape))
 
     def forward(self, x: torch.Tensor):
+        if x.shape[1] != 768:
+            raise NotImplementedError(
+                "captured with x.shape[1] == 768; re-capture with the size you need"
+            )
+        if self.ln.weight.shape[0] != 768:
+            raise NotImplementedError(
+                "captured with self.ln.weight.shape[0] == 768; re-capture with the size you need"
+            )
+        if self.ln.bias.shape[0] != 768:
+            raise NotImplementedError(
+                "captured with self.ln.bias.shape[0] == 768; re-capture with the size you need"
+            )
         x = x if x.stride(-1) == 1 else x.contiguous()
         ln_weight = self.ln.weight
         ln_bias = self.ln.bias

@@ -89,6 +89,14 @@ class ModelNew(nn.Module):
         )
 
     def forward(self, x: torch.Tensor):
+        if x.shape[1] != 512:
+            raise NotImplementedError(
+                "captured with x.shape[1] == 512; re-capture with the size you need"
+            )
+        if self.weight.shape[0] != 512:
+            raise NotImplementedError(
+                "captured with self.weight.shape[0] == 512; re-capture with the size you need"
+            )
         x = x if x.stride(-1) == 1 else x.contiguous()
         weight = self.weight
         batch = x.shape[0]

@@ -84,6 +84,23 @@ def plan_launcher(
             f"if {pname} != {p.default!r}:\n    raise NotImplementedError("
             f"'captured with {pname}={p.default!r}; re-capture with the value you need')"
         )
+    # Sizes the capture saw as constants (a KernelBench file's fixed feature
+    # size) that the scaffold passes as literals (a constexpr row size, an
+    # output's shape): another size must not run silently.
+    literal = {p.value for kp in ports for p in kp.params if p.value.isdigit()}
+    literal |= {str(s) for b in module.buffers for s in b.sizes if str(s).isdigit()}
+    # The caller's tensors first: theirs is the likelier mistake.
+    for gi in sorted(module.inputs, key=lambda gi: gi.target not in inputs):
+        if gi.kind != "tensor":
+            continue
+        ref = gi.target if gi.target in inputs else f"self.{gi.target}"
+        for axis, size in enumerate(gi.sizes):
+            if str(size).isdigit() and str(size) in literal:
+                checks.append(
+                    f"if {ref}.shape[{axis}] != {size}:\n    raise NotImplementedError("
+                    f"'captured with {ref}.shape[{axis}] == {size}; re-capture "
+                    "with the size you need')"
+                )
     prelude = []
     tensor_inputs = [
         gi.target for gi in module.inputs if gi.kind == "tensor" and gi.target in inputs
