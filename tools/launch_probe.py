@@ -7,7 +7,7 @@ output is not close to the scaffold's is reported as differing, not timed.
     python3 tools/launch_probe.py rmsnorm --dims hidden=4096 --tokens 1 64 4096 \
         --reduce 1x4 1x8 2x4
     python3 tools/launch_probe.py silu_and_mul --tokens 1 4096 --tile 1x1024x4 2x1024x8
-    python3 tools/launch_probe.py softmax --variant /tmp/softmax_nanmax.py
+    python3 tools/launch_probe.py softmax --dims vocab=32768 --variant my_softmax.py
 
 One JSON line per (case, sizes): {"default": us, "<candidate>": us, ...}.
 """
