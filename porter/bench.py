@@ -314,6 +314,24 @@ def write_case(rows: list[dict], facts: dict, out: Path, case: str) -> list[Path
     return paths
 
 
+def merge_rows(kept: list[dict], new: list[dict]) -> list[dict]:
+    """Stored rows with this run's added: a stored row of a (dtype, shape) this
+    run measured is replaced, the rest are kept (each row carries its own GPU,
+    versions and date). Ordered by dtype (bf16 first), model size, then tokens."""
+    fresh = {(r["dtype"], r["shape"]) for r in new}
+    rows = [r for r in kept if (r["dtype"], r["shape"]) not in fresh] + new
+    models: dict[str, int] = {}
+    for r in rows:
+        models.setdefault(model_label(r["shape"]), len(models))
+
+    def order(r: dict) -> tuple:
+        d = r["dtype"]
+        rank = DTYPE_ORDER.index(d) if d in DTYPE_ORDER else len(DTYPE_ORDER)
+        return (rank, models[model_label(r["shape"])], r["num_tokens"])
+
+    return sorted(rows, key=order)
+
+
 def markdown_table(rows: list[dict], facts: dict) -> str:
     head = (
         f"Measured on {facts.get('gpu')} with torch {facts.get('torch')}, "
@@ -344,6 +362,25 @@ def markdown_table(rows: list[dict], facts: dict) -> str:
         first += (
             "\nTriton variants of the ported kernels, compiled by the end of each "
             "token sweep (cumulative over the run): " + variants + ".\n"
+        )
+    earlier = sorted(
+        {(r["date"], r["gpu"], r["torch"], r["triton"]) for r in rows}
+        - {
+            (
+                facts.get("date"),
+                facts.get("gpu"),
+                facts.get("torch"),
+                facts.get("triton"),
+            )
+        }
+    )
+    if earlier:
+        first += (
+            "\nRows kept from earlier runs (`--merge`; their % copy BW is against their own run's copy): "
+            + "; ".join(
+                f"{gpu}, torch {t}, triton {tr}, {date}" for date, gpu, t, tr in earlier
+            )
+            + ".\n"
         )
     if facts.get("left_out"):
         first += (

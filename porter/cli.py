@@ -7,6 +7,7 @@ porter and prints one line pointing at --debug, which shows the traceback.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import traceback
 from pathlib import Path
@@ -160,6 +161,9 @@ def _bench(args: argparse.Namespace) -> int:
     rows, facts = bench.run(
         case, points, progress=lambda m: print(f"porter: {m}", file=sys.stderr)
     )
+    stored = Path(args.out) / f"{case.name}.json"
+    if args.merge and stored.exists():
+        rows = bench.merge_rows(json.loads(stored.read_text()), rows)
     for path in bench.write_case(rows, facts, Path(args.out), case.name):
         print(f"porter: wrote {path}")
     return 0
@@ -322,6 +326,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="model sizes to sweep instead of the captured ones, e.g. hidden=2048,4096,8192",
     )
     p.add_argument("--out", default="docs/benchmarks", help="where results go")
+    p.add_argument(
+        "--merge",
+        action="store_true",
+        help="keep the stored rows this run does not re-measure (other dtypes or "
+        "model sizes) instead of replacing the case's results",
+    )
     p.set_defaults(func=_bench)
 
     p = sub.add_parser(

@@ -173,3 +173,23 @@ def test_bench_warns_about_dtypes_outside_the_case(capsys):
     assert main(["bench", "captured/kb_layernorm", "--dtype", "bfloat16"]) == 1
     err = capsys.readouterr().err
     assert "warning: bfloat16 is not among kb_layernorm's dtypes (float32)" in err
+
+
+def test_merge_keeps_rows_this_run_did_not_measure():
+    stored = _rows()  # bf16, 1 and 4096 tokens, dated 2026-01-01
+    fp16 = [dict(r, dtype="float16", date="2026-02-02") for r in _rows()]
+    again = [dict(_rows()[1], ported_graph_us=90.0, date="2026-02-02")]
+    rows = bench.merge_rows(stored + fp16, again)
+    # bf16 first; the re-measured bf16 point replaced, the other two sweeps kept
+    assert [(r["dtype"], r["num_tokens"], r["date"]) for r in rows] == [
+        ("bfloat16", 1, "2026-01-01"),
+        ("bfloat16", 4096, "2026-02-02"),
+        ("float16", 1, "2026-02-02"),
+        ("float16", 4096, "2026-02-02"),
+    ]
+    assert rows[1]["ported_graph_us"] == 90.0
+    facts = {"gpu": "TEST GPU", "torch": "t", "triton": "tr", "date": "2026-02-02"}
+    table = bench.markdown_table(rows, facts)
+    assert "Rows kept from earlier runs" in table and "2026-01-01" in table
+    # a run that replaced everything names no earlier run
+    assert "earlier runs" not in bench.markdown_table(again, facts)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # porter bench on the H200. PLAN holds one case per line, with its own bench
 # flags (e.g. "rmsnorm --dims hidden=2048,4096,8192"); default: every case at
-# its captured sizes. BENCH_ARGS is added to every line (e.g. "--dtype bfloat16").
+# its captured sizes. BENCH_ARGS is added to every line (e.g. "--dtype bfloat16",
+# or "--dtype float16 float32 --merge" to add those beside the stored bf16 rows).
 # Results go to $OUT/benchmarks/ and, after each case, into $OUT/benchmarks.tgz
 # (so a run cut short keeps what finished); copy them into docs/benchmarks/ and
 # run `porter report` there.
@@ -10,6 +11,9 @@ python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
 out=${OUT:-/tmp/porter-h200}
 mkdir -p "$out/benchmarks"
+# The committed results, so that `--merge` (in BENCH_ARGS or a PLAN line) adds
+# to them; without it each case's files are replaced.
+cp docs/benchmarks/*.json "$out/benchmarks/" 2>/dev/null
 plan=${PLAN:-$(ls captured)}
 while read -r c flags; do
   [ -z "$c" ] && continue
