@@ -285,17 +285,14 @@ def _cast_module(reference, dtype: str):
 
 
 def _scaffold_callable(case):
-    if case.manifest["reference_kind"] != "kernelbench":
-        fn = getattr(case.kernel, case.manifest["reference_name"])
-        return lambda dtype: fn
-    ref = case.reference.build()
+    """The scaffold's entry point per dtype, a KernelBench model built once each."""
+    from porter.testing.parity import scaffold_entry
+
     models = {}
 
     def get(dtype):
         if dtype not in models:
-            model = case.kernel.ModelNew(*case.reference.init_inputs)
-            model.load_state_dict(ref.state_dict())
-            models[dtype] = model.to(device="cuda", dtype=getattr(torch, dtype))
+            models[dtype] = scaffold_entry(case, dtype, "cuda")
         return models[dtype]
 
     return get

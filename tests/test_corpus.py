@@ -77,14 +77,12 @@ def test_no_capture_literal_survives(case):
 def test_a_fixed_size_the_kernel_hardcodes_is_refused(case, size, message):
     """KernelBench's feature size is a literal in the scaffold: a model built for
     another size says so instead of computing on the captured one's columns."""
-    import importlib.util
-
     import torch
 
+    from porter.testing.parity import _import
+
     folder = next(p for p in CASES if p.name == case)
-    spec = importlib.util.spec_from_file_location(f"fixed_{case}", folder / "kernel.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = _import(folder / "kernel.py", f"fixed_{case}")
     model = module.ModelNew(size)  # both take the feature size first
     with pytest.raises(NotImplementedError, match=message):
         model(torch.randn(2, size))

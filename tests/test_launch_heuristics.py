@@ -3,22 +3,19 @@ launch_settings for reductions, tile_settings for tiled pointwise kernels.
 The choices were measured on an H200 (docs/benchmarks/NOTES.md); these tests
 hold the properties the kernels rely on, taken from a rendered scaffold."""
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 import triton
+
+from porter.testing.parity import _import
 
 CAPTURED = Path(__file__).resolve().parents[1] / "captured"
 
 
 def _function(case: str, name: str):
     """`name` from captured/<case>/kernel.py."""
-    path = CAPTURED / case / "kernel.py"
-    spec = importlib.util.spec_from_file_location(f"heuristics_{case}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return getattr(module, name)
+    return getattr(_import(CAPTURED / case / "kernel.py", f"heuristics_{case}"), name)
 
 
 ROWS = (1, 2, 7, 64, 512, 513, 4096, 65536)

@@ -2,7 +2,6 @@
 its numerics on rows whose max grows block by block or is infinite or NaN."""
 
 import ast
-import importlib.util
 import math
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from porter.pipeline import load_reference, read_manifest
 from porter.port import port_capture
 from porter.port.online import online_max_sum_exp
 from porter.records import Capture
+from porter.testing.parity import _import
 
 CAPTURED = Path(__file__).resolve().parents[1] / "captured"
 
@@ -105,11 +105,7 @@ def test_a_store_in_the_sum_loop_or_another_reader_of_the_max_is_left_alone():
 
 
 def _scaffold():
-    path = CAPTURED / "logsumexp" / "kernel.py"
-    spec = importlib.util.spec_from_file_location("online_logsumexp", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return _import(CAPTURED / "logsumexp" / "kernel.py", "online_logsumexp")
 
 
 def _check(expected: torch.Tensor, got: torch.Tensor) -> None:

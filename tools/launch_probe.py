@@ -23,7 +23,7 @@ import torch
 import triton
 
 from porter.bench import _graph_us, sweep
-from porter.testing.parity import Scenario, load_case, make_inputs
+from porter.testing.parity import Scenario, load_case, make_inputs, scaffold_entry
 
 
 def _load_variant(path: str, name: str):
@@ -31,15 +31,6 @@ def _load_variant(path: str, name: str):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
-
-
-def _ported(case, kmod, dtype: str):
-    """The scaffold's entry point in `kmod` (a kernel.py module), as parity calls it."""
-    if case.manifest["reference_kind"] != "kernelbench":
-        return getattr(kmod, case.manifest["reference_name"])
-    model = kmod.ModelNew(*case.reference.init_inputs)
-    model.load_state_dict(case.reference.build().state_dict())
-    return model.to(device="cuda", dtype=getattr(torch, dtype))
 
 
 def _close(a, b) -> bool:
@@ -57,7 +48,7 @@ def probe(case, variants: dict, point, args) -> dict:
     mod = case.kernel
     inputs = make_inputs(case, Scenario(args.dtype, point.sizes), "cuda", seed=0)
     results = {"case": args.case, "sizes": point.sizes, "dtype": args.dtype}
-    fn = _ported(case, mod, args.dtype)
+    fn = scaffold_entry(case, args.dtype, "cuda")
     expected = fn(*inputs)
     results["default"] = _graph_us(lambda: fn(*inputs))
 
@@ -93,7 +84,7 @@ def probe(case, variants: dict, point, args) -> dict:
     if fused is not None:
         mod.MAX_FUSED_COLS, mod.LOOPED_BLOCK_COLS = fused, looped_cols
     for path, vmod in variants.items():
-        vfn = _ported(case, vmod, args.dtype)
+        vfn = scaffold_entry(case, args.dtype, "cuda", kernel=vmod)
         timed(f"variant={path}", lambda vfn=vfn: vfn(*inputs))
     return results
 

@@ -23,7 +23,8 @@ import re
 
 from porter.port.generalize import set_signature
 from porter.port.model import KernelPort, Param
-from porter.port.passes import _assigned, _is_call, _rename, ptr_base
+from porter.port.passes import _is_call, _rename, ptr_base
+from porter.port.persist import _counts
 
 FUSED_NOTE = (
     "fused {n} pointwise kernels that read the same inputs into one launch "
@@ -63,10 +64,6 @@ def fusable(a: KernelPort, b: KernelPort) -> bool:
     return not (_pointer_bases(b, "tl.load") & _pointer_bases(a, "tl.store"))
 
 
-def _locals(fn: ast.FunctionDef) -> set[str]:
-    return {t for s in ast.walk(fn) if isinstance(s, ast.stmt) for t in _assigned(s)}
-
-
 def _unique(name: str, taken: set[str]) -> str:
     """The next free `base_N` (q -> q_3 when q_2 is taken; q_2 -> q_4 then)."""
     base = re.sub(r"_\d+$", "", name) or name
@@ -79,7 +76,7 @@ def _unique(name: str, taken: set[str]) -> str:
 def fuse_pair(a: KernelPort, b: KernelPort) -> KernelPort:
     """a with b's statements after its own, on a grid covering both."""
     b_tree = copy.deepcopy(b.tree)
-    taken = {p.name for p in a.params} | _locals(a.tree)
+    taken = {p.name for p in a.params} | set(_counts(a.tree))
     mapping: dict[str, str] = {}
     new_params: list[Param] = []
     for bp in b.params:
@@ -101,7 +98,7 @@ def fuse_pair(a: KernelPort, b: KernelPort) -> KernelPort:
         taken.add(name)
         mapping[bp.name] = name
         new_params.append(Param(name, bp.kind, bp.value, bp.annotation, "", bp.view))
-    for local in sorted(_locals(b_tree)):
+    for local in sorted(_counts(b_tree)):
         if local in taken and local not in mapping:
             mapping[local] = _unique(local, taken)
             taken.add(mapping[local])
@@ -109,10 +106,7 @@ def fuse_pair(a: KernelPort, b: KernelPort) -> KernelPort:
     # An assignment a already made, the same expression of the same names, is
     # dropped and its later readers read a's name.
     a_values: dict[str, str] = {}
-    a_counts: dict[str, int] = {}
-    for s in a.tree.body:
-        for t in _assigned(s):
-            a_counts[t] = a_counts.get(t, 0) + 1
+    a_counts = _counts(a.tree)
     for s in a.tree.body:
         if isinstance(s, ast.Assign) and len(s.targets) == 1:
             t = s.targets[0]

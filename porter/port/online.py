@@ -25,27 +25,20 @@ import ast
 import copy
 
 from porter.port.passes import _assigned, _is_call, _names, _rename
-from porter.port.persist import _full_init, _is_col_loop, _load_key, _load_parts
+from porter.port.persist import (
+    _full_init,
+    _is_col_loop,
+    _load_key,
+    _load_parts,
+    _masked_update,
+    _op_of,
+)
 
 
 def _loop_carried(loop: ast.For, before: list[ast.stmt]) -> set[str]:
     """Names a loop assigns that were initialized before it (its accumulators)."""
     inits = {t for s in before for t in _assigned(s)}
     return {t for s in loop.body for t in _assigned(s)} & inits
-
-
-def _masked_update(stmt: ast.stmt, acc: str):
-    """`acc = tl.where(mask, t, acc)` -> (mask, t)."""
-    if not (
-        isinstance(stmt, ast.Assign)
-        and ast.unparse(stmt.targets[0]) == acc
-        and _is_call(stmt.value, "tl.where")
-        and len(stmt.value.args) == 3
-        and ast.unparse(stmt.value.args[2]) == acc
-        and isinstance(stmt.value.args[1], ast.Name)
-    ):
-        return None, None
-    return stmt.value.args[0], stmt.value.args[1].id
 
 
 def _defs(body: list[ast.stmt]) -> dict[str, ast.Assign]:
@@ -96,16 +89,12 @@ def online_max_sum_exp(fn: ast.FunctionDef) -> int:
     # Loop 1: v = load; t = maximum_nan(m_acc, v); m_acc = tl.where(mask, t, m_acc)
     mask1, t1 = _masked_update(l1.body[-1], m_acc)
     defs1 = _defs(l1.body)
-    if t1 is None or t1 not in defs1:
+    if t1 not in defs1:
         return 0
-    tval = defs1[t1].value
-    if not (
-        _is_call(tval, "maximum_nan")
-        and ast.unparse(tval.args[0]) == m_acc
-        and isinstance(tval.args[1], ast.Name)
-    ):
+    op, value = _op_of(defs1[t1].value, m_acc)
+    if op != "maximum_nan" or not isinstance(value, ast.Name):
         return 0
-    v1 = tval.args[1].id
+    v1 = value.id
     load1, cast1 = _load_parts(defs1[v1].value) if v1 in defs1 else (None, None)
     if load1 is None:
         return 0
@@ -132,19 +121,17 @@ def online_max_sum_exp(fn: ast.FunctionDef) -> int:
         return 0
     mask2, u = _masked_update(l2.body[-1], s_acc)
     defs2 = _defs(l2.body)
-    if u is None or u not in defs2:
+    if u not in defs2:
         return 0
-    uval = defs2[u].value
+    op, term = _op_of(defs2[u].value, s_acc)
     if not (
-        isinstance(uval, ast.BinOp)
-        and isinstance(uval.op, ast.Add)
-        and ast.unparse(uval.left) == s_acc
-        and isinstance(uval.right, ast.Name)
-        and uval.right.id in defs2
-        and _is_call(defs2[uval.right.id].value, "tl.exp")
+        op == "+"
+        and isinstance(term, ast.Name)
+        and term.id in defs2
+        and _is_call(defs2[term.id].value, "tl.exp")
     ):
         return 0
-    e = uval.right.id
+    e = term.id
     arg = defs2[e].value.args[0]
     if isinstance(arg, ast.Name) and arg.id in defs2:
         arg = defs2[arg.id].value

@@ -361,6 +361,20 @@ def _op_of(value: ast.AST, acc: str):
     return op, sides[1 - names.index(True)]
 
 
+def _masked_update(stmt: ast.stmt | None, acc: str):
+    """`acc = tl.where(mask, t, acc)` -> (mask, t); (None, None) otherwise."""
+    if not (
+        isinstance(stmt, ast.Assign)
+        and ast.unparse(stmt.targets[0]) == acc
+        and _is_call(stmt.value, "tl.where")
+        and len(stmt.value.args) == 3
+        and ast.unparse(stmt.value.args[2]) == acc
+        and isinstance(stmt.value.args[1], ast.Name)
+    ):
+        return None, None
+    return stmt.value.args[0], stmt.value.args[1].id
+
+
 def fold_identity_accumulators(fn: ast.FunctionDef) -> int:
     """In one block, `acc = tl.full(.., 0); t = acc + v; acc = tl.where(m, t, acc)`
     is `acc = tl.where(m, v, 0)`: the accumulator starts at op's identity."""
@@ -380,13 +394,7 @@ def fold_identity_accumulators(fn: ast.FunctionDef) -> int:
         t = step.targets[0].id
         after = rest[rest.index(step) + 1 :]
         merge = next((s for s in after if t in _names(s) or acc in _names(s)), None)
-        if not (
-            isinstance(merge, ast.Assign)
-            and ast.unparse(merge.targets[0]) == acc
-            and _is_call(merge.value, "tl.where")
-            and ast.unparse(merge.value.args[1]) == t
-            and ast.unparse(merge.value.args[2]) == acc
-        ):
+        if _masked_update(merge, acc)[1] != t:
             continue
         if _loads(fn).get(t, 0) != 1:
             continue

@@ -303,16 +303,21 @@ def run_reference(case: Case, inputs: list[Any], dtype: str | None, device: str)
         return _tuple(fn(*inputs))
 
 
+def scaffold_entry(case: Case, dtype: str, device: str, kernel=None):
+    """The scaffold's entry point as the reference's callers use it: the launcher
+    function, or a ModelNew holding the reference Model's parameters, on
+    `device` in `dtype`. `kernel`: another kernel.py module (default: the case's)."""
+    kernel = kernel or case.kernel
+    if case.manifest["reference_kind"] != "kernelbench":
+        return getattr(kernel, case.manifest["reference_name"])
+    ref = case.reference.build()
+    model = kernel.ModelNew(*case.reference.init_inputs)
+    model.load_state_dict(ref.state_dict())
+    return model.to(device=device, dtype=getattr(torch, dtype))
+
+
 def run_scaffold(case: Case, inputs: list[Any], dtype: str, device: str):
-    if case.manifest["reference_kind"] == "kernelbench":
-        ref = case.reference.build()
-        init = case.reference.init_inputs
-        model = case.kernel.ModelNew(*init)
-        model.load_state_dict(ref.state_dict())
-        model = model.to(device=device, dtype=getattr(torch, dtype))
-        fn = model
-    else:
-        fn = getattr(case.kernel, case.manifest["reference_name"])
+    fn = scaffold_entry(case, dtype, device)
     with poisoned_allocations(), torch.no_grad():
         return _tuple(fn(*inputs))
 
