@@ -45,6 +45,36 @@ def test_launch_settings_give_few_rows_more_warps():
     assert launch_settings(16, 4096)[2] > launch_settings(65536, 4096)[2]
 
 
+@pytest.mark.parametrize("row_size", (64, 200, 500, 768, 1024))
+def test_launch_settings_keep_each_narrow_row_in_one_warp(row_size):
+    # A warp-local reduction needs no shared memory: kb_layernorm's rows of 768
+    # took 0.93-0.96 of their time with 2 warps for its 2 rows instead of 4.
+    block_rows, _, warps = _function("rmsnorm", "launch_settings")(65536, row_size)
+    assert warps == min(block_rows, 8)
+
+
+@pytest.mark.parametrize("row_size", (2048, 4096, 8192))
+def test_launch_settings_size_threads_by_bytes(row_size):
+    # An fp32 row gets the warps a bf16 row twice as long gets (fused_add_rmsnorm
+    # fp32 at 1-64 tokens: 0.87-0.92 of the time with 16 warps instead of 8).
+    launch_settings = _function("rmsnorm", "launch_settings")
+    bf16 = launch_settings(16, row_size, 2)
+    assert launch_settings(16, row_size) == bf16
+    assert launch_settings(16, row_size, 4)[2] == min(32, 2 * bf16[2])
+    assert launch_settings(16, row_size, 4)[:2] == bf16[:2]
+
+
+def test_launchers_size_warps_by_the_reduced_input_and_loop_with_fixed_warps():
+    # softmax's first pointer is its output; the element size comes from the
+    # input it reduces. The looped kernel takes LOOPED_WARPS, not launch_settings.
+    source = (CAPTURED / "softmax" / "kernel.py").read_text()
+    launcher = source[source.index("def softmax(") :]
+    assert "launch_settings(\n        num_tokens, vocab, logits.element_size()\n" in launcher
+    looped = launcher[launcher.index("if BLOCK_COLS > MAX_FUSED_COLS:") :]
+    assert "= 1, LOOPED_BLOCK_COLS, LOOPED_WARPS\n" in looped
+    assert "launch_settings" not in looped
+
+
 @pytest.mark.parametrize("row_size", (1, 3, 64, 768, 4096, 5000, 16384))
 @pytest.mark.parametrize("num_rows", ROWS)
 def test_tile_settings_cover_the_row_in_whole_blocks(num_rows, row_size):

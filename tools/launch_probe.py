@@ -5,7 +5,7 @@ and is timed by CUDA-graph replay at every token count; a candidate whose
 output is not close to the scaffold's is reported as differing, not timed.
 
     python3 tools/launch_probe.py rmsnorm --dims hidden=4096 --tokens 1 64 4096 \
-        --reduce 1x4 1x8 2x4
+        --reduce 1x4 1x8 2x4 --looped 2048x16
     python3 tools/launch_probe.py silu_and_mul --tokens 1 4096 --tile 1x1024x4 2x1024x8
     python3 tools/launch_probe.py softmax --dims vocab=32768 --variant my_softmax.py
 
@@ -78,9 +78,21 @@ def probe(case, variants: dict, point, args) -> dict:
         mod.MAX_FUSED_COLS = m
         timed(f"max_fused={m}", lambda: fn(*inputs))
     looped_cols = getattr(mod, "LOOPED_BLOCK_COLS", None)
-    for cols in args.looped:
-        mod.MAX_FUSED_COLS, mod.LOOPED_BLOCK_COLS = 1, cols
-        timed(f"looped={cols}", lambda: fn(*inputs))
+    for spec in args.looped:
+        cols, _, warps = spec.partition("x")
+        mod.MAX_FUSED_COLS, mod.LOOPED_BLOCK_COLS = 1, int(cols)
+        if warps:
+            # Every launch takes the looped kernel here, so this only sizes it.
+            mod.launch_settings = lambda n, c, w=int(warps): (1, c, w)
+        online = getattr(mod, "ONLINE_MIN_COLS", None)
+        mod.ONLINE_MIN_COLS = 1 << 62  # the looped kernel, not the online one
+        timed(f"looped={spec}", lambda: fn(*inputs))
+        if online is None:
+            del mod.ONLINE_MIN_COLS
+        else:
+            mod.ONLINE_MIN_COLS = online
+        if saved["launch_settings"] is not None:
+            mod.launch_settings = saved["launch_settings"]
     if fused is not None:
         mod.MAX_FUSED_COLS, mod.LOOPED_BLOCK_COLS = fused, looped_cols
     for path, vmod in variants.items():
@@ -107,10 +119,10 @@ def main() -> int:
     )
     ap.add_argument(
         "--looped",
-        type=int,
         nargs="*",
         default=[],
-        help="LOOPED_BLOCK_COLS values, every row taking the looped kernel",
+        help="COLS or COLSxWARPS: LOOPED_BLOCK_COLS (and warps), every row taking "
+        "the looped kernel",
     )
     args = ap.parse_args()
     case = load_case(f"captured/{args.case}")

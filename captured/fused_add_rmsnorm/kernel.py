@@ -157,25 +157,31 @@ def fused_add_rmsnorm_kernel_looped(
         )
 
 
-# A row up to MAX_FUSED_COLS elements is held in registers by one program (32
-# warps, at most 32 fp32 values a thread); wider rows take the looped kernel,
-# which walks the row LOOPED_BLOCK_COLS at a time.
-MAX_FUSED_COLS = 32768
+# A row up to MAX_FUSED_COLS elements is held in registers by one program (x
+# read once); wider rows take the looped kernel, which walks the row
+# LOOPED_BLOCK_COLS at a time with LOOPED_WARPS warps and reads it again from
+# cache. One program holding a row of 32768 hides memory latency worse: the
+# looped kernel took 0.74-0.94 of its time for softmax over 32768 columns at 1
+# to 16384 rows (H200, docs/benchmarks/NOTES.md).
+MAX_FUSED_COLS = 8192
 LOOPED_BLOCK_COLS = 4096
+LOOPED_WARPS = 16
 
 
-def launch_settings(num_rows, row_size):
-    """(rows a program, block, warps) for a reduction over rows of row_size.
-    Narrow rows are packed to 2048 elements a program; otherwise one row, 16
-    fp32 values a thread up to 32 warps, except rows of 4096 when there are
-    many (4 warps, 32 a thread). Measured fastest on an H200 in bf16 with
-    tools/launch_probe.py; the figures are in docs/benchmarks/NOTES.md."""
+def launch_settings(num_rows, row_size, elem_bytes=2):
+    """(rows a program, block, warps) for a reduction over rows of row_size
+    elements of elem_bytes each. Narrow rows are packed to 2048 elements a
+    program, one warp a row (its reduction stays inside the warp); otherwise one
+    row, 32 bytes of it a thread up to 32 warps, except rows of 4096 when there
+    are many (4 warps). Measured fastest on an H200 with tools/launch_probe.py;
+    the figures are in docs/benchmarks/NOTES.md."""
     block = triton.next_power_of_2(row_size)
     if block <= 1024:
-        return 2048 // block, block, 4
+        rows = 2048 // block
+        return rows, block, min(rows, 8)
     if block == 4096 and num_rows > 512:
         return 1, block, 4
-    return 1, block, min(32, block // 512)
+    return 1, block, min(32, block * elem_bytes // 1024)
 
 
 def fused_add_rmsnorm(x, residual, weight, eps: float = 1e-06):
@@ -195,13 +201,13 @@ def fused_add_rmsnorm(x, residual, weight, eps: float = 1e-06):
     out0 = torch.empty_strided(
         (num_tokens, hidden), (hidden, 1), dtype=x.dtype, device=x.device
     )
-    BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(num_tokens, hidden)
+    BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(
+        num_tokens, hidden, x.element_size()
+    )
     kernel = fused_add_rmsnorm_kernel
     if BLOCK_COLS > MAX_FUSED_COLS:
         # Too wide for registers: stream the row in blocks (x is read twice).
-        BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(
-            num_tokens, LOOPED_BLOCK_COLS
-        )
+        BLOCK_ROWS, BLOCK_COLS, num_warps = 1, LOOPED_BLOCK_COLS, LOOPED_WARPS
         kernel = fused_add_rmsnorm_kernel_looped
     kernel[(triton.cdiv(num_tokens, BLOCK_ROWS),)](
         x_ptr=x,

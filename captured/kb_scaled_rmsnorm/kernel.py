@@ -64,18 +64,20 @@ def model_kernel(
     )
 
 
-def launch_settings(num_rows, row_size):
-    """(rows a program, block, warps) for a reduction over rows of row_size.
-    Narrow rows are packed to 2048 elements a program; otherwise one row, 16
-    fp32 values a thread up to 32 warps, except rows of 4096 when there are
-    many (4 warps, 32 a thread). Measured fastest on an H200 in bf16 with
-    tools/launch_probe.py; the figures are in docs/benchmarks/NOTES.md."""
+def launch_settings(num_rows, row_size, elem_bytes=2):
+    """(rows a program, block, warps) for a reduction over rows of row_size
+    elements of elem_bytes each. Narrow rows are packed to 2048 elements a
+    program, one warp a row (its reduction stays inside the warp); otherwise one
+    row, 32 bytes of it a thread up to 32 warps, except rows of 4096 when there
+    are many (4 warps). Measured fastest on an H200 with tools/launch_probe.py;
+    the figures are in docs/benchmarks/NOTES.md."""
     block = triton.next_power_of_2(row_size)
     if block <= 1024:
-        return 2048 // block, block, 4
+        rows = 2048 // block
+        return rows, block, min(rows, 8)
     if block == 4096 and num_rows > 512:
         return 1, block, 4
-    return 1, block, min(32, block // 512)
+    return 1, block, min(32, block * elem_bytes // 1024)
 
 
 class ModelNew(nn.Module):
@@ -103,7 +105,9 @@ class ModelNew(nn.Module):
         out = torch.empty_strided(
             (batch, 512), (512, 1), dtype=x.dtype, device=x.device
         )
-        BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(batch, 512)
+        BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(
+            batch, 512, x.element_size()
+        )
         model_kernel[(triton.cdiv(batch, BLOCK_ROWS),)](
             x_ptr=x,
             weight_ptr=weight,

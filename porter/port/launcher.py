@@ -195,7 +195,7 @@ def plan_launcher(
             continue
         kp = port_by_name.get(step.name)
         if kp is not None:  # None: fused into an earlier kernel's launch
-            steps.append(_launch(kp))
+            steps.append(_launch(kp, inputs))
 
     returns = []
     for o in module.outputs:
@@ -239,12 +239,13 @@ def _extern_call(text: str, wrapper_var, var_of, symbols) -> str:
     return ast.unparse(Fix().visit(node))
 
 
-def _launch(kp: KernelPort) -> LaunchStep:
+def _launch(kp: KernelPort, inputs: set[str]) -> LaunchStep:
     cfg = kp.record.config
     args = []
     for p in kp.params:
         args.append((p.name, p.value))
     numel = _param_for(kp, "xnumel")
+    elem = _elem_bytes_arg(kp, inputs)
     setup = [f"{p.value} = {p.view}" for p in kp.params if p.view]
     if kp.tile is not None:
         _, cols, rows = kp.tile
@@ -269,12 +270,12 @@ def _launch(kp: KernelPort) -> LaunchStep:
             # The autotuned config was for Inductor's looped kernel; the
             # persistent one is sized by the heuristic, from the rows and the row.
             setup.append(
-                f"BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings({numel}, {row})"
+                f"BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings({numel}, {row}{elem})"
             )
             setup.append(f"kernel = {kp.persistent.name}")
             looped = [
                 "# Too wide for registers: stream the row in blocks (x is read twice).",
-                f"BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings({numel}, LOOPED_BLOCK_COLS)",
+                "BLOCK_ROWS, BLOCK_COLS, num_warps = 1, LOOPED_BLOCK_COLS, LOOPED_WARPS",
                 f"kernel = {kp.looped_name}",
             ]
             if cfg:
@@ -286,7 +287,7 @@ def _launch(kp: KernelPort) -> LaunchStep:
             if kp.online is not None:
                 online = [
                     "# Many very wide rows: one pass over each row, in blocks.",
-                    f"BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings({numel}, ONLINE_BLOCK_COLS)",
+                    f"BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings({numel}, ONLINE_BLOCK_COLS{elem})",
                     f"kernel = {kp.online.name}",
                 ]
                 branches = (
@@ -299,12 +300,12 @@ def _launch(kp: KernelPort) -> LaunchStep:
         elif kp.record.kind == "persistent_reduction" or "R0_BLOCK" in kp.static_sizes:
             # Inductor's own persistent kernel takes any number of rows a program.
             setup.append(
-                f"BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings({numel}, {row})"
+                f"BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings({numel}, {row}{elem})"
             )
         else:
             setup.append(f"BLOCK_ROWS = {rows_per_program}")
             setup.append(
-                f"_, BLOCK_COLS, num_warps = launch_settings({numel}, min({row}, {LOOPED_MAX_BLOCK}))"
+                f"_, BLOCK_COLS, num_warps = launch_settings({numel}, min({row}, {LOOPED_MAX_BLOCK}){elem})"
             )
             if cfg:
                 setup.append(
@@ -321,6 +322,17 @@ def _launch(kp: KernelPort) -> LaunchStep:
         num_warps=warps,
         num_stages=str(cfg.num_stages) if cfg else "",
     )
+
+
+def _elem_bytes_arg(kp: KernelPort, inputs: set[str]) -> str:
+    """`, x.element_size()` for the first floating-point input the kernel reads
+    (the rows it reduces): launch_settings sizes threads by bytes, so an fp32
+    row gets twice the warps of a bf16 one. Empty when no input is a float."""
+    for p in kp.params:
+        dtype = kp.pointer_dtype.get(p.name, "")
+        if p.kind == "pointer" and p.value in inputs and dtype.startswith(("*fp", "*bf")):
+            return f", {p.value}.element_size()"
+    return ""
 
 
 def _indent(lines: list[str]) -> str:
