@@ -60,11 +60,16 @@ def probe(case, variants: dict, point, args) -> dict:
     saved = {k: getattr(mod, k, None) for k in ("launch_settings", "tile_settings")}
     for r_w in args.reduce:
         r, w = (int(v) for v in r_w.split("x"))
-        mod.launch_settings = lambda n, c, r=r, w=w: (r, triton.next_power_of_2(c), w)
+        # *_: the launchers pass the element size too; it must not bind to r or w.
+        mod.launch_settings = lambda n, c, *_, r=r, w=w: (
+            r,
+            triton.next_power_of_2(c),
+            w,
+        )
         timed(f"reduce={r_w}", lambda: fn(*inputs))
     for t in args.tile:
         r, c, w = (int(v) for v in t.split("x"))
-        mod.tile_settings = lambda n, cols, r=r, c=c, w=w: (
+        mod.tile_settings = lambda n, cols, *_, r=r, c=c, w=w: (
             r,
             min(c, triton.next_power_of_2(cols)),
             w,
@@ -78,12 +83,12 @@ def probe(case, variants: dict, point, args) -> dict:
         mod.MAX_FUSED_COLS = m
         timed(f"max_fused={m}", lambda: fn(*inputs))
     looped_cols = getattr(mod, "LOOPED_BLOCK_COLS", None)
+    looped_warps = getattr(mod, "LOOPED_WARPS", None)
     for spec in args.looped:
         cols, _, warps = spec.partition("x")
         mod.MAX_FUSED_COLS, mod.LOOPED_BLOCK_COLS = 1, int(cols)
         if warps:
-            # Every launch takes the looped kernel here, so this only sizes it.
-            mod.launch_settings = lambda n, c, w=int(warps): (1, c, w)
+            mod.LOOPED_WARPS = int(warps)
         online = getattr(mod, "ONLINE_MIN_COLS", None)
         mod.ONLINE_MIN_COLS = 1 << 62  # the looped kernel, not the online one
         timed(f"looped={spec}", lambda: fn(*inputs))
@@ -91,8 +96,8 @@ def probe(case, variants: dict, point, args) -> dict:
             del mod.ONLINE_MIN_COLS
         else:
             mod.ONLINE_MIN_COLS = online
-        if saved["launch_settings"] is not None:
-            mod.launch_settings = saved["launch_settings"]
+        if looped_warps is not None:
+            mod.LOOPED_WARPS = looped_warps
     if fused is not None:
         mod.MAX_FUSED_COLS, mod.LOOPED_BLOCK_COLS = fused, looped_cols
     for path, vmod in variants.items():
