@@ -53,6 +53,12 @@ PLANTS = {
         "tmp14.to(tl.bfloat16)",
         lambda s: s.dtype == "float32",
     ),
+    "unwritten_int_column": (
+        "quant_int8",
+        "tmp15, col_mask & row_mask)",
+        "tmp15, (cols < hidden - 1) & row_mask)",
+        lambda s: s.dtype == "float32",
+    ),
     "bf16_math_without_upcast": (
         "add_layernorm",
         "UPCASTS",  # every load's .to(tl.float32), the fp32 Welford accumulators,
@@ -123,3 +129,9 @@ def test_missing_mask_is_reported_as_out_of_bounds(tmp_path, porter_device):
     case, old, new, keep = PLANTS["missing_mask"]
     failures = _failures(_copy(tmp_path, case, old, new), keep, porter_device)
     assert failures and "out-of-bounds store" in failures[0]
+
+
+def test_an_unwritten_integer_is_named_as_such(tmp_path, porter_device):
+    case, old, new, keep = PLANTS["unwritten_int_column"]
+    failures = _failures(_copy(tmp_path, case, old, new), keep, porter_device)
+    assert failures and "was never written" in failures[0]
