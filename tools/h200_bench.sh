@@ -11,8 +11,10 @@ python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
 out=${OUT:-/tmp/porter-h200}
 mkdir -p "$out/benchmarks"
-# The committed results, so that `--merge` (in BENCH_ARGS or a PLAN line) adds
-# to them; without it each case's files are replaced.
+# The results in docs/benchmarks/, so that `--merge` (in BENCH_ARGS or a PLAN
+# line) adds to them; without it each case's files are replaced. Copy each
+# call's results there before the next call merges, or that call's merged files
+# bring back the older rows of the dtypes it did not measure.
 cp docs/benchmarks/*.json "$out/benchmarks/" 2>/dev/null
 plan=${PLAN:-$(ls captured)}
 while read -r c flags; do
