@@ -18,6 +18,7 @@ What porter changed:
 - renamed index variables and temporaries after what they hold
 - turned 4 division(s) by a per-row value into multiplication by its reciprocal
 - derived a persistent kernel for rows that fit in registers (x read once); the looped kernel serves wider rows
+- the looped kernel recomputes a value it stored only to reload it (the output is written once)
 """
 
 import torch
@@ -158,7 +159,7 @@ def softmax_kernel_looped(
         logits_2 = tl.load(
             logits_ptr + (cols + rows * logits_stride0),
             col_mask & row_mask,
-            eviction_policy="evict_first",
+            eviction_policy="evict_last",
             other=0.0,
         ).to(tl.float32)
         tmp21 = tmp10 == 0
@@ -173,22 +174,27 @@ def softmax_kernel_looped(
         exp = tl.exp(tmp30)
         tmp34 = _tmp33 + exp
         _tmp33 = tl.where(col_mask & row_mask, tmp34, _tmp33)
-        tl.store(
-            out_ptr + (cols + rows * out_stride0),
-            exp.to(out_ptr.dtype.element_ty),
-            col_mask & row_mask,
-        )
     row_sum = tl.sum(_tmp33, 1)[:, None]
-    tl.debug_barrier()
     for col_start in tl.range(0, vocab, BLOCK_COLS):
         cols = col_start + col_base
         col_mask = cols < vocab
-        out = tl.load(
-            out_ptr + (cols + rows * out_stride0),
+        logits_3 = tl.load(
+            logits_ptr + (cols + rows * logits_stride0),
             col_mask & row_mask,
             eviction_policy="evict_first",
             other=0.0,
         ).to(tl.float32)
+        tmp21_2 = tmp10 == 0
+        tmp23_2 = 1.0
+        tmp24_2 = logits_3 * tmp23_2
+        tmp25_2 = tmp24_2 - row_max
+        tmp26_2 = 0.7
+        tmp27_2 = tmp25_2 * (1.0 / tmp26_2)
+        tmp28_2 = logits_3 * (1.0 / tmp26_2)
+        tmp29_2 = tmp28_2 - row_max_2
+        tmp30_2 = tl.where(tmp21_2, tmp27_2, tmp29_2)
+        exp_2 = tl.exp(tmp30_2)
+        out = exp_2.to(out_ptr.dtype.element_ty).to(tl.float32)
         tmp36 = out * (1.0 / row_sum)
         tl.store(
             out_ptr + (cols + rows * out_stride0),

@@ -17,6 +17,7 @@ from porter.port.online import online_max_sum_exp
 from porter.port.passes import PIPELINE as CLEANUP_PASSES
 from porter.port.passes import reciprocal_divisors
 from porter.port.persist import persist as persistent_form
+from porter.port.recompute import recompute_reloads
 from porter.port.tile import tile_rows_by_cols
 from porter.records import Capture
 from porter.render import render
@@ -85,6 +86,13 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
                         "derived a single-pass looped kernel (a running max and sum "
                         "of exp per row) for many very wide rows"
                     )
+            # After the other forms are derived from it: they keep the row in
+            # registers or do not store, so this only concerns the looped one.
+            if recompute_reloads(kp.tree):
+                kp.notes.append(
+                    "the looped kernel recomputes a value it stored only to reload "
+                    "it (the output is written once)"
+                )
     order = [s.name if s.kind == "launch" else "" for s in module.steps]
     ports = fuse_pointwise(ports, order)
     kernels = []

@@ -1,0 +1,212 @@
+"""Stage: the looped kernel recomputes a temporary instead of reloading it.
+
+Inductor's CPU softmax stores exp(x - max) into the output in its second loop
+and reads it back in the third to divide by the sum: the row is written twice
+and read once more from the output. Inductor's own GPU kernel recomputes the
+exp from x instead (three reads of x, one write). This pass does the same for
+any looped kernel of that shape: when a loop stores a value into elements that
+a later loop over the same columns loads and then overwrites, the later loop
+computes the value again from what the first one read, and the first store goes.
+
+Only where it saves traffic: the value must be computed from at most one
+row-sized load (plus per-column vectors such as a weight, and per-row scalars
+computed before the first loop), so that recomputing reads no more than the
+reload did, and the store must be a temporary (a real output written once,
+such as fused_add_rmsnorm's sum, is kept and reloaded).
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+
+from porter.port.online import _loop_carried
+from porter.port.passes import _assigned, _is_call, _names, ptr_base
+from porter.port.persist import (
+    _is_col_loop,
+    _load_parts,
+    _store_key,
+    drop_needless_barriers,
+)
+
+
+def _store_stmts(loop: ast.For) -> list[ast.Expr]:
+    return [
+        s
+        for s in loop.body
+        if isinstance(s, ast.Expr)
+        and _is_call(s.value, "tl.store")
+        and len(s.value.args) >= 3
+    ]
+
+
+def _slice(value: ast.AST, at: int, body: list[ast.stmt], outside: set[str]):
+    """The statements of `body` that compute the names `value` (read at
+    statement `at`) reads, in body order; None when one of them reads a name
+    that is neither in `outside` nor assigned exactly once in `body` before the
+    statement reading it (a later assignment is last block's value)."""
+    assigned: dict[str, list[int]] = {}
+    for i, s in enumerate(body):
+        for t in _assigned(s):
+            assigned.setdefault(t, []).append(i)
+    needed, stack = set(), [(n, at) for n in _names(value)]
+    while stack:
+        n, reader = stack.pop()
+        if n in outside or n in ("tl", "float"):
+            continue
+        where = assigned.get(n)
+        if where is None or len(where) != 1 or where[0] >= reader:
+            return None
+        s = body[where[0]]
+        if not isinstance(s, ast.Assign) or len(s.targets) != 1:
+            return None
+        if where[0] not in needed:
+            needed.add(where[0])
+            stack.extend((m, where[0]) for m in _names(s.value))
+    return [body[i] for i in sorted(needed)]
+
+
+def _row_loads(stmts: list[ast.stmt]) -> list[ast.Call]:
+    """The loads among stmts whose pointer moves with the row."""
+    return [
+        n
+        for s in stmts
+        for n in ast.walk(s)
+        if _is_call(n, "tl.load") and "rows" in _names(n.args[0])
+    ]
+
+
+def _set_hint(load: ast.Call, policy: str) -> None:
+    for k in load.keywords:
+        if k.arg == "eviction_policy":
+            k.value = ast.Constant(policy)
+            return
+    load.keywords.append(ast.keyword("eviction_policy", ast.Constant(policy)))
+
+
+def _fresh(name: str, taken: set[str]) -> str:
+    base, i = name, 2
+    if "_" in name and name.rsplit("_", 1)[1].isdigit():
+        base, i = name.rsplit("_", 1)[0], int(name.rsplit("_", 1)[1]) + 1
+    while f"{base}_{i}" in taken:
+        i += 1
+    taken.add(f"{base}_{i}")
+    return f"{base}_{i}"
+
+
+def recompute_reloads(fn: ast.FunctionDef) -> int:
+    """Replace each qualifying reload with the computation of the stored value
+    (see the module doc); how many reloads were replaced."""
+    body = fn.body
+    done = 0
+    loops = [i for i, s in enumerate(body) if _is_col_loop(s)]
+    for ia in loops:
+        la = body[ia]
+        for store in _store_stmts(la):
+            key = _store_key(store.value)
+            base = ptr_base(store.value.args[0])
+            for ib in [i for i in loops if i > ia]:
+                if _recompute_into(fn, ia, ib, store, key, base):
+                    done += 1
+                    break
+    if done:
+        drop_needless_barriers(fn)
+    return done
+
+
+def _recompute_into(fn, ia: int, ib: int, store: ast.Expr, key: str, base) -> bool:
+    body = fn.body
+    la, lb = body[ia], body[ib]
+    if (
+        ast.unparse(la.iter.args[1]) != ast.unparse(lb.iter.args[1])
+        or la.target.id != lb.target.id
+    ):
+        return False
+    # The later loop loads exactly the stored elements, once, and overwrites them.
+    reloads = [
+        (j, s)
+        for j, s in enumerate(lb.body)
+        if isinstance(s, ast.Assign)
+        and isinstance(s.targets[0], ast.Name)
+        and _load_parts(s.value)[0] is not None
+        and ptr_base(_load_parts(s.value)[0].args[0]) == base
+    ]
+    if len(reloads) != 1 or not any(
+        _store_key(s.value) == key for s in _store_stmts(lb)
+    ):
+        return False
+    j, reload = reloads[0]
+    load, cast = _load_parts(reload.value)
+    if (
+        len(load.args) < 2
+        or ast.dump(load.args[0]) != ast.dump(store.value.args[0])
+        or ast.dump(load.args[1]) != ast.dump(store.value.args[2])
+    ):
+        return False
+    # Nobody else reads what the first loop stored.
+    all_loads = [
+        n
+        for n in ast.walk(fn)
+        if _is_call(n, "tl.load") and ptr_base(n.args[0]) == base
+    ]
+    if len(all_loads) != 1:
+        return False
+    # What the stored value reads: computed in this loop, from names set before
+    # it (and not again until the later loop), never from its accumulators.
+    before = body[:ia]
+    outside = {a.arg for a in fn.args.args} | {t for s in before for t in _assigned(s)}
+    carried = _loop_carried(la, before)
+    outside -= carried
+    outside -= {t for s in body[ia + 1 : ib] for t in _assigned(s)}
+    outside.add(la.target.id)
+    value = store.value.args[1]
+    stmts = _slice(value, la.body.index(store), la.body, outside)
+    if (
+        stmts is None
+        or any(_names(s) & carried for s in stmts)
+        or any(
+            not isinstance(s, ast.Assign) or _is_call(s.value, "tl.store")
+            for s in stmts
+        )
+    ):
+        return False
+    if len(_row_loads(stmts)) > 1:
+        return False
+    # Build the copy for the later loop: statements it already has (cols,
+    # col_mask) are reused, the rest take fresh names.
+    already = {ast.dump(s) for s in lb.body[:j]}
+    taken = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
+    taken |= {a.arg for a in fn.args.args}
+    renames: dict[str, str] = {}
+    copies: list[ast.stmt] = []
+    for s in stmts:
+        if ast.dump(s) in already and not (_names(s.value) & set(renames)):
+            continue
+        c = copy.deepcopy(s)
+        _rename_reads(c.value, renames)
+        old = c.targets[0].id
+        renames[old] = _fresh(old, taken)
+        c.targets[0].id = renames[old]
+        copies.append(c)
+    new_value = copy.deepcopy(value)
+    _rename_reads(new_value, renames)
+    if cast is not None:
+        new_value = ast.Call(
+            ast.Attribute(new_value, "to", ast.Load()), [copy.deepcopy(cast)], []
+        )
+    reload.value = new_value
+    lb.body[j:j] = copies
+    # The first loop's reads are now read again: keep them in cache; the
+    # recomputation is the last read.
+    for n in _row_loads(stmts):
+        _set_hint(n, "evict_last")
+    for n in _row_loads(copies):
+        _set_hint(n, "evict_first")
+    la.body.remove(store)
+    return True
+
+
+def _rename_reads(node: ast.AST, mapping: dict[str, str]) -> None:
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and n.id in mapping:
+            n.id = mapping[n.id]
