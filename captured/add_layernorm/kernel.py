@@ -232,18 +232,26 @@ def add_layernorm_kernel_looped(
 MAX_FUSED_COLS = 8192
 LOOPED_BLOCK_COLS = 4096
 LOOPED_WARPS = 16
+# A looped kernel that reads the row only twice (one reduction, then the
+# epilogue; rmsnorm) is taken from rows of LOOPED_MIN_ROW_BYTES too: its
+# second read comes from cache, and it does not hold the row in registers
+# across the reduction. It took 0.91-0.97 of the persistent kernel's time for
+# rmsnorm in fp32 at 4096 and in bf16 at 8192, from 64 to 32768 rows (H200,
+# docs/benchmarks/NOTES.md). Softmax's looped kernel reads the row three times
+# and keeps the persistent kernel up to MAX_FUSED_COLS.
+LOOPED_MIN_ROW_BYTES = 16384
 
 
 def launch_settings(num_rows, row_size, elem_bytes=2):
     """(rows a program, block, warps) for a reduction over rows of row_size
-    elements of elem_bytes each. Narrow rows are packed to 2048 elements a
-    program, one warp a row (its reduction stays inside the warp); otherwise one
-    row, 32 bytes of it a thread up to 32 warps, except rows of 4096 when there
-    are many (4 warps). Measured fastest on an H200 with tools/launch_probe.py;
-    the figures are in docs/benchmarks/NOTES.md."""
+    elements of elem_bytes each. Narrow rows are packed to 4 KB a program (2048
+    bf16 elements), one warp a row (its reduction stays inside the warp);
+    otherwise one row, 32 bytes of it a thread up to 32 warps, except rows of
+    4096 when there are many (4 warps). Measured fastest on an H200 with
+    tools/launch_probe.py; the figures are in docs/benchmarks/NOTES.md."""
     block = triton.next_power_of_2(row_size)
     if block <= 1024:
-        rows = 2048 // block
+        rows = max(1, 4096 // (block * elem_bytes))
         return rows, block, min(rows, 8)
     if block == 4096 and num_rows > 512:
         return 1, block, 4
@@ -272,8 +280,11 @@ def add_layernorm(x, residual, weight, bias, eps: float = 1e-05):
         num_tokens, hidden, x.element_size()
     )
     kernel = add_layernorm_kernel
-    if BLOCK_COLS > MAX_FUSED_COLS:
-        # Too wide for registers: stream the row in blocks (x is read twice).
+    if (
+        BLOCK_COLS > MAX_FUSED_COLS
+        or BLOCK_COLS * x.element_size() >= LOOPED_MIN_ROW_BYTES
+    ):
+        # Wide: stream the row in blocks (read twice, then from cache).
         BLOCK_ROWS, BLOCK_COLS, num_warps = 1, LOOPED_BLOCK_COLS, LOOPED_WARPS
         kernel = add_layernorm_kernel_looped
     kernel[(triton.cdiv(num_tokens, BLOCK_ROWS),)](

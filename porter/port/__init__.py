@@ -151,6 +151,11 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
         uses_tile=any(kp.tile is not None for kp in ports),
         uses_persistent=any(kp.persistent is not None for kp in ports),
         uses_online=any(kp.online is not None for kp in ports),
+        uses_min_row_bytes=any(
+            "LOOPED_MIN_ROW_BYTES" in line
+            for step in launcher.steps
+            for line in step.setup
+        ),
         uses_launch_settings=any(
             "launch_settings(" in line for step in launcher.steps for line in step.setup
         ),

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from porter.port.generalize import _launcher_expr
 from porter.port.model import KernelPort
+from porter.port.persist import _is_col_loop
 from porter.records import Capture, CompiledModule
 
 DEFAULT_POINTWISE_BLOCK = 1024
@@ -283,7 +284,15 @@ def _launch(kp: KernelPort, inputs: set[str]) -> LaunchStep:
                 looped.append(
                     f"num_warps = {cfg.num_warps}  # the autotuner's choice on the capture GPU"
                 )
-            branches = "if BLOCK_COLS > MAX_FUSED_COLS:\n" + _indent(looped)
+            wide = "BLOCK_COLS > MAX_FUSED_COLS"
+            if elem and _passes_over_row(kp.tree) == 2:
+                # A looped kernel that reads the row twice beats holding it in
+                # registers from LOOPED_MIN_ROW_BYTES up (the template says why).
+                wide += f" or BLOCK_COLS * {elem[2:]} >= LOOPED_MIN_ROW_BYTES"
+                looped[0] = (
+                    "# Wide: stream the row in blocks (read twice, then from cache)."
+                )
+            branches = f"if {wide}:\n" + _indent(looped)
             if kp.online is not None:
                 online = [
                     "# Many very wide rows: one pass over each row, in blocks.",
@@ -324,13 +333,22 @@ def _launch(kp: KernelPort, inputs: set[str]) -> LaunchStep:
     )
 
 
+def _passes_over_row(fn: ast.FunctionDef) -> int:
+    """How many loops over the row a looped reduction kernel makes."""
+    return sum(_is_col_loop(s) for s in fn.body)
+
+
 def _elem_bytes_arg(kp: KernelPort, inputs: set[str]) -> str:
     """`, x.element_size()` for the first floating-point input the kernel reads
     (the rows it reduces): launch_settings sizes threads by bytes, so an fp32
     row gets twice the warps of a bf16 one. Empty when no input is a float."""
     for p in kp.params:
         dtype = kp.pointer_dtype.get(p.name, "")
-        if p.kind == "pointer" and p.value in inputs and dtype.startswith(("*fp", "*bf")):
+        if (
+            p.kind == "pointer"
+            and p.value in inputs
+            and dtype.startswith(("*fp", "*bf"))
+        ):
             return f", {p.value}.element_size()"
     return ""
 
