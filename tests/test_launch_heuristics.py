@@ -40,7 +40,7 @@ def test_launch_settings_pack_narrow_rows(row_size):
     assert block_rows > 1 and block_rows * block == 2048
 
 
-@pytest.mark.parametrize("row_size", (64, 500, 512, 768))
+@pytest.mark.parametrize("row_size", (64, 500, 512))
 def test_launch_settings_pack_narrow_rows_by_bytes(row_size):
     # 4 KB a program whatever the dtype: kb_scaled_rmsnorm's fp32 rows of 512
     # took 0.97-0.99 of their time 2 a program instead of 4, from 1024 rows
@@ -49,7 +49,18 @@ def test_launch_settings_pack_narrow_rows_by_bytes(row_size):
         65536, row_size, 2
     )
     assert fp32[0] * fp32[1] * 4 == bf16[0] * bf16[1] * 2 == 4096
-    assert launch_settings(65536, 1024, 4)[0] == 1  # never less than a row
+    # at least two rows: kb_layernorm's fp32 rows of 768 one a program took
+    # 1.08 of the time of two a program at 4096 rows
+    assert launch_settings(65536, 1024, 4)[:2] == (2, 1024)
+
+
+def test_looped_settings_halve_the_block_of_rows_over_64_kb():
+    # Two programs an SM keep the rows re-read in L2: softmax over 32768 fp32
+    # columns took 0.84-0.87 of the time in blocks of 2048 with 32 warps.
+    looped_settings = _function("softmax", "looped_settings")
+    assert looped_settings(32768, 2) == (4096, 16)
+    assert looped_settings(32768, 4) == (2048, 32)
+    assert looped_settings(16384, 4) == (4096, 16)
 
 
 def test_launch_settings_give_few_rows_more_warps():
@@ -86,7 +97,10 @@ def test_launchers_size_warps_by_the_reduced_input_and_loop_with_fixed_warps():
         in launcher
     )
     looped = launcher[launcher.index("if BLOCK_COLS > MAX_FUSED_COLS:") :]
-    assert "= 1, LOOPED_BLOCK_COLS, LOOPED_WARPS\n" in looped
+    assert (
+        "BLOCK_COLS, num_warps = looped_settings(vocab, logits.element_size())"
+        in looped
+    )
     assert "launch_settings" not in looped
     assert "LOOPED_MIN_ROW_BYTES" not in source  # three reads: no early switch
 

@@ -175,7 +175,9 @@ def test_gpu_config_applies_to_the_looped_kernel_only():
     cap.kernels[0].config = LaunchConfig({"XBLOCK": 2, "R0_BLOCK": 2048}, 8, 1)
     text = port_capture(cap, load_reference(case / "reference.py").module).kernel_py
     compile(text, "kernel.py", "exec")
-    launch = text[text.index("    BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(") :]
+    launch = text[
+        text.index("    BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(") :
+    ]
     persistent, looped = launch.split("BLOCK_COLS > MAX_FUSED_COLS")
     assert (
         "kernel = rmsnorm_kernel\n" in persistent and "num_warps = 8" not in persistent

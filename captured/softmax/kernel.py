@@ -214,16 +214,28 @@ LOOPED_BLOCK_COLS = 4096
 LOOPED_WARPS = 16
 
 
+def looped_settings(row_size, elem_bytes=2):
+    """(block, warps) of the looped kernel: blocks of LOOPED_BLOCK_COLS with
+    LOOPED_WARPS warps; rows over 64 KB in half the block with twice the warps,
+    so that two programs an SM hold the rows being re-read within the 50 MB L2
+    (softmax over 32768 fp32 columns: 0.84-0.87 of the time of blocks of 4096
+    with 16 warps from 1024 rows, H200, docs/benchmarks/NOTES.md)."""
+    if row_size * elem_bytes > 65536:
+        return LOOPED_BLOCK_COLS // 2, min(32, 2 * LOOPED_WARPS)
+    return LOOPED_BLOCK_COLS, LOOPED_WARPS
+
+
 def launch_settings(num_rows, row_size, elem_bytes=2):
     """(rows a program, block, warps) for a reduction over rows of row_size
     elements of elem_bytes each. Narrow rows are packed to 4 KB a program (2048
-    bf16 elements), one warp a row (its reduction stays inside the warp);
+    bf16 elements) and at least two rows, one warp a row (its reduction stays
+    inside the warp);
     otherwise one row, 32 bytes of it a thread up to 32 warps, except rows of
     4096 when there are many (4 warps). Measured fastest on an H200 with
     tools/launch_probe.py; the figures are in docs/benchmarks/NOTES.md."""
     block = triton.next_power_of_2(row_size)
     if block <= 1024:
-        rows = max(1, 4096 // (block * elem_bytes))
+        rows = max(2, 4096 // (block * elem_bytes))
         return rows, block, min(rows, 8)
     if block == 4096 and num_rows > 512:
         return 1, block, 4
@@ -247,8 +259,9 @@ def softmax(logits: torch.Tensor, temperature: float = 0.7):
     )
     kernel = softmax_kernel
     if BLOCK_COLS > MAX_FUSED_COLS:
-        # Too wide for registers: stream the row in blocks (x is read twice).
-        BLOCK_ROWS, BLOCK_COLS, num_warps = 1, LOOPED_BLOCK_COLS, LOOPED_WARPS
+        # Wide rows: stream the row in blocks, re-reading it from cache.
+        BLOCK_ROWS = 1
+        BLOCK_COLS, num_warps = looped_settings(vocab, logits.element_size())
         kernel = softmax_kernel_looped
     kernel[(triton.cdiv(num_tokens, BLOCK_ROWS),)](
         out_ptr=out,

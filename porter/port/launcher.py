@@ -275,12 +275,13 @@ def _launch(kp: KernelPort, inputs: set[str]) -> LaunchStep:
             )
             setup.append(f"kernel = {kp.persistent.name}")
             looped = [
-                "# Too wide for registers: stream the row in blocks (x is read twice).",
-                "BLOCK_ROWS, BLOCK_COLS, num_warps = 1, LOOPED_BLOCK_COLS, LOOPED_WARPS",
+                "# Wide rows: stream the row in blocks, re-reading it from cache.",
+                "BLOCK_ROWS = 1",
+                f"BLOCK_COLS, num_warps = looped_settings({row}{elem})",
                 f"kernel = {kp.looped_name}",
             ]
             if cfg:
-                looped.insert(2, f"BLOCK_ROWS = {rows_per_program}")
+                looped[1] = f"BLOCK_ROWS = {rows_per_program}"
                 looped.append(
                     f"num_warps = {cfg.num_warps}  # the autotuner's choice on the capture GPU"
                 )
@@ -289,9 +290,6 @@ def _launch(kp: KernelPort, inputs: set[str]) -> LaunchStep:
                 # A looped kernel that reads the row twice beats holding it in
                 # registers from LOOPED_MIN_ROW_BYTES up (the template says why).
                 wide += f" or BLOCK_COLS * {elem[2:]} >= LOOPED_MIN_ROW_BYTES"
-                looped[0] = (
-                    "# Wide: stream the row in blocks (read twice, then from cache)."
-                )
             branches = f"if {wide}:\n" + _indent(looped)
             if kp.online is not None:
                 online = [
