@@ -54,6 +54,17 @@ def test_launch_settings_pack_narrow_rows_by_bytes(row_size):
     assert launch_settings(65536, 1024, 4)[:2] == (2, 1024)
 
 
+@pytest.mark.parametrize("num_rows", (1, 7, 64, 256))
+def test_launch_settings_give_narrow_rows_a_program_each_at_decode(num_rows):
+    # fused_add_rmsnorm fp32 at 1024: one row with 4-8 warps took 0.92-0.94 of
+    # the time of two rows with 2 warps at 4-256 rows; 1.09-1.27 -> 1.02-1.07 p/s
+    launch_settings = _function("rmsnorm", "launch_settings")
+    assert launch_settings(num_rows, 1024, 4) == (1, 1024, 8)
+    assert launch_settings(num_rows, 768, 2) == (1, 1024, 4)
+    assert launch_settings(num_rows, 64, 2) == (1, 64, 1)
+    assert launch_settings(257, 1024, 4)[0] == 2  # packed again past 256 rows
+
+
 def test_looped_settings_halve_the_block_of_rows_over_64_kb():
     # Two programs an SM keep the rows re-read in L2: softmax over 32768 fp32
     # columns took 0.84-0.87 of the time in blocks of 2048 with 32 warps.
