@@ -137,3 +137,17 @@ def test_a_second_reader_of_the_stored_values_stops_it():
         "peek = tl.load(out_ptr + rows * x_stride0, rows < n)",
     )
     assert recompute_reloads(_fn(src)) == 0
+
+
+def test_a_statement_the_later_loop_changes_again_is_copied():
+    # the third loop sets col_mask twice: its value at the reload is not the
+    # first loop's, so the copy computes its own
+    src = SOFTMAX.replace(
+        "    out = tl.load(",
+        "    col_mask = col_mask & (cols >= 0)\n    out = tl.load(",
+    )
+    fn = _fn(src)
+    assert recompute_reloads(fn) == 1
+    third = "\n".join(ast.unparse(s) for s in _loops(fn)[2].body)
+    assert "col_mask_2 = cols < hidden" in third
+    assert "x_3 = tl.load(x_ptr + (cols + rows * x_stride0), col_mask_2," in third

@@ -173,8 +173,14 @@ def _recompute_into(fn, ia: int, ib: int, store: ast.Expr, key: str, base) -> bo
     if len(_row_loads(stmts)) > 1:
         return False
     # Build the copy for the later loop: statements it already has (cols,
-    # col_mask) are reused, the rest take fresh names.
-    already = {ast.dump(s) for s in lb.body[:j]}
+    # col_mask), set once before the reload so they still hold that value, are
+    # reused; the rest take fresh names.
+    set_before = [t for s in lb.body[:j] for t in _assigned(s)]
+    already = {
+        ast.dump(s)
+        for s in lb.body[:j]
+        if all(set_before.count(t) == 1 for t in _assigned(s))
+    }
     taken = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
     taken |= {a.arg for a in fn.args.args}
     renames: dict[str, str] = {}
