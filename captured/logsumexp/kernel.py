@@ -225,10 +225,11 @@ def looped_settings(row_size, elem_bytes=2):
 # A looped kernel that reads the row only twice (one reduction, then the
 # epilogue; rmsnorm) is taken from rows of LOOPED_MIN_ROW_BYTES too: its
 # second read comes from cache, and it does not hold the row in registers
-# across the reduction. It took 0.91-0.97 of the persistent kernel's time for
-# rmsnorm in fp32 at 4096 and in bf16 at 8192, from 64 to 32768 rows (H200,
-# docs/benchmarks/NOTES.md). Softmax's looped kernel reads the row three times
-# and keeps the persistent kernel up to MAX_FUSED_COLS.
+# across the reduction. For rmsnorm it took 0.91-0.92 of the persistent
+# kernel's time in fp32 at 4096 (64, 16384 and 32768 rows; 0.99-1.03 between)
+# and 0.95-0.97 in bf16 at 8192 from 64 rows (H200, docs/benchmarks/NOTES.md).
+# Softmax's looped kernel reads the row three times and keeps the persistent
+# kernel up to MAX_FUSED_COLS.
 LOOPED_MIN_ROW_BYTES = 16384
 # Rows of ONLINE_MIN_COLS or more, ONLINE_MIN_ROWS of them or more, take the
 # single-pass kernel in blocks of ONLINE_BLOCK_COLS: one 32-warp program per SM
