@@ -195,10 +195,10 @@ def launch_settings(num_rows, row_size, elem_bytes=2):
     elements of elem_bytes each. Narrow rows are packed to 4 KB a program (2048
     bf16 elements) and at least two rows, one warp a row (its reduction stays
     inside the warp), except at decode sizes (256 rows or fewer): one row a
-    program, 512 bytes of it a warp;
-    otherwise one row, 32 bytes of it a thread up to 32 warps, except rows of
-    4096 when there are many (4 warps). Measured fastest on an H200 with
-    tools/launch_probe.py; the figures are in docs/benchmarks/NOTES.md."""
+    program, 512 bytes of it a warp. Wider rows: one row, 32 bytes of it a
+    thread up to 32 warps, except rows of 4096 when there are many (4 warps).
+    Measured fastest on an H200 with tools/launch_probe.py; the figures are in
+    docs/benchmarks/NOTES.md."""
     block = triton.next_power_of_2(row_size)
     if block <= 1024 and num_rows <= 256:
         return 1, block, min(8, max(1, block * elem_bytes // 512))
