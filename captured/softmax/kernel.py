@@ -17,6 +17,7 @@ What porter changed:
 - loads upcast to fp32, stores cast to the output's element type (fp32/fp16/bf16 alike)
 - renamed index variables and temporaries after what they hold
 - turned 4 division(s) by a per-row value into multiplication by its reciprocal
+- kept softmax's general form x/c - max(x/c) where Inductor guarded (x - max x) / c by a per-row finiteness test (no test, one row max)
 - derived a persistent kernel for rows that fit in registers (x read once); the looped kernel serves wider rows
 - the looped kernel recomputes a value it stored only to reload it (the output is written once)
 """
@@ -38,11 +39,6 @@ def maximum_nan(a, b):
 def max_nan(x, axis):
     # tl.max drops NaN on some targets; torch.amax keeps it.
     return tl.reduce(x, axis, maximum_nan)
-
-
-@triton.jit
-def any_true(x, axis):
-    return tl.max(x, axis) != 0
 
 
 @triton.jit(do_not_specialize=["num_tokens"])
@@ -69,31 +65,12 @@ def softmax_kernel(
     ).to(tl.float32)
     tmp1 = 0.7
     tmp2 = logits * (1.0 / tmp1)
-    tmp3 = tmp2 == tmp2
-    tmp4 = tl.abs(tmp2)
-    tmp5 = tl.full([1, 1], float("inf"), tl.float32)
-    tmp6 = tmp4 != tmp5
-    tmp7 = tmp3 & tmp6
-    tmp8 = tmp7 == 0
-    _tmp10 = tl.where(col_mask & row_mask, tmp8, False)
-    tmp13 = 1.0
-    tmp14 = logits * tmp13
-    _tmp16 = tl.where(col_mask & row_mask, tmp14, float("-inf"))
     _tmp19 = tl.where(col_mask & row_mask, tmp2, float("-inf"))
-    tmp12 = _tmp10.to(tl.int8)
-    tmp10 = any_true(tmp12, 1)[:, None]
-    row_max = max_nan(_tmp16, 1)[:, None]
     row_max_2 = max_nan(_tmp19, 1)[:, None]
-    tmp21 = tmp10 == 0
-    tmp23 = 1.0
-    tmp24 = logits * tmp23
-    tmp25 = tmp24 - row_max
     tmp26 = 0.7
-    tmp27 = tmp25 * (1.0 / tmp26)
     tmp28 = logits * (1.0 / tmp26)
     tmp29 = tmp28 - row_max_2
-    tmp30 = tl.where(tmp21, tmp27, tmp29)
-    exp = tl.exp(tmp30)
+    exp = tl.exp(tmp29)
     _tmp33 = tl.where(col_mask & row_mask, exp, 0)
     row_sum = tl.sum(_tmp33, 1)[:, None]
     out = exp.to(out_ptr.dtype.element_ty).to(tl.float32)
@@ -120,8 +97,6 @@ def softmax_kernel_looped(
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
     col_base = tl.arange(0, BLOCK_COLS)[None, :]
-    _tmp10 = tl.full([BLOCK_ROWS, BLOCK_COLS], False, tl.int1)
-    _tmp16 = tl.full([BLOCK_ROWS, BLOCK_COLS], float("-inf"), tl.float32)
     _tmp19 = tl.full([BLOCK_ROWS, BLOCK_COLS], float("-inf"), tl.float32)
     for col_start in tl.range(0, vocab, BLOCK_COLS):
         cols = col_start + col_base
@@ -134,23 +109,8 @@ def softmax_kernel_looped(
         ).to(tl.float32)
         tmp1 = 0.7
         tmp2 = logits * (1.0 / tmp1)
-        tmp3 = tmp2 == tmp2
-        tmp4 = tl.abs(tmp2)
-        tmp5 = tl.full([1, 1], float("inf"), tl.float32)
-        tmp6 = tmp4 != tmp5
-        tmp7 = tmp3 & tmp6
-        tmp8 = tmp7 == 0
-        tmp11 = _tmp10 | tmp8
-        _tmp10 = tl.where(col_mask & row_mask, tmp11, _tmp10)
-        tmp13 = 1.0
-        tmp14 = logits * tmp13
-        tmp17 = maximum_nan(_tmp16, tmp14)
-        _tmp16 = tl.where(col_mask & row_mask, tmp17, _tmp16)
         tmp20 = maximum_nan(_tmp19, tmp2)
         _tmp19 = tl.where(col_mask & row_mask, tmp20, _tmp19)
-    tmp12 = _tmp10.to(tl.int8)
-    tmp10 = any_true(tmp12, 1)[:, None]
-    row_max = max_nan(_tmp16, 1)[:, None]
     row_max_2 = max_nan(_tmp19, 1)[:, None]
     _tmp33 = tl.full([BLOCK_ROWS, BLOCK_COLS], 0, tl.float32)
     for col_start in tl.range(0, vocab, BLOCK_COLS):
@@ -162,16 +122,10 @@ def softmax_kernel_looped(
             eviction_policy="evict_last",
             other=0.0,
         ).to(tl.float32)
-        tmp21 = tmp10 == 0
-        tmp23 = 1.0
-        tmp24 = logits_2 * tmp23
-        tmp25 = tmp24 - row_max
         tmp26 = 0.7
-        tmp27 = tmp25 * (1.0 / tmp26)
         tmp28 = logits_2 * (1.0 / tmp26)
         tmp29 = tmp28 - row_max_2
-        tmp30 = tl.where(tmp21, tmp27, tmp29)
-        exp = tl.exp(tmp30)
+        exp = tl.exp(tmp29)
         tmp34 = _tmp33 + exp
         _tmp33 = tl.where(col_mask & row_mask, tmp34, _tmp33)
     row_sum = tl.sum(_tmp33, 1)[:, None]
@@ -184,16 +138,10 @@ def softmax_kernel_looped(
             eviction_policy="evict_first",
             other=0.0,
         ).to(tl.float32)
-        tmp21_2 = tmp10 == 0
-        tmp23_2 = 1.0
-        tmp24_2 = logits_3 * tmp23_2
-        tmp25_2 = tmp24_2 - row_max
         tmp26_2 = 0.7
-        tmp27_2 = tmp25_2 * (1.0 / tmp26_2)
         tmp28_2 = logits_3 * (1.0 / tmp26_2)
         tmp29_2 = tmp28_2 - row_max_2
-        tmp30_2 = tl.where(tmp21_2, tmp27_2, tmp29_2)
-        exp_2 = tl.exp(tmp30_2)
+        exp_2 = tl.exp(tmp29_2)
         out = exp_2.to(out_ptr.dtype.element_ty).to(tl.float32)
         tmp36 = out * (1.0 / row_sum)
         tl.store(

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from porter.errors import PorterError
 from porter.port.fuse import fuse_pointwise
 from porter.port.generalize import bind_parameters, explicit_dtypes, readable_names
+from porter.port.guards import drop_finite_row_guard
 from porter.port.launcher import plan_launcher
 from porter.port.model import KernelPort
 from porter.port.online import online_max_sum_exp
@@ -24,13 +25,15 @@ from porter.render import render
 
 # The documented order (docs/port.md): clean up Inductor's code, then bind it to
 # the launch records, then make dtypes explicit, then name things for a reader,
-# then the two speed rewrites that read those names (per-row divisors, 2-D tiles).
+# then the speed rewrites that read those names (per-row divisors, softmax's
+# finite-row guard, 2-D tiles).
 PIPELINE = [
     *CLEANUP_PASSES,
     "bind_parameters",
     explicit_dtypes,
     readable_names,
     reciprocal_divisors,
+    drop_finite_row_guard,
     tile_rows_by_cols,
 ]
 

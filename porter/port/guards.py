@@ -1,0 +1,300 @@
+"""Stage: drop Inductor's finite-row guard from softmax(x / c).
+
+Inductor's CPU lowering of softmax(x / c), for a constant c > 0, computes the
+exponent two ways and picks per row: (x - max(x)) * (1 / c) when every x / c of
+the row is finite, x / c - max(x / c) otherwise. The second form is softmax's
+own definition and is right for every row; for finite rows the two differ only
+in rounding (max(x / c) is max(x) / c when c > 0). Keeping only the second form
+drops, per element, the finiteness test and its any-reduction, the second row
+max, and the first form's arithmetic: about half of the work of each loop, in
+the persistent and the looped kernel alike.
+
+The pass checks the pattern symbolically (each name expanded back to loads,
+constants and row reductions) and leaves anything else as it is.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from porter.port.model import KernelPort
+from porter.port.passes import (
+    _assigned,
+    _is_call,
+    _loads,
+    _rename,
+    _stmts,
+    drop_unread,
+)
+
+_OPS = {
+    ast.Add: "add",
+    ast.Sub: "sub",
+    ast.Mult: "mul",
+    ast.Div: "div",
+    ast.BitAnd: "and",
+    ast.BitOr: "or",
+    ast.Eq: "eq",
+    ast.NotEq: "ne",
+}
+
+
+class _Expander:
+    """Names expanded back to what they compute, as canonical strings."""
+
+    def __init__(self, fn: ast.FunctionDef):
+        self.fn = fn
+        self.params = {a.arg for a in fn.args.args}
+        self.defs: dict[str, list[ast.Assign]] = {}
+        self.loop_vars = set()
+        for stmt, _ in _stmts(fn.body):
+            if isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name):
+                self.loop_vars.add(stmt.target.id)
+            if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name):
+                self.defs.setdefault(stmt.targets[0].id, []).append(stmt)
+
+    def name(self, n: str) -> str:
+        if n in self.params or n in self.loop_vars:
+            return n
+        defs = self.defs.get(n, [])
+        if defs and len({ast.dump(d.value) for d in defs}) == 1:
+            return self.expr(defs[0].value)
+        return f"acc:{n}"  # set differently in several places: an accumulator
+
+    def reduced(self, acc: str, combine: str) -> str | None:
+        """E of `acc = tl.where(m, t, acc)`, `t = combine(acc, E)` (or E | acc)."""
+        for d in self.defs.get(acc, []):
+            v = d.value
+            if not (_is_call(v, "tl.where") and len(v.args) == 3):
+                continue
+            if not isinstance(v.args[1], ast.Name):
+                continue
+            for t in self.defs.get(v.args[1].id, []):
+                tv = t.value
+                if combine == "|" and isinstance(tv, ast.BinOp):
+                    if isinstance(tv.op, ast.BitOr):
+                        sides = [tv.left, tv.right]
+                    else:
+                        continue
+                elif _is_call(tv, combine) and len(tv.args) == 2:
+                    sides = list(tv.args)
+                else:
+                    continue
+                other = [s for s in sides if ast.unparse(s) != acc]
+                if len(other) == 1:
+                    return self.expr(other[0])
+        return None
+
+    def _uncast(self, node: ast.AST) -> ast.AST:
+        """`acc.to(T)`, directly or through a name set once to it, is acc."""
+        if isinstance(node, ast.Name) and len(self.defs.get(node.id, [])) == 1:
+            value = self.defs[node.id][0].value
+            if _is_cast(value):
+                return value.func.value
+        if _is_cast(node):
+            return node.func.value
+        return node
+
+    def expr(self, node: ast.AST) -> str:
+        if isinstance(node, ast.Name):
+            return self.name(node.id)
+        if isinstance(node, ast.Constant):
+            return repr(node.value)
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+            left, right = self.expr(node.left), self.expr(node.right)
+            if isinstance(node.op, ast.Mult) and right == "1.0":
+                return left
+            if isinstance(node.op, ast.Div) and left != "1.0" and _is_number(right):
+                # x / c as x * (1 / c), the form reciprocal_divisors leaves
+                return f"(mul {left} (div 1.0 {right}))"
+            return f"({_OPS[type(node.op)]} {left} {right})"
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            op = _OPS.get(type(node.ops[0]), type(node.ops[0]).__name__)
+            return f"({op} {self.expr(node.left)} {self.expr(node.comparators[0])})"
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Call):
+            # `max_nan(acc, 1)[:, None]`: a row reduction of what acc combines
+            call = node.value
+            kinds = {"max_nan": ("rowmax", "maximum_nan"), "any_true": ("rowany", "|")}
+            func = ast.unparse(call.func)
+            if func in kinds and call.args:
+                acc = call.args[0]
+                acc = self._uncast(acc)  # the int8 cast before any_true
+                if isinstance(acc, ast.Name):
+                    what, combine = kinds[func]
+                    inner = self.reduced(acc.id, combine)
+                    if inner is not None:
+                        return f"({what} {inner})"
+        if isinstance(node, ast.Call):
+            func = ast.unparse(node.func)
+            if _is_call(node, "tl.full") and len(node.args) >= 2:
+                return self.expr(node.args[1])
+            if func in ("float",) and node.args:
+                return repr(float(ast.literal_eval(node.args[0])))
+            if func == "tl.load":
+                args = [self.expr(a) for a in node.args[:2]]
+                return f"(load {' '.join(args)})"
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "to":
+                return f"(to {ast.unparse(node.args[0])} {self.expr(node.func.value)})"
+            args = " ".join(self.expr(a) for a in node.args)
+            return f"({func} {args})"
+        return ast.dump(node)
+
+
+def _is_cast(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "to"
+    )
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _positive_constant(text: str) -> bool:
+    try:
+        return float(text) > 0
+    except ValueError:
+        return False
+
+
+def _split(text: str) -> list[str]:
+    """The top-level parts of `(op a b)`."""
+    parts, depth, cur = [], 0, ""
+    for ch in text[1:-1]:
+        if ch == " " and depth == 0:
+            parts.append(cur)
+            cur = ""
+            continue
+        depth += ch == "("
+        depth -= ch == ")"
+        cur += ch
+    parts.append(cur)
+    return parts
+
+
+def _is_guarded_softmax(ex: _Expander, select: ast.Call) -> bool:
+    """`tl.where(no_nonfinite, (v - max v) * (1/c), v*(1/c) - max(v*(1/c)))`."""
+    cond, fast, general = (ex.expr(a) for a in select.args)
+    g = _split(general) if general.startswith("(sub ") else []
+    if len(g) != 3 or g[2] != f"(rowmax {g[1]})":
+        return False
+    scaled = g[1]
+    s = _split(scaled) if scaled.startswith("(mul ") else []
+    if len(s) != 3 or not s[2].startswith("(div 1.0 "):
+        return False
+    v, c = s[1], _split(s[2])[2]
+    if not _positive_constant(c):
+        return False
+    finite = f"(and (eq {scaled} {scaled}) (ne (tl.abs {scaled}) inf))"
+    if cond != f"(eq (rowany (eq {finite} 0)) 0)":
+        return False
+    return fast == f"(mul (sub {v} (rowmax {v})) (div 1.0 {c}))"
+
+
+def _drop_self_accumulators(fn: ast.FunctionDef) -> int:
+    """Accumulators read only by their own updates (init, `t = op(acc, e)`,
+    `acc = tl.where(m, t, acc)`): all three go."""
+    dropped = 0
+    while True:
+        reads = _loads(fn)
+        hit = None
+        for stmt, body in _stmts(fn.body):
+            v = getattr(stmt, "value", None)
+            if not (
+                isinstance(stmt, ast.Assign)
+                and isinstance(stmt.targets[0], ast.Name)
+                and _is_call(v, "tl.where")
+                and len(v.args) == 3
+                and isinstance(v.args[1], ast.Name)
+                and ast.unparse(v.args[2]) == stmt.targets[0].id
+            ):
+                continue
+            acc, t = stmt.targets[0].id, v.args[1].id
+            t_defs = [
+                (s, b)
+                for s, b in _stmts(fn.body)
+                if isinstance(s, ast.Assign) and t in _assigned(s)
+            ]
+            # acc is read by the where (once) and by t's combine (once), t by the where
+            if (
+                len(t_defs) == 1
+                and reads.get(acc, 0) == 2
+                and reads.get(t, 0) == 1
+                and acc
+                in {
+                    n.id
+                    for n in ast.walk(t_defs[0][0].value)
+                    if isinstance(n, ast.Name)
+                }
+            ):
+                hit = (acc, stmt, body, t_defs[0])
+                break
+        if hit is None:
+            return dropped
+        acc, stmt, body, (t_stmt, t_body) = hit
+        body.remove(stmt)
+        t_body.remove(t_stmt)
+        for s, b in list(_stmts(fn.body)):
+            if isinstance(s, ast.Assign) and _assigned(s) == [acc]:
+                b.remove(s)
+        dropped += 1
+
+
+def fold_aliases(fn: ast.FunctionDef) -> int:
+    """`a = b` (each set once, b a plain name) left by the select's removal:
+    a's readers read b."""
+    folded = 0
+    while True:
+        counts: dict[str, int] = {}
+        for stmt, _ in _stmts(fn.body):
+            for t in _assigned(stmt):
+                counts[t] = counts.get(t, 0) + 1
+        for stmt, body in _stmts(fn.body):
+            if (
+                isinstance(stmt, ast.Assign)
+                and isinstance(stmt.targets[0], ast.Name)
+                and isinstance(stmt.value, ast.Name)
+                and counts.get(stmt.targets[0].id) == 1
+                and counts.get(stmt.value.id) == 1
+            ):
+                body.remove(stmt)
+                _rename(fn, {stmt.targets[0].id: stmt.value.id})
+                folded += 1
+                break
+        else:
+            return folded
+
+
+def drop_finite_row_guard(kp: KernelPort) -> None:
+    """Keep only softmax's general form where Inductor guarded a faster one by
+    a per-row finiteness test (see the module doc)."""
+    fn = kp.tree
+    ex = _Expander(fn)
+    replaced = 0
+    for stmt, _ in _stmts(fn.body):
+        v = getattr(stmt, "value", None)
+        if (
+            isinstance(stmt, ast.Assign)
+            and _is_call(v, "tl.where")
+            and len(v.args) == 3
+            and _is_guarded_softmax(ex, v)
+        ):
+            stmt.value = v.args[2]
+            replaced += 1
+    if not replaced:
+        return
+    fold_aliases(fn)
+    while drop_unread(fn) + _drop_self_accumulators(fn):
+        pass
+    if "any_true" not in ast.unparse(fn):
+        kp.helpers.discard("any_true")
+    kp.notes.append(
+        "kept softmax's general form x/c - max(x/c) where Inductor guarded "
+        "(x - max x) / c by a per-row finiteness test (no test, one row max)"
+    )
