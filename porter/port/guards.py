@@ -22,9 +22,9 @@ from porter.port.passes import (
     _assigned,
     _is_call,
     _loads,
-    _rename,
     _stmts,
     drop_unread,
+    fold_plain_copies,
 )
 
 _OPS = {
@@ -246,31 +246,6 @@ def _drop_self_accumulators(fn: ast.FunctionDef) -> int:
         dropped += 1
 
 
-def fold_aliases(fn: ast.FunctionDef) -> int:
-    """`a = b` (each set once, b a plain name) left by the select's removal:
-    a's readers read b."""
-    folded = 0
-    while True:
-        counts: dict[str, int] = {}
-        for stmt, _ in _stmts(fn.body):
-            for t in _assigned(stmt):
-                counts[t] = counts.get(t, 0) + 1
-        for stmt, body in _stmts(fn.body):
-            if (
-                isinstance(stmt, ast.Assign)
-                and isinstance(stmt.targets[0], ast.Name)
-                and isinstance(stmt.value, ast.Name)
-                and counts.get(stmt.targets[0].id) == 1
-                and counts.get(stmt.value.id) == 1
-            ):
-                body.remove(stmt)
-                _rename(fn, {stmt.targets[0].id: stmt.value.id})
-                folded += 1
-                break
-        else:
-            return folded
-
-
 def drop_finite_row_guard(kp: KernelPort) -> None:
     """Keep only softmax's general form where Inductor guarded a faster one by
     a per-row finiteness test (see the module doc)."""
@@ -289,7 +264,7 @@ def drop_finite_row_guard(kp: KernelPort) -> None:
             replaced += 1
     if not replaced:
         return
-    fold_aliases(fn)
+    fold_plain_copies(fn)  # `tmp30 = tmp29`, left where the select was
     while drop_unread(fn) + _drop_self_accumulators(fn):
         pass
     if "any_true" not in ast.unparse(fn):

@@ -346,17 +346,24 @@ def noop_casts_and_broadcasts(kp: KernelPort) -> None:
 def fold_copies(kp: KernelPort) -> None:
     """`tmp2 = tmp1` (left behind by removed casts and broadcasts) is folded away
     when both names are assigned exactly once."""
+    folded = fold_plain_copies(kp.tree)
+    if folded:
+        kp.notes.append(f"folded {folded} plain copies")
+
+
+def fold_plain_copies(fn: ast.FunctionDef) -> int:
+    """fold_copies on a function; how many copies went."""
     folded = 0
     while True:
         counts: dict[str, int] = {}
-        for stmt, _ in _stmts(kp.tree.body):
+        for stmt, _ in _stmts(fn.body):
             for t in _assigned(stmt):
                 counts[t] = counts.get(t, 0) + 1
             if isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name):
                 counts[stmt.target.id] = counts.get(stmt.target.id, 0) + 2
-        args = {a.arg for a in kp.tree.args.args}
+        args = {a.arg for a in fn.args.args}
         copy = None
-        for stmt, body in _stmts(kp.tree.body):
+        for stmt, body in _stmts(fn.body):
             if (
                 isinstance(stmt, ast.Assign)
                 and isinstance(stmt.targets[0], ast.Name)
@@ -367,13 +374,11 @@ def fold_copies(kp: KernelPort) -> None:
                 copy = (stmt, body)
                 break
         if copy is None:
-            break
+            return folded
         stmt, body = copy
         body.remove(stmt)
-        _rename(kp.tree, {stmt.targets[0].id: stmt.value.id})
+        _rename(fn, {stmt.targets[0].id: stmt.value.id})
         folded += 1
-    if folded:
-        kp.notes.append(f"folded {folded} plain copies")
 
 
 def widen_program_id(kp: KernelPort) -> None:
