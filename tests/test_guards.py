@@ -118,3 +118,14 @@ def test_a_different_guard_is_left_alone():
     kp = _kp(src)
     drop_finite_row_guard(kp)
     assert "tl.where(tmp21, tmp27, tmp29)" in _src(kp)
+
+
+def test_the_multiplication_form_matches_too():
+    # softmax(x * 0.125): the scale is a factor, not a divisor
+    kp = _kp(
+        GUARDED.replace("tmp2 = x * (1.0 / tmp1)", "tmp2 = x * tmp1")
+        .replace("tmp27 = tmp25 * (1.0 / tmp26)", "tmp27 = tmp25 * tmp26")
+        .replace("tmp28 = x_2 * (1.0 / tmp26)", "tmp28 = x_2 * tmp26")
+    )
+    drop_finite_row_guard(kp)
+    assert "tl.abs" not in _src(kp) and "e = tl.exp(tmp29)" in _src(kp)

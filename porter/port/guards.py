@@ -1,13 +1,14 @@
-"""Stage: drop Inductor's finite-row guard from softmax(x / c).
+"""Stage: drop Inductor's finite-row guard from softmax(x / c) and softmax(x * c).
 
-Inductor's CPU lowering of softmax(x / c), for a constant c > 0, computes the
-exponent two ways and picks per row: (x - max(x)) * (1 / c) when every x / c of
-the row is finite, x / c - max(x / c) otherwise. The second form is softmax's
-own definition and is right for every row; for finite rows the two differ only
-in rounding (max(x / c) is max(x) / c when c > 0). Keeping only the second form
-drops, per element, the finiteness test and its any-reduction, the second row
-max, and the first form's arithmetic: about half of the work of each loop, in
-the persistent and the looped kernel alike.
+Inductor's CPU lowering of softmax(x / c), for a constant c > 0 (likewise of
+softmax(x * c) and of log_softmax), computes the exponent two ways and picks
+per row: (x - max(x)) * (1 / c) when every x / c of the row is finite,
+x / c - max(x / c) otherwise. The second form is softmax's own definition and
+is right for every row; for finite rows the two differ only in rounding
+(max(x / c) is max(x) / c when c > 0). Keeping only the second form drops, per
+element, the finiteness test and its any-reduction, the second row max, and
+the first form's arithmetic: about half of the work of each loop, in the
+persistent and the looped kernel alike.
 
 The pass checks the pattern symbolically (each name expanded back to loads,
 constants and row reductions) and leaves anything else as it is.
@@ -179,22 +180,25 @@ def _split(text: str) -> list[str]:
 
 
 def _is_guarded_softmax(ex: _Expander, select: ast.Call) -> bool:
-    """`tl.where(no_nonfinite, (v - max v) * (1/c), v*(1/c) - max(v*(1/c)))`."""
+    """`tl.where(no_nonfinite, (v - max v) * k, v*k - max(v*k))`, k > 0 (a
+    constant, or 1 / c for a constant c)."""
     cond, fast, general = (ex.expr(a) for a in select.args)
     g = _split(general) if general.startswith("(sub ") else []
     if len(g) != 3 or g[2] != f"(rowmax {g[1]})":
         return False
     scaled = g[1]
     s = _split(scaled) if scaled.startswith("(mul ") else []
-    if len(s) != 3 or not s[2].startswith("(div 1.0 "):
+    if len(s) != 3:
         return False
-    v, c = s[1], _split(s[2])[2]
-    if not _positive_constant(c):
+    # v * k, with k a positive constant or 1 / c for a positive constant c
+    _, v, k = s
+    k_value = _split(k)[2] if k.startswith("(div 1.0 ") else k
+    if not _positive_constant(k_value):
         return False
     finite = f"(and (eq {scaled} {scaled}) (ne (tl.abs {scaled}) inf))"
     if cond != f"(eq (rowany (eq {finite} 0)) 0)":
         return False
-    return fast == f"(mul (sub {v} (rowmax {v})) (div 1.0 {c}))"
+    return fast == f"(mul (sub {v} (rowmax {v})) {k})"
 
 
 def _drop_self_accumulators(fn: ast.FunctionDef) -> int:
