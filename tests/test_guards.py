@@ -3,6 +3,8 @@
 import ast
 import textwrap
 
+import pytest
+
 from porter.port.guards import drop_finite_row_guard
 from porter.port.model import KernelPort
 from porter.records import KernelRecord
@@ -84,17 +86,6 @@ def test_the_guarded_softmax_keeps_only_its_general_form():
     assert any("finiteness test" in n for n in kp.notes)
 
 
-def test_the_division_form_matches_too():
-    # before reciprocal_divisors: x / c rather than x * (1.0 / c)
-    kp = _kp(
-        GUARDED.replace("tmp2 = x * (1.0 / tmp1)", "tmp2 = x / tmp1")
-        .replace("tmp27 = tmp25 * (1.0 / tmp26)", "tmp27 = tmp25 / tmp26")
-        .replace("tmp28 = x_2 * (1.0 / tmp26)", "tmp28 = x_2 / tmp26")
-    )
-    drop_finite_row_guard(kp)
-    assert "tl.abs" not in _src(kp)
-
-
 def test_a_negative_divisor_is_left_alone():
     # max(x / c) is min(x) / c when c < 0: the two forms are not the same
     src = GUARDED.replace("tmp1 = 0.7", "tmp1 = -0.7").replace(
@@ -120,12 +111,20 @@ def test_a_different_guard_is_left_alone():
     assert "tl.where(tmp21, tmp27, tmp29)" in _src(kp)
 
 
-def test_the_multiplication_form_matches_too():
-    # softmax(x * 0.125): the scale is a factor, not a divisor
+@pytest.mark.parametrize(
+    "scale, fast, general",
+    [
+        # before reciprocal_divisors: x / c rather than x * (1.0 / c)
+        ("x / tmp1", "tmp25 / tmp26", "x_2 / tmp26"),
+        # softmax(x * 0.125): the scale is a factor, not a divisor
+        ("x * tmp1", "tmp25 * tmp26", "x_2 * tmp26"),
+    ],
+)
+def test_other_spellings_of_the_scale_match_too(scale, fast, general):
     kp = _kp(
-        GUARDED.replace("tmp2 = x * (1.0 / tmp1)", "tmp2 = x * tmp1")
-        .replace("tmp27 = tmp25 * (1.0 / tmp26)", "tmp27 = tmp25 * tmp26")
-        .replace("tmp28 = x_2 * (1.0 / tmp26)", "tmp28 = x_2 * tmp26")
+        GUARDED.replace("tmp2 = x * (1.0 / tmp1)", f"tmp2 = {scale}")
+        .replace("tmp27 = tmp25 * (1.0 / tmp26)", f"tmp27 = {fast}")
+        .replace("tmp28 = x_2 * (1.0 / tmp26)", f"tmp28 = {general}")
     )
     drop_finite_row_guard(kp)
     assert "tl.abs" not in _src(kp) and "e = tl.exp(tmp29)" in _src(kp)
