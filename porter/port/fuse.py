@@ -23,7 +23,7 @@ import re
 
 from porter.port.generalize import set_signature
 from porter.port.model import KernelPort, Param
-from porter.port.passes import _is_call, _rename, ptr_base
+from porter.port.passes import _is_call, _rename, ptr_base, unique_name
 from porter.port.persist import _counts
 
 FUSED_NOTE = (
@@ -64,15 +64,6 @@ def fusable(a: KernelPort, b: KernelPort) -> bool:
     return not (_pointer_bases(b, "tl.load") & _pointer_bases(a, "tl.store"))
 
 
-def _unique(name: str, taken: set[str]) -> str:
-    """The next free `base_N` (q -> q_3 when q_2 is taken; q_2 -> q_4 then)."""
-    base = re.sub(r"_\d+$", "", name) or name
-    i = 2
-    while f"{base}_{i}" in taken:
-        i += 1
-    return f"{base}_{i}"
-
-
 def fuse_pair(a: KernelPort, b: KernelPort) -> KernelPort:
     """a with b's statements after its own, on a grid covering both."""
     b_tree = copy.deepcopy(b.tree)
@@ -94,13 +85,13 @@ def fuse_pair(a: KernelPort, b: KernelPort) -> KernelPort:
         if same is not None:
             mapping[bp.name] = same.name
             continue
-        name = bp.name if bp.name not in taken else _unique(bp.name, taken)
+        name = bp.name if bp.name not in taken else unique_name(bp.name, taken)
         taken.add(name)
         mapping[bp.name] = name
         new_params.append(Param(name, bp.kind, bp.value, bp.annotation, "", bp.view))
     for local in sorted(_counts(b_tree)):
         if local in taken and local not in mapping:
-            mapping[local] = _unique(local, taken)
+            mapping[local] = unique_name(local, taken)
             taken.add(mapping[local])
     _rename(b_tree, mapping)
     # An assignment a already made, the same expression of the same names, is

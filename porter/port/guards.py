@@ -23,10 +23,12 @@ from porter.port.passes import (
     _assigned,
     _is_call,
     _loads,
+    _names,
     _stmts,
     drop_unread,
     fold_plain_copies,
 )
+from porter.port.persist import _masked_update, _op_of
 
 _OPS = {
     ast.Add: "add",
@@ -65,25 +67,11 @@ class _Expander:
     def reduced(self, acc: str, combine: str) -> str | None:
         """E of `acc = tl.where(m, t, acc)`, `t = combine(acc, E)` (or E | acc)."""
         for d in self.defs.get(acc, []):
-            v = d.value
-            if not (_is_call(v, "tl.where") and len(v.args) == 3):
-                continue
-            if not isinstance(v.args[1], ast.Name):
-                continue
-            for t in self.defs.get(v.args[1].id, []):
-                tv = t.value
-                if combine == "|" and isinstance(tv, ast.BinOp):
-                    if isinstance(tv.op, ast.BitOr):
-                        sides = [tv.left, tv.right]
-                    else:
-                        continue
-                elif _is_call(tv, combine) and len(tv.args) == 2:
-                    sides = list(tv.args)
-                else:
-                    continue
-                other = [s for s in sides if ast.unparse(s) != acc]
-                if len(other) == 1:
-                    return self.expr(other[0])
+            t = _masked_update(d, acc)[1]
+            for t_def in self.defs.get(t, []) if t else []:
+                op, other = _op_of(t_def.value, acc)
+                if op == combine:
+                    return self.expr(other)
         return None
 
     def _uncast(self, node: ast.AST) -> ast.AST:
@@ -209,17 +197,14 @@ def _drop_self_accumulators(fn: ast.FunctionDef) -> int:
         reads = _loads(fn)
         hit = None
         for stmt, body in _stmts(fn.body):
-            v = getattr(stmt, "value", None)
             if not (
-                isinstance(stmt, ast.Assign)
-                and isinstance(stmt.targets[0], ast.Name)
-                and _is_call(v, "tl.where")
-                and len(v.args) == 3
-                and isinstance(v.args[1], ast.Name)
-                and ast.unparse(v.args[2]) == stmt.targets[0].id
+                isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name)
             ):
                 continue
-            acc, t = stmt.targets[0].id, v.args[1].id
+            acc = stmt.targets[0].id
+            t = _masked_update(stmt, acc)[1]
+            if t is None:
+                continue
             t_defs = [
                 (s, b)
                 for s, b in _stmts(fn.body)
@@ -230,12 +215,7 @@ def _drop_self_accumulators(fn: ast.FunctionDef) -> int:
                 len(t_defs) == 1
                 and reads.get(acc, 0) == 2
                 and reads.get(t, 0) == 1
-                and acc
-                in {
-                    n.id
-                    for n in ast.walk(t_defs[0][0].value)
-                    if isinstance(n, ast.Name)
-                }
+                and acc in _names(t_defs[0][0].value)
             ):
                 hit = (acc, stmt, body, t_defs[0])
                 break

@@ -8,6 +8,7 @@ run in (docs/port.md explains each with a before/after).
 from __future__ import annotations
 
 import ast
+import re
 from typing import Callable
 
 from porter.port.model import KernelPort
@@ -39,6 +40,15 @@ def _rename(tree: ast.AST, mapping: dict[str, str]) -> None:
             node.id = mapping[node.id]
         elif isinstance(node, ast.arg) and node.arg in mapping:
             node.arg = mapping[node.arg]
+
+
+def unique_name(name: str, taken: set[str]) -> str:
+    """The next free `base_N` (q -> q_3 when q_2 is taken; q_2 -> q_4 then)."""
+    base = re.sub(r"_\d+$", "", name) or name
+    i = 2
+    while f"{base}_{i}" in taken:
+        i += 1
+    return f"{base}_{i}"
 
 
 def _todo(text: str) -> ast.stmt:

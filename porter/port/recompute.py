@@ -21,7 +21,14 @@ import ast
 import copy
 
 from porter.port.online import _loop_carried
-from porter.port.passes import _assigned, _is_call, _names, ptr_base
+from porter.port.passes import (
+    _assigned,
+    _is_call,
+    _names,
+    _rename,
+    ptr_base,
+    unique_name,
+)
 from porter.port.persist import (
     _is_col_loop,
     _load_parts,
@@ -82,16 +89,6 @@ def _set_hint(load: ast.Call, policy: str) -> None:
             k.value = ast.Constant(policy)
             return
     load.keywords.append(ast.keyword("eviction_policy", ast.Constant(policy)))
-
-
-def _fresh(name: str, taken: set[str]) -> str:
-    base, i = name, 2
-    if "_" in name and name.rsplit("_", 1)[1].isdigit():
-        base, i = name.rsplit("_", 1)[0], int(name.rsplit("_", 1)[1]) + 1
-    while f"{base}_{i}" in taken:
-        i += 1
-    taken.add(f"{base}_{i}")
-    return f"{base}_{i}"
 
 
 def recompute_reloads(fn: ast.FunctionDef) -> int:
@@ -189,13 +186,14 @@ def _recompute_into(fn, ia: int, ib: int, store: ast.Expr, key: str, base) -> bo
         if ast.dump(s) in already and not (_names(s.value) & set(renames)):
             continue
         c = copy.deepcopy(s)
-        _rename_reads(c.value, renames)
+        _rename(c.value, renames)
         old = c.targets[0].id
-        renames[old] = _fresh(old, taken)
+        renames[old] = unique_name(old, taken)
+        taken.add(renames[old])
         c.targets[0].id = renames[old]
         copies.append(c)
     new_value = copy.deepcopy(value)
-    _rename_reads(new_value, renames)
+    _rename(new_value, renames)
     if cast is not None:
         new_value = ast.Call(
             ast.Attribute(new_value, "to", ast.Load()), [copy.deepcopy(cast)], []
@@ -210,9 +208,3 @@ def _recompute_into(fn, ia: int, ib: int, store: ast.Expr, key: str, base) -> bo
         _set_hint(n, "evict_first")
     la.body.remove(store)
     return True
-
-
-def _rename_reads(node: ast.AST, mapping: dict[str, str]) -> None:
-    for n in ast.walk(node):
-        if isinstance(n, ast.Name) and n.id in mapping:
-            n.id = mapping[n.id]
