@@ -246,7 +246,8 @@ def _launch(kp: KernelPort, inputs: set[str]) -> LaunchStep:
     for p in kp.params:
         args.append((p.name, p.value))
     numel = _param_for(kp, "xnumel")
-    elem = _elem_bytes_arg(kp, inputs)
+    elem_bytes = _elem_bytes(kp, inputs)
+    elem = f", {elem_bytes}" if elem_bytes else ""  # launch_settings' last argument
     setup = [f"{p.value} = {p.view}" for p in kp.params if p.view]
     if kp.tile is not None:
         _, cols, rows = kp.tile
@@ -286,10 +287,10 @@ def _launch(kp: KernelPort, inputs: set[str]) -> LaunchStep:
                     f"num_warps = {cfg.num_warps}  # the autotuner's choice on the capture GPU"
                 )
             wide = "BLOCK_COLS > MAX_FUSED_COLS"
-            if elem and _passes_over_row(kp.tree) == 2:
+            if elem_bytes and _passes_over_row(kp.tree) == 2:
                 # A looped kernel that reads the row twice beats holding it in
                 # registers from LOOPED_MIN_ROW_BYTES up (the template says why).
-                wide += f" or BLOCK_COLS * {elem[2:]} >= LOOPED_MIN_ROW_BYTES"
+                wide += f" or BLOCK_COLS * {elem_bytes} >= LOOPED_MIN_ROW_BYTES"
             branches = f"if {wide}:\n" + _indent(looped)
             if kp.online is not None:
                 online = [
@@ -336,8 +337,8 @@ def _passes_over_row(fn: ast.FunctionDef) -> int:
     return sum(_is_col_loop(s) for s in fn.body)
 
 
-def _elem_bytes_arg(kp: KernelPort, inputs: set[str]) -> str:
-    """`, x.element_size()` for the first floating-point input the kernel reads
+def _elem_bytes(kp: KernelPort, inputs: set[str]) -> str:
+    """`x.element_size()` for the first floating-point input the kernel reads
     (the rows it reduces): launch_settings sizes threads by bytes, so an fp32
     row gets twice the warps of a bf16 one. Empty when no input is a float."""
     for p in kp.params:
@@ -347,7 +348,7 @@ def _elem_bytes_arg(kp: KernelPort, inputs: set[str]) -> str:
             and p.value in inputs
             and dtype.startswith(("*fp", "*bf"))
         ):
-            return f", {p.value}.element_size()"
+            return f"{p.value}.element_size()"
     return ""
 
 
