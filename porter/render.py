@@ -34,10 +34,13 @@ def environment() -> jinja2.Environment:
 
 
 _TODO = re.compile(r"^(\s*)['\"]TODO\(porter\): (.*)['\"]$", re.M)
+_NOTE = re.compile(r"^(\s*)['\"]NOTE\(porter\): (.*)['\"]$", re.M)
 
 
 def todo_comments(source: str) -> str:
-    """Marker strings left by the passes become `# TODO(porter): ...` comments."""
+    """Marker strings left by the passes become comments: `# TODO(porter): ...`
+    for what an engineer must do, `# ...` for why the code is as it is."""
+    source = _NOTE.sub(lambda m: f"{m.group(1)}# {m.group(2)}", source)
     return _TODO.sub(lambda m: f"{m.group(1)}# TODO(porter): {m.group(2)}", source)
 
 

@@ -8,6 +8,7 @@ import pytest
 from porter.port.guards import drop_finite_row_guard
 from porter.port.model import KernelPort
 from porter.records import KernelRecord
+from porter.render import todo_comments
 
 # softmax(x / 0.7) as Inductor lowers it on the CPU, after porter's earlier
 # passes (persistent form: one block, the accumulators already folded).
@@ -73,17 +74,40 @@ def _src(kp: KernelPort) -> str:
     return ast.unparse(kp.tree)
 
 
-def test_the_guarded_softmax_keeps_only_its_general_form():
+def test_the_guarded_softmax_keeps_the_form_exact_at_the_max_with_a_row_test():
     kp = _kp(GUARDED)
     drop_finite_row_guard(kp)
     src = _src(kp)
-    # no finiteness test, no max of x itself, no select: one row max of x / c
-    for gone in ("tl.abs", "any_true", "_flag", "_max1", "row_max =", "tl.where(tmp21"):
+    # no per-element finiteness test, no max of x / c, no select
+    for gone in ("tl.abs", "any_true", "_flag", "_max2", "row_max_2", "tmp28"):
         assert gone not in src
-    assert "e = tl.exp(tmp29)" in src and "tmp29 = tmp28 - row_max_2" in src
-    assert "_max2 = tl.where(col_mask, tmp20, _max2)" in src
+    assert "tl.where(tmp21" not in src
+    # one row max of x; the exponent is (x - shift) * (1 / c), shifted by the
+    # row max, or by NaN where max(x) / c overflows
+    assert "row_max = max_nan(_max1, 1)[:, None]" in src
+    guard = "row_shift = tl.where(row_max * (1.0 / 0.7) < float('inf'), row_max, float('nan'))"
+    assert guard in src
+    assert src.index("row_max = max_nan") < src.index("row_shift =")
+    assert "tmp25 = tmp24 - row_shift" in src and "e = tl.exp(tmp27)" in src
     assert kp.helpers == {"maximum_nan", "max_nan"}
-    assert any("finiteness test" in n for n in kp.notes)
+    assert any("one test a row" in n for n in kp.notes)
+
+
+def test_the_guard_explains_itself_in_a_comment():
+    kp = _kp(GUARDED)
+    drop_finite_row_guard(kp)
+    text = todo_comments(_src(kp))
+    line = next(ln for ln in text.splitlines() if "row_shift = " in ln)
+    above = text.splitlines()[text.splitlines().index(line) - 1].strip()
+    assert above.startswith("# where max(x) / c overflows")
+
+
+def test_a_taken_name_is_not_reused():
+    src = "row_shift = 1\n" + GUARDED
+    kp = _kp(src)
+    drop_finite_row_guard(kp)
+    assert "row_shift_2 = tl.where(row_max" in _src(kp)
+    assert "tmp25 = tmp24 - row_shift_2" in _src(kp)
 
 
 def test_a_negative_divisor_is_left_alone():
@@ -127,4 +151,5 @@ def test_other_spellings_of_the_scale_match_too(scale, fast, general):
         .replace("tmp28 = x_2 * (1.0 / tmp26)", f"tmp28 = {general}")
     )
     drop_finite_row_guard(kp)
-    assert "tl.abs" not in _src(kp) and "e = tl.exp(tmp29)" in _src(kp)
+    assert "tl.abs" not in _src(kp) and "e = tl.exp(tmp27)" in _src(kp)
+    assert "tmp25 = tmp24 - row_shift" in _src(kp)

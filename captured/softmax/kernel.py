@@ -17,7 +17,7 @@ What porter changed:
 - loads upcast to fp32, stores cast to the output's element type (fp32/fp16/bf16 alike)
 - renamed index variables and temporaries after what they hold
 - turned 4 division(s) by a per-row value into multiplication by its reciprocal
-- kept softmax's general form x/c - max(x/c) where Inductor guarded (x - max x) / c by a per-row finiteness test (no test, one row max)
+- replaced Inductor's per-element finite-row test in softmax(x/c) by one test a row: (x - max x) / c, exact at the max, and NaN rows where max(x) / c overflows, as in torch
 - derived a persistent kernel for rows that fit in registers (x read once); the looped kernel serves wider rows
 - the looped kernel recomputes a value it stored only to reload it (the output is written once)
 """
@@ -63,14 +63,18 @@ def softmax_kernel(
         other=0.0,
         eviction_policy="evict_first",
     ).to(tl.float32)
-    tmp1 = 0.7
-    tmp2 = logits * (1.0 / tmp1)
-    _tmp19 = tl.where(col_mask & row_mask, tmp2, float("-inf"))
-    row_max_2 = max_nan(_tmp19, 1)[:, None]
+    tmp13 = 1.0
+    tmp14 = logits * tmp13
+    _tmp16 = tl.where(col_mask & row_mask, tmp14, float("-inf"))
+    row_max = max_nan(_tmp16, 1)[:, None]
+    # where max(x) / c overflows, torch's row is NaN (inf - inf): a NaN shift keeps it so
+    row_shift = tl.where(row_max * (1.0 / 0.7) < float("inf"), row_max, float("nan"))
+    tmp23 = 1.0
+    tmp24 = logits * tmp23
+    tmp25 = tmp24 - row_shift
     tmp26 = 0.7
-    tmp28 = logits * (1.0 / tmp26)
-    tmp29 = tmp28 - row_max_2
-    exp = tl.exp(tmp29)
+    tmp27 = tmp25 * (1.0 / tmp26)
+    exp = tl.exp(tmp27)
     _tmp33 = tl.where(col_mask & row_mask, exp, 0)
     row_sum = tl.sum(_tmp33, 1)[:, None]
     out = exp.to(out_ptr.dtype.element_ty).to(tl.float32)
@@ -97,7 +101,7 @@ def softmax_kernel_looped(
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
     col_base = tl.arange(0, BLOCK_COLS)[None, :]
-    _tmp19 = tl.full([BLOCK_ROWS, BLOCK_COLS], float("-inf"), tl.float32)
+    _tmp16 = tl.full([BLOCK_ROWS, BLOCK_COLS], float("-inf"), tl.float32)
     for col_start in tl.range(0, vocab, BLOCK_COLS):
         cols = col_start + col_base
         col_mask = cols < vocab
@@ -107,11 +111,13 @@ def softmax_kernel_looped(
             eviction_policy="evict_last",
             other=0.0,
         ).to(tl.float32)
-        tmp1 = 0.7
-        tmp2 = logits * (1.0 / tmp1)
-        tmp20 = maximum_nan(_tmp19, tmp2)
-        _tmp19 = tl.where(col_mask & row_mask, tmp20, _tmp19)
-    row_max_2 = max_nan(_tmp19, 1)[:, None]
+        tmp13 = 1.0
+        tmp14 = logits * tmp13
+        tmp17 = maximum_nan(_tmp16, tmp14)
+        _tmp16 = tl.where(col_mask & row_mask, tmp17, _tmp16)
+    row_max = max_nan(_tmp16, 1)[:, None]
+    # where max(x) / c overflows, torch's row is NaN (inf - inf): a NaN shift keeps it so
+    row_shift = tl.where(row_max * (1.0 / 0.7) < float("inf"), row_max, float("nan"))
     _tmp33 = tl.full([BLOCK_ROWS, BLOCK_COLS], 0, tl.float32)
     for col_start in tl.range(0, vocab, BLOCK_COLS):
         cols = col_start + col_base
@@ -122,10 +128,12 @@ def softmax_kernel_looped(
             eviction_policy="evict_last",
             other=0.0,
         ).to(tl.float32)
+        tmp23 = 1.0
+        tmp24 = logits_2 * tmp23
+        tmp25 = tmp24 - row_shift
         tmp26 = 0.7
-        tmp28 = logits_2 * (1.0 / tmp26)
-        tmp29 = tmp28 - row_max_2
-        exp = tl.exp(tmp29)
+        tmp27 = tmp25 * (1.0 / tmp26)
+        exp = tl.exp(tmp27)
         tmp34 = _tmp33 + exp
         _tmp33 = tl.where(col_mask & row_mask, tmp34, _tmp33)
     row_sum = tl.sum(_tmp33, 1)[:, None]
@@ -138,10 +146,12 @@ def softmax_kernel_looped(
             eviction_policy="evict_first",
             other=0.0,
         ).to(tl.float32)
+        tmp23_2 = 1.0
+        tmp24_2 = logits_3 * tmp23_2
+        tmp25_2 = tmp24_2 - row_shift
         tmp26_2 = 0.7
-        tmp28_2 = logits_3 * (1.0 / tmp26_2)
-        tmp29_2 = tmp28_2 - row_max_2
-        exp_2 = tl.exp(tmp29_2)
+        tmp27_2 = tmp25_2 * (1.0 / tmp26_2)
+        exp_2 = tl.exp(tmp27_2)
         out = exp_2.to(out_ptr.dtype.element_ty).to(tl.float32)
         tmp36 = out * (1.0 / row_sum)
         tl.store(

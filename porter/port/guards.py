@@ -1,14 +1,22 @@
-"""Stage: drop Inductor's finite-row guard from softmax(x / c) and softmax(x * c).
+"""Stage: replace Inductor's per-element finite-row guard in softmax(x / c) and
+softmax(x * c) by a per-row one.
 
 Inductor's CPU lowering of softmax(x / c), for a constant c > 0 (likewise of
 softmax(x * c) and of log_softmax), computes the exponent two ways and picks
 per row: (x - max(x)) * (1 / c) when every x / c of the row is finite,
-x / c - max(x / c) otherwise. The second form is softmax's own definition and
-is right for every row; for finite rows the two differ only in rounding
-(max(x / c) is max(x) / c when c > 0). Keeping only the second form drops, per
-element, the finiteness test and its any-reduction, the second row max, and
-the first form's arithmetic: about half of the work of each loop, in the
-persistent and the looped kernel alike.
+x / c - max(x / c) otherwise. The test costs, per element, a finiteness check
+and its any-reduction, a second row max and the second form's arithmetic:
+about half of the work of each loop.
+
+The first form is the one to keep. It is exactly 0 at the row's max, where the
+second is not on the GPU: x * (1 / c) - m contracts to one fused multiply-add
+whose unrounded product differs from the rounded m by up to half an ulp of
+x / c, and exp of that overflows for rows of large x (2.5e16: inf / inf = NaN).
+The first form is wrong only for a row whose max(x) / c overflows, where torch
+gives NaN (inf - inf) and it would give finite values. Other rows agree: x / c
+is finite or -inf wherever max(x) / c is finite, and NaN and inf in x reach
+both forms alike. So the guard becomes one test a row, on max(x) * (1 / c):
+rows that fail it are shifted by NaN, which makes the whole row NaN as in torch.
 
 The pass checks the pattern symbolically (each name expanded back to loads,
 constants and row reductions) and leaves anything else as it is.
@@ -21,12 +29,15 @@ import ast
 from porter.port.model import KernelPort
 from porter.port.passes import (
     _assigned,
+    _comment,
     _is_call,
     _loads,
     _names,
+    _rename,
     _stmts,
     drop_unread,
     fold_plain_copies,
+    unique_name,
 )
 from porter.port.persist import _masked_update, _op_of
 
@@ -167,26 +178,28 @@ def _split(text: str) -> list[str]:
     return parts
 
 
-def _is_guarded_softmax(ex: _Expander, select: ast.Call) -> bool:
-    """`tl.where(no_nonfinite, (v - max v) * k, v*k - max(v*k))`, k > 0 (a
-    constant, or 1 / c for a constant c)."""
+def _guarded_softmax(ex: _Expander, select: ast.Call) -> tuple[str, str] | None:
+    """(v, k) of `tl.where(no_nonfinite, (v - max v) * k, v*k - max(v*k))`, k > 0
+    (a constant, or 1 / c for a constant c, as Python source); else None."""
     cond, fast, general = (ex.expr(a) for a in select.args)
     g = _split(general) if general.startswith("(sub ") else []
     if len(g) != 3 or g[2] != f"(rowmax {g[1]})":
-        return False
+        return None
     scaled = g[1]
     s = _split(scaled) if scaled.startswith("(mul ") else []
     if len(s) != 3:
-        return False
+        return None
     # v * k, with k a positive constant or 1 / c for a positive constant c
     _, v, k = s
     k_value = _split(k)[2] if k.startswith("(div 1.0 ") else k
     if not _positive_constant(k_value):
-        return False
+        return None
     finite = f"(and (eq {scaled} {scaled}) (ne (tl.abs {scaled}) inf))"
     if cond != f"(eq (rowany (eq {finite} 0)) 0)":
-        return False
-    return fast == f"(mul (sub {v} (rowmax {v})) {k})"
+        return None
+    if fast != f"(mul (sub {v} (rowmax {v})) {k})":
+        return None
+    return v, (f"(1.0 / {k_value})" if k != k_value else k_value)
 
 
 def _drop_self_accumulators(fn: ast.FunctionDef) -> int:
@@ -230,30 +243,70 @@ def _drop_self_accumulators(fn: ast.FunctionDef) -> int:
         dropped += 1
 
 
+def _guard_row_max(fn: ast.FunctionDef, ex: _Expander, v: str, k: str) -> bool:
+    """After `m = max_nan(acc, 1)[:, None]`, the row max of v: `row_shift = m`
+    where m * k is below inf, else NaN; row_shift replaces every other read of m."""
+    for stmt, body in _stmts(fn.body):
+        if not (
+            isinstance(stmt, ast.Assign)
+            and isinstance(stmt.targets[0], ast.Name)
+            and ex.expr(stmt.value) == f"(rowmax {v})"
+        ):
+            continue
+        row_max = stmt.targets[0].id
+        taken = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
+        shift = (
+            "row_shift" if "row_shift" not in taken else unique_name("row_shift", taken)
+        )
+        _rename(fn, {row_max: shift})
+        stmt.targets[0].id = row_max
+        guard = ast.parse(
+            f"{shift} = tl.where({row_max} * {k} < float('inf'), "
+            f"{row_max}, float('nan'))"
+        ).body[0]
+        at = body.index(stmt) + 1
+        body[at:at] = [
+            _comment(
+                "where max(x) / c overflows, torch's row is NaN (inf - inf): "
+                "a NaN shift keeps it so"
+            ),
+            guard,
+        ]
+        return True
+    return False
+
+
 def drop_finite_row_guard(kp: KernelPort) -> None:
-    """Keep only softmax's general form where Inductor guarded a faster one by
-    a per-row finiteness test (see the module doc)."""
+    """Keep softmax's form that is exact at the row max, with a per-row guard
+    where Inductor tested every element (see the module doc)."""
     fn = kp.tree
     ex = _Expander(fn)
-    replaced = 0
+    found = []
     for stmt, _ in _stmts(fn.body):
         v = getattr(stmt, "value", None)
         if (
             isinstance(stmt, ast.Assign)
             and _is_call(v, "tl.where")
             and len(v.args) == 3
-            and _is_guarded_softmax(ex, v)
         ):
-            stmt.value = v.args[2]
-            replaced += 1
-    if not replaced:
+            match = _guarded_softmax(ex, v)
+            if match is not None:
+                found.append((stmt, match))
+    # one row max, one scale: each select picks between the same two forms
+    if not found or len({m for _, m in found}) != 1:
         return
-    fold_plain_copies(fn)  # `tmp30 = tmp29`, left where the select was
+    v, k = found[0][1]
+    if not _guard_row_max(fn, ex, v, k):
+        return
+    for stmt, _ in found:
+        stmt.value = stmt.value.args[1]
+    fold_plain_copies(fn)  # `tmp30 = tmp27`, left where the select was
     while drop_unread(fn) + _drop_self_accumulators(fn):
         pass
     if "any_true" not in ast.unparse(fn):
         kp.helpers.discard("any_true")
     kp.notes.append(
-        "kept softmax's general form x/c - max(x/c) where Inductor guarded "
-        "(x - max x) / c by a per-row finiteness test (no test, one row max)"
+        "replaced Inductor's per-element finite-row test in softmax(x/c) by one "
+        "test a row: (x - max x) / c, exact at the max, and NaN rows where "
+        "max(x) / c overflows, as in torch"
     )

@@ -56,6 +56,11 @@ def _todo(text: str) -> ast.stmt:
     return ast.Expr(ast.Constant(f"TODO(porter): {text}"))
 
 
+def _comment(text: str) -> ast.stmt:
+    """A marker statement the renderer turns into a `# ...` comment (a why)."""
+    return ast.Expr(ast.Constant(f"NOTE(porter): {text}"))
+
+
 def _stmts(body: list[ast.stmt]):
     """Every statement, depth first, with the list that holds it."""
     for stmt in list(body):
