@@ -8,6 +8,7 @@ output is not close to the scaffold's is reported as differing, not timed.
         --reduce 1x4 1x8 2x4 --looped 2048x16
     python3 tools/launch_probe.py silu_and_mul --tokens 1 4096 --tile 1x1024x4 2x1024x8
     python3 tools/launch_probe.py softmax --dims vocab=32768 --variant my_softmax.py
+    python3 tools/launch_probe.py rmsnorm --dtype float32 --min-row-bytes 1073741824
 
 One JSON line per (case, sizes): {"default": us, "<candidate>": us, ...}.
 """
@@ -105,6 +106,14 @@ def probe(case, variants: dict, point, args) -> dict:
             mod.LOOPED_WARPS = looped_warps
     if fused is not None:
         mod.MAX_FUSED_COLS, mod.LOOPED_BLOCK_COLS = fused, looped_cols
+    min_row_bytes = getattr(mod, "LOOPED_MIN_ROW_BYTES", None)
+    for b in args.min_row_bytes:
+        if min_row_bytes is None:
+            break  # this scaffold has no such switch
+        mod.LOOPED_MIN_ROW_BYTES = b
+        timed(f"min_row_bytes={b}", lambda: fn(*inputs))
+    if min_row_bytes is not None:
+        mod.LOOPED_MIN_ROW_BYTES = min_row_bytes
     for path, vmod in variants.items():
         vfn = scaffold_entry(case, args.dtype, "cuda", kernel=vmod)
         timed(f"variant={path}", lambda vfn=vfn: vfn(*inputs))
@@ -126,6 +135,13 @@ def main() -> int:
         nargs="*",
         default=[],
         help="MAX_FUSED_COLS values: rows wider take the looped kernel",
+    )
+    ap.add_argument(
+        "--min-row-bytes",
+        type=int,
+        nargs="*",
+        default=[],
+        help="LOOPED_MIN_ROW_BYTES values (a large one keeps the persistent kernel)",
     )
     ap.add_argument(
         "--looped",
