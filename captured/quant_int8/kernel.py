@@ -150,25 +150,34 @@ LOOPED_WARPS = 16
 
 
 def looped_settings(row_size, elem_bytes=2):
-    """(block, warps) of the looped kernel: blocks of LOOPED_BLOCK_COLS with
-    LOOPED_WARPS warps; rows over 64 KB in half the block with twice the warps,
-    so that two programs an SM hold the rows being re-read within the 50 MB L2
-    (softmax over 32768 fp32 columns: 0.84-0.87 of the time of blocks of 4096
-    with 16 warps from 1024 rows, H200, docs/benchmarks/NOTES.md)."""
-    if row_size * elem_bytes > 65536:
-        return LOOPED_BLOCK_COLS // 2, min(32, 2 * LOOPED_WARPS)
+    """(block, warps) of the looped kernel: rows under 16 KB (those it takes
+    from LOOPED_MIN_ROW_BYTES) in blocks of LOOPED_BLOCK_COLS with half of
+    LOOPED_WARPS; rows of 32768 elements or more with 32 warps, in blocks of
+    8192 2-byte or 2048 4-byte elements; others in blocks of LOOPED_BLOCK_COLS
+    with LOOPED_WARPS.
+    Measured on an H200 with tools/launch_probe.py (docs/benchmarks/NOTES.md):
+    rmsnorm bf16 4096 took 0.92-0.94 of the time of 16 warps from 4096 rows;
+    softmax over 32768 columns 0.80-0.94 of 4096 x 16 in bf16 from 1024 rows,
+    and 0.84-0.87 in fp32 in blocks of 2048 (blocks of 4096-16384 were no
+    faster there)."""
+    if row_size >= 32768:
+        return (8192 if elem_bytes <= 2 else 2048), 32
+    if row_size * elem_bytes < 16384:
+        return LOOPED_BLOCK_COLS, LOOPED_WARPS // 2
     return LOOPED_BLOCK_COLS, LOOPED_WARPS
 
 
-# A looped kernel that reads the row only twice (one reduction, then the
-# epilogue; rmsnorm) is taken from rows of LOOPED_MIN_ROW_BYTES too: its
-# second read comes from cache, and it does not hold the row in registers
-# across the reduction. For rmsnorm it took 0.91-0.92 of the persistent
-# kernel's time in fp32 at 4096 (64, 16384 and 32768 rows; 0.99-1.03 between)
-# and 0.95-0.97 in bf16 at 8192 from 64 rows (H200, docs/benchmarks/NOTES.md).
-# Softmax's looped kernel reads the row three times and keeps the persistent
-# kernel up to MAX_FUSED_COLS.
-LOOPED_MIN_ROW_BYTES = 16384
+# Rows of LOOPED_MIN_ROW_BYTES[reads, inputs] bytes or more take the looped
+# kernel even where the persistent one could hold them. reads: how many times
+# the looped kernel reads the row (rmsnorm 2, softmax 3); inputs: how many
+# row-shaped tensors it reads (fused_add_rmsnorm 2). It does not hold the row
+# in registers across the reduction, and its re-reads come from cache. On an
+# H200, against the persistent kernel: rmsnorm in bf16 at 4096 (8 KB) took
+# 0.91-0.96 of its time from 16 rows, in fp32 at 4096 0.91-0.92 from 16384;
+# softmax in fp32 at 4096 (16 KB) 0.91-0.97 from 4096 rows, but in bf16 at
+# 4096 (8 KB) 1.06-1.34; fused_add_rmsnorm in bf16 at 4096 (8 KB) lost 2-3%
+# from 4096 rows (docs/benchmarks/NOTES.md).
+LOOPED_MIN_ROW_BYTES = {(2, 1): 8192, (3, 1): 16384, (2, 2): 16384}
 
 
 def launch_settings(num_rows, row_size, elem_bytes=2):
@@ -219,7 +228,7 @@ def quant_int8(x: torch.Tensor):
     kernel = quant_int8_kernel
     if (
         BLOCK_COLS > MAX_FUSED_COLS
-        or BLOCK_COLS * x.element_size() >= LOOPED_MIN_ROW_BYTES
+        or BLOCK_COLS * x.element_size() >= LOOPED_MIN_ROW_BYTES[(2, 1)]
     ):
         # Wide rows: stream the row in blocks, re-reading it from cache.
         BLOCK_ROWS = 1

@@ -17,6 +17,11 @@ DEFAULT_POINTWISE_BLOCK = 1024
 # Looped reductions: bound the registers one program holds. Equal to
 # LOOPED_BLOCK_COLS in templates/kernel.py.j2, used where a persistent kernel exists.
 LOOPED_MAX_BLOCK = 4096
+# Row size in bytes from which the looped kernel is taken over the persistent
+# one, by (times the looped kernel reads the row, row-shaped inputs it reads);
+# combinations not listed keep the persistent kernel up to MAX_FUSED_COLS.
+# templates/kernel.py.j2 renders it and says why (H200 figures).
+LOOPED_MIN_ROW_BYTES = {(2, 1): 8192, (3, 1): 16384, (2, 2): 16384}
 
 
 @dataclass
@@ -287,10 +292,12 @@ def _launch(kp: KernelPort, inputs: set[str]) -> LaunchStep:
                     f"num_warps = {cfg.num_warps}  # the autotuner's choice on the capture GPU"
                 )
             wide = "BLOCK_COLS > MAX_FUSED_COLS"
-            if elem_bytes and _passes_over_row(kp.tree) == 2:
-                # A looped kernel that reads the row twice beats holding it in
-                # registers from LOOPED_MIN_ROW_BYTES up (the template says why).
-                wide += f" or BLOCK_COLS * {elem_bytes} >= LOOPED_MIN_ROW_BYTES"
+            key = (_passes_over_row(kp.tree), _row_inputs(kp, inputs))
+            if elem_bytes and key in LOOPED_MIN_ROW_BYTES:
+                # The looped kernel beats holding the row in registers from a
+                # row size that depends on how it reads the row (the template
+                # says why).
+                wide += f" or BLOCK_COLS * {elem_bytes} >= LOOPED_MIN_ROW_BYTES[{key}]"
             branches = f"if {wide}:\n" + _indent(looped)
             if kp.online is not None:
                 online = [
@@ -335,6 +342,13 @@ def _launch(kp: KernelPort, inputs: set[str]) -> LaunchStep:
 def _passes_over_row(fn: ast.FunctionDef) -> int:
     """How many loops over the row a looped reduction kernel makes."""
     return sum(_is_col_loop(s) for s in fn.body)
+
+
+def _row_inputs(kp: KernelPort, inputs: set[str]) -> int:
+    """How many of the inputs the kernel reads are rows (they have a row
+    stride), as x and residual are in fused_add_rmsnorm; a weight is not."""
+    strided = {p.value.split(".")[0] for p in kp.params if p.kind == "stride"}
+    return len(strided & inputs)
 
 
 def _elem_bytes(kp: KernelPort, inputs: set[str]) -> str:
