@@ -208,7 +208,12 @@ def _difficult(t: torch.Tensor) -> torch.Tensor:
     # compute in) must stay finite, or no implementation has a right answer.
     fp32_max = torch.finfo(torch.float32).max
     big = min(info.max / 4, math.sqrt(fp32_max / rows.shape[1]) / 4)
-    rows[0] = big * torch.sign(rows[0] + 0.5)
+    # Magnitudes spread over [big / 2, big]: a single value (big's mantissa
+    # all ones in fp32) rounded every product alike, so eager's error
+    # cancelled in q*c - q2*s and the tolerance it sets was too tight for the
+    # same sum under the GPU's fused multiply-add.
+    spread = 0.5 + 0.5 * torch.rand_like(rows[0])
+    rows[0] = big * spread * torch.sign(rows[0] + 0.5)
     rows[1, 0] = float("inf")
     rows[2, -1] = float("nan")
     rows[3] = info.tiny * torch.randn_like(rows[3])  # tiny, many subnormal
