@@ -329,6 +329,41 @@ def merge_rows(kept: list[dict], new: list[dict]) -> list[dict]:
     return sorted(rows, key=order)
 
 
+# A CUDA-graph replay drops the host's launch work, so for calls long enough
+# that launch gaps do not count (MIN_DIRECT_US; below it a replay's own launch
+# can outlast an event-timed direct call) it should not take longer than the
+# same call launched directly. On the H200 the ported call's replay took
+# 1.06-1.14x its direct launch at points moving 2 GB or more, while Inductor's
+# and eager's replays at the same points took 0.99-1.00x
+# (docs/benchmarks/NOTES.md): such points are reported as suspect.
+GRAPH_SLOWER = 1.05
+MIN_DIRECT_US = 100.0
+TIMED = ("ported", "inductor", "inductor_static", "eager")
+
+
+def graph_anomalies(rows: list[dict]) -> list[tuple[dict, str, float]]:
+    """(row, call, graph / direct) where a call of MIN_DIRECT_US or more took
+    more than GRAPH_SLOWER times as long replayed from a graph as launched
+    directly: the kernel-only time there is suspect, whatever made it slow."""
+    out = []
+    for r in rows:
+        for name in TIMED:
+            direct, graph = r.get(f"{name}_us"), r.get(f"{name}_graph_us")
+            if not direct or not graph or direct < MIN_DIRECT_US:
+                continue
+            if graph > GRAPH_SLOWER * direct:
+                out.append((r, name, graph / direct))
+    return out
+
+
+def _anomaly_text(found: list[tuple[dict, str, float]], with_case: bool) -> str:
+    return "; ".join(
+        (f"{r['case']} " if with_case else "")
+        + f"{r['dtype']} {r['shape']} {name} {ratio:.2f}x"
+        for r, name, ratio in found
+    )
+
+
 def markdown_table(rows: list[dict], facts: dict) -> str:
     head = (
         f"Measured on {facts.get('gpu')} with torch {facts.get('torch')}, "
@@ -382,6 +417,15 @@ def markdown_table(rows: list[dict], facts: dict) -> str:
     if facts.get("left_out"):
         first += (
             "\nLeft out (out of GPU memory): " + ", ".join(facts["left_out"]) + ".\n"
+        )
+    odd = graph_anomalies(rows)
+    if odd:
+        first += (
+            f"\nGraph replay slower than the same call launched directly (by more "
+            f"than {GRAPH_SLOWER}x, calls of {MIN_DIRECT_US:g} µs or more; the "
+            "kernel-only time there is suspect): "
+            + _anomaly_text(odd, with_case=False)
+            + ".\n"
         )
     return head + "\n".join(lines) + "\n" + first
 
@@ -479,6 +523,21 @@ def aggregate(folder: Path) -> str:
                 f"{ws:.2f} ({rs['num_tokens']}) | {bw} | "
                 f"{r0['gpu']}, torch {r0['torch']}, triton {r0['triton']}, {r0['date']} |"
             )
+    odd = [
+        a
+        for path in sorted(folder.glob("*.json"))
+        for a in graph_anomalies(json.loads(path.read_text()))
+    ]
+    if odd:
+        lines += [
+            "",
+            f"Suspect points: a call of {MIN_DIRECT_US:g} µs or more took more than "
+            f"{GRAPH_SLOWER}x as long replayed from a CUDA graph as launched "
+            "directly, where a replay should only save the host's work. Their "
+            "ratios above may be a measurement effect rather than the kernel: "
+            + _anomaly_text(odd, with_case=True)
+            + ".",
+        ]
     lines.append("")
     lines += [f"![{p.stem}]({p.name})" for p in sorted(folder.glob("*.png"))]
     return "\n".join(lines) + "\n"

@@ -167,6 +167,31 @@ def test_aggregate_counts_points_outside_the_bar(tmp_path):
     assert "| 2 | 1/2 | 0.50 (4096) | 1.08 (1) |" in summary
 
 
+def test_graph_replays_slower_than_direct_launches_are_flagged(tmp_path):
+    rows = _rows()  # every replay takes half its direct launch: nothing to flag
+    assert bench.graph_anomalies(rows) == []
+    rows[1]["ported_graph_us"] = 1.12 * rows[1]["ported_us"]
+    rows[1]["eager_graph_us"] = 1.04 * rows[1]["eager_us"]  # within 5%: not flagged
+    found = bench.graph_anomalies(rows)
+    assert [(r["num_tokens"], name) for r, name, _ in found] == [(4096, "ported")]
+    assert found[0][2] == pytest.approx(1.12)
+    facts = {"gpu": "G", "torch": "t", "triton": "tr", "date": "2026-01-01"}
+    table = bench.markdown_table(rows, facts)
+    assert "bfloat16 num_tokens=4096xhidden=4096 ported 1.12x" in table
+    (tmp_path / "demo.json").write_text(json.dumps(rows))
+    summary = bench.aggregate(tmp_path)
+    assert "Suspect points" in summary
+    assert "demo bfloat16 num_tokens=4096xhidden=4096 ported 1.12x" in summary
+    # and the clean rows give neither note
+    (tmp_path / "demo.json").write_text(json.dumps(_rows()))
+    assert "Suspect points" not in bench.aggregate(tmp_path)
+    assert "Graph replay slower" not in bench.markdown_table(_rows(), facts)
+    # short calls: a replay's own launch may outlast an event-timed direct call
+    rows = _rows()
+    rows[0]["ported_graph_us"] = 1.5 * rows[0]["ported_us"]  # 10 µs direct
+    assert bench.graph_anomalies(rows) == []
+
+
 def test_bench_warns_about_dtypes_outside_the_case(capsys):
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU")
