@@ -140,7 +140,7 @@ def looped_settings(row_size, elem_bytes=2):
     8192 2-byte or 2048 4-byte elements; others in blocks of LOOPED_BLOCK_COLS
     with LOOPED_WARPS.
     Measured on an H200 with tools/launch_probe.py (docs/benchmarks/NOTES.md):
-    rmsnorm bf16 4096 took 0.92-0.94 of the time of 16 warps from 4096 rows;
+    rmsnorm bf16 4096 took 0.87 of the time of 16 warps from 4096 rows;
     softmax over 32768 columns 0.80-0.94 of 4096 x 16 in bf16 from 1024 rows,
     and 0.84-0.87 in fp32 in blocks of 2048 (blocks of 4096-16384 were no
     faster there)."""
