@@ -562,11 +562,7 @@ def aggregate(folder: Path) -> str:
             f"{single} of {len(every)} rows timed each graph once; later rows "
             "take the lower of two rounds timed in opposite orders.",
         ]
-    odd = [
-        a
-        for path in sorted(folder.glob("*.json"))
-        for a in graph_anomalies(json.loads(path.read_text()))
-    ]
+    odd = graph_anomalies(every)
     if odd:
         lines += [
             "",
