@@ -12,7 +12,11 @@ from porter.errors import PorterError
 from porter.port.fuse import fuse_pointwise
 from porter.port.generalize import bind_parameters, explicit_dtypes, readable_names
 from porter.port.guards import drop_finite_row_guard
-from porter.port.launcher import LOOPED_MIN_ROW_BYTES, plan_launcher
+from porter.port.launcher import (
+    LOOPED_MAX_BLOCK,
+    LOOPED_MIN_ROW_BYTES,
+    plan_launcher,
+)
 from porter.port.model import KernelPort
 from porter.port.online import online_max_sum_exp
 from porter.port.passes import PIPELINE as CLEANUP_PASSES
@@ -154,6 +158,7 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
         uses_tile=any(kp.tile is not None for kp in ports),
         uses_persistent=any(kp.persistent is not None for kp in ports),
         uses_online=any(kp.online is not None for kp in ports),
+        looped_block_cols=LOOPED_MAX_BLOCK,
         looped_min_row_bytes=LOOPED_MIN_ROW_BYTES,
         uses_min_row_bytes=any(
             "LOOPED_MIN_ROW_BYTES" in line

@@ -14,8 +14,8 @@ from porter.port.persist import _is_col_loop
 from porter.records import Capture, CompiledModule
 
 DEFAULT_POINTWISE_BLOCK = 1024
-# Looped reductions: bound the registers one program holds. Equal to
-# LOOPED_BLOCK_COLS in templates/kernel.py.j2, used where a persistent kernel exists.
+# Looped reductions: bound the registers one program holds. Rendered as
+# LOOPED_BLOCK_COLS in templates/kernel.py.j2, where a persistent kernel exists.
 LOOPED_MAX_BLOCK = 4096
 # Row size in bytes from which the looped kernel is taken over the persistent
 # one, by (times the looped kernel reads the row, row-shaped inputs it reads);
