@@ -110,7 +110,7 @@ def probe(case, variants: dict, point, args) -> dict:
     for b in args.min_row_bytes:
         if min_row_bytes is None:
             break  # this scaffold has no such switch
-        mod.LOOPED_MIN_ROW_BYTES = {reads: b for reads in min_row_bytes}
+        mod.LOOPED_MIN_ROW_BYTES = {key: b for key in min_row_bytes}
         timed(f"min_row_bytes={b}", lambda: fn(*inputs))
     if min_row_bytes is not None:
         mod.LOOPED_MIN_ROW_BYTES = min_row_bytes
@@ -141,7 +141,7 @@ def main() -> int:
         type=int,
         nargs="*",
         default=[],
-        help="LOOPED_MIN_ROW_BYTES values, for every number of reads (a large one "
+        help="LOOPED_MIN_ROW_BYTES values, for every (reads, inputs) key (a large one "
         "keeps the persistent kernel)",
     )
     ap.add_argument(
