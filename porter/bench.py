@@ -190,21 +190,6 @@ def run(case, points: list[Point], progress=print) -> tuple[list[dict], dict]:
     # symbolic, model sizes static; static: one specialization per shape.
     dynamic = torch.compile(dynamic_ref, dynamic=False)
     static = torch.compile(static_ref, dynamic=False)
-    names = case.manifest.get("input_names", [])
-    runtime_axes = [
-        (names.index(n), axis)
-        for d in case.manifest["dims"]
-        if d["role"] == "runtime"
-        for n, axis in d.get("axes", [])
-        if n in names
-    ]
-
-    def mark_runtime_dims(inputs):
-        for i, axis in runtime_axes:
-            if i < len(inputs) and isinstance(inputs[i], torch.Tensor):
-                torch._dynamo.maybe_mark_dynamic(inputs[i], axis)
-        return inputs
-
     copy_bw = copy_bandwidth_gbps()
     facts = {
         "gpu": torch.cuda.get_device_name(),
@@ -222,7 +207,7 @@ def run(case, points: list[Point], progress=print) -> tuple[list[dict], dict]:
         try:
             sc = Scenario(point.dtype, dict(point.sizes))
             inputs = make_inputs(case, sc, "cuda", seed=i)
-            dyn_inputs = mark_runtime_dims([_alias(v) for v in inputs])
+            dyn_inputs = mark_runtime_dims(case.manifest, [_alias(v) for v in inputs])
             model = _cast_module(reference, point.dtype)
             if i == 0:
                 # Before anything else runs them: compile + first launch, as an engine
@@ -285,6 +270,20 @@ def graph_times(
     first = {name: time_graph(fn) for name, fn in calls.items()}
     second = {name: time_graph(calls[name]) for name in reversed(list(calls))}
     return {name: min(first[name], second[name]) for name in calls}
+
+
+def mark_runtime_dims(manifest: dict[str, Any], inputs: list[Any]) -> list[Any]:
+    """Mark the inputs' runtime dims (num_tokens) dynamic for torch.compile, as an
+    engine compiles the reference: model sizes stay static."""
+    names = manifest.get("input_names", [])
+    for d in manifest["dims"]:
+        if d["role"] != "runtime":
+            continue
+        for n, axis in d.get("axes", []):
+            i = names.index(n) if n in names else len(inputs)
+            if i < len(inputs) and isinstance(inputs[i], torch.Tensor):
+                torch._dynamo.maybe_mark_dynamic(inputs[i], axis)
+    return inputs
 
 
 def _alias(v):
@@ -529,8 +528,10 @@ def aggregate(folder: Path) -> str:
         "| case | dtype | model sizes | points | within time bar | worst p/d (tokens) | worst p/s (tokens) | lowest BW | measured on |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
+    every = []  # all cases' rows, for the notes below the table
     for path in sorted(folder.glob("*.json")):
         rows = json.loads(path.read_text())
+        every += rows
         for (dtype, model), sub in sweeps(rows).items():
             pd = [(r["ported_graph_us"] / r["inductor_graph_us"], r) for r in sub]
             ps = [
@@ -550,11 +551,6 @@ def aggregate(folder: Path) -> str:
                 f"{ws:.2f} ({rs['num_tokens']}) | {bw} | "
                 f"{r0['gpu']}, torch {r0['torch']}, triton {r0['triton']}, {r0['date']} |"
             )
-    every = [
-        r
-        for path in sorted(folder.glob("*.json"))
-        for r in json.loads(path.read_text())
-    ]
     single = sum(1 for r in every if r.get("graph_rounds", 1) < 2)
     if single:
         lines += [

@@ -245,3 +245,17 @@ def test_merge_keeps_rows_this_run_did_not_measure():
     assert "Rows kept from earlier runs" in table and "2026-01-01" in table
     # a run that replaced everything names no earlier run
     assert "earlier runs" not in bench.markdown_table(again, facts)
+
+
+def test_runtime_dims_are_marked_dynamic_and_model_dims_are_not():
+    manifest = {
+        "input_names": ["x", "weight"],
+        "dims": [
+            {"name": "num_tokens", "role": "runtime", "axes": [["x", 0]]},
+            {"name": "hidden", "role": "model", "axes": [["x", 1], ["weight", 0]]},
+        ],
+    }
+    x, w = torch.empty(3, 4), torch.empty(4)
+    out = bench.mark_runtime_dims(manifest, [x, w, 1e-6])
+    assert out[0] is x and getattr(x, "_dynamo_weak_dynamic_indices", None) == {0}
+    assert getattr(w, "_dynamo_weak_dynamic_indices", None) is None

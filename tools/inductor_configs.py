@@ -23,7 +23,7 @@ import warnings
 
 import torch
 
-from porter.bench import _graph_us, sweep
+from porter.bench import _cast_module, _graph_us, mark_runtime_dims, sweep
 from porter.testing.parity import Scenario, load_case, make_inputs
 
 
@@ -68,13 +68,11 @@ def inspect(case, point, args) -> dict:
     reference = case.reference.build()
     if isinstance(reference, torch.nn.Module):
         reference = reference.to("cuda")
+    # A KernelBench Model's parameters in the point's dtype, as the bench has them.
+    reference = _cast_module(reference, point.dtype)
     inputs = make_inputs(case, Scenario(point.dtype, point.sizes), "cuda", seed=0)
     if args.dynamic:
-        names = case.manifest.get("input_names", [])
-        for d in case.manifest["dims"]:
-            for n, axis in d.get("axes", []) if d["role"] == "runtime" else []:
-                if n in names:
-                    torch._dynamo.mark_dynamic(inputs[names.index(n)], axis)
+        inputs = mark_runtime_dims(case.manifest, inputs)
     compiled = torch.compile(reference, dynamic=False)
     compiled(*inputs)  # compiles and autotunes
     result = {"case": args.case, "sizes": point.sizes, "dtype": point.dtype}
