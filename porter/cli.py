@@ -139,8 +139,13 @@ def _bench(args: argparse.Namespace) -> int:
         try:
             model_sizes[name] = [int(v) for v in values.split(",")]
         except ValueError:
+            hint = (
+                ", one dim a word: --dims num_heads=32 head_dim=128"
+                if "=" in values
+                else ", e.g. hidden=2048,4096"
+            )
             raise PorterError(
-                f"--dims {item}: write NAME=V[,V...] with integer sizes, e.g. hidden=2048,4096"
+                f"--dims {item}: write NAME=V[,V...] with integer sizes{hint}"
             ) from None
     try:
         points = bench.sweep(
@@ -323,7 +328,8 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         default=[],
         metavar="NAME=V[,V...]",
-        help="model sizes to sweep instead of the captured ones, e.g. hidden=2048,4096,8192",
+        help="model sizes to sweep instead of the captured ones, one dim a word, "
+        "e.g. hidden=2048,4096,8192 or num_heads=32 head_dim=128",
     )
     p.add_argument("--out", default="docs/benchmarks", help="where results go")
     p.add_argument(

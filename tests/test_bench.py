@@ -124,6 +124,14 @@ def test_sweep_over_model_sizes():
         bench.sweep(MANIFEST, (1,), model_sizes={"num_tokens": [4]})
 
 
+def test_bench_dims_in_one_word_say_to_split_them(capsys):
+    args = ["bench", "captured/rotary_neox", "--dims", "num_heads=32,head_dim=128"]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert "one dim a word: --dims num_heads=32 head_dim=128" in err
+    assert "Traceback" not in err
+
+
 def test_bench_dims_are_checked_before_anything_runs(capsys):
     assert main(["bench", "captured/rmsnorm", "--dims", "hidden=x"]) == 1
     assert "integer sizes" in capsys.readouterr().err
