@@ -70,12 +70,23 @@ def test_looped_settings_go_by_the_rows_size():
     # in fp32 in blocks of 2048 with 32 warps, 0.80-0.94 in bf16 in blocks of
     # 8192; rmsnorm bf16 4096 (8 KB) 0.87 with 8 warps instead of 16.
     looped_settings = _function("softmax", "looped_settings")
-    assert looped_settings(32768, 4) == (2048, 32)
-    assert looped_settings(65536, 4) == (2048, 32)
-    assert looped_settings(32768, 2) == (8192, 32)
-    assert looped_settings(16384, 4) == (4096, 16)
-    assert looped_settings(8192, 2) == (4096, 16)
-    assert looped_settings(4096, 2) == (4096, 8)
+    assert looped_settings(1024, 32768, 4) == (2048, 32)
+    assert looped_settings(1024, 65536, 4) == (2048, 32)
+    assert looped_settings(1024, 32768, 2) == (8192, 32)
+    assert looped_settings(1024, 16384, 4) == (4096, 16)
+    assert looped_settings(1024, 8192, 2) == (4096, 16)
+    assert looped_settings(1024, 4096, 2) == (4096, 8)
+
+
+def test_looped_settings_take_wide_fp32_blocks_for_many_rows():
+    # H200, softmax fp32 over 32768 columns: blocks of 16384 took 0.97-0.99 of
+    # 2048's time from 4096 rows, 1.03-1.11 at 1-64 rows; 2-byte rows keep 8192.
+    looped_settings = _function("softmax", "looped_settings")
+    assert looped_settings(4095, 32768, 4) == (2048, 32)
+    assert looped_settings(4096, 32768, 4) == (16384, 32)
+    assert looped_settings(65536, 65536, 4) == (16384, 32)
+    assert looped_settings(65536, 32768, 2) == (8192, 32)
+    assert looped_settings(65536, 16384, 4) == (4096, 16)
 
 
 def test_launch_settings_give_few_rows_more_warps():
@@ -113,8 +124,9 @@ def test_launchers_size_warps_by_the_reduced_input_and_loop_with_fixed_warps():
     )
     looped = launcher[launcher.index("BLOCK_COLS > MAX_FUSED_COLS") :]
     assert (
-        "BLOCK_COLS, num_warps = looped_settings(vocab, logits.element_size())"
-        in looped
+        "BLOCK_COLS, num_warps = looped_settings(\n"
+        "            num_tokens, vocab, logits.element_size()\n"
+        "        )" in looped
     )
     assert "launch_settings" not in looped
 
@@ -141,16 +153,54 @@ def test_looped_kernels_are_taken_from_a_row_size_by_how_they_read(case, row, ke
     assert table in source
 
 
+@pytest.mark.parametrize("elem_bytes", (1, 2, 4))
 @pytest.mark.parametrize("row_size", (1, 3, 64, 768, 4096, 5000, 16384))
 @pytest.mark.parametrize("num_rows", ROWS)
-def test_tile_settings_cover_the_row_in_whole_blocks(num_rows, row_size):
+def test_tile_settings_cover_the_row_in_whole_blocks(num_rows, row_size, elem_bytes):
     tile_settings = _function("silu_and_mul", "tile_settings")
-    block_rows, block_cols, warps = tile_settings(num_rows, row_size)
+    block_rows, block_cols, warps = tile_settings(num_rows, row_size, elem_bytes)
     assert block_cols == triton.next_power_of_2(block_cols) <= 4096
     assert block_rows == triton.next_power_of_2(block_rows)
     assert warps in (4, 8, 16, 32)
-    # Never more than 8 elements a thread (16-byte accesses in bf16).
-    assert block_rows * block_cols <= 8 * 32 * warps
+    # Never more than 16 bytes a thread (one 16-byte access).
+    assert block_rows * block_cols * elem_bytes <= 16 * 32 * warps
+
+
+def test_tile_settings_give_fp32_sixteen_bytes_a_thread():
+    # H200, rotary fp32 (32 x 128) from 16384 tokens: 4 elements a thread took
+    # 0.80-0.92 of the time of 8; silu_and_mul fp32 0.98-0.99.
+    tile_settings = _function("rotary_neox", "tile_settings")
+    assert tile_settings(1 << 20, 64, 4) == (16, 64, 8)
+    assert tile_settings(1 << 20, 64, 2) == (16, 64, 4)
+    assert tile_settings(1 << 20, 64) == (16, 64, 4)
+    silu = _function("silu_and_mul", "tile_settings")
+    assert silu(4096, 4096, 4) == (1, 4096, 32)
+    assert silu(4096, 4096, 2) == (1, 4096, 16)
+
+
+def test_tile_settings_give_heavy_two_byte_kernels_smaller_blocks():
+    # gelu_tanh_and_mul (libdevice tanh) bf16 from 4096 tokens: 1024 columns
+    # with 4 warps took 0.95-0.96 of 4096 with 16; in fp32 0.99-1.04, and
+    # silu_and_mul (no libdevice) in bf16 1.02-1.03.
+    tile_settings = _function("gelu_tanh_and_mul", "tile_settings")
+    assert tile_settings(4096, 4096, 2, heavy=True) == (1, 1024, 4)
+    assert tile_settings(4096, 4096, 2) == (1, 4096, 16)
+    assert tile_settings(4096, 4096, 4, heavy=True) == (1, 4096, 32)
+    # decode sizes are unchanged
+    assert tile_settings(16, 4096, 2, heavy=True) == tile_settings(16, 4096, 2)
+
+
+@pytest.mark.parametrize(
+    "case, call",
+    [
+        ("gelu_tanh_and_mul", "x.element_size(), heavy=True\n"),
+        ("silu_and_mul", "num_tokens, (x.shape[1] // 2), x.element_size()\n"),
+    ],
+)
+def test_launchers_pass_the_element_size_and_libdevice_to_tile_settings(case, call):
+    source = (CAPTURED / case / "kernel.py").read_text()
+    launcher = source[source.index(f"def {case}(") :]
+    assert call in launcher
 
 
 def test_tile_settings_give_decode_enough_programs():
@@ -158,3 +208,34 @@ def test_tile_settings_give_decode_enough_programs():
     block_rows, block_cols, _ = _function("silu_and_mul", "tile_settings")(16, 4096)
     programs = triton.cdiv(16, block_rows) * triton.cdiv(4096, block_cols)
     assert programs >= 128
+
+
+def test_row_eviction_drops_the_hint_past_stream_min_bytes():
+    # H200: without evict_first from 32 MB tensors fused_add_rmsnorm fp16 4096
+    # and add_layernorm bf16 4096 took 0.95-0.98 of the hinted time; under it the
+    # hint was worth 1-7% (fp32 1024 at 4096 rows, every case at 16 rows).
+    row_eviction = _function("fused_add_rmsnorm", "row_eviction")
+    assert row_eviction(16, 4096, 2) == "evict_first"
+    assert row_eviction(4096, 1024, 4) == "evict_first"  # 16 MB
+    assert row_eviction(4096, 4096, 2) == ""  # 32 MB
+    assert row_eviction(65536, 4096) == ""
+
+
+def test_only_the_persistent_kernel_takes_the_eviction_hint():
+    source = (CAPTURED / "fused_add_rmsnorm" / "kernel.py").read_text()
+    launcher = source[source.index("def fused_add_rmsnorm(") :]
+    persistent = launcher.index("kernel = fused_add_rmsnorm_kernel\n")
+    looped = launcher.index("kernel = fused_add_rmsnorm_kernel_looped\n")
+    assert 'hint = {"ROW_EVICTION": row_eviction(' in launcher[persistent:looped]
+    assert "hint = {}" in launcher[looped:]
+    assert launcher.rstrip().endswith("**hint,\n    )\n    return out0, out1")
+    kernels = source[: source.index("def fused_add_rmsnorm_kernel_looped(")]
+    assert "ROW_EVICTION: tl.constexpr" in kernels
+    assert (
+        "ROW_EVICTION"
+        not in source[
+            source.index("def fused_add_rmsnorm_kernel_looped(") : source.index(
+                "MAX_FUSED_COLS ="
+            )
+        ]
+    )

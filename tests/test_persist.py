@@ -160,7 +160,29 @@ def test_persist_reads_x_once():
     assert body.count("tl.load(") == 1 and "for " not in body
     assert "acc = tl.where(col_mask, sq, 0)" in body
     assert "x / total" in body and helpers == set()
-    assert "eviction_policy='evict_first'" in body
+    # The looped kernel's last read (evict_first) becomes the launcher's choice.
+    assert "eviction_policy=ROW_EVICTION" in body
+    assert ast.unparse(out.args).endswith("ROW_EVICTION: tl.constexpr")
+
+
+def test_hint_row_loads_hands_evict_first_to_a_constexpr():
+    fn = _fn(
+        "a = tl.load(x_ptr + c, m, eviction_policy='evict_first').to(tl.float32)\n"
+        "w = tl.load(w_ptr + c, m, eviction_policy='evict_last').to(tl.float32)\n"
+    )
+    assert persist.hint_row_loads(fn) == 1
+    assert _body(fn) == (
+        "a = tl.load(x_ptr + c, m, eviction_policy=ROW_EVICTION).to(tl.float32)\n"
+        "w = tl.load(w_ptr + c, m, eviction_policy='evict_last').to(tl.float32)"
+    )
+    assert [a.arg for a in fn.args.args][-1] == "ROW_EVICTION"
+
+
+def test_hint_row_loads_leaves_a_kernel_without_evict_first_alone():
+    fn = _fn("a = tl.load(x_ptr + c, m, eviction_policy='evict_last')\n")
+    before = ast.unparse(fn)
+    assert persist.hint_row_loads(fn) == 0
+    assert ast.unparse(fn) == before
 
 
 def test_gpu_config_applies_to_the_looped_kernel_only():

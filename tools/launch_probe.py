@@ -70,7 +70,7 @@ def probe(case, variants: dict, point, args) -> dict:
         timed(f"reduce={r_w}", lambda: fn(*inputs))
     for t in args.tile:
         r, c, w = (int(v) for v in t.split("x"))
-        mod.tile_settings = lambda n, cols, *_, r=r, c=c, w=w: (
+        mod.tile_settings = lambda n, cols, *_, r=r, c=c, w=w, **__: (
             r,
             min(c, triton.next_power_of_2(cols)),
             w,

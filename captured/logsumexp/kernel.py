@@ -54,6 +54,7 @@ def logsumexp_kernel(
     vocab: tl.constexpr,
     BLOCK_ROWS: tl.constexpr,
     BLOCK_COLS: tl.constexpr,
+    ROW_EVICTION: tl.constexpr,
 ):
     row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
@@ -64,7 +65,7 @@ def logsumexp_kernel(
         logits_ptr + (cols + rows * logits_stride0),
         col_mask & row_mask,
         other=0.0,
-        eviction_policy="evict_first",
+        eviction_policy=ROW_EVICTION,
     ).to(tl.float32)
     _tmp2 = tl.where(col_mask & row_mask, logits, float("-inf"))
     row_max = max_nan(_tmp2, 1)[:, None]
@@ -211,19 +212,21 @@ LOOPED_BLOCK_COLS = 4096
 LOOPED_WARPS = 16
 
 
-def looped_settings(row_size, elem_bytes=2):
+def looped_settings(num_rows, row_size, elem_bytes=2):
     """(block, warps) of the looped kernel: rows under 16 KB (those it takes
     from LOOPED_MIN_ROW_BYTES) in blocks of LOOPED_BLOCK_COLS with half of
     LOOPED_WARPS; rows of 32768 elements or more with 32 warps, in blocks of
-    8192 2-byte or 2048 4-byte elements; others in blocks of LOOPED_BLOCK_COLS
-    with LOOPED_WARPS.
+    8192 2-byte elements, or of 4-byte ones 16384 from 4096 rows and 2048 below;
+    others in blocks of LOOPED_BLOCK_COLS with LOOPED_WARPS.
     Measured on an H200 with tools/launch_probe.py (docs/benchmarks/NOTES.md):
     rmsnorm bf16 4096 took 0.87 of the time of 16 warps from 4096 rows;
     softmax over 32768 columns 0.80-0.94 of 4096 x 16 in bf16 from 1024 rows,
-    and 0.84-0.87 in fp32 in blocks of 2048 (blocks of 4096-16384 were no
-    faster there)."""
+    and 0.84-0.87 in fp32 in blocks of 2048; fp32 blocks of 16384 took
+    0.97-0.99 of 2048's time from 4096 rows, but 1.03-1.11 at 1-64 rows."""
     if row_size >= 32768:
-        return (8192 if elem_bytes <= 2 else 2048), 32
+        if elem_bytes <= 2:
+            return 8192, 32
+        return (16384 if num_rows >= 4096 else 2048), 32
     if row_size * elem_bytes < 16384:
         return LOOPED_BLOCK_COLS, LOOPED_WARPS // 2
     return LOOPED_BLOCK_COLS, LOOPED_WARPS
@@ -240,6 +243,24 @@ def looped_settings(row_size, elem_bytes=2):
 # 4096 (8 KB) 1.06-1.34; fused_add_rmsnorm in bf16 at 4096 (8 KB) lost 2-3%
 # from 4096 rows (docs/benchmarks/NOTES.md).
 LOOPED_MIN_ROW_BYTES = {(2, 1): 8192, (3, 1): 16384, (2, 2): 16384}
+
+# The persistent kernel reads each row once; while a tensor fits well inside
+# the L2 cache (50 MB on an H200) its loads are marked evict_first, and from
+# STREAM_MIN_BYTES on they carry no hint. On an H200, without the hint from 32
+# MB: fused_add_rmsnorm fp16 4096 and add_layernorm bf16 4096 took 0.95-0.98
+# of the hinted time, softmax bf16 4096 0.96 at 32768 rows; under 32 MB the
+# hint was worth 1-7% (fused_add_rmsnorm fp32 1024 at 4096 rows, and every
+# case at 16 rows; docs/benchmarks/NOTES.md).
+STREAM_MIN_BYTES = 32 << 20
+
+
+def row_eviction(num_rows, row_size, elem_bytes=2):
+    """eviction_policy of the persistent kernel's row loads (its ROW_EVICTION)."""
+    if num_rows * row_size * elem_bytes >= STREAM_MIN_BYTES:
+        return ""
+    return "evict_first"
+
+
 # Rows of ONLINE_MIN_COLS or more, ONLINE_MIN_ROWS of them or more, take the
 # single-pass kernel in blocks of ONLINE_BLOCK_COLS: one 32-warp program per SM
 # holding such a row in registers hides memory latency worse than many small
@@ -283,20 +304,25 @@ def logsumexp(logits: torch.Tensor):
         num_tokens, vocab, logits.element_size()
     )
     kernel = logsumexp_kernel
+    hint = {"ROW_EVICTION": row_eviction(num_tokens, vocab, logits.element_size())}
     if BLOCK_COLS >= ONLINE_MIN_COLS and num_tokens >= ONLINE_MIN_ROWS:
         # Many very wide rows: one pass over each row, in blocks.
         BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(
             num_tokens, ONLINE_BLOCK_COLS, logits.element_size()
         )
         kernel = logsumexp_kernel_online
+        hint = {}
     elif (
         BLOCK_COLS > MAX_FUSED_COLS
         or BLOCK_COLS * logits.element_size() >= LOOPED_MIN_ROW_BYTES[(2, 1)]
     ):
         # Wide rows: stream the row in blocks, re-reading it from cache.
         BLOCK_ROWS = 1
-        BLOCK_COLS, num_warps = looped_settings(vocab, logits.element_size())
+        BLOCK_COLS, num_warps = looped_settings(
+            num_tokens, vocab, logits.element_size()
+        )
         kernel = logsumexp_kernel_looped
+        hint = {}
     kernel[(triton.cdiv(num_tokens, BLOCK_ROWS),)](
         out_ptr=out,
         logits_ptr=logits,
@@ -306,5 +332,6 @@ def logsumexp(logits: torch.Tensor):
         BLOCK_ROWS=BLOCK_ROWS,
         BLOCK_COLS=BLOCK_COLS,
         num_warps=num_warps,
+        **hint,
     )
     return out

@@ -89,19 +89,24 @@ def rotary_neox_kernel(
     )
 
 
-def tile_settings(num_rows, row_size):
+def tile_settings(num_rows, row_size, elem_bytes=2, heavy=False):
     """(rows, columns, warps) of a block of a (rows, column blocks) pointwise
     launch: up to 4096 columns of a row, or several short rows making 1024
-    elements, 8 elements a thread (16-byte accesses in bf16). At decode sizes
-    (2^18 elements or fewer) blocks of 512 elements, 4 a thread: more programs
-    for few rows (measured on an H200, docs/benchmarks/NOTES.md)."""
+    elements, 16 bytes a thread (8 bf16 or 4 fp32 elements: fp32 rotary at
+    16384-65536 tokens took 0.80-0.92 of the time with 8 elements a thread).
+    heavy: the kernel calls libdevice (tanh, erf), and in 2-byte dtypes does
+    enough arithmetic a byte that blocks of 1024 columns with 4 warps win
+    (gelu_tanh_and_mul bf16 from 4096 tokens: 0.95-0.96 of 4096 columns' time;
+    silu_and_mul, which calls none, lost 2-3% that way). At decode sizes (2^18
+    elements or fewer) blocks of 512 elements, 4 warps: more programs for few
+    rows (measured on an H200, docs/benchmarks/NOTES.md)."""
     block_cols = triton.next_power_of_2(row_size)
     if num_rows * row_size <= 1 << 18:
         block_cols = min(block_cols, 512)
         return 512 // block_cols, block_cols, 4
-    block_cols = min(block_cols, 4096)
+    block_cols = min(block_cols, 1024 if heavy and elem_bytes <= 2 else 4096)
     block_rows = max(1, 1024 // block_cols)
-    return block_rows, block_cols, max(4, block_rows * block_cols // 256)
+    return block_rows, block_cols, max(4, block_rows * block_cols * elem_bytes // 512)
 
 
 def rotary_neox(q: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
@@ -132,7 +137,9 @@ def rotary_neox(q: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
         out.storage_offset() + head_dim // 2,
     )
     BLOCK_ROWS, BLOCK_COLS, num_warps = tile_settings(
-        num_heads * num_tokens, max((head_dim // 2), (head_dim + -1 * (head_dim // 2)))
+        num_heads * num_tokens,
+        max((head_dim // 2), (head_dim + -1 * (head_dim // 2))),
+        q.element_size(),
     )
     rotary_neox_kernel[
         (

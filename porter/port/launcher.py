@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from porter.port.generalize import _launcher_expr
 from porter.port.model import KernelPort
-from porter.port.persist import _is_col_loop
+from porter.port.persist import ROW_EVICTION, _is_col_loop
 from porter.records import Capture, CompiledModule
 
 DEFAULT_POINTWISE_BLOCK = 1024
@@ -50,6 +50,8 @@ class LaunchStep:
     setup: list[str] = field(default_factory=list)
     num_warps: str = "4"
     num_stages: str = ""
+    # A dict of launch arguments only some of the kernels take (rendered `**x`).
+    kwargs: str = ""
 
 
 @dataclass
@@ -251,13 +253,16 @@ def _launch(kp: KernelPort, inputs: set[str]) -> LaunchStep:
     for p in kp.params:
         args.append((p.name, p.value))
     numel = _param_for(kp, "xnumel")
+    kwargs = ""
     elem_bytes = _elem_bytes(kp, inputs)
     elem = f", {elem_bytes}" if elem_bytes else ""  # launch_settings' last argument
     setup = [f"{p.value} = {p.view}" for p in kp.params if p.view]
     if kp.tile is not None:
         _, cols, rows = kp.tile
+        # libdevice (tanh, erf) marks a kernel with much arithmetic a byte.
+        heavy = ", heavy=True" if kp.uses_libdevice else ""
         setup.append(
-            f"BLOCK_ROWS, BLOCK_COLS, num_warps = tile_settings({rows}, {cols})"
+            f"BLOCK_ROWS, BLOCK_COLS, num_warps = tile_settings({rows}, {cols}{elem}{heavy})"
         )
         grid = f"(triton.cdiv({rows}, BLOCK_ROWS), triton.cdiv({cols}, BLOCK_COLS))"
         warps = "num_warps"
@@ -280,12 +285,18 @@ def _launch(kp: KernelPort, inputs: set[str]) -> LaunchStep:
                 f"BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings({numel}, {row}{elem})"
             )
             setup.append(f"kernel = {kp.persistent.name}")
+            hinted = any(a.arg == ROW_EVICTION for a in kp.persistent.args.args)
+            if hinted:
+                # Only the persistent kernel takes the hint; the others reset it.
+                setup.append(
+                    f'hint = {{"{ROW_EVICTION}": row_eviction({numel}, {row}{elem})}}'
+                )
             looped = [
                 "# Wide rows: stream the row in blocks, re-reading it from cache.",
                 "BLOCK_ROWS = 1",
-                f"BLOCK_COLS, num_warps = looped_settings({row}{elem})",
+                f"BLOCK_COLS, num_warps = looped_settings({numel}, {row}{elem})",
                 f"kernel = {kp.looped_name}",
-            ]
+            ] + (["hint = {}"] if hinted else [])
             if cfg:
                 looped[1] = f"BLOCK_ROWS = {rows_per_program}"
                 looped.append(
@@ -304,7 +315,7 @@ def _launch(kp: KernelPort, inputs: set[str]) -> LaunchStep:
                     "# Many very wide rows: one pass over each row, in blocks.",
                     f"BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings({numel}, ONLINE_BLOCK_COLS{elem})",
                     f"kernel = {kp.online.name}",
-                ]
+                ] + (["hint = {}"] if hinted else [])
                 branches = (
                     f"if BLOCK_COLS >= ONLINE_MIN_COLS and {numel} >= ONLINE_MIN_ROWS:\n"
                     + _indent(online)
@@ -328,6 +339,8 @@ def _launch(kp: KernelPort, inputs: set[str]) -> LaunchStep:
                 )
         grid = f"(triton.cdiv({numel}, BLOCK_ROWS),)"
         warps = "num_warps"
+        if kp.persistent is not None and hinted:
+            kwargs = "hint"
     return LaunchStep(
         "launch",
         kernel=kp.name,
@@ -336,6 +349,7 @@ def _launch(kp: KernelPort, inputs: set[str]) -> LaunchStep:
         setup=setup,
         num_warps=warps,
         num_stages=str(cfg.num_stages) if cfg else "",
+        kwargs=kwargs,
     )
 
 

@@ -466,6 +466,33 @@ def drop_unused(fn: ast.FunctionDef) -> int:
     return drop_unread(fn)
 
 
+ROW_EVICTION = "ROW_EVICTION"
+
+
+def hint_row_loads(fn: ast.FunctionDef) -> int:
+    """Loads the looped kernel marked evict_first (the row's last read) take
+    their hint from a ROW_EVICTION constexpr, which the launcher sets by the
+    tensor's size: the hint paid where a tensor fits in the L2 cache and cost
+    where it streams past it (the template's row_eviction says where)."""
+    hinted = 0
+    for node in ast.walk(fn):
+        if not _is_call(node, "tl.load"):
+            continue
+        for k in node.keywords:
+            if (
+                k.arg == "eviction_policy"
+                and isinstance(k.value, ast.Constant)
+                and k.value.value == "evict_first"
+            ):
+                k.value = ast.Name(ROW_EVICTION, ast.Load())
+                hinted += 1
+    if hinted:
+        fn.args.args.append(
+            ast.arg(ROW_EVICTION, ast.parse("tl.constexpr", mode="eval").body)
+        )
+    return hinted
+
+
 PERSIST_PIPELINE: list[Callable[[ast.FunctionDef], int]] = [
     inline_single_block,
     drop_repeated_assignments,
@@ -476,6 +503,7 @@ PERSIST_PIPELINE: list[Callable[[ast.FunctionDef], int]] = [
     drop_needless_barriers,
     fold_identity_accumulators,
     drop_unused,
+    hint_row_loads,
 ]
 
 
