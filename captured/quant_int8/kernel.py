@@ -160,7 +160,8 @@ def looped_settings(num_rows, row_size, elem_bytes=2):
     rmsnorm bf16 4096 took 0.87 of the time of 16 warps from 4096 rows;
     softmax over 32768 columns 0.80-0.94 of 4096 x 16 in bf16 from 1024 rows,
     and 0.84-0.87 in fp32 in blocks of 2048; fp32 blocks of 16384 took
-    0.97-0.99 of 2048's time from 4096 rows, but 1.03-1.11 at 1-64 rows."""
+    0.97-0.99 of 2048's time from 1024 rows, but 1.03-1.11 at 1-64 rows (and
+    logsumexp's 1.11 at 1024)."""
     if row_size >= 32768:
         if elem_bytes <= 2:
             return 8192, 32
@@ -187,7 +188,7 @@ LOOPED_MIN_ROW_BYTES = {(2, 1): 8192, (3, 1): 16384, (2, 2): 16384}
 # STREAM_MIN_BYTES on they carry no hint. On an H200, without the hint from 32
 # MB: fused_add_rmsnorm fp16 4096 and add_layernorm bf16 4096 took 0.95-0.98
 # of the hinted time, softmax bf16 4096 0.96 at 32768 rows; under 32 MB the
-# hint was worth 1-7% (fused_add_rmsnorm fp32 1024 at 4096 rows, and every
+# hint was worth 2-8% (fused_add_rmsnorm fp32 1024 at 4096 rows, and every
 # case at 16 rows; docs/benchmarks/NOTES.md).
 STREAM_MIN_BYTES = 32 << 20
 

@@ -64,11 +64,11 @@ def tile_settings(num_rows, row_size, elem_bytes=2, heavy=False):
     """(rows, columns, warps) of a block of a (rows, column blocks) pointwise
     launch: up to 4096 columns of a row, or several short rows making 1024
     elements, 16 bytes a thread (8 bf16 or 4 fp32 elements: fp32 rotary at
-    16384-65536 tokens took 0.80-0.92 of the time with 8 elements a thread).
+    16384-65536 tokens took 0.79-0.91 of the time with 8 elements a thread).
     heavy: the kernel calls libdevice (tanh, erf), and in 2-byte dtypes does
     enough arithmetic a byte that blocks of 1024 columns with 4 warps win
     (gelu_tanh_and_mul bf16 from 4096 tokens: 0.95-0.96 of 4096 columns' time;
-    silu_and_mul, which calls none, lost 2-3% that way). At decode sizes (2^18
+    silu_and_mul, which calls none, lost 2-4% that way). At decode sizes (2^18
     elements or fewer) blocks of 512 elements, 4 warps: more programs for few
     rows (measured on an H200, docs/benchmarks/NOTES.md)."""
     block_cols = triton.next_power_of_2(row_size)
