@@ -25,7 +25,8 @@ from porter.testing.parity import Case, Scenario, make_inputs, run_scaffold
 # Decode sizes (1, an odd count, a multiple of 16); jitcheck adds the sweep's
 # largest count, as an engine's profile run at its largest batch does: porter's
 # launch heuristics pick their blocks and warps from the token count (decode or
-# prefill), and that warmup compiles both.
+# prefill), the persistent kernels' eviction hint from the tensor's size, each
+# switching once as the count grows, and that warmup compiles both sides.
 WARMUP_TOKENS = (1, 7, 64)
 LAUNCH_OPTIONS = ("num_warps", "num_stages")
 CPU_SWEEP = (1, 2, 3, 4, 7, 8, 16, 17, 31, 32, 63, 64, 100, 128, 255, 256)
