@@ -123,6 +123,9 @@ def _bench(args: argparse.Namespace) -> int:
     from porter import bench
     from porter.testing.parity import load_case
 
+    if args.rounds < 2:
+        # One round lets the call timed first replay slow (docs/benchmarks/NOTES.md).
+        raise PorterError(f"--rounds {args.rounds}: give 2 or more")
     case = load_case(args.case)
     tokens = tuple(args.tokens) if args.tokens else bench.DEFAULT_TOKENS
     dtypes = tuple(args.dtype) if args.dtype else None
@@ -164,7 +167,10 @@ def _bench(args: argparse.Namespace) -> int:
             "porter bench times kernels on a CUDA GPU; torch sees none here"
         )
     rows, facts = bench.run(
-        case, points, progress=lambda m: print(f"porter: {m}", file=sys.stderr)
+        case,
+        points,
+        progress=lambda m: print(f"porter: {m}", file=sys.stderr),
+        rounds=args.rounds,
     )
     stored = Path(args.out) / f"{case.name}.json"
     if args.merge and stored.exists():
@@ -332,6 +338,14 @@ def build_parser() -> argparse.ArgumentParser:
         "e.g. hidden=2048,4096,8192 or num_heads=32 head_dim=128",
     )
     p.add_argument("--out", default="docs/benchmarks", help="where results go")
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=2,
+        metavar="N",
+        help="CUDA-graph timing rounds a point, in alternating call orders; the "
+        "lowest is kept (default 2)",
+    )
     p.add_argument(
         "--merge",
         action="store_true",

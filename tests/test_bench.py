@@ -124,6 +124,27 @@ def test_sweep_over_model_sizes():
         bench.sweep(MANIFEST, (1,), model_sizes={"num_tokens": [4]})
 
 
+def test_graph_times_alternate_the_order_for_more_rounds():
+    order = []
+
+    def time_graph(fn):
+        name = fn()
+        order.append(name)
+        return {"a": 5.0, "b": 6.0}[name] + 0.1 * len(order)
+
+    calls = {n: (lambda n=n: n) for n in ("a", "b")}
+    times = bench.graph_times(calls, time_graph, rounds=3)
+    assert order == ["a", "b", "b", "a", "a", "b"]
+    # the lowest of each call's three rounds (its first)
+    assert times == {"a": 5.1, "b": 6.2}
+
+
+def test_bench_rounds_below_two_are_refused(capsys):
+    assert main(["bench", "captured/rmsnorm", "--rounds", "1"]) == 1
+    err = capsys.readouterr().err
+    assert "--rounds 1: give 2 or more" in err and "Traceback" not in err
+
+
 def test_bench_dims_in_one_word_say_to_split_them(capsys):
     args = ["bench", "captured/rotary_neox", "--dims", "num_heads=32,head_dim=128"]
     assert main(args) == 1
