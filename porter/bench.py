@@ -69,6 +69,26 @@ def tensor_bytes(values: Any) -> int:
     return 0
 
 
+def parse_dims(items: list[str]) -> dict[str, list[int]]:
+    """`--dims` words, each NAME=V[,V...], as model sizes for `sweep`; a
+    ValueError says how to write a word that is not."""
+    sizes: dict[str, list[int]] = {}
+    for item in items:
+        name, _, values = item.partition("=")
+        try:
+            sizes[name] = [int(v) for v in values.split(",")]
+        except ValueError:
+            hint = (
+                ", one dim a word: --dims num_heads=32 head_dim=128"
+                if "=" in values
+                else ", e.g. hidden=2048,4096"
+            )
+            raise ValueError(
+                f"--dims {item}: write NAME=V[,V...] with integer sizes{hint}"
+            ) from None
+    return sizes
+
+
 def sweep(
     manifest: dict[str, Any],
     tokens: tuple[int, ...] = DEFAULT_TOKENS,
@@ -400,13 +420,23 @@ def _one_round_note(rows: list[dict]) -> str:
     )
 
 
+def _rounds_text(rows: list[dict]) -> str:
+    """How the rows' graph times were taken (`porter bench --rounds`)."""
+    counts = sorted({r.get("graph_rounds", 1) for r in rows} - {1})
+    if counts in ([], [2]):
+        return "lower of two rounds timed in opposite orders"
+    many = " or ".join(str(n) for n in counts)
+    return f"lowest of {many} rounds timed in alternating orders"
+
+
 def markdown_table(rows: list[dict], facts: dict) -> str:
     head = (
         f"Measured on {facts.get('gpu')} with torch {facts.get('torch')}, "
         f"triton {facts.get('triton')}, {facts.get('date')}; copy bandwidth "
         f"{facts.get('copy_gbps')} GB/s in the same run. Kernel-only times are "
-        "CUDA-graph replays, each call's lower of two rounds timed in opposite "
-        "orders" + _one_round_note(rows) + "; ratios are ported / other (below 1: "
+        f"CUDA-graph replays, each call's {_rounds_text(rows)}"
+        + _one_round_note(rows)
+        + "; ratios are ported / other (below 1: "
         "ported is faster).\n\n"
     )
     lines = [
@@ -568,7 +598,7 @@ def aggregate(folder: Path) -> str:
         lines += [
             "",
             f"{single} of {len(every)} rows timed each graph once; later rows "
-            "take the lower of two rounds timed in opposite orders.",
+            f"take the {_rounds_text(every)}.",
         ]
     odd = graph_anomalies(every)
     if odd:

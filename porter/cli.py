@@ -136,20 +136,10 @@ def _bench(args: argparse.Namespace) -> int:
 
     cuda = torch.cuda.is_available()
     limit = torch.cuda.get_device_properties(0).total_memory // 2 if cuda else None
-    model_sizes = {}
-    for item in args.dims:
-        name, _, values = item.partition("=")
-        try:
-            model_sizes[name] = [int(v) for v in values.split(",")]
-        except ValueError:
-            hint = (
-                ", one dim a word: --dims num_heads=32 head_dim=128"
-                if "=" in values
-                else ", e.g. hidden=2048,4096"
-            )
-            raise PorterError(
-                f"--dims {item}: write NAME=V[,V...] with integer sizes{hint}"
-            ) from None
+    try:
+        model_sizes = bench.parse_dims(args.dims)
+    except ValueError as err:
+        raise PorterError(str(err)) from None
     try:
         points = bench.sweep(
             case.manifest, tokens, dtypes, point_bytes, limit, model_sizes

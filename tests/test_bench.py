@@ -139,10 +139,35 @@ def test_graph_times_alternate_the_order_for_more_rounds():
     assert times == {"a": 5.1, "b": 6.2}
 
 
+def test_tables_say_how_many_rounds_the_graph_times_took(tmp_path):
+    facts = {"gpu": "G", "torch": "t", "triton": "tr", "date": "2026-01-01"}
+    rows = [dict(r, graph_rounds=2) for r in _rows()]
+    assert "lower of two rounds timed in opposite orders" in bench.markdown_table(
+        rows, facts
+    )
+    rows[0]["graph_rounds"] = 6
+    table = bench.markdown_table(rows, facts)
+    assert "lowest of 2 or 6 rounds timed in alternating orders" in table
+    rows[1]["graph_rounds"] = 1
+    (tmp_path / "demo.json").write_text(json.dumps(rows))
+    summary = bench.aggregate(tmp_path)
+    assert "1 of 2 rows timed each graph once" in summary
+    assert "take the lowest of 6 rounds timed in alternating orders" in summary
+
+
 def test_bench_rounds_below_two_are_refused(capsys):
     assert main(["bench", "captured/rmsnorm", "--rounds", "1"]) == 1
     err = capsys.readouterr().err
     assert "--rounds 1: give 2 or more" in err and "Traceback" not in err
+
+
+def test_parse_dims_reads_one_dim_a_word():
+    # porter bench, tools/launch_probe.py and tools/inductor_configs.py share it
+    sizes = bench.parse_dims(["hidden=2048,4096", "num_heads=32"])
+    assert sizes == {"hidden": [2048, 4096], "num_heads": [32]}
+    assert bench.parse_dims([]) == {}
+    with pytest.raises(ValueError, match="one dim a word"):
+        bench.parse_dims(["num_heads=32,head_dim=128"])
 
 
 def test_bench_dims_in_one_word_say_to_split_them(capsys):

@@ -23,7 +23,13 @@ import warnings
 
 import torch
 
-from porter.bench import _cast_module, _graph_us, mark_runtime_dims, sweep
+from porter.bench import (
+    _cast_module,
+    _graph_us,
+    mark_runtime_dims,
+    parse_dims,
+    sweep,
+)
 from porter.testing.parity import Scenario, load_case, make_inputs
 
 
@@ -90,7 +96,13 @@ def inspect(case, point, args) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("case", help="a case folder under captured/")
-    ap.add_argument("--dims", default="", help="model sizes: name=value,...")
+    ap.add_argument(
+        "--dims",
+        nargs="+",
+        default=[],
+        metavar="NAME=V[,V...]",
+        help="model sizes, one dim a word, as porter bench takes them",
+    )
     ap.add_argument("--tokens", type=int, nargs="*", default=[1, 4096])
     ap.add_argument("--dtype", default="bfloat16")
     ap.add_argument(
@@ -102,9 +114,7 @@ def main() -> int:
         print("inductor_configs: needs a CUDA GPU", file=sys.stderr)
         return 2
     case = load_case(f"captured/{args.case}")
-    model = {
-        k: [int(v)] for k, v in (kv.split("=") for kv in args.dims.split(",") if kv)
-    }
+    model = parse_dims(args.dims)
     points = sweep(case.manifest, tuple(args.tokens), (args.dtype,), model_sizes=model)
     for point in points:
         print(json.dumps(inspect(case, point, args)), flush=True)

@@ -23,7 +23,7 @@ import sys
 import torch
 import triton
 
-from porter.bench import _graph_us, sweep
+from porter.bench import _graph_us, parse_dims, sweep
 from porter.testing.parity import Scenario, load_case, make_inputs, scaffold_entry
 
 
@@ -123,7 +123,13 @@ def probe(case, variants: dict, point, args) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("case")
-    ap.add_argument("--dims", default="", help="model sizes: name=value,...")
+    ap.add_argument(
+        "--dims",
+        nargs="+",
+        default=[],
+        metavar="NAME=V[,V...]",
+        help="model sizes, one dim a word, as porter bench takes them",
+    )
     ap.add_argument("--tokens", type=int, nargs="*", default=[1, 64, 4096, 32768])
     ap.add_argument("--dtype", default="bfloat16")
     ap.add_argument("--reduce", nargs="*", default=[], help="ROWSxWARPS")
@@ -154,9 +160,7 @@ def main() -> int:
     args = ap.parse_args()
     case = load_case(f"captured/{args.case}")
     variants = {v: _load_variant(v, f"variant{i}") for i, v in enumerate(args.variant)}
-    model = {
-        k: [int(v)] for k, v in (kv.split("=") for kv in args.dims.split(",") if kv)
-    }
+    model = parse_dims(args.dims)
     points = sweep(case.manifest, tuple(args.tokens), (args.dtype,), model_sizes=model)
     for point in points:
         print(json.dumps(probe(case, variants, point, args)), flush=True)
