@@ -69,26 +69,6 @@ def tensor_bytes(values: Any) -> int:
     return 0
 
 
-def parse_dims(items: list[str]) -> dict[str, list[int]]:
-    """`--dims` words, each NAME=V[,V...], as model sizes for `sweep`; a
-    ValueError says how to write a word that is not."""
-    sizes: dict[str, list[int]] = {}
-    for item in items:
-        name, _, values = item.partition("=")
-        try:
-            sizes[name] = [int(v) for v in values.split(",")]
-        except ValueError:
-            hint = (
-                ", one dim a word: --dims num_heads=32 head_dim=128"
-                if "=" in values
-                else ", e.g. hidden=2048,4096"
-            )
-            raise ValueError(
-                f"--dims {item}: write NAME=V[,V...] with integer sizes{hint}"
-            ) from None
-    return sizes
-
-
 def sweep(
     manifest: dict[str, Any],
     tokens: tuple[int, ...] = DEFAULT_TOKENS,

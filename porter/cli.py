@@ -14,6 +14,7 @@ from pathlib import Path
 
 from porter import __version__
 from porter.errors import PorterError
+from porter.sizes import add_dims_option, parse_dims
 
 EXIT_ERROR = 1
 EXIT_INTERNAL = 3
@@ -137,7 +138,7 @@ def _bench(args: argparse.Namespace) -> int:
     cuda = torch.cuda.is_available()
     limit = torch.cuda.get_device_properties(0).total_memory // 2 if cuda else None
     try:
-        model_sizes = bench.parse_dims(args.dims)
+        model_sizes = parse_dims(args.dims)
     except ValueError as err:
         raise PorterError(str(err)) from None
     try:
@@ -319,14 +320,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--tokens", type=int, nargs="+", help="token counts (default 1 ... 65536)"
     )
-    p.add_argument(
-        "--dims",
-        nargs="+",
-        default=[],
-        metavar="NAME=V[,V...]",
-        help="model sizes to sweep instead of the captured ones, one dim a word, "
-        "e.g. hidden=2048,4096,8192 or num_heads=32 head_dim=128",
-    )
+    add_dims_option(p)
     p.add_argument("--out", default="docs/benchmarks", help="where results go")
     p.add_argument(
         "--rounds",

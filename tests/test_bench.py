@@ -163,11 +163,13 @@ def test_bench_rounds_below_two_are_refused(capsys):
 
 def test_parse_dims_reads_one_dim_a_word():
     # porter bench, tools/launch_probe.py and tools/inductor_configs.py share it
-    sizes = bench.parse_dims(["hidden=2048,4096", "num_heads=32"])
+    from porter.sizes import parse_dims
+
+    sizes = parse_dims(["hidden=2048,4096", "num_heads=32"])
     assert sizes == {"hidden": [2048, 4096], "num_heads": [32]}
-    assert bench.parse_dims([]) == {}
+    assert parse_dims([]) == {}
     with pytest.raises(ValueError, match="one dim a word"):
-        bench.parse_dims(["num_heads=32,head_dim=128"])
+        parse_dims(["num_heads=32,head_dim=128"])
 
 
 def test_bench_dims_in_one_word_say_to_split_them(capsys):

@@ -27,9 +27,9 @@ from porter.bench import (
     _cast_module,
     _graph_us,
     mark_runtime_dims,
-    parse_dims,
     sweep,
 )
+from porter.sizes import add_dims_option, parse_dims
 from porter.testing.parity import Scenario, load_case, make_inputs
 
 
@@ -96,13 +96,7 @@ def inspect(case, point, args) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("case", help="a case folder under captured/")
-    ap.add_argument(
-        "--dims",
-        nargs="+",
-        default=[],
-        metavar="NAME=V[,V...]",
-        help="model sizes, one dim a word, as porter bench takes them",
-    )
+    add_dims_option(ap)
     ap.add_argument("--tokens", type=int, nargs="*", default=[1, 4096])
     ap.add_argument("--dtype", default="bfloat16")
     ap.add_argument(

@@ -23,7 +23,8 @@ import sys
 import torch
 import triton
 
-from porter.bench import _graph_us, parse_dims, sweep
+from porter.bench import _graph_us, sweep
+from porter.sizes import add_dims_option, parse_dims
 from porter.testing.parity import Scenario, load_case, make_inputs, scaffold_entry
 
 
@@ -123,13 +124,7 @@ def probe(case, variants: dict, point, args) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("case")
-    ap.add_argument(
-        "--dims",
-        nargs="+",
-        default=[],
-        metavar="NAME=V[,V...]",
-        help="model sizes, one dim a word, as porter bench takes them",
-    )
+    add_dims_option(ap)
     ap.add_argument("--tokens", type=int, nargs="*", default=[1, 64, 4096, 32768])
     ap.add_argument("--dtype", default="bfloat16")
     ap.add_argument("--reduce", nargs="*", default=[], help="ROWSxWARPS")
