@@ -77,7 +77,8 @@ def tile_settings(num_rows, row_size, elem_bytes=2, heavy=False):
         return 512 // block_cols, block_cols, 4
     block_cols = min(block_cols, 1024 if heavy and elem_bytes <= 2 else 4096)
     block_rows = max(1, 1024 // block_cols)
-    return block_rows, block_cols, max(4, block_rows * block_cols * elem_bytes // 512)
+    warps = block_rows * block_cols * elem_bytes // 512
+    return block_rows, block_cols, min(32, max(4, warps))
 
 
 def silu_and_mul(x: torch.Tensor):
