@@ -44,3 +44,25 @@ def test_integers_more_than_one_step_apart_fail():
 def test_outputs_without_the_poison_value_need_no_second_run():
     floats, codes = torch.zeros(3), _codes(1, 2, 3)
     assert _unwritten((floats, codes), (floats, codes)) == [None, None]
+
+
+def test_edge_rows_slice_the_outputs_and_their_unwritten_masks_alike():
+    # The >2^31-element scenarios score the first and last four rows: an
+    # output and its unwritten mask must be cut the same way, a None kept.
+    from pathlib import Path
+
+    from porter.testing.parity import _edge_rows, load_case
+
+    case = load_case(Path(__file__).resolve().parents[1] / "captured" / "quant_int8")
+    x = torch.arange(20 * 3, dtype=torch.float32).reshape(20, 3)
+    codes = torch.arange(20 * 3, dtype=torch.int8).reshape(20, 3)
+    mask = torch.zeros(20, 3, dtype=torch.bool)
+    mask[-1, 2] = True
+    scale = torch.ones(20, 1)
+    inputs, (got, unwritten) = _edge_rows(case, [x], (codes, scale), (mask, None))
+    assert torch.equal(inputs[0], torch.cat([x[:4], x[-4:]]))
+    assert torch.equal(got[0], torch.cat([codes[:4], codes[-4:]]))
+    assert torch.equal(got[1], torch.ones(8, 1))
+    assert unwritten[1] is None
+    assert unwritten[0].shape == (8, 3) and unwritten[0][-1, 2]
+    assert int(unwritten[0].sum()) == 1

@@ -291,6 +291,7 @@ def _launch(kp: KernelPort, inputs: set[str]) -> LaunchStep:
                 setup.append(
                     f'hint = {{"{ROW_EVICTION}": row_eviction({numel}, {row}{elem})}}'
                 )
+                kwargs = "hint"
             looped = [
                 "# Wide rows: stream the row in blocks, re-reading it from cache.",
                 "BLOCK_ROWS = 1",
@@ -339,8 +340,6 @@ def _launch(kp: KernelPort, inputs: set[str]) -> LaunchStep:
                 )
         grid = f"(triton.cdiv({numel}, BLOCK_ROWS),)"
         warps = "num_warps"
-        if kp.persistent is not None and hinted:
-            kwargs = "hint"
     return LaunchStep(
         "launch",
         kernel=kp.name,

@@ -433,8 +433,7 @@ def check_parity(
     if sc.values == "edge_rows":
         # >2^31 elements: score the first and last rows only (float64 copies of the
         # whole problem do not fit); rows are independent in a per-token op.
-        _, unwritten = _edge_rows(case, inputs, unwritten)
-        inputs, got = _edge_rows(case, inputs, got)
+        inputs, (got, unwritten) = _edge_rows(case, inputs, got, unwritten)
     ref64 = run_reference(case, _upcast(inputs), "float64", device)
     if eager is None:
         eager = run_reference(case, inputs, sc.dtype, device)
@@ -448,7 +447,11 @@ def check_parity(
     return {"seed": seed, "scores": scores}
 
 
-def _edge_rows(case: Case, inputs: list[Any], got: tuple) -> tuple[list[Any], tuple]:
+def _edge_rows(
+    case: Case, inputs: list[Any], *outputs: tuple
+) -> tuple[list[Any], list[tuple]]:
+    """The first and last four rows of the inputs with a token axis, and of each
+    tuple in `outputs` whose entries have that many rows (None entries kept)."""
     runtime = {d["name"] for d in case.runtime_dims()}
     axes = {
         n: a
@@ -464,14 +467,17 @@ def _edge_rows(case: Case, inputs: list[Any], got: tuple) -> tuple[list[Any], tu
             rows = v.shape[0]
             v = torch.cat([v[:4], v[-4:]])
         sliced.append(v)
-    out = tuple(
-        (
-            torch.cat([g[:4], g[-4:]])
-            if g is not None and g.dim() and g.shape[0] == rows
-            else g
+    out = [
+        tuple(
+            (
+                torch.cat([g[:4], g[-4:]])
+                if g is not None and g.dim() and g.shape[0] == rows
+                else g
+            )
+            for g in got
         )
-        for g in got
-    )
+        for got in outputs
+    ]
     return sliced, out
 
 
