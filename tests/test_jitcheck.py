@@ -103,3 +103,39 @@ def test_specialization_key_follows_triton_rules():
     assert key(x_ptr=x[1:], n=5, stride=1, flag=x, BLOCK=8)["x_ptr"] == ""
     assert key(x_ptr=x, n=5, stride=1, flag=x, BLOCK=8)["stride"] == "== 1"
     assert key(x_ptr=x, n=5, stride=7, flag=x, BLOCK=8)["stride"] == ""
+
+
+STREAMED = [
+    c for c in CASES if "STREAM_ROWS" in (CAPTURED / c / "kernel.py").read_text()
+]
+
+
+@pytest.mark.parametrize("case", STREAMED)
+def test_prefill_past_the_stream_size_reuses_the_largest_batchs_variant(case):
+    """An engine warms decode sizes and its largest batch up; every prefill size
+    in between must reuse the largest batch's variant. The persistent kernel's
+    eviction hint, chosen by the tensor's size, once made a third variant
+    (H200: at 1024 tokens). Keys only: these sizes are too large to interpret."""
+    from porter.jitcheck import _kernels, _Recorder
+    from porter.testing.parity import Scenario, load_case, make_inputs, run_scaffold
+
+    loaded = load_case(CAPTURED / case)
+    sizes = {d["name"]: 64 for d in loaded.manifest["dims"]}  # 256-byte fp32 rows
+    stream_rows = loaded.kernel.stream_rows(64, 4)
+    assert stream_rows == 131072  # 32 MB of fp32 rows of 64
+
+    def launch(rec, tokens):
+        for d in loaded.runtime_dims():
+            sizes[d["name"]] = tokens
+        rec.context = (tokens, "contiguous")
+        inputs = make_inputs(loaded, Scenario("float32", sizes), "cpu", seed=0)
+        run_scaffold(loaded, inputs, "float32", "cpu")
+
+    with _Recorder(_kernels(loaded.kernel), execute=False) as rec:
+        for tokens in (1, 7, 64, 2 * stream_rows):
+            launch(rec, tokens)
+        warm = set(rec.seen)
+        for tokens in (1024, 16384, stream_rows - 1, stream_rows):
+            launch(rec, tokens)
+    assert rec.launches == 8
+    assert set(rec.seen) == warm, [rec.seen[k] for k in set(rec.seen) - warm]

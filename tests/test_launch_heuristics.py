@@ -213,15 +213,16 @@ def test_tile_settings_give_decode_enough_programs():
     assert programs >= 128
 
 
-def test_row_eviction_drops_the_hint_past_stream_min_bytes():
+def test_stream_rows_is_where_the_tensor_reaches_stream_min_bytes():
     # H200: without evict_first from 32 MB tensors fused_add_rmsnorm fp16 4096
     # and add_layernorm bf16 4096 took 0.95-0.98 of the hinted time; under it the
     # hint was worth 2-8% (fp32 1024 at 4096 rows, every case at 16 rows).
-    row_eviction = _function("fused_add_rmsnorm", "row_eviction")
-    assert row_eviction(16, 4096, 2) == "evict_first"
-    assert row_eviction(4096, 1024, 4) == "evict_first"  # 16 MB
-    assert row_eviction(4096, 4096, 2) == ""  # 32 MB
-    assert row_eviction(65536, 4096) == ""
+    stream_rows = _function("fused_add_rmsnorm", "stream_rows")
+    assert stream_rows(4096, 2) == 4096  # 32 MB
+    assert stream_rows(1024, 4) == 8192  # 16 MB at 4096 rows keeps the hint
+    for row, elem in [(768, 4), (4096, 1), (3000, 2)]:
+        rows = stream_rows(row, elem)
+        assert (rows - 1) * row * elem < 32 << 20 <= rows * row * elem
 
 
 def test_only_the_persistent_kernel_takes_the_eviction_hint():
@@ -229,13 +230,14 @@ def test_only_the_persistent_kernel_takes_the_eviction_hint():
     launcher = source[source.index("def fused_add_rmsnorm(") :]
     persistent = launcher.index("kernel = fused_add_rmsnorm_kernel\n")
     looped = launcher.index("kernel = fused_add_rmsnorm_kernel_looped\n")
-    assert 'hint = {"ROW_EVICTION": row_eviction(' in launcher[persistent:looped]
+    assert 'hint = {"STREAM_ROWS": stream_rows(' in launcher[persistent:looped]
     assert "hint = {}" in launcher[looped:]
     assert launcher.rstrip().endswith("**hint,\n    )\n    return out0, out1")
     kernels = source[: source.index("def fused_add_rmsnorm_kernel_looped(")]
-    assert "ROW_EVICTION: tl.constexpr" in kernels
+    assert "STREAM_ROWS: tl.constexpr" in kernels
+    assert "if num_tokens < STREAM_ROWS:" in kernels
     assert (
-        "ROW_EVICTION"
+        "STREAM_ROWS"
         not in source[
             source.index("def fused_add_rmsnorm_kernel_looped(") : source.index(
                 "MAX_FUSED_COLS ="

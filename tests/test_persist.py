@@ -160,26 +160,60 @@ def test_persist_reads_x_once():
     assert body.count("tl.load(") == 1 and "for " not in body
     assert "acc = tl.where(col_mask, sq, 0)" in body
     assert "x / total" in body and helpers == set()
-    # The looped kernel's last read (evict_first) becomes the launcher's choice.
-    assert "eviction_policy=ROW_EVICTION" in body
-    assert ast.unparse(out.args).endswith("ROW_EVICTION: tl.constexpr")
+    # No row mask here, so no row count to branch on: the last read keeps its hint.
+    assert "eviction_policy='evict_first'" in body and "STREAM_ROWS" not in body
 
 
-def test_hint_row_loads_hands_evict_first_to_a_constexpr():
-    fn = _fn(
-        "a = tl.load(x_ptr + c, m, eviction_policy='evict_first').to(tl.float32)\n"
-        "w = tl.load(w_ptr + c, m, eviction_policy='evict_last').to(tl.float32)\n"
-    )
+HINTED = """\
+row_mask = rows < n
+a = tl.load(x_ptr + c, m, eviction_policy='evict_first').to(tl.float32)
+w = tl.load(w_ptr + c, m, eviction_policy='evict_last').to(tl.float32)
+"""
+
+
+def test_hint_row_loads_branches_on_the_row_count():
+    fn = _fn(HINTED)
     assert persist.hint_row_loads(fn) == 1
     assert _body(fn) == (
-        "a = tl.load(x_ptr + c, m, eviction_policy=ROW_EVICTION).to(tl.float32)\n"
+        "row_mask = rows < n\n"
+        "if n < STREAM_ROWS:\n"
+        "    a = tl.load(x_ptr + c, m, eviction_policy='evict_first').to(tl.float32)\n"
+        "else:\n"
+        "    a = tl.load(x_ptr + c, m).to(tl.float32)\n"
         "w = tl.load(w_ptr + c, m, eviction_policy='evict_last').to(tl.float32)"
     )
-    assert [a.arg for a in fn.args.args][-1] == "ROW_EVICTION"
+    assert ast.unparse(fn.args).endswith("STREAM_ROWS: tl.constexpr")
+
+
+def test_hint_row_loads_gives_adjacent_loads_one_branch():
+    fn = _fn(
+        "row_mask = rows < n\n"
+        "a = tl.load(x_ptr + c, m, eviction_policy='evict_first')\n"
+        "b = tl.load(r_ptr + c, m, eviction_policy='evict_first')\n"
+        "s = a + b\n"
+        "d = tl.load(y_ptr + c, m, eviction_policy='evict_first')\n"
+    )
+    assert persist.hint_row_loads(fn) == 3
+    branches = [s for s in fn.body if isinstance(s, ast.If)]
+    assert [len(b.body) for b in branches] == [2, 1]
+    assert [len(b.orelse) for b in branches] == [2, 1]
+    assert "evict_first" not in "".join(
+        ast.unparse(s) for b in branches for s in b.orelse
+    )
+    assert [a.arg for a in fn.args.args].count("STREAM_ROWS") == 1
 
 
 def test_hint_row_loads_leaves_a_kernel_without_evict_first_alone():
-    fn = _fn("a = tl.load(x_ptr + c, m, eviction_policy='evict_last')\n")
+    fn = _fn(
+        "row_mask = rows < n\na = tl.load(x_ptr + c, m, eviction_policy='evict_last')\n"
+    )
+    before = ast.unparse(fn)
+    assert persist.hint_row_loads(fn) == 0
+    assert ast.unparse(fn) == before
+
+
+def test_hint_row_loads_needs_the_row_count():
+    fn = _fn("a = tl.load(x_ptr + c, m, eviction_policy='evict_first')\n")
     before = ast.unparse(fn)
     assert persist.hint_row_loads(fn) == 0
     assert ast.unparse(fn) == before

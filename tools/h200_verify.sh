@@ -17,5 +17,5 @@ python3 -m pytest captured tests/test_planted_bugs.py tests/test_jitcheck.py -q 
 python3 -m pytest captured -q $plugin -m gpu 2>&1 | tail -3 | tee "$out/large_offsets.log"
 [ -n "${SKIP_JITCHECK:-}" ] && exit 0
 for c in captured/*/; do
-  python3 -m porter.cli jitcheck "$c" --device cuda --baseline 2>/dev/null
+  echo "== $c"; python3 -m porter.cli jitcheck "$c" --device cuda --baseline 2>&1
 done | tee "$out/jitcheck.log"

@@ -34,19 +34,24 @@ def rmsnorm_kernel(
     hidden: tl.constexpr,
     BLOCK_ROWS: tl.constexpr,
     BLOCK_COLS: tl.constexpr,
-    ROW_EVICTION: tl.constexpr,
+    STREAM_ROWS: tl.constexpr,
 ):
     row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
     cols = tl.arange(0, BLOCK_COLS)[None, :]
     col_mask = cols < hidden
-    x = tl.load(
-        x_ptr + (cols + rows * x_stride0),
-        col_mask & row_mask,
-        other=0.0,
-        eviction_policy=ROW_EVICTION,
-    ).to(tl.float32)
+    if num_tokens < STREAM_ROWS:
+        x = tl.load(
+            x_ptr + (cols + rows * x_stride0),
+            col_mask & row_mask,
+            other=0.0,
+            eviction_policy="evict_first",
+        ).to(tl.float32)
+    else:
+        x = tl.load(
+            x_ptr + (cols + rows * x_stride0), col_mask & row_mask, other=0.0
+        ).to(tl.float32)
     tmp1 = x * x
     _tmp3 = tl.where(col_mask & row_mask, tmp1, 0)
     row_sum = tl.sum(_tmp3, 1)[:, None]
@@ -173,15 +178,15 @@ LOOPED_MIN_ROW_BYTES = {(2, 1): 8192, (3, 1): 16384, (2, 2): 16384}
 # MB: fused_add_rmsnorm fp16 4096 and add_layernorm bf16 4096 took 0.95-0.98
 # of the hinted time, softmax bf16 4096 0.96 at 32768 rows; under 32 MB the
 # hint was worth 2-8% (fused_add_rmsnorm fp32 1024 at 4096 rows, and every
-# case at 16 rows; docs/benchmarks/NOTES.md).
+# case at 16 rows; docs/benchmarks/NOTES.md). The kernel branches on its row
+# count: a constexpr hint would compile one more variant mid-prefill.
 STREAM_MIN_BYTES = 32 << 20
 
 
-def row_eviction(num_rows, row_size, elem_bytes=2):
-    """eviction_policy of the persistent kernel's row loads (its ROW_EVICTION)."""
-    if num_rows * row_size * elem_bytes >= STREAM_MIN_BYTES:
-        return ""
-    return "evict_first"
+def stream_rows(row_size, elem_bytes=2):
+    """Rows from which a tensor of them is STREAM_MIN_BYTES or more: the
+    persistent kernel's row loads drop their hint there (its STREAM_ROWS)."""
+    return triton.cdiv(STREAM_MIN_BYTES, row_size * elem_bytes)
 
 
 def launch_settings(num_rows, row_size, elem_bytes=2):
@@ -221,7 +226,7 @@ def rmsnorm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-06):
         num_tokens, hidden, x.element_size()
     )
     kernel = rmsnorm_kernel
-    hint = {"ROW_EVICTION": row_eviction(num_tokens, hidden, x.element_size())}
+    hint = {"STREAM_ROWS": stream_rows(hidden, x.element_size())}
     if (
         BLOCK_COLS > MAX_FUSED_COLS
         or BLOCK_COLS * x.element_size() >= LOOPED_MIN_ROW_BYTES[(2, 1)]

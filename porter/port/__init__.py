@@ -158,7 +158,7 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
         uses_tile=any(kp.tile is not None for kp in ports),
         uses_persistent=any(kp.persistent is not None for kp in ports),
         uses_online=any(kp.online is not None for kp in ports),
-        uses_row_eviction=any(step.kwargs for step in launcher.steps),
+        uses_stream_rows=any(step.kwargs for step in launcher.steps),
         looped_block_cols=LOOPED_MAX_BLOCK,
         looped_min_row_bytes=LOOPED_MIN_ROW_BYTES,
         uses_min_row_bytes=any(

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from porter.port.generalize import _launcher_expr
 from porter.port.model import KernelPort
-from porter.port.persist import ROW_EVICTION, _is_col_loop
+from porter.port.persist import STREAM_ROWS, _is_col_loop
 from porter.records import Capture, CompiledModule
 
 DEFAULT_POINTWISE_BLOCK = 1024
@@ -285,12 +285,10 @@ def _launch(kp: KernelPort, inputs: set[str]) -> LaunchStep:
                 f"BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings({numel}, {row}{elem})"
             )
             setup.append(f"kernel = {kp.persistent.name}")
-            hinted = any(a.arg == ROW_EVICTION for a in kp.persistent.args.args)
+            hinted = any(a.arg == STREAM_ROWS for a in kp.persistent.args.args)
             if hinted:
                 # Only the persistent kernel takes the hint; the others reset it.
-                setup.append(
-                    f'hint = {{"{ROW_EVICTION}": row_eviction({numel}, {row}{elem})}}'
-                )
+                setup.append(f'hint = {{"{STREAM_ROWS}": stream_rows({row}{elem})}}')
                 kwargs = "hint"
             looped = [
                 "# Wide rows: stream the row in blocks, re-reading it from cache.",

@@ -466,29 +466,78 @@ def drop_unused(fn: ast.FunctionDef) -> int:
     return drop_unread(fn)
 
 
-ROW_EVICTION = "ROW_EVICTION"
+STREAM_ROWS = "STREAM_ROWS"
+
+
+def _row_count(fn: ast.FunctionDef) -> str | None:
+    """The runtime row count the kernel masks its rows by (`row_mask = rows < n`)."""
+    for stmt in fn.body:
+        if (
+            isinstance(stmt, ast.Assign)
+            and _assigned(stmt) == ["row_mask"]
+            and isinstance(stmt.value, ast.Compare)
+            and isinstance(stmt.value.ops[0], ast.Lt)
+            and isinstance(stmt.value.comparators[0], ast.Name)
+        ):
+            return stmt.value.comparators[0].id
+    return None
+
+
+def _is_evict_first(k: ast.keyword) -> bool:
+    return (
+        k.arg == "eviction_policy"
+        and isinstance(k.value, ast.Constant)
+        and k.value.value == "evict_first"
+    )
+
+
+def _hinted_loads(node: ast.AST) -> list[ast.Call]:
+    return [
+        n
+        for n in ast.walk(node)
+        if _is_call(n, "tl.load") and any(_is_evict_first(k) for k in n.keywords)
+    ]
+
+
+def _is_stream_branch(stmt: ast.stmt) -> bool:
+    return (
+        isinstance(stmt, ast.If)
+        and isinstance(stmt.test, ast.Compare)
+        and isinstance(stmt.test.comparators[0], ast.Name)
+        and stmt.test.comparators[0].id == STREAM_ROWS
+    )
 
 
 def hint_row_loads(fn: ast.FunctionDef) -> int:
-    """Loads the looped kernel marked evict_first (the row's last read) take
-    their hint from a ROW_EVICTION constexpr, which the launcher sets by the
-    tensor's size: the hint paid where a tensor fits in the L2 cache and cost
-    where it streams past it (the template's row_eviction says where)."""
-    hinted = 0
-    for node in ast.walk(fn):
-        if not _is_call(node, "tl.load"):
+    """Loads the looped kernel marked evict_first (the row's last read) keep the
+    hint only while the tensor is under STREAM_MIN_BYTES: the hint paid where a
+    tensor fits in the L2 cache and cost where it streams past it. The kernel
+    takes a per-model STREAM_ROWS constexpr (the row count from which the
+    tensor is that large) and branches on its runtime row count, so that the
+    choice compiles no variant per token range."""
+    rows = _row_count(fn)
+    if rows is None:
+        return 0
+    hinted, body = 0, []
+    for stmt in fn.body:
+        if not isinstance(stmt, ast.Assign) or not _hinted_loads(stmt):
+            body.append(stmt)
             continue
-        for k in node.keywords:
-            if (
-                k.arg == "eviction_policy"
-                and isinstance(k.value, ast.Constant)
-                and k.value.value == "evict_first"
-            ):
-                k.value = ast.Name(ROW_EVICTION, ast.Load())
-                hinted += 1
+        streamed = copy.deepcopy(stmt)
+        for load in _hinted_loads(streamed):
+            load.keywords = [k for k in load.keywords if not _is_evict_first(k)]
+        hinted += 1
+        if hinted > 1 and body and _is_stream_branch(body[-1]):
+            # Adjacent loads (x, then residual) share one branch.
+            body[-1].body.append(stmt)
+            body[-1].orelse.append(streamed)
+            continue
+        test = ast.parse(f"{rows} < {STREAM_ROWS}", mode="eval").body
+        body.append(ast.If(test, [stmt], [streamed]))
+    fn.body = body
     if hinted:
         fn.args.args.append(
-            ast.arg(ROW_EVICTION, ast.parse("tl.constexpr", mode="eval").body)
+            ast.arg(STREAM_ROWS, ast.parse("tl.constexpr", mode="eval").body)
         )
     return hinted
 
