@@ -211,6 +211,18 @@ def looped_settings(num_rows, row_size, elem_bytes=2):
 # from 4096 rows (docs/benchmarks/NOTES.md).
 LOOPED_MIN_ROW_BYTES = {(2, 1): 8192, (3, 1): 16384, (2, 2): 16384}
 
+
+def looped_min_row_bytes(key, elem_bytes=2):
+    """LOOPED_MIN_ROW_BYTES[key] for rows of elem_bytes elements. 2-byte rows
+    that the kernel reads three times stay in registers up to MAX_FUSED_COLS:
+    softmax in bf16 at 8192 (16 KB) held in registers took 0.86-0.96 of the
+    looped kernel's time from 16 rows (1.03 at one), though fp32 at 4096 (16
+    KB too) lost."""
+    if key[0] >= 3 and elem_bytes <= 2:
+        return float("inf")
+    return LOOPED_MIN_ROW_BYTES[key]
+
+
 # The persistent kernel reads each row once; while a tensor fits well inside
 # the L2 cache (50 MB on an H200) its loads are marked evict_first, and from
 # STREAM_MIN_BYTES on they carry no hint. On an H200, without the hint from 32
@@ -267,7 +279,8 @@ def softmax(logits: torch.Tensor, temperature: float = 0.7):
     hint = {"STREAM_ROWS": stream_rows(vocab, logits.element_size())}
     if (
         BLOCK_COLS > MAX_FUSED_COLS
-        or BLOCK_COLS * logits.element_size() >= LOOPED_MIN_ROW_BYTES[(3, 1)]
+        or BLOCK_COLS * logits.element_size()
+        >= looped_min_row_bytes((3, 1), logits.element_size())
     ):
         # Wide rows: stream the row in blocks, re-reading it from cache.
         BLOCK_ROWS = 1

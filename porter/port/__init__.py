@@ -162,7 +162,7 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
         looped_block_cols=LOOPED_MAX_BLOCK,
         looped_min_row_bytes=LOOPED_MIN_ROW_BYTES,
         uses_min_row_bytes=any(
-            "LOOPED_MIN_ROW_BYTES" in line
+            "looped_min_row_bytes(" in line
             for step in launcher.steps
             for line in step.setup
         ),

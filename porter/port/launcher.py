@@ -307,7 +307,7 @@ def _launch(kp: KernelPort, inputs: set[str]) -> LaunchStep:
                 # The looped kernel beats holding the row in registers from a
                 # row size that depends on how it reads the row (the template
                 # says why).
-                wide += f" or BLOCK_COLS * {elem_bytes} >= LOOPED_MIN_ROW_BYTES[{key}]"
+                wide += f" or BLOCK_COLS * {elem_bytes} >= looped_min_row_bytes({key}, {elem_bytes})"
             branches = f"if {wide}:\n" + _indent(looped)
             if kp.online is not None:
                 online = [
