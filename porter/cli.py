@@ -293,7 +293,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("case", metavar="CASE")
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
-    p.add_argument("--tokens", type=int, nargs="+", help="token counts to sweep")
+    p.add_argument(
+        "--tokens",
+        type=int,
+        nargs="+",
+        help="token counts to sweep (on the CPU, from 1024 the launches are keyed "
+        "without running the kernels)",
+    )
     p.add_argument(
         "--warm-views",
         action="store_true",

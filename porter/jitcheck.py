@@ -20,7 +20,13 @@ from typing import Any
 
 import torch
 
-from porter.testing.parity import Case, Scenario, make_inputs, run_scaffold
+from porter.testing.parity import (
+    Case,
+    Scenario,
+    make_inputs,
+    run_scaffold,
+    scaffold_entry,
+)
 
 # Decode sizes (1, an odd count, a multiple of 16); jitcheck adds the sweep's
 # largest count, as an engine's profile run at its largest batch does: porter's
@@ -29,8 +35,16 @@ from porter.testing.parity import Case, Scenario, make_inputs, run_scaffold
 # switching once as the count grows, and that warmup compiles both sides.
 WARMUP_TOKENS = (1, 7, 64)
 LAUNCH_OPTIONS = ("num_warps", "num_stages")
-CPU_SWEEP = (1, 2, 3, 4, 7, 8, 16, 17, 31, 32, 63, 64, 100, 128, 255, 256)
 GPU_SWEEP = (1, 2, 4, 16, 64, 256, 1024, 4096, 16384, 32768)
+# On the CPU the interpreter takes about 0.1 s per 40k elements, so from
+# KEYS_ONLY_FROM tokens on the launches are keyed, not run: the launcher sees
+# uninitialized inputs of the same shapes and layouts, and the kernels are not
+# called. That is enough for the key, and it reaches the prefill sizes where
+# launch heuristics switch (a switch at 1024 tokens once went unseen on the CPU).
+KEYS_ONLY_FROM = 1024
+CPU_SWEEP = (1, 2, 3, 4, 7, 8, 16, 17, 31, 32, 63, 64, 100, 128, 255, 256) + tuple(
+    n for n in GPU_SWEEP if n >= KEYS_ONLY_FROM
+)
 
 
 @dataclass
@@ -76,6 +90,7 @@ class JitReport:
     torch_compile: dict[str, int] | None = None
     advice: list[str] = field(default_factory=list)
     warmup_tokens: list[int] = field(default_factory=list)
+    keys_only_tokens: list[int] = field(default_factory=list)  # CPU: keyed, not run
 
     @property
     def clean(self) -> bool:
@@ -186,12 +201,18 @@ def _compiled(kernels: dict[str, Any]) -> int | None:
     return total if found else None
 
 
-def _launch(case: Case, tokens: int, layout: str, dtype: str, device: str) -> None:
+def _launch(
+    case: Case, tokens: int, layout: str, dtype: str, device: str, run: bool = True
+) -> None:
     sizes = {d["name"]: d["size"] for d in case.manifest["dims"]}
     sizes.update({d["name"]: tokens for d in case.runtime_dims()})
     sc = Scenario(dtype, sizes, layout=layout)
-    inputs = make_inputs(case, sc, device, seed=0)
-    run_scaffold(case, inputs, dtype, device)
+    inputs = make_inputs(case, sc, device, seed=0, filled=run)
+    if run:
+        run_scaffold(case, inputs, dtype, device)
+    else:
+        with torch.no_grad():  # the kernels are not called: nothing to poison
+            scaffold_entry(case, dtype, device)(*inputs)
 
 
 def jitcheck(
@@ -209,18 +230,25 @@ def jitcheck(
     if warm_tokens is None:
         warm_tokens = (*WARMUP_TOKENS, max(tokens))
     kernels = _kernels(case.kernel)
+    keys_only = set()
+
+    def launch(rec: _Recorder, n: int, layout: str) -> None:
+        rec.context = (n, layout)
+        rec.execute = device != "cpu" or n < KEYS_ONLY_FROM
+        if not rec.execute:
+            keys_only.add(n)
+        _launch(case, n, layout, dtype, device, run=rec.execute)
+
     with _Recorder(kernels) as rec:
         for layout in warm_layouts:
             for n in warm_tokens:
-                rec.context = (n, layout)
-                _launch(case, n, layout, dtype, device)
+                launch(rec, n, layout)
         warm = set(rec.seen)
         compiled_warm = _compiled(kernels)
         for layout in sweep_layouts:
             progress(f"sweeping {len(tokens)} token counts, {layout} inputs")
             for n in tokens:
-                rec.context = (n, layout)
-                _launch(case, n, layout, dtype, device)
+                launch(rec, n, layout)
         compiled_after = _compiled(kernels)
     new = [
         Variant(
@@ -244,6 +272,7 @@ def jitcheck(
         ),
     )
     report.warmup_tokens = list(warm_tokens)
+    report.keys_only_tokens = sorted(keys_only)
     report.advice = _advice(report)
     return report
 
@@ -324,6 +353,9 @@ def format_report(report: JitReport) -> str:
             else ""
         )
     ]
+    if report.keys_only_tokens:
+        counts = ", ".join(map(str, report.keys_only_tokens))
+        lines.append(f"keyed without running the kernels (CPU) at {counts} tokens")
     if report.compiled_after_warmup is not None:
         lines.append(
             f"Triton compiled {report.compiled_after_warmup} variant(s) after warmup"

@@ -139,3 +139,57 @@ def test_prefill_past_the_stream_size_reuses_the_largest_batchs_variant(case):
             launch(rec, tokens)
     assert rec.launches == 8
     assert set(rec.seen) == warm, [rec.seen[k] for k in set(rec.seen) - warm]
+
+
+PREFILL = (1024, 4096, 16384, 32768)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_prefill_counts_compile_nothing_after_the_largest_batch(case, porter_device):
+    """Decode warmup and the largest batch cover every prefill count. On the
+    CPU the prefill counts are keyed without running the kernels."""
+    from porter.jitcheck import jitcheck
+    from porter.testing.parity import load_case
+
+    report = jitcheck(
+        load_case(CAPTURED / case),
+        device=porter_device,
+        tokens=(1, 7, *PREFILL),
+        sweep_layouts=("contiguous",),
+    )
+    assert report.clean, [v.describe() for v in report.new_variants]
+    if porter_device == "cpu":
+        assert report.keys_only_tokens == list(PREFILL)
+
+
+def test_a_regime_between_warmup_counts_is_found_on_the_cpu(tmp_path):
+    """A launch setting that switches between the decode warmup and the largest
+    batch (here warps at 2048-8191 rows) compiles a variant while an engine
+    serves; the CPU finds it by keying the prefill counts."""
+    from porter.jitcheck import format_report, jitcheck
+    from porter.testing.parity import load_case
+
+    folder = tmp_path / "regime_rmsnorm"
+    shutil.copytree(
+        CAPTURED / "rmsnorm", folder, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    kernel = folder / "kernel.py"
+    # Later definitions win: the launcher looks launch_settings up when called.
+    kernel.write_text(
+        kernel.read_text() + "\n\n_original = launch_settings\n\n\n"
+        "def launch_settings(num_rows, row_size, elem_bytes=2):\n"
+        "    rows, block, warps = _original(num_rows, row_size, elem_bytes)\n"
+        "    return rows, block, (warps * 2 if 2048 <= num_rows < 8192 else warps)\n"
+    )
+    report = jitcheck(
+        load_case(folder),
+        device="cpu",
+        tokens=(1, 7, *PREFILL),
+        sweep_layouts=("contiguous",),
+    )
+    assert [v.tokens for v in report.new_variants] == [4096]
+    # fp32 rows of 1024: 2 warps a program from 257 rows, doubled here.
+    assert report.new_variants[0].changes == ["num_warps: 2 -> 4"]
+    assert "keyed without running the kernels (CPU) at 1024, 4096, 16384, 32768" in (
+        format_report(report)
+    )

@@ -58,3 +58,23 @@ def test_the_large_row_is_a_power_of_two_within_the_dtype(dtype):
     assert math.log2(big[0].item()).is_integer()
     # a row's sum of squares still fits in fp32
     assert torch.isfinite((big.double() ** 2).sum().float())
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "offset", "row_sliced"])
+def test_unfilled_inputs_keep_what_the_specialization_key_reads(layout):
+    """jitcheck's keys-only launches: the same shapes, strides, dtypes and
+    pointer alignment as the filled inputs, without filling them."""
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[1] / "captured" / "fused_add_rmsnorm"
+    case = parity.load_case(folder)
+    sizes = {"num_tokens": 5, "hidden": 64}
+    sc = parity.Scenario("bfloat16", sizes, layout=layout)
+    filled = parity.make_inputs(case, sc, "cpu", seed=0)
+    unfilled = parity.make_inputs(case, sc, "cpu", seed=0, filled=False)
+    assert len(filled) == len(unfilled)
+    for a, b in zip(filled, unfilled):
+        assert (a.shape, a.stride(), a.dtype) == (b.shape, b.stride(), b.dtype)
+        assert (a.data_ptr() % 16 == 0) == (b.data_ptr() % 16 == 0)
+    aligned = [t.data_ptr() % 16 == 0 for t in unfilled]
+    assert all(aligned) == (layout != "offset")

@@ -176,7 +176,21 @@ def new_seed() -> int:
 # ---------------------------------------------------------------- inputs
 
 
-def make_inputs(case: Case, sc: Scenario, device: str, seed: int) -> list[Any]:
+def make_inputs(
+    case: Case, sc: Scenario, device: str, seed: int, filled: bool = True
+) -> list[Any]:
+    """The scenario's inputs; filled=False gives uninitialized tensors of the
+    same shapes, strides, dtypes and layout (jitcheck's keys-only launches)."""
+    if not filled:
+        shapes = case.reference.make_inputs(sc.sizes, sc.dtype, "meta")
+        return [
+            (
+                _layout(_empty_like(v, device), sc.layout, copy=False)
+                if isinstance(v, torch.Tensor)
+                else v
+            )
+            for v in shapes
+        ]
     torch.manual_seed(seed)
     values = case.reference.make_inputs(sc.sizes, sc.dtype, device)
     if sc.values in ("difficult", "offset"):
@@ -232,21 +246,25 @@ def _offset(t: torch.Tensor) -> torch.Tensor:
     return t + 64.0
 
 
-def _layout(t: torch.Tensor, layout: str) -> torch.Tensor:
+def _empty_like(t: torch.Tensor, device: str) -> torch.Tensor:
+    return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=device)
+
+
+def _layout(t: torch.Tensor, layout: str, copy: bool = True) -> torch.Tensor:
     if layout == "offset":
         # one element in: breaks 16-byte alignment of the data pointer
         storage = torch.empty(t.numel() + 1, dtype=t.dtype, device=t.device)
         view = storage[1:].view(t.shape)
-        view.copy_(t)
-        return view
-    if layout == "row_sliced" and t.dim() >= 2:
+    elif layout == "row_sliced" and t.dim() >= 2:
         padded = torch.empty(
             *t.shape[:-1], t.shape[-1] + 3, dtype=t.dtype, device=t.device
         )
         view = padded[..., : t.shape[-1]]
+    else:
+        return t
+    if copy:
         view.copy_(t)
-        return view
-    return t
+    return view
 
 
 # ---------------------------------------------------------------- running
