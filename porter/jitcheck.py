@@ -116,18 +116,19 @@ def _option(kernel, name: str) -> list:
     return list(value or [])
 
 
+def unspecialized(kernel) -> tuple[set[str], set[str]]:
+    """The kernel's do_not_specialize and do_not_specialize_on_alignment, by name."""
+    names = list(inspect.signature(kernel.fn).parameters)
+    return tuple(
+        {names[i] if isinstance(i, int) else i for i in _option(kernel, option)}
+        for option in ("do_not_specialize", "do_not_specialize_on_alignment")
+    )
+
+
 def specialization_key(kernel, bound: inspect.BoundArguments) -> tuple:
     """Triton's specialization of one launch: (argument, what it was specialized as)."""
     params = inspect.signature(kernel.fn).parameters
-    names = list(params)
-    dns = {
-        names[i] if isinstance(i, int) else i
-        for i in _option(kernel, "do_not_specialize")
-    }
-    dnsoa = {
-        names[i] if isinstance(i, int) else i
-        for i in _option(kernel, "do_not_specialize_on_alignment")
-    }
+    dns, dnsoa = unspecialized(kernel)
     key = []
     for name, value in bound.arguments.items():
         ann = str(params[name].annotation)

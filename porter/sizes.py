@@ -38,3 +38,15 @@ def parse_dims(items: list[str]) -> dict[str, list[int]]:
                 f"--dims {item}: write NAME=V[,V...] with integer sizes{hint}"
             ) from None
     return sizes
+
+
+def add_point_options(parser: Any) -> None:
+    """CASE, `--dims`, `--tokens`, `--dtype` and `--variant`: the points and the
+    kernel.py files the tools/ probes (launch_probe, regcount) take."""
+    parser.add_argument("case")
+    add_dims_option(parser)
+    parser.add_argument("--tokens", type=int, nargs="*", default=[1, 64, 4096, 32768])
+    parser.add_argument("--dtype", default="bfloat16")
+    parser.add_argument(
+        "--variant", nargs="*", default=[], help="other kernel.py files"
+    )

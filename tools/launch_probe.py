@@ -24,7 +24,7 @@ import torch
 import triton
 
 from porter.bench import _graph_us, sweep
-from porter.sizes import add_dims_option, parse_dims
+from porter.sizes import add_point_options, parse_dims
 from porter.testing.parity import Scenario, load_case, make_inputs, scaffold_entry
 
 
@@ -123,13 +123,9 @@ def probe(case, variants: dict, point, args) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("case")
-    add_dims_option(ap)
-    ap.add_argument("--tokens", type=int, nargs="*", default=[1, 64, 4096, 32768])
-    ap.add_argument("--dtype", default="bfloat16")
+    add_point_options(ap)
     ap.add_argument("--reduce", nargs="*", default=[], help="ROWSxWARPS")
     ap.add_argument("--tile", nargs="*", default=[], help="ROWSxCOLSxWARPS")
-    ap.add_argument("--variant", nargs="*", default=[], help="other kernel.py files")
     ap.add_argument(
         "--max-fused",
         type=int,

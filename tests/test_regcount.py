@@ -1,0 +1,64 @@
+"""tools/regcount.py: Triton's specialization of a launch, and register counts
+compiled for the H200's target with the wheel's ptxas (no GPU)."""
+
+import inspect
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import torch
+import triton
+import triton.language as tl
+
+from porter.testing.parity import _import
+
+ROOT = Path(__file__).resolve().parents[1]
+regcount = _import(ROOT / "tools" / "regcount.py", "regcount_tool")
+
+
+@triton.jit(do_not_specialize=["n"])
+def _toy(x_ptr, y_ptr, n, stride: tl.int64, one, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs * stride, offs < n), offs < n)
+
+
+def test_source_follows_tritons_specialization():
+    x = torch.zeros(64)
+    bound = inspect.signature(_toy.fn).bind(x, x[1:], 32, 32, 1, 16)
+    src, constexprs = regcount.source_of(_toy, bound)
+    assert src.signature == {
+        "x_ptr": "*fp32",
+        "y_ptr": "*fp32",
+        "n": "i32",
+        "stride": "i64",
+        "one": "constexpr",
+        "BLOCK": "constexpr",
+    }
+    assert constexprs == {"one": 1, "BLOCK": 16}
+    # x aligned, y one element in; n runtime (do_not_specialize), stride 32.
+    assert sorted(src.attrs) == [(0,), (3,)]
+
+
+def test_registers_of_rmsnorms_persistent_kernel():
+    # A process of its own: the test session runs Triton's interpreter, whose
+    # kernels cannot be compiled.
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    out = subprocess.run(
+        [sys.executable, "tools/regcount.py", "rmsnorm", "--dtype", "float32"]
+        + ["--tokens", "16", "4096"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    rows = {r["sizes"]["num_tokens"]: r for r in map(json.loads, out.splitlines())}
+    assert sorted(rows) == [16, 4096]
+    assert {r["kernel"] for r in rows.values()} == {"rmsnorm_kernel"}
+    # fp32 rows of 1024: one row and 8 warps at decode, two rows and 2 warps
+    # at prefill, each thread then holding 32 elements of x.
+    assert (rows[16]["warps"], rows[4096]["warps"]) == (8, 2)
+    assert 0 < rows[16]["REG"] < rows[4096]["REG"] <= 255
+    assert rows[4096]["LOCAL"] == 0

@@ -1,0 +1,196 @@
+"""Registers and spills of a scaffold's compiled kernels, without a GPU.
+
+Runs the case's launcher on uninitialized CPU inputs at each token count
+without calling its kernels, keeps every distinct launch (kernel, constexprs,
+Triton's specializations, warps), compiles each for an NVIDIA target with the
+ptxas that ships in the triton wheel, and prints what cuobjdump reports per
+thread: registers (REG), stack, and local memory (LOCAL > 0 means spills).
+More registers a thread means fewer programs an SM holds at once.
+
+    python3 tools/regcount.py fused_add_rmsnorm --dims hidden=1024 --dtype float32 \
+        --tokens 16 4096 --variant my_kernel.py
+
+Counts depend on the triton version: compare variants under the one the GPU
+runs (with triton 3.6 this gave the H200's own counts for fused_add_rmsnorm).
+One JSON line per distinct launch: {"case", "file", "kernel", "sizes",
+"warps", "constexprs", "REG", "STACK", "LOCAL"}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+# Triton 3.9 warns unless this is set; 3.6 (the GPU's) fuses by default.
+os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+
+import torch  # noqa: E402
+import triton  # noqa: E402
+from triton.backends.compiler import GPUTarget  # noqa: E402
+from triton.compiler import ASTSource  # noqa: E402
+
+from porter.bench import sweep  # noqa: E402
+from porter.jitcheck import _kernels, unspecialized  # noqa: E402
+from porter.sizes import add_point_options, parse_dims  # noqa: E402
+from porter.testing.parity import (  # noqa: E402
+    Scenario,
+    _import,
+    load_case,
+    make_inputs,
+    scaffold_entry,
+)
+
+POINTER_TYPES = {
+    torch.float32: "fp32",
+    torch.float16: "fp16",
+    torch.bfloat16: "bf16",
+    torch.float64: "fp64",
+    torch.int8: "i8",
+    torch.uint8: "u8",
+    torch.int16: "i16",
+    torch.int32: "i32",
+    torch.int64: "i64",
+    torch.bool: "i1",
+}
+
+
+def source_of(kernel, bound: inspect.BoundArguments) -> tuple[ASTSource, dict]:
+    """The ASTSource Triton would compile for this launch (its specialization
+    by Triton's rules: ints equal to 1 become constexprs, 16-divisible ints and
+    16-byte aligned pointers carry tt.divisibility), and the constexprs."""
+    params = inspect.signature(kernel.fn).parameters
+    names = list(params)
+    dns, dnsoa = unspecialized(kernel)
+    signature, constexprs, attrs = {}, {}, {}
+    for i, name in enumerate(names):
+        value = bound.arguments[name]
+        annotation = str(params[name].annotation)
+        divisible = False
+        if "constexpr" in annotation:
+            signature[name] = "constexpr"
+            constexprs[name] = value
+            continue
+        if isinstance(value, torch.Tensor):
+            signature[name] = "*" + POINTER_TYPES[value.dtype]
+            divisible = value.data_ptr() % 16 == 0 and name not in dnsoa
+        elif isinstance(value, bool):
+            signature[name] = "i1"
+        elif isinstance(value, int):
+            if value == 1 and name not in dns:
+                signature[name] = "constexpr"
+                constexprs[name] = 1
+                continue
+            wide = "int64" in annotation or not -(2**31) <= value < 2**31
+            signature[name] = "i64" if wide else "i32"
+            divisible = value % 16 == 0 and name not in dns
+        elif isinstance(value, float):
+            signature[name] = "fp32"
+        else:
+            raise TypeError(f"{name}: cannot type {type(value).__name__}")
+        if divisible:
+            attrs[(i,)] = [["tt.divisibility", 16]]
+    return ASTSource(kernel, signature, constexprs, attrs), constexprs
+
+
+def resource_usage(cubin: bytes) -> dict:
+    tool = os.path.join(
+        os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump"
+    )
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        out = subprocess.run(
+            [tool, "--dump-resource-usage", f.name],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    line = next(line for line in out.splitlines() if "REG:" in line)
+    usage = dict(part.split(":", 1) for part in line.split() if ":" in part)
+    return {k: int(usage[k]) for k in ("REG", "STACK", "LOCAL")}
+
+
+def launches(case, module, dtype: str, point) -> list[tuple]:
+    """(kernel name, kernel, bound arguments, options) of each launch at a point,
+    recorded without calling the kernels."""
+    seen = []
+    kernels = _kernels(module)
+    for name, kernel in kernels.items():
+
+        def run(*args, _name=name, _kernel=kernel, **kwargs):
+            params = inspect.signature(_kernel.fn).parameters
+            call = {k: v for k, v in kwargs.items() if k in params}
+            bound = inspect.signature(_kernel.fn).bind(*args, **call)
+            options = {
+                k: kwargs[k] for k in ("num_warps", "num_stages") if kwargs.get(k)
+            }
+            seen.append((_name, _kernel, bound, options))
+
+        kernel.run = run
+    try:
+        inputs = make_inputs(
+            case, Scenario(dtype, point.sizes), "cpu", seed=0, filled=False
+        )
+        with torch.no_grad():
+            scaffold_entry(case, dtype, "cpu", kernel=module)(*inputs)
+    finally:
+        for kernel in kernels.values():
+            del kernel.run
+    return seen
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_point_options(ap)
+    ap.add_argument(
+        "--arch", type=int, default=90, help="compute capability (H200: 90)"
+    )
+    args = ap.parse_args()
+    case = load_case(f"captured/{args.case}")
+    files = {"kernel.py": case.kernel}
+    files.update({v: _import(v, f"variant{i}") for i, v in enumerate(args.variant)})
+    target = GPUTarget("cuda", args.arch, 32)
+    points = sweep(
+        case.manifest,
+        tuple(args.tokens),
+        (args.dtype,),
+        model_sizes=parse_dims(args.dims),
+    )
+    for point in points:
+        for label, module in files.items():
+            done = set()
+            for name, kernel, bound, options in launches(
+                case, module, args.dtype, point
+            ):
+                src, constexprs = source_of(kernel, bound)
+                key = (
+                    name,
+                    repr(src.signature),
+                    repr(constexprs),
+                    repr(src.attrs),
+                    repr(options),
+                )
+                if key in done:
+                    continue
+                done.add(key)
+                compiled = triton.compile(src, target=target, options=options)
+                row = {
+                    "case": args.case,
+                    "file": label,
+                    "kernel": name,
+                    "sizes": point.sizes,
+                    "warps": options.get("num_warps", 4),
+                    "constexprs": {k: v for k, v in constexprs.items()},
+                }
+                row.update(resource_usage(compiled.asm["cubin"]))
+                print(json.dumps(row), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
