@@ -31,8 +31,9 @@ from porter.testing.parity import (
 # Decode sizes (1, an odd count, a multiple of 16); jitcheck adds the sweep's
 # largest count, as an engine's profile run at its largest batch does: porter's
 # launch heuristics pick their blocks and warps from the token count (decode or
-# prefill), the persistent kernels' eviction hint from the tensor's size, each
-# switching once as the count grows, and that warmup compiles both sides.
+# prefill), switching once as the count grows, and that warmup compiles both
+# sides. A choice that switched at another count (the persistent kernels'
+# eviction hint once did) leaves a variant between them, which the sweep finds.
 WARMUP_TOKENS = (1, 7, 64)
 LAUNCH_OPTIONS = ("num_warps", "num_stages")
 GPU_SWEEP = (1, 2, 4, 16, 64, 256, 1024, 4096, 16384, 32768)
