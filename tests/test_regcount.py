@@ -62,3 +62,17 @@ def test_registers_of_rmsnorms_persistent_kernel():
     assert (rows[16]["warps"], rows[4096]["warps"]) == (8, 2)
     assert 0 < rows[16]["REG"] < rows[4096]["REG"] <= 255
     assert rows[4096]["LOCAL"] == 0
+    assert rows[4096]["programs_per_sm"] == regcount.programs_per_sm(
+        rows[4096]["REG"], 2, rows[4096]["SHARED"]
+    )
+
+
+def test_programs_per_sm_follow_the_occupancy_rules():
+    # fused_add_rmsnorm fp32 1024 x 4096 (2 warps, 1 KB shared): 64 registers
+    # a thread hold 16 programs an SM, f0a8a8a's 72 hold 14.
+    assert regcount.programs_per_sm(64, 2, 1024) == 16
+    assert regcount.programs_per_sm(72, 2, 1024) == 14
+    assert regcount.programs_per_sm(60, 2, 1024) == 16  # 60 rounds up to 64
+    assert regcount.programs_per_sm(16, 1, 0) == 32  # the 32-program limit
+    assert regcount.programs_per_sm(32, 32, 0) == 2  # 64 warps an SM
+    assert regcount.programs_per_sm(32, 4, 100 * 1024) == 2  # shared memory

@@ -4,8 +4,9 @@ Runs the case's launcher on uninitialized CPU inputs at each token count
 without calling its kernels, keeps every distinct launch (kernel, constexprs,
 Triton's specializations, warps), compiles each for an NVIDIA target with the
 ptxas that ships in the triton wheel, and prints what cuobjdump reports per
-thread: registers (REG), stack, and local memory (LOCAL > 0 means spills).
-More registers a thread means fewer programs an SM holds at once.
+thread: registers (REG), stack, local memory (LOCAL > 0 means spills) and
+shared memory, and how many programs an sm_90 SM holds at once by those
+(more registers a thread, fewer programs to hide memory latency with).
 
     python3 tools/regcount.py fused_add_rmsnorm --dims hidden=1024 --dtype float32 \
         --tokens 16 4096 --variant my_kernel.py
@@ -13,7 +14,7 @@ More registers a thread means fewer programs an SM holds at once.
 Counts depend on the triton version: compare variants under the one the GPU
 runs (with triton 3.6 this gave the H200's own counts for fused_add_rmsnorm).
 One JSON line per distinct launch: {"case", "file", "kernel", "sizes",
-"warps", "constexprs", "REG", "STACK", "LOCAL"}.
+"warps", "constexprs", "REG", "STACK", "LOCAL", "SHARED", "programs_per_sm"}.
 """
 
 from __future__ import annotations
@@ -112,7 +113,24 @@ def resource_usage(cubin: bytes) -> dict:
         ).stdout
     line = next(line for line in out.splitlines() if "REG:" in line)
     usage = dict(part.split(":", 1) for part in line.split() if ":" in part)
-    return {k: int(usage[k]) for k in ("REG", "STACK", "LOCAL")}
+    return {k: int(usage[k]) for k in ("REG", "STACK", "LOCAL", "SHARED")}
+
+
+# An sm_90 SM (H100, H200): 64K registers, allocated to warps 256 at a time;
+# 64 warps; 32 programs; 228 KB of shared memory, 1 KB of it kept per program.
+SM90 = {"regs": 65536, "reg_unit": 256, "warps": 64, "programs": 32}
+SM90_SHARED = 228 * 1024
+
+
+def programs_per_sm(regs: int, warps: int, shared: int) -> int:
+    """How many programs of this kernel an sm_90 SM holds at once, by its
+    registers, warps and shared memory (the CUDA occupancy rules)."""
+    unit = SM90["reg_unit"]
+    regs_per_warp = -(-regs * 32 // unit) * unit
+    by_regs = SM90["regs"] // regs_per_warp // warps
+    by_warps = SM90["warps"] // warps
+    by_shared = SM90_SHARED // (shared + 1024)
+    return min(SM90["programs"], by_regs, by_warps, by_shared)
 
 
 def launches(case, module, dtype: str, point) -> list[tuple]:
@@ -188,6 +206,9 @@ def main() -> int:
                     "constexprs": {k: v for k, v in constexprs.items()},
                 }
                 row.update(resource_usage(compiled.asm["cubin"]))
+                row["programs_per_sm"] = programs_per_sm(
+                    row["REG"], row["warps"], row["SHARED"]
+                )
                 print(json.dumps(row), flush=True)
     return 0
 
