@@ -292,9 +292,11 @@ def mark_runtime_dims(manifest: dict[str, Any], inputs: list[Any]) -> list[Any]:
         if d["role"] != "runtime":
             continue
         for n, axis in d.get("axes", []):
-            i = names.index(n) if n in names else len(inputs)
-            if i < len(inputs) and isinstance(inputs[i], torch.Tensor):
-                torch._dynamo.maybe_mark_dynamic(inputs[i], axis)
+            if n not in names or names.index(n) >= len(inputs):
+                continue
+            value = inputs[names.index(n)]
+            if isinstance(value, torch.Tensor):
+                torch._dynamo.maybe_mark_dynamic(value, axis)
     return inputs
 
 

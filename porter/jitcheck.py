@@ -15,6 +15,7 @@ the kernel caches are read as well, so what Triton really compiled is reported.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -154,11 +155,21 @@ def specialization_key(kernel, bound: inspect.BoundArguments) -> tuple:
 
 class _Recorder:
     """Wraps each kernel's `run` to record the specialization key of every launch;
-    with execute=False the kernels are not run (keys of sizes too large to run)."""
+    with execute=False the kernels are not run (keys of sizes too large to run).
+    on_launch(name, kernel, bound arguments, launch options), if given, sees
+    each launch as well (tools/regcount.py compiles them)."""
 
-    def __init__(self, kernels: dict[str, Any], execute: bool = True) -> None:
+    def __init__(
+        self,
+        kernels: dict[str, Any],
+        execute: bool = True,
+        on_launch: (
+            Callable[[str, Any, inspect.BoundArguments, dict], None] | None
+        ) = None,
+    ) -> None:
         self.kernels = kernels
         self.execute = execute
+        self.on_launch = on_launch
         self.seen: dict[tuple[str, tuple], tuple[int, str]] = {}
         self.launches = 0
         self.context = (0, "")
@@ -172,14 +183,17 @@ class _Recorder:
                 call = {k: v for k, v in kwargs.items() if k in params}
                 bound = inspect.signature(_kernel.fn).bind_partial(*args, **call)
                 # num_warps and num_stages are part of Triton's cache key too.
-                options = tuple(
-                    (opt, str(kwargs[opt]))
+                options = {
+                    opt: kwargs[opt]
                     for opt in LAUNCH_OPTIONS
                     if kwargs.get(opt) is not None
-                )
-                key = (_name, specialization_key(_kernel, bound) + options)
+                }
+                named = tuple((opt, str(v)) for opt, v in options.items())
+                key = (_name, specialization_key(_kernel, bound) + named)
                 self.seen.setdefault(key, self.context)
                 self.launches += 1
+                if self.on_launch is not None:
+                    self.on_launch(_name, _kernel, bound, options)
                 return _original(*args, **kwargs) if self.execute else None
 
             kernel.run = run

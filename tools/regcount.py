@@ -30,15 +30,15 @@ import tempfile
 # Triton 3.9 warns unless this is set; 3.6 (the GPU's) fuses by default.
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
-import torch  # noqa: E402
-import triton  # noqa: E402
-from triton.backends.compiler import GPUTarget  # noqa: E402
-from triton.compiler import ASTSource  # noqa: E402
+import torch
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
 
-from porter.bench import sweep  # noqa: E402
-from porter.jitcheck import _kernels, unspecialized  # noqa: E402
-from porter.sizes import add_point_options, parse_dims  # noqa: E402
-from porter.testing.parity import (  # noqa: E402
+from porter.bench import sweep
+from porter.jitcheck import _kernels, _Recorder, unspecialized
+from porter.sizes import add_point_options, parse_dims
+from porter.testing.parity import (
     Scenario,
     _import,
     load_case,
@@ -137,28 +137,12 @@ def launches(case, module, dtype: str, point) -> list[tuple]:
     """(kernel name, kernel, bound arguments, options) of each launch at a point,
     recorded without calling the kernels."""
     seen = []
-    kernels = _kernels(module)
-    for name, kernel in kernels.items():
-
-        def run(*args, _name=name, _kernel=kernel, **kwargs):
-            params = inspect.signature(_kernel.fn).parameters
-            call = {k: v for k, v in kwargs.items() if k in params}
-            bound = inspect.signature(_kernel.fn).bind(*args, **call)
-            options = {
-                k: kwargs[k] for k in ("num_warps", "num_stages") if kwargs.get(k)
-            }
-            seen.append((_name, _kernel, bound, options))
-
-        kernel.run = run
-    try:
-        inputs = make_inputs(
-            case, Scenario(dtype, point.sizes), "cpu", seed=0, filled=False
-        )
-        with torch.no_grad():
-            scaffold_entry(case, dtype, "cpu", kernel=module)(*inputs)
-    finally:
-        for kernel in kernels.values():
-            del kernel.run
+    record = _Recorder(
+        _kernels(module), execute=False, on_launch=lambda *call: seen.append(call)
+    )
+    inputs = make_inputs(case, Scenario(dtype, point.sizes), "cpu", 0, filled=False)
+    with record, torch.no_grad():
+        scaffold_entry(case, dtype, "cpu", kernel=module)(*inputs)
     return seen
 
 
