@@ -136,8 +136,9 @@ def _median_us(fn: Callable[[], Any]) -> float:
     return float(do_bench(fn, warmup=25, rep=100, return_mode="median")) * 1e3
 
 
-def _graph_us(fn: Callable[[], Any]) -> float:
-    """Kernel-only time: capture one call in a CUDA graph, time its replays."""
+def capture_graph(fn: Callable[[], Any]) -> "torch.cuda.CUDAGraph":
+    """One call captured in a CUDA graph (after three warm-up calls on a side
+    stream, which compile and autotune outside the capture)."""
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
@@ -147,7 +148,12 @@ def _graph_us(fn: Callable[[], Any]) -> float:
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         fn()
-    return _median_us(graph.replay)
+    return graph
+
+
+def _graph_us(fn: Callable[[], Any]) -> float:
+    """Kernel-only time: capture one call in a CUDA graph, time its replays."""
+    return _median_us(capture_graph(fn).replay)
 
 
 def copy_bandwidth_gbps(nbytes: int = 1 << 30) -> float:

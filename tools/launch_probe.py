@@ -9,13 +9,18 @@ output is not close to the scaffold's is reported as differing, not timed.
     python3 tools/launch_probe.py silu_and_mul --tokens 1 4096 --tile 1x1024x4 2x1024x8
     python3 tools/launch_probe.py softmax --dims vocab=32768 --variant my_softmax.py
     python3 tools/launch_probe.py rmsnorm --dtype float32 --min-row-bytes 1073741824
+    python3 tools/launch_probe.py fused_add_rmsnorm --dims hidden=1024 \
+        --tokens 1 16 256 --reduce 1x2 2x2 --rounds 6 --inductor
 
-One JSON line per (case, sizes): {"default": us, "<candidate>": us, ...}.
+One JSON line per (case, sizes): {"default": us, "<candidate>": us, ...}, each
+the lowest of --rounds graph-replay timings taken in alternating orders;
+--inductor adds the reference under torch.compile ("inductor", "inductor_static").
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import json
 import sys
@@ -23,7 +28,15 @@ import sys
 import torch
 import triton
 
-from porter.bench import _graph_us, sweep
+from porter.bench import (
+    _alias,
+    _cast_module,
+    _median_us,
+    capture_graph,
+    graph_times,
+    mark_runtime_dims,
+    sweep,
+)
 from porter.sizes import add_point_options, parse_dims
 from porter.testing.parity import Scenario, load_case, make_inputs, scaffold_entry
 
@@ -45,79 +58,100 @@ def _close(a, b) -> bool:
     return True
 
 
-def probe(case, variants: dict, point, args) -> dict:
-    """Time the scaffold and every candidate at one point of the sweep."""
+@contextlib.contextmanager
+def _patched(mod, **attrs):
+    """The scaffold module with some globals replaced, restored afterwards
+    (deleted where the scaffold had none)."""
+    saved = {k: getattr(mod, k) for k in attrs if hasattr(mod, k)}
+    for k, v in attrs.items():
+        setattr(mod, k, v)
+    try:
+        yield
+    finally:
+        for k in attrs:
+            if k in saved:
+                setattr(mod, k, saved[k])
+            else:
+                delattr(mod, k)
+
+
+def _candidates(mod, args) -> list[tuple[str, dict]]:
+    """(label, the scaffold globals it replaces) for every launch candidate."""
+    out = []
+    for r_w in args.reduce:
+        r, w = (int(v) for v in r_w.split("x"))
+        # *_: the launchers pass the element size too; it must not bind to r or w.
+        settings = lambda n, c, *_, r=r, w=w: (r, triton.next_power_of_2(c), w)
+        out.append((f"reduce={r_w}", {"launch_settings": settings}))
+    for t in args.tile:
+        r, c, w = (int(v) for v in t.split("x"))
+        settings = lambda n, cols, *_, r=r, c=c, w=w, **__: (
+            r,
+            min(c, triton.next_power_of_2(cols)),
+            w,
+        )
+        out.append((f"tile={t}", {"tile_settings": settings}))
+    if hasattr(mod, "MAX_FUSED_COLS"):
+        for m in args.max_fused:
+            out.append((f"max_fused={m}", {"MAX_FUSED_COLS": m}))
+        for spec in args.looped:
+            cols, _, warps = spec.partition("x")
+            warps = int(warps) if warps else mod.LOOPED_WARPS
+            # Every row size takes this block and these warps, fp32 rows over 64
+            # KB included (the scaffold's own looped_settings halves the block
+            # there); the looped kernel, not the online one.
+            out.append(
+                (
+                    f"looped={spec}",
+                    {
+                        "MAX_FUSED_COLS": 1,
+                        "looped_settings": lambda *_, c=int(cols), w=warps: (c, w),
+                        "ONLINE_MIN_COLS": 1 << 62,
+                    },
+                )
+            )
+    if hasattr(mod, "LOOPED_MIN_ROW_BYTES"):
+        for b in args.min_row_bytes:
+            table = {key: b for key in mod.LOOPED_MIN_ROW_BYTES}
+            out.append((f"min_row_bytes={b}", {"LOOPED_MIN_ROW_BYTES": table}))
+    return out
+
+
+def probe(case, variants: dict, point, args, compiled: dict) -> dict:
+    """Time the scaffold and every candidate at one point of the sweep, each
+    captured once in a CUDA graph and timed in `args.rounds` rounds of
+    alternating order (porter.bench.graph_times), the lowest round kept."""
     mod = case.kernel
     inputs = make_inputs(case, Scenario(args.dtype, point.sizes), "cuda", seed=0)
     results = {"case": args.case, "sizes": point.sizes, "dtype": args.dtype}
     fn = scaffold_entry(case, args.dtype, "cuda")
     expected = fn(*inputs)
-    results["default"] = _graph_us(lambda: fn(*inputs))
+    graphs = {"default": capture_graph(lambda: fn(*inputs))}
 
-    def timed(label, call):
+    def add(label, call):
         # Another reduction order may move the last bit: a sanity check, not
         # parity (run the parity suite on the settings you keep).
-        results[label] = _graph_us(call) if _close(expected, call()) else "differs"
-
-    saved = {k: getattr(mod, k, None) for k in ("launch_settings", "tile_settings")}
-    for r_w in args.reduce:
-        r, w = (int(v) for v in r_w.split("x"))
-        # *_: the launchers pass the element size too; it must not bind to r or w.
-        mod.launch_settings = lambda n, c, *_, r=r, w=w: (
-            r,
-            triton.next_power_of_2(c),
-            w,
-        )
-        timed(f"reduce={r_w}", lambda: fn(*inputs))
-    for t in args.tile:
-        r, c, w = (int(v) for v in t.split("x"))
-        mod.tile_settings = lambda n, cols, *_, r=r, c=c, w=w, **__: (
-            r,
-            min(c, triton.next_power_of_2(cols)),
-            w,
-        )
-        timed(f"tile={t}", lambda: fn(*inputs))
-    for k, v in saved.items():
-        if v is not None:
-            setattr(mod, k, v)
-    fused = getattr(mod, "MAX_FUSED_COLS", None)
-    for m in args.max_fused:
-        mod.MAX_FUSED_COLS = m
-        timed(f"max_fused={m}", lambda: fn(*inputs))
-    looped_cols = getattr(mod, "LOOPED_BLOCK_COLS", None)
-    looped_warps = getattr(mod, "LOOPED_WARPS", None)
-    for spec in args.looped:
-        cols, _, warps = spec.partition("x")
-        mod.MAX_FUSED_COLS, mod.LOOPED_BLOCK_COLS = 1, int(cols)
-        if warps:
-            mod.LOOPED_WARPS = int(warps)
-        # Every row size takes this block and these warps, fp32 rows over 64 KB
-        # included (the scaffold's own looped_settings halves the block there).
-        saved_looped = mod.looped_settings
-        mod.looped_settings = lambda *_: (mod.LOOPED_BLOCK_COLS, mod.LOOPED_WARPS)
-        online = getattr(mod, "ONLINE_MIN_COLS", None)
-        mod.ONLINE_MIN_COLS = 1 << 62  # the looped kernel, not the online one
-        timed(f"looped={spec}", lambda: fn(*inputs))
-        if online is None:
-            del mod.ONLINE_MIN_COLS
+        if _close(expected, call()):
+            graphs[label] = capture_graph(call)
         else:
-            mod.ONLINE_MIN_COLS = online
-        mod.looped_settings = saved_looped
-        if looped_warps is not None:
-            mod.LOOPED_WARPS = looped_warps
-    if fused is not None:
-        mod.MAX_FUSED_COLS, mod.LOOPED_BLOCK_COLS = fused, looped_cols
-    min_row_bytes = getattr(mod, "LOOPED_MIN_ROW_BYTES", None)
-    for b in args.min_row_bytes:
-        if min_row_bytes is None:
-            break  # this scaffold has no such switch
-        mod.LOOPED_MIN_ROW_BYTES = {key: b for key in min_row_bytes}
-        timed(f"min_row_bytes={b}", lambda: fn(*inputs))
-    if min_row_bytes is not None:
-        mod.LOOPED_MIN_ROW_BYTES = min_row_bytes
+            results[label] = "differs"
+
+    for label, attrs in _candidates(mod, args):
+        with _patched(mod, **attrs):
+            add(label, lambda: fn(*inputs))
     for path, vmod in variants.items():
         vfn = scaffold_entry(case, args.dtype, "cuda", kernel=vmod)
-        timed(f"variant={path}", lambda vfn=vfn: vfn(*inputs))
+        add(f"variant={path}", lambda vfn=vfn: vfn(*inputs))
+    if args.inductor:
+        with torch.no_grad():
+            dyn_inputs = mark_runtime_dims(case.manifest, [_alias(v) for v in inputs])
+            _cast_module(compiled["reference"], args.dtype)  # in place
+            add("inductor", lambda: compiled["dynamic"](*dyn_inputs))
+            add("inductor_static", lambda: compiled["static"](*inputs))
+    times = graph_times(
+        {k: g.replay for k, g in graphs.items()}, _median_us, args.rounds
+    )
+    results.update({k: round(us, 2) for k, us in times.items()})
     return results
 
 
@@ -148,13 +182,43 @@ def main() -> int:
         help="COLS or COLSxWARPS: LOOPED_BLOCK_COLS (and warps), every row taking "
         "the looped kernel",
     )
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        default=2,
+        help="timing rounds a point, in alternating orders; the lowest is kept "
+        "(6 settles most of the spread at 5-8 us decode points)",
+    )
+    ap.add_argument(
+        "--inductor",
+        action="store_true",
+        help="also time the reference under torch.compile, dynamic (num_tokens "
+        "symbolic) and static, in the same rounds",
+    )
     args = ap.parse_args()
+    if args.rounds < 1:
+        ap.error("--rounds: give 1 or more")
     case = load_case(f"captured/{args.case}")
+    compiled = {}
+    if args.inductor:
+        torch._dynamo.config.cache_size_limit = 1024
+        if hasattr(torch._dynamo.config, "recompile_limit"):
+            torch._dynamo.config.recompile_limit = 1024
+        reference = case.reference.build()
+        if isinstance(reference, torch.nn.Module):
+            reference = reference.to("cuda")
+        compiled = {
+            "reference": reference,
+            # Two wrappers: torch.compile caches per function, so each keeps
+            # its own specializations (as porter bench does).
+            "dynamic": torch.compile(lambda *a: reference(*a), dynamic=False),
+            "static": torch.compile(lambda *a: reference(*a), dynamic=False),
+        }
     variants = {v: _load_variant(v, f"variant{i}") for i, v in enumerate(args.variant)}
     model = parse_dims(args.dims)
     points = sweep(case.manifest, tuple(args.tokens), (args.dtype,), model_sizes=model)
     for point in points:
-        print(json.dumps(probe(case, variants, point, args)), flush=True)
+        print(json.dumps(probe(case, variants, point, args, compiled)), flush=True)
         torch.cuda.empty_cache()
     return 0
 

@@ -1,0 +1,68 @@
+"""tools/launch_probe.py's CPU-side logic: the candidates it builds and the
+scaffold globals it patches and restores (timing needs a GPU)."""
+
+import argparse
+import types
+from pathlib import Path
+
+import pytest
+
+from porter.testing.parity import _import
+
+ROOT = Path(__file__).resolve().parents[1]
+launch_probe = _import(ROOT / "tools" / "launch_probe.py", "launch_probe_tool")
+
+
+def _args(**kw):
+    base = dict(reduce=[], tile=[], max_fused=[], looped=[], min_row_bytes=[])
+    return argparse.Namespace(**{**base, **kw})
+
+
+def test_patched_restores_and_deletes():
+    mod = types.SimpleNamespace(launch_settings="mine", MAX_FUSED_COLS=8192)
+    with launch_probe._patched(mod, launch_settings="probe", ONLINE_MIN_COLS=1):
+        assert (mod.launch_settings, mod.ONLINE_MIN_COLS) == ("probe", 1)
+    assert mod.launch_settings == "mine"
+    assert not hasattr(mod, "ONLINE_MIN_COLS")  # the scaffold had none
+
+
+def test_patched_restores_after_an_error():
+    mod = types.SimpleNamespace(MAX_FUSED_COLS=8192)
+    with pytest.raises(RuntimeError):
+        with launch_probe._patched(mod, MAX_FUSED_COLS=1):
+            raise RuntimeError("candidate failed")
+    assert mod.MAX_FUSED_COLS == 8192
+
+
+def test_candidates_fix_the_launch_choice():
+    mod = types.SimpleNamespace(
+        MAX_FUSED_COLS=8192, LOOPED_WARPS=16, LOOPED_MIN_ROW_BYTES={(2, 1): 8192}
+    )
+    got = dict(
+        launch_probe._candidates(
+            mod,
+            _args(
+                reduce=["2x4"],
+                tile=["1x1024x4"],
+                looped=["2048", "4096x8"],
+                min_row_bytes=[1 << 30],
+            ),
+        )
+    )
+    # Rows of 1000 round up to a block of 1024; the element size (third
+    # argument, as the launchers pass it) binds to nothing.
+    assert got["reduce=2x4"]["launch_settings"](7, 1000, 2) == (2, 1024, 4)
+    assert got["tile=1x1024x4"]["tile_settings"](7, 300, 2) == (1, 512, 4)
+    assert got["looped=2048"]["looped_settings"](7, 4096, 4) == (2048, 16)
+    assert got["looped=4096x8"]["looped_settings"](7, 4096, 4) == (4096, 8)
+    assert got["looped=4096x8"]["MAX_FUSED_COLS"] == 1
+    assert got["min_row_bytes=1073741824"]["LOOPED_MIN_ROW_BYTES"] == {
+        (2, 1): 1 << 30
+    }
+
+
+def test_candidates_skip_switches_the_scaffold_lacks():
+    # A pointwise scaffold has no looped kernel: --looped and --max-fused there
+    # would time the default under another name.
+    mod = types.SimpleNamespace()
+    assert launch_probe._candidates(mod, _args(looped=["2048"], max_fused=[1])) == []
