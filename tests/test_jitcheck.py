@@ -162,10 +162,27 @@ def test_prefill_counts_compile_nothing_after_the_largest_batch(case, porter_dev
         assert report.keys_only_tokens == list(PREFILL)
 
 
-def test_a_regime_between_warmup_counts_is_found_on_the_cpu(tmp_path):
+def test_a_regime_between_warmup_counts_is_found_on_the_cpu(
+    tmp_path, monkeypatch, request
+):
     """A launch setting that switches between the decode warmup and the largest
     batch (here warps at 2048-8191 rows) compiles a variant while an engine
     serves; the CPU finds it by keying the prefill counts."""
+    from porter.testing.fidelity import (
+        disable_interpreter_fidelity,
+        enable_interpreter_fidelity,
+        fidelity_enabled,
+    )
+
+    # The decode counts run their kernels on CPU tensors: under the interpreter,
+    # also where the session's device is a GPU (Triton reads the variable when
+    # load_case runs the copy's @triton.jit; the fidelity patches let it call
+    # triton.language's helpers, decorated before).
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    was_enabled = fidelity_enabled()
+    enable_interpreter_fidelity()
+    if not was_enabled:
+        request.addfinalizer(disable_interpreter_fidelity)
     from porter.jitcheck import format_report, jitcheck
     from porter.testing.parity import load_case
 
