@@ -15,6 +15,14 @@ def _body(fn: ast.FunctionDef) -> str:
     return "\n".join(ast.unparse(s) for s in fn.body)
 
 
+def _assert_unchanged(step, body: str) -> None:
+    """The pass finds nothing to rewrite in body and leaves it as it was."""
+    fn = _fn(body)
+    before = ast.unparse(fn)
+    assert step(fn) == 0
+    assert ast.unparse(fn) == before
+
+
 LOOPED = """\
 col_base = tl.arange(0, BLOCK_COLS)[None, :]
 acc = tl.full([1, BLOCK_COLS], 0, tl.float32)
@@ -204,19 +212,17 @@ def test_hint_row_loads_gives_adjacent_loads_one_branch():
 
 
 def test_hint_row_loads_leaves_a_kernel_without_evict_first_alone():
-    fn = _fn(
-        "row_mask = rows < n\na = tl.load(x_ptr + c, m, eviction_policy='evict_last')\n"
+    _assert_unchanged(
+        persist.hint_row_loads,
+        "row_mask = rows < n\na = tl.load(x_ptr + c, m, eviction_policy='evict_last')\n",
     )
-    before = ast.unparse(fn)
-    assert persist.hint_row_loads(fn) == 0
-    assert ast.unparse(fn) == before
 
 
 def test_hint_row_loads_needs_the_row_count():
-    fn = _fn("a = tl.load(x_ptr + c, m, eviction_policy='evict_first')\n")
-    before = ast.unparse(fn)
-    assert persist.hint_row_loads(fn) == 0
-    assert ast.unparse(fn) == before
+    _assert_unchanged(
+        persist.hint_row_loads,
+        "a = tl.load(x_ptr + c, m, eviction_policy='evict_first')\n",
+    )
 
 
 def test_gpu_config_applies_to_the_looped_kernel_only():
@@ -239,3 +245,70 @@ def test_gpu_config_applies_to_the_looped_kernel_only():
         "kernel = rmsnorm_kernel\n" in persistent and "num_warps = 8" not in persistent
     )
     assert "BLOCK_ROWS = 2" in looped and "num_warps = 8" in looped
+
+
+EPILOGUE = """\
+x = tl.load(x_ptr + c, m, other=0.0).to(tl.float32)
+total = tl.sum(x * x, 1)[:, None]
+scale = total / hidden
+w = tl.load(w_ptr + c, m, eviction_policy='evict_last', other=0.0).to(tl.float32)
+tl.store(out_ptr + c, x * scale * w, m)
+"""
+
+
+def test_hoist_late_loads_moves_the_epilogue_load_above_the_reduction():
+    fn = _fn(EPILOGUE)
+    assert persist.hoist_late_loads(fn) == 1
+    assert _body(fn) == (
+        "x = tl.load(x_ptr + c, m, other=0.0).to(tl.float32)\n"
+        "w = tl.load(w_ptr + c, m, eviction_policy='evict_last', other=0.0)"
+        ".to(tl.float32)\n"
+        "total = tl.sum(x * x, 1)[:, None]\n"
+        "scale = total / hidden\n"
+        "tl.store(out_ptr + c, x * scale * w, m)"
+    )
+
+
+def test_hoist_late_loads_keeps_a_load_that_needs_the_reduction():
+    # The address depends on the reduced value: it cannot be issued before it.
+    _assert_unchanged(
+        persist.hoist_late_loads,
+        "x = tl.load(x_ptr + c, m)\n"
+        "i = tl.argmax(x, 1)[:, None]\n"
+        "g = tl.load(w_ptr + i, m)\n"
+        "tl.store(out_ptr + c, g, m)\n",
+    )
+
+
+def test_hoist_late_loads_keeps_a_load_of_what_the_kernel_stores():
+    # A reload of the kernel's own output must stay after the store it reads.
+    _assert_unchanged(
+        persist.hoist_late_loads,
+        "x = tl.load(x_ptr + c, m)\n"
+        "tl.store(out_ptr + c, x, m)\n"
+        "total = tl.sum(x, 1)[:, None]\n"
+        "y = tl.load(out_ptr + c, m)\n"
+        "tl.store(out_ptr + c, y / total, m)\n",
+    )
+
+
+def test_hoist_late_loads_leaves_a_kernel_without_a_reduction_alone():
+    _assert_unchanged(
+        persist.hoist_late_loads,
+        "x = tl.load(x_ptr + c, m)\nw = tl.load(w_ptr + c, m)\n",
+    )
+
+
+def test_persist_issues_the_epilogue_loads_first():
+    # rmsnorm's looped kernel loads the weight in its last loop; the persistent
+    # one loads it before the row's reduction.
+    fn = _fn(
+        LOOPED.replace(
+            "    tl.store(out_ptr + cols, (x_2 / total)",
+            "    w = tl.load(w_ptr + cols, col_mask, eviction_policy='evict_last')\n"
+            "    tl.store(out_ptr + cols, (x_2 / total * w)",
+        )
+    )
+    out, _ = persist.persist(fn)
+    order = [ast.unparse(s).split(" =")[0] for s in out.body]
+    assert order.index("w") < order.index("total")

@@ -120,16 +120,16 @@ def add_layernorm_kernel(
         tmp2.to(out1_ptr.dtype.element_ty),
         col_mask & row_mask,
     )
-    tmp5, tmp6, tmp7 = row_mean_m2(tmp2, col_mask & row_mask, 1)
-    tmp4 = tmp5[:, None]
-    tmp8 = tmp6[:, None]
-    out1 = tmp2.to(out1_ptr.dtype.element_ty).to(tl.float32)
     weight = tl.load(
         weight_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
     ).to(tl.float32)
     bias = tl.load(
         bias_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
     ).to(tl.float32)
+    tmp5, tmp6, tmp7 = row_mean_m2(tmp2, col_mask & row_mask, 1)
+    tmp4 = tmp5[:, None]
+    tmp8 = tmp6[:, None]
+    out1 = tmp2.to(out1_ptr.dtype.element_ty).to(tl.float32)
     tmp11 = out1 - tmp4
     tmp12 = tl.cast(hidden, tl.float32)
     tmp14 = tmp8 * (1.0 / tmp12)

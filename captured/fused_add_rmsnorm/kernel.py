@@ -76,11 +76,11 @@ def fused_add_rmsnorm_kernel(
         tmp2.to(out1_ptr.dtype.element_ty),
         col_mask & row_mask,
     )
-    row_sum = tl.sum(_tmp5, 1)[:, None]
-    out1 = tmp2.to(out1_ptr.dtype.element_ty).to(tl.float32)
     weight = tl.load(
         weight_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
     ).to(tl.float32)
+    row_sum = tl.sum(_tmp5, 1)[:, None]
+    out1 = tmp2.to(out1_ptr.dtype.element_ty).to(tl.float32)
     tmp8 = tl.cast(hidden, tl.float32)
     tmp10 = row_sum / tmp8
     tmp11 = 1e-06

@@ -54,10 +54,10 @@ def rmsnorm_kernel(
         ).to(tl.float32)
     tmp1 = x * x
     _tmp3 = tl.where(col_mask & row_mask, tmp1, 0)
-    row_sum = tl.sum(_tmp3, 1)[:, None]
     weight = tl.load(
         weight_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
     ).to(tl.float32)
+    row_sum = tl.sum(_tmp3, 1)[:, None]
     tmp6 = tl.cast(hidden, tl.float32)
     tmp8 = row_sum / tmp6
     tmp9 = 1e-06

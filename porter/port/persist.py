@@ -466,6 +466,61 @@ def drop_unused(fn: ast.FunctionDef) -> int:
     return drop_unread(fn)
 
 
+# Calls that reduce across the row: a cross-warp one waits on shared memory and
+# a barrier, so a load issued after it starts only when the reduction is done.
+REDUCTIONS = {
+    "tl.sum",
+    "tl.max",
+    "tl.min",
+    "tl.reduce",
+    "tl.argmax",
+    "tl.argmin",
+    "tl.xor_sum",
+    "max_nan",
+    "min_nan",
+    "row_mean_m2",
+}
+
+
+def _reduces(stmt: ast.stmt) -> bool:
+    return any(
+        isinstance(n, ast.Call) and ast.unparse(n.func) in REDUCTIONS
+        for n in ast.walk(stmt)
+    )
+
+
+def hoist_late_loads(fn: ast.FunctionDef) -> int:
+    """Loads after the first reduction (weight, bias: the epilogue's) move up
+    to just before it, when they read nothing computed after that point and no
+    store of this kernel writes their pointer. The looped kernel loads them in
+    its last loop; held in registers, their memory latency overlaps the row's
+    and the reduction's instead of following them, as in Inductor's own
+    persistent kernels (which issue every load first)."""
+    first = next((i for i, s in enumerate(fn.body) if _reduces(s)), None)
+    if first is None:
+        return 0
+    stored = set().union(*(_stored_bases(s) for s in fn.body))
+    late: set[str] = set()  # names assigned from the reduction on
+    hoisted = []
+    for stmt in fn.body[first:]:
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(_assigned(stmt)) == 1
+            and _load_parts(stmt.value)[0] is not None
+            and not _reduces(stmt)
+            and not (_names(stmt.value) & late)
+            and ptr_base(_load_parts(stmt.value)[0].args[0]) not in stored
+        ):
+            hoisted.append(stmt)
+            continue
+        late |= set(_assigned(stmt))
+    if not hoisted or any(set(_assigned(h)) & late for h in hoisted):
+        return 0  # a hoisted name is also assigned later: leave the order alone
+    rest = [s for s in fn.body[first:] if s not in hoisted]
+    fn.body = fn.body[:first] + hoisted + rest
+    return len(hoisted)
+
+
 STREAM_ROWS = "STREAM_ROWS"
 
 
@@ -552,6 +607,7 @@ PERSIST_PIPELINE: list[Callable[[ast.FunctionDef], int]] = [
     drop_needless_barriers,
     fold_identity_accumulators,
     drop_unused,
+    hoist_late_loads,
     hint_row_loads,
 ]
 
