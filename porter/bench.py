@@ -16,6 +16,7 @@ table and plot rendering are plain Python (unit-tested on the CPU).
 from __future__ import annotations
 
 import datetime
+import hashlib
 import json
 import time
 from dataclasses import dataclass
@@ -164,6 +165,16 @@ def copy_bandwidth_gbps(nbytes: int = 1 << 30) -> float:
     return gbps(nbytes, us)
 
 
+def kernel_fingerprint(folder: Path) -> str | None:
+    """Short hash of a case's kernel.py as it is now: a bench row carries the one
+    it timed, so the report can tell rows of a kernel.py edited or regenerated
+    since."""
+    path = Path(folder) / "kernel.py"
+    if not path.is_file():
+        return None
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+
+
 def _timed_first_call(fn: Callable[[], Any]) -> float:
     torch.cuda.synchronize()
     start = time.perf_counter()
@@ -206,6 +217,7 @@ def run(
         "triton": triton.__version__,
         "date": datetime.date.today().isoformat(),
         "copy_gbps": round(copy_bw, 1),
+        "kernel_sha": kernel_fingerprint(case.folder),
     }
     kernels = _kernels(case.kernel)
     rows = []
@@ -251,7 +263,9 @@ def run(
             row["bytes"] = nbytes
             row["ported_gbps"] = round(gbps(nbytes, row["ported_graph_us"]), 1)
             row["pct_copy_bw"] = round(100 * row["ported_gbps"] / copy_bw, 1)
-            row.update({k: facts[k] for k in ("gpu", "torch", "triton", "date")})
+            row.update(
+                {k: facts[k] for k in ("gpu", "torch", "triton", "date", "kernel_sha")}
+            )
             # Variants Triton has compiled for the ported kernels so far (its own
             # caches, as porter jitcheck reads them): flat across num_tokens
             # means the token count never recompiles.
@@ -543,10 +557,30 @@ def plot(rows: list[dict], path: Path, title: str) -> list[tuple[str, str]]:
     return panels
 
 
-def aggregate(folder: Path) -> str:
+def _date_span(rows: list[dict]) -> str:
+    dates = sorted({r["date"] for r in rows})
+    return dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
+
+
+def stale_rows(rows: list[dict], current: str | None) -> tuple[int, int]:
+    """(rows timed on another kernel.py than `current`, rows that recorded
+    none): rows of a scaffold regenerated or edited since, and rows older than
+    the record."""
+    unrecorded = sum(1 for r in rows if not r.get("kernel_sha"))
+    other = sum(
+        1
+        for r in rows
+        if r.get("kernel_sha") and current is not None and r["kernel_sha"] != current
+    )
+    return other, unrecorded
+
+
+def aggregate(folder: Path, captured: Path | None = None) -> str:
     """docs/benchmarks/README.md: one line per case, dtype and model size, with
     the worst ratios (and where), the bandwidth reached, and how many points
-    are within issue 6's time bar (ported <= dynamic, <= 1.03 x static)."""
+    are within issue 6's time bar (ported <= dynamic, <= 1.03 x static).
+    captured: the case folders, to say which rows timed another kernel.py than
+    the one there now."""
     lines = [
         "# Benchmarks",
         "",
@@ -559,10 +593,16 @@ def aggregate(folder: Path) -> str:
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     every = []  # all cases' rows, for the notes below the table
+    changed, unrecorded = [], 0
     for path in sorted(folder.glob("*.json")):
         rows = json.loads(path.read_text())
         every += rows
+        current = kernel_fingerprint(captured / path.stem) if captured else None
         for (dtype, model), sub in sweeps(rows).items():
+            other, none = stale_rows(sub, current)
+            unrecorded += none
+            if other:
+                changed.append(f"{path.stem} {dtype} {model} ({other} of {len(sub)})")
             pd = [(r["ported_graph_us"] / r["inductor_graph_us"], r) for r in sub]
             ps = [
                 (r["ported_graph_us"] / r["inductor_static_graph_us"], r) for r in sub
@@ -579,8 +619,22 @@ def aggregate(folder: Path) -> str:
                 f"| [{r0['case']}]({path.stem}.md) | {dtype} | {model} | {len(sub)} | "
                 f"{within}/{len(sub)} | {wd:.2f} ({rd['num_tokens']}) | "
                 f"{ws:.2f} ({rs['num_tokens']}) | {bw} | "
-                f"{r0['gpu']}, torch {r0['torch']}, triton {r0['triton']}, {r0['date']} |"
+                f"{r0['gpu']}, torch {r0['torch']}, triton {r0['triton']}, "
+                f"{_date_span(sub)} |"
             )
+    if changed:
+        lines += [
+            "",
+            "Timed on an older kernel.py than the case folder holds now (re-run "
+            "porter bench for them): " + "; ".join(changed) + ".",
+        ]
+    if unrecorded:
+        lines += [
+            "",
+            f"{unrecorded} of {len(every)} rows were timed before porter bench "
+            "recorded the kernel.py it ran (no kernel_sha): this report cannot "
+            "tell whether their kernel.py changed since.",
+        ]
     single = sum(1 for r in every if r.get("graph_rounds", 1) < 2)
     if single:
         lines += [

@@ -179,7 +179,10 @@ def _report(args: argparse.Namespace) -> int:
         raise PorterError(
             f"{folder}: no benchmark results (*.json); run porter bench on a GPU first"
         )
-    (folder / "README.md").write_text(bench.aggregate(folder))
+    captured = Path(args.captured)
+    (folder / "README.md").write_text(
+        bench.aggregate(folder, captured if captured.is_dir() else None)
+    )
     print(f"porter: wrote {folder / 'README.md'}")
     return 0
 
@@ -350,6 +353,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="Summarize every <case>.json under DIR into DIR/README.md.",
     )
     p.add_argument("--dir", default="docs/benchmarks")
+    p.add_argument(
+        "--captured",
+        default="captured",
+        help="the case folders: rows timed on another kernel.py than the one "
+        "there now are listed as stale (default: captured)",
+    )
     p.set_defaults(func=_report)
 
     from porter.lint import command as lint_command

@@ -315,3 +315,38 @@ def test_runtime_dims_are_marked_dynamic_and_model_dims_are_not():
     out = bench.mark_runtime_dims(manifest, [x, w, 1e-6])
     assert out[0] is x and getattr(x, "_dynamo_weak_dynamic_indices", None) == {0}
     assert getattr(w, "_dynamo_weak_dynamic_indices", None) is None
+
+
+def test_report_lists_rows_of_another_kernel_py(tmp_path):
+    results, case = tmp_path / "results", tmp_path / "captured" / "demo"
+    results.mkdir()
+    case.mkdir(parents=True)
+    (case / "kernel.py").write_text("# the scaffold as timed\n")
+    timed = bench.kernel_fingerprint(case)
+    rows = _rows()
+    rows[0]["kernel_sha"] = timed
+    rows[1]["kernel_sha"] = timed
+    (results / "demo.json").write_text(json.dumps(rows))
+    summary = bench.aggregate(results, tmp_path / "captured")
+    assert "older kernel.py" not in summary and "kernel_sha" not in summary
+    # An engineer (or porter port) rewrites kernel.py: both rows are now stale.
+    (case / "kernel.py").write_text("# the scaffold, edited\n")
+    assert bench.kernel_fingerprint(case) != timed
+    summary = bench.aggregate(results, tmp_path / "captured")
+    assert "demo bfloat16 hidden=4096 (2 of 2)" in summary
+    # Rows from before the record are counted apart: they may or may not match.
+    del rows[1]["kernel_sha"]
+    (results / "demo.json").write_text(json.dumps(rows))
+    summary = bench.aggregate(results, tmp_path / "captured")
+    assert "demo bfloat16 hidden=4096 (1 of 2)" in summary
+    assert "1 of 2 rows were timed before porter bench recorded" in summary
+
+
+def test_report_gives_the_dates_a_sweep_spans(tmp_path):
+    rows = _rows()
+    rows[1]["date"] = "2026-01-02"  # a call that ran past midnight
+    (tmp_path / "demo.json").write_text(json.dumps(rows))
+    line = next(
+        l for l in bench.aggregate(tmp_path).splitlines() if l.startswith("| [demo]")
+    )
+    assert line.endswith("tr, 2026-01-01 to 2026-01-02 |")
