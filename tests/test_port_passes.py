@@ -204,3 +204,12 @@ def test_size_names_are_identifiers():
     assert ident("head_dim + -1 * (head_dim // 2)") == "head_dim_minus_head_dim_div_2"
     assert ident("1 + head_dim // 2") == "size_1_plus_head_dim_div_2"
     assert ident("1 + head_dim // 2").isidentifier()
+
+
+def test_set_hint_replaces_or_adds_the_eviction_policy():
+    hinted = ast.parse("tl.load(p + c, m, eviction_policy='evict_last')").body[0].value
+    passes.set_hint(hinted, "evict_first")
+    assert ast.unparse(hinted) == "tl.load(p + c, m, eviction_policy='evict_first')"
+    bare = ast.parse("tl.load(p + c, m)").body[0].value
+    passes.set_hint(bare, "evict_last")
+    assert ast.unparse(bare) == "tl.load(p + c, m, eviction_policy='evict_last')"

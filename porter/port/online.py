@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 import copy
 
-from porter.port.passes import _assigned, _is_call, _names, _rename
+from porter.port.passes import _assigned, _is_call, _names, _rename, set_hint
 from porter.port.persist import (
     _full_init,
     _is_col_loop,
@@ -214,9 +214,7 @@ def online_max_sum_exp(fn: ast.FunctionDef) -> int:
         f"{m_acc} = {t1}",
         f"{run_shift} = {new_shift}",
     ]
-    for k in load1.keywords:
-        if k.arg == "eviction_policy":
-            k.value = ast.Constant("evict_first")  # the row is read once now
+    set_hint(load1, "evict_first")  # the row is read once now
     keep = [st for st in l1.body if st is not defs1[t1] and st is not l1.body[-1]]
     l1.body = keep + [ast.parse(line).body[0] for line in loop_tail]
     # After the loop the row's max and sum are the running ones (the sum is

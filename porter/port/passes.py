@@ -444,6 +444,15 @@ def barrier_before_reload(kp: KernelPort) -> None:
         )
 
 
+def set_hint(load: ast.Call, policy: str) -> None:
+    """Give a tl.load call the cache hint `policy`, replacing the one it has."""
+    for k in load.keywords:
+        if k.arg == "eviction_policy":
+            k.value = ast.Constant(policy)
+            return
+    load.keywords.append(ast.keyword("eviction_policy", ast.Constant(policy)))
+
+
 def ptr_base(node: ast.AST) -> str | None:
     """The pointer argument a `ptr + offset` expression starts from."""
     while isinstance(node, ast.BinOp):

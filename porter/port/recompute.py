@@ -27,6 +27,7 @@ from porter.port.passes import (
     _names,
     _rename,
     ptr_base,
+    set_hint,
     unique_name,
 )
 from porter.port.persist import (
@@ -81,14 +82,6 @@ def _row_loads(stmts: list[ast.stmt]) -> list[ast.Call]:
         for n in ast.walk(s)
         if _is_call(n, "tl.load") and "rows" in _names(n.args[0])
     ]
-
-
-def _set_hint(load: ast.Call, policy: str) -> None:
-    for k in load.keywords:
-        if k.arg == "eviction_policy":
-            k.value = ast.Constant(policy)
-            return
-    load.keywords.append(ast.keyword("eviction_policy", ast.Constant(policy)))
 
 
 def recompute_reloads(fn: ast.FunctionDef) -> int:
@@ -203,8 +196,8 @@ def _recompute_into(fn, ia: int, ib: int, store: ast.Expr, key: str, base) -> bo
     # The first loop's reads are now read again: keep them in cache; the
     # recomputation is the last read.
     for n in _row_loads(stmts):
-        _set_hint(n, "evict_last")
+        set_hint(n, "evict_last")
     for n in _row_loads(copies):
-        _set_hint(n, "evict_first")
+        set_hint(n, "evict_first")
     la.body.remove(store)
     return True
