@@ -1,0 +1,81 @@
+"""tools/kernel_variant.py: the stream-helper form of a persistent kernel
+computes what the scaffold does, on both sides of its STREAM_ROWS branch (on
+the session's device); where it applies and where it does not."""
+
+import ast
+from pathlib import Path
+
+import pytest
+import torch
+
+from porter.testing.parity import (
+    Scenario,
+    _import,
+    load_case,
+    make_inputs,
+    scaffold_entry,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+kernel_variant = _import(ROOT / "tools" / "kernel_variant.py", "kernel_variant_tool")
+
+
+def _outputs(fn, inputs):
+    out = fn(*inputs)
+    return out if isinstance(out, tuple) else (out,)
+
+
+@pytest.mark.parametrize("name", ["fused_add_rmsnorm", "add_layernorm"])
+def test_stream_helper_matches_the_scaffold_on_both_branches(
+    name, tmp_path, monkeypatch, porter_device
+):
+    case = load_case(ROOT / "captured" / name)
+    text, changed = kernel_variant.variant(
+        (case.folder / "kernel.py").read_text(), "stream-helper"
+    )
+    assert changed == [f"{name}_kernel"]
+    path = tmp_path / "variant.py"
+    path.write_text(text)
+    variant = _import(path, f"stream_helper_{name}")
+    sizes = {"num_tokens": 3, "hidden": 64}
+    inputs = make_inputs(case, Scenario("float32", sizes), porter_device, seed=0)
+    for rows in (1 << 20, 2):  # 3 tokens below STREAM_ROWS, then not
+        for module in (case.kernel, variant):
+            monkeypatch.setattr(module, "stream_rows", lambda *_, rows=rows: rows)
+        want = _outputs(scaffold_entry(case, "float32", porter_device), inputs)
+        got = _outputs(
+            scaffold_entry(case, "float32", porter_device, kernel=variant), inputs
+        )
+        for w, g in zip(want, got, strict=True):
+            assert torch.equal(w, g)
+
+
+def test_stream_helper_branches_once_around_the_body():
+    src = (ROOT / "captured" / "rmsnorm" / "kernel.py").read_text()
+    text, _ = kernel_variant.variant(src, "stream-helper")
+    tree = ast.parse(text)
+    fns = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
+    body, kernel = fns["rmsnorm_kernel_body"], fns["rmsnorm_kernel"]
+    assert "STREAM_ROWS" not in ast.unparse(body)
+    assert "eviction_policy=ROW_EVICTION" in ast.unparse(body)
+    assert [type(s).__name__ for s in kernel.body] == ["If"]
+    calls = [
+        ast.unparse(n.args[-1])
+        for n in ast.walk(kernel.body[0])
+        if isinstance(n, ast.Call)
+    ]
+    assert calls == ["'evict_first'", "''"]
+    # The launcher and the looped kernel are kept as they were.
+    assert "def rmsnorm(" in text and "def rmsnorm_kernel_looped(" in text
+
+
+def test_stream_helper_refuses_a_scaffold_it_does_not_fit(
+    tmp_path, capsys, monkeypatch
+):
+    out = tmp_path / "v.py"
+    silu = ROOT / "captured" / "silu_and_mul" / "kernel.py"
+    argv = ["kernel_variant", "stream-helper", str(silu), "-o", str(out)]
+    monkeypatch.setattr("sys.argv", argv)
+    assert kernel_variant.main() == 1
+    assert "no kernel of the form stream-helper" in capsys.readouterr().err
+    assert not out.exists()
