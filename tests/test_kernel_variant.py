@@ -50,6 +50,40 @@ def test_stream_helper_matches_the_scaffold_on_both_branches(
             assert torch.equal(w, g)
 
 
+FLAT_SIZES = {
+    # Several column blocks a row, so that the row and column block of a
+    # program come apart: 1000 columns in blocks of 512 (decode tiles).
+    "silu_and_mul": {"num_tokens": 3, "intermediate": 1000},
+    "gelu_tanh_and_mul": {"num_tokens": 3, "intermediate": 1000},
+    "rotary_neox": {"num_tokens": 3, "num_heads": 4, "head_dim": 64},
+}
+
+
+@pytest.mark.parametrize("name", sorted(FLAT_SIZES))
+def test_flat_grid_matches_the_scaffold(name, tmp_path, porter_device):
+    case = load_case(ROOT / "captured" / name)
+    text, changed = kernel_variant.variant(
+        (case.folder / "kernel.py").read_text(), "flat-grid"
+    )
+    assert changed == [f"{name}_kernel"]
+    assert "tl.program_id(1)" not in text and "COL_BLOCKS=" in text
+    path = tmp_path / "variant.py"
+    path.write_text(text)
+    variant = _import(path, f"flat_grid_{name}")
+    inputs = make_inputs(case, Scenario("float32", FLAT_SIZES[name]), porter_device, 0)
+    want = _outputs(scaffold_entry(case, "float32", porter_device), inputs)
+    got = _outputs(
+        scaffold_entry(case, "float32", porter_device, kernel=variant), inputs
+    )
+    for w, g in zip(want, got, strict=True):
+        assert torch.equal(w, g)
+
+
+def test_flat_grid_leaves_a_reduction_alone():
+    src = (ROOT / "captured" / "rmsnorm" / "kernel.py").read_text()
+    assert kernel_variant.variant(src, "flat-grid") == (src, [])
+
+
 def test_stream_helper_branches_once_around_the_body():
     src = (ROOT / "captured" / "rmsnorm" / "kernel.py").read_text()
     text, _ = kernel_variant.variant(src, "stream-helper")
@@ -77,5 +111,5 @@ def test_stream_helper_refuses_a_scaffold_it_does_not_fit(
     argv = ["kernel_variant", "stream-helper", str(silu), "-o", str(out)]
     monkeypatch.setattr("sys.argv", argv)
     assert kernel_variant.main() == 1
-    assert "no kernel of the form stream-helper" in capsys.readouterr().err
+    assert "no kernel that stream-helper applies to" in capsys.readouterr().err
     assert not out.exists()

@@ -14,6 +14,11 @@ Forms:
                  branches around each hinted load instead, so both loads' code
                  share one body (more registers where a thread holds much of
                  the row: docs/benchmarks/NOTES.md).
+  flat-grid      A (rows, column blocks) pointwise tile kernel on a 1-D grid:
+                 program p takes row block p // COL_BLOCKS and column block
+                 p % COL_BLOCKS (a constexpr), so consecutive programs read
+                 consecutive memory, as Inductor's 1-D pointwise kernels do.
+                 The token dimension stays in grid[0].
 
 The variant keeps every name the launcher calls; only kernel code changes
 (comments are dropped: the file is printed again from its syntax tree).
@@ -75,7 +80,68 @@ def stream_helper(fn: ast.FunctionDef) -> list[ast.FunctionDef] | None:
     return [body, dispatch]
 
 
-FORMS = {"stream-helper": stream_helper}
+COL_BLOCKS = "COL_BLOCKS"
+
+
+def _is_program_id(node: ast.AST, axis: int) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and ast.unparse(node.func) == "tl.program_id"
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Constant)
+        and node.args[0].value == axis
+    )
+
+
+class _FlattenProgramIds(ast.NodeTransformer):
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        for axis, op in ((0, ast.FloorDiv()), (1, ast.Mod())):
+            if _is_program_id(node, axis):
+                pid = ast.parse("tl.program_id(0)", mode="eval").body
+                return ast.BinOp(pid, op, ast.Name(COL_BLOCKS, ast.Load()))
+        return node
+
+
+def flat_grid(fn: ast.FunctionDef) -> list[ast.FunctionDef] | None:
+    """A (rows, column blocks) tile kernel launched on one grid axis: program
+    p takes row block p // COL_BLOCKS and column block p % COL_BLOCKS, so
+    programs launched one after another walk memory in order, as Inductor's
+    1-D pointwise grid does. COL_BLOCKS is a constexpr (fixed per model)."""
+    if not any(_is_program_id(n, 1) for n in ast.walk(fn)):
+        return None
+    out = _FlattenProgramIds().visit(copy.deepcopy(fn))
+    out.args.args.append(
+        ast.arg(COL_BLOCKS, ast.parse("tl.constexpr", mode="eval").body)
+    )
+    return [out]
+
+
+def _flat_launches(tree: ast.Module, kernels: list[str]) -> int:
+    """`kernel[(rows, cols)](...)` -> `kernel[(rows * cols,)](..., COL_BLOCKS=cols)`
+    for the kernels flat_grid rewrote."""
+    done = 0
+    for node in ast.walk(tree):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Subscript)
+            and ast.unparse(node.func.value) in kernels
+            and isinstance(node.func.slice, ast.Tuple)
+            and len(node.func.slice.elts) == 2
+        ):
+            continue
+        rows, cols = node.func.slice.elts
+        node.func.slice = ast.Tuple(
+            [ast.BinOp(rows, ast.Mult(), copy.deepcopy(cols))], ast.Load()
+        )
+        node.keywords.append(ast.keyword(COL_BLOCKS, cols))
+        done += 1
+    return done
+
+
+FORMS = {"stream-helper": stream_helper, "flat-grid": flat_grid}
+# Launcher rewrites a form needs besides its kernels'.
+LAUNCHES = {"flat-grid": _flat_launches}
 
 
 def variant(source: str, form: str) -> tuple[str, list[str]]:
@@ -91,6 +157,10 @@ def variant(source: str, form: str) -> tuple[str, list[str]]:
             out += new
             changed.append(node.name)
     tree.body = out
+    if not changed:
+        return source, []
+    if form in LAUNCHES and not LAUNCHES[form](tree, changed):
+        return source, []  # no launch of those kernels to rewrite: leave it
     text = ast.unparse(ast.fix_missing_locations(tree))
     try:
         import black
@@ -114,8 +184,9 @@ def main() -> int:
     text, changed = variant(src.read_text(), args.form)
     if not changed:
         print(
-            f"kernel_variant: {src}: no kernel of the form {args.form} applies to "
-            "(a persistent kernel with STREAM_ROWS branches)",
+            f"kernel_variant: {src}: no kernel that {args.form} applies to "
+            "(stream-helper: a persistent kernel with STREAM_ROWS branches; "
+            "flat-grid: a tile kernel on a (rows, column blocks) grid)",
             file=sys.stderr,
         )
         return 1
