@@ -20,8 +20,9 @@ Forms:
                  consecutive memory, as Inductor's 1-D pointwise kernels do.
                  The token dimension stays in grid[0].
 
-The variant keeps every name the launcher calls; only kernel code changes
-(comments are dropped: the file is printed again from its syntax tree).
+The variant keeps every name the launcher calls. Only the kernels change, and
+for flat-grid the launch's grid and its COL_BLOCKS argument (comments are
+dropped: the file is printed again from its syntax tree).
 """
 
 from __future__ import annotations
