@@ -183,6 +183,37 @@ def _timed_first_call(fn: Callable[[], Any]) -> float:
     return time.perf_counter() - start
 
 
+def cuda_reference(case):
+    """The case's reference on the GPU (a KernelBench Model moved there)."""
+    reference = case.reference.build()
+    if isinstance(reference, torch.nn.Module):
+        reference = reference.to("cuda")
+    return reference
+
+
+def compiled_references(case) -> tuple[Any, Callable, Callable]:
+    """(the reference on the GPU, its dynamic compile, its static compile), as
+    porter bench times them. Dynamic as an engine compiles it: only the
+    capture's runtime dims (num_tokens) symbolic, once the inputs are marked
+    (mark_runtime_dims), model sizes static; static: one specialization per
+    shape. Two wrappers, since torch.compile caches per function, so that each
+    keeps its own specializations."""
+    if hasattr(torch._dynamo.config, "recompile_limit"):
+        torch._dynamo.config.recompile_limit = 1024
+    torch._dynamo.config.cache_size_limit = 1024
+    reference = cuda_reference(case)
+
+    def dynamic_ref(*args):
+        return reference(*args)
+
+    def static_ref(*args):
+        return reference(*args)
+
+    dynamic = torch.compile(dynamic_ref, dynamic=False)
+    static = torch.compile(static_ref, dynamic=False)
+    return reference, dynamic, static
+
+
 def run(
     case, points: list[Point], progress=print, rounds: int = 2
 ) -> tuple[list[dict], dict]:
@@ -192,24 +223,8 @@ def run(
 
     from porter.testing.parity import Scenario, check_parity, make_inputs
 
-    if hasattr(torch._dynamo.config, "recompile_limit"):
-        torch._dynamo.config.recompile_limit = 1024
-    torch._dynamo.config.cache_size_limit = 1024
-    reference = case.reference.build()
-    if isinstance(reference, torch.nn.Module):
-        reference = reference.to("cuda")
+    reference, dynamic, static = compiled_references(case)
     scaffold = _scaffold_callable(case)
-
-    def dynamic_ref(*args):
-        return reference(*args)
-
-    def static_ref(*args):
-        return reference(*args)
-
-    # Dynamic as an engine compiles it: only the capture's runtime dims (num_tokens)
-    # symbolic, model sizes static; static: one specialization per shape.
-    dynamic = torch.compile(dynamic_ref, dynamic=False)
-    static = torch.compile(static_ref, dynamic=False)
     copy_bw = copy_bandwidth_gbps()
     facts = {
         "gpu": torch.cuda.get_device_name(),

@@ -26,6 +26,7 @@ import torch
 from porter.bench import (
     _cast_module,
     _graph_us,
+    cuda_reference,
     mark_runtime_dims,
     sweep,
 )
@@ -71,9 +72,7 @@ def _describe(tuner, source: bool) -> dict:
 def inspect(case, point, args) -> dict:
     torch._dynamo.reset()
     before = {id(t) for t in _autotuners()}
-    reference = case.reference.build()
-    if isinstance(reference, torch.nn.Module):
-        reference = reference.to("cuda")
+    reference = cuda_reference(case)
     # A KernelBench Model's parameters in the point's dtype, as the bench has them.
     reference = _cast_module(reference, point.dtype)
     inputs = make_inputs(case, Scenario(point.dtype, point.sizes), "cuda", seed=0)

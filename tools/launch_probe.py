@@ -33,6 +33,7 @@ from porter.bench import (
     _cast_module,
     _median_us,
     capture_graph,
+    compiled_references,
     graph_times,
     mark_runtime_dims,
     sweep,
@@ -201,19 +202,9 @@ def main() -> int:
     case = load_case(f"captured/{args.case}")
     compiled = {}
     if args.inductor:
-        torch._dynamo.config.cache_size_limit = 1024
-        if hasattr(torch._dynamo.config, "recompile_limit"):
-            torch._dynamo.config.recompile_limit = 1024
-        reference = case.reference.build()
-        if isinstance(reference, torch.nn.Module):
-            reference = reference.to("cuda")
-        compiled = {
-            "reference": reference,
-            # Two wrappers: torch.compile caches per function, so each keeps
-            # its own specializations (as porter bench does).
-            "dynamic": torch.compile(lambda *a: reference(*a), dynamic=False),
-            "static": torch.compile(lambda *a: reference(*a), dynamic=False),
-        }
+        compiled = dict(
+            zip(("reference", "dynamic", "static"), compiled_references(case))
+        )
     variants = {v: _load_variant(v, f"variant{i}") for i, v in enumerate(args.variant)}
     model = parse_dims(args.dims)
     points = sweep(case.manifest, tuple(args.tokens), (args.dtype,), model_sizes=model)
