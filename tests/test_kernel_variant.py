@@ -1,6 +1,6 @@
-"""tools/kernel_variant.py: the stream-helper form of a persistent kernel
-computes what the scaffold does, on both sides of its STREAM_ROWS branch (on
-the session's device); where it applies and where it does not."""
+"""tools/kernel_variant.py: each form computes what the scaffold does (the
+stream-helper form on both sides of its STREAM_ROWS branch), on the session's
+device; where a form applies and where it does not."""
 
 import ast
 from pathlib import Path
@@ -11,6 +11,7 @@ import torch
 from porter.testing.parity import (
     Scenario,
     _import,
+    _tuple,
     load_case,
     make_inputs,
     scaffold_entry,
@@ -20,9 +21,23 @@ ROOT = Path(__file__).resolve().parents[1]
 kernel_variant = _import(ROOT / "tools" / "kernel_variant.py", "kernel_variant_tool")
 
 
-def _outputs(fn, inputs):
-    out = fn(*inputs)
-    return out if isinstance(out, tuple) else (out,)
+def _variant_of(case, form, tmp_path):
+    """The case's kernel.py in `form`, imported; the form must apply to the
+    case's one kernel."""
+    text, changed = kernel_variant.variant(
+        (case.folder / "kernel.py").read_text(), form
+    )
+    assert changed == [f"{case.name}_kernel"]
+    path = tmp_path / "variant.py"
+    path.write_text(text)
+    return text, _import(path, f"{form}_{case.name}".replace("-", "_"))
+
+
+def _assert_same_outputs(case, variant, inputs, device):
+    want = _tuple(scaffold_entry(case, "float32", device)(*inputs))
+    got = _tuple(scaffold_entry(case, "float32", device, kernel=variant)(*inputs))
+    for w, g in zip(want, got, strict=True):
+        assert torch.equal(w, g)
 
 
 @pytest.mark.parametrize("name", ["fused_add_rmsnorm", "add_layernorm"])
@@ -30,24 +45,13 @@ def test_stream_helper_matches_the_scaffold_on_both_branches(
     name, tmp_path, monkeypatch, porter_device
 ):
     case = load_case(ROOT / "captured" / name)
-    text, changed = kernel_variant.variant(
-        (case.folder / "kernel.py").read_text(), "stream-helper"
-    )
-    assert changed == [f"{name}_kernel"]
-    path = tmp_path / "variant.py"
-    path.write_text(text)
-    variant = _import(path, f"stream_helper_{name}")
+    _, variant = _variant_of(case, "stream-helper", tmp_path)
     sizes = {"num_tokens": 3, "hidden": 64}
     inputs = make_inputs(case, Scenario("float32", sizes), porter_device, seed=0)
     for rows in (1 << 20, 2):  # 3 tokens below STREAM_ROWS, then not
         for module in (case.kernel, variant):
             monkeypatch.setattr(module, "stream_rows", lambda *_, rows=rows: rows)
-        want = _outputs(scaffold_entry(case, "float32", porter_device), inputs)
-        got = _outputs(
-            scaffold_entry(case, "float32", porter_device, kernel=variant), inputs
-        )
-        for w, g in zip(want, got, strict=True):
-            assert torch.equal(w, g)
+        _assert_same_outputs(case, variant, inputs, porter_device)
 
 
 FLAT_SIZES = {
@@ -62,21 +66,10 @@ FLAT_SIZES = {
 @pytest.mark.parametrize("name", sorted(FLAT_SIZES))
 def test_flat_grid_matches_the_scaffold(name, tmp_path, porter_device):
     case = load_case(ROOT / "captured" / name)
-    text, changed = kernel_variant.variant(
-        (case.folder / "kernel.py").read_text(), "flat-grid"
-    )
-    assert changed == [f"{name}_kernel"]
+    text, variant = _variant_of(case, "flat-grid", tmp_path)
     assert "tl.program_id(1)" not in text and "COL_BLOCKS=" in text
-    path = tmp_path / "variant.py"
-    path.write_text(text)
-    variant = _import(path, f"flat_grid_{name}")
     inputs = make_inputs(case, Scenario("float32", FLAT_SIZES[name]), porter_device, 0)
-    want = _outputs(scaffold_entry(case, "float32", porter_device), inputs)
-    got = _outputs(
-        scaffold_entry(case, "float32", porter_device, kernel=variant), inputs
-    )
-    for w, g in zip(want, got, strict=True):
-        assert torch.equal(w, g)
+    _assert_same_outputs(case, variant, inputs, porter_device)
 
 
 def test_flat_grid_leaves_a_reduction_alone():

@@ -33,6 +33,8 @@ import copy
 import sys
 from pathlib import Path
 
+from porter.port.passes import _is_call
+
 # The generator's own test for the branch hint_row_loads writes.
 from porter.port.persist import STREAM_ROWS, _is_stream_branch
 
@@ -86,8 +88,7 @@ COL_BLOCKS = "COL_BLOCKS"
 
 def _is_program_id(node: ast.AST, axis: int) -> bool:
     return (
-        isinstance(node, ast.Call)
-        and ast.unparse(node.func) == "tl.program_id"
+        _is_call(node, "tl.program_id")
         and len(node.args) == 1
         and isinstance(node.args[0], ast.Constant)
         and node.args[0].value == axis

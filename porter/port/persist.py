@@ -503,13 +503,13 @@ def hoist_late_loads(fn: ast.FunctionDef) -> int:
     late: set[str] = set()  # names assigned from the reduction on
     hoisted = []
     for stmt in fn.body[first:]:
+        load = _load_parts(stmt.value)[0] if isinstance(stmt, ast.Assign) else None
         if (
-            isinstance(stmt, ast.Assign)
+            load is not None
             and len(_assigned(stmt)) == 1
-            and _load_parts(stmt.value)[0] is not None
             and not _reduces(stmt)
             and not (_names(stmt.value) & late)
-            and ptr_base(_load_parts(stmt.value)[0].args[0]) not in stored
+            and ptr_base(load.args[0]) not in stored
         ):
             hoisted.append(stmt)
             continue
