@@ -137,9 +137,10 @@ def _median_us(fn: Callable[[], Any]) -> float:
     return float(do_bench(fn, warmup=25, rep=100, return_mode="median")) * 1e3
 
 
-def capture_graph(fn: Callable[[], Any]) -> "torch.cuda.CUDAGraph":
-    """One call captured in a CUDA graph (after three warm-up calls on a side
-    stream, which compile and autotune outside the capture)."""
+def capture_graph(fn: Callable[[], Any], launches: int = 1) -> "torch.cuda.CUDAGraph":
+    """`launches` calls back to back captured in one CUDA graph (after three
+    warm-up calls on a side stream, which compile and autotune outside the
+    capture)."""
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
@@ -148,7 +149,8 @@ def capture_graph(fn: Callable[[], Any]) -> "torch.cuda.CUDAGraph":
     torch.cuda.current_stream().wait_stream(stream)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
-        fn()
+        for _ in range(launches):
+            fn()
     return graph
 
 

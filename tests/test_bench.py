@@ -3,7 +3,9 @@
 The rows below are made-up inputs for the renderers, not measurements; the
 timing itself needs a GPU and is exercised there (tools/h200_bench.sh)."""
 
+import contextlib
 import json
+import types
 
 import pytest
 import torch
@@ -350,3 +352,29 @@ def test_report_gives_the_dates_a_sweep_spans(tmp_path):
         l for l in bench.aggregate(tmp_path).splitlines() if l.startswith("| [demo]")
     )
     assert line.endswith("tr, 2026-01-01 to 2026-01-02 |")
+
+
+def test_capture_graph_records_each_launch_inside_the_graph(monkeypatch):
+    # A fake torch.cuda that notes whether a call ran inside the capture.
+    calls = []
+    state = {"capturing": False}
+
+    @contextlib.contextmanager
+    def graph(_g):
+        state["capturing"] = True
+        yield
+        state["capturing"] = False
+
+    fake = types.SimpleNamespace(
+        Stream=lambda: types.SimpleNamespace(wait_stream=lambda s: None),
+        current_stream=lambda: types.SimpleNamespace(wait_stream=lambda s: None),
+        stream=lambda s: contextlib.nullcontext(),
+        CUDAGraph=object,
+        graph=graph,
+    )
+    monkeypatch.setattr(bench.torch, "cuda", fake)
+    bench.capture_graph(lambda: calls.append(state["capturing"]), launches=5)
+    assert calls == [False] * 3 + [True] * 5  # three warm-ups, then five captured
+    calls.clear()
+    bench.capture_graph(lambda: calls.append(state["capturing"]))
+    assert calls == [False] * 3 + [True]

@@ -13,7 +13,8 @@ output is not close to the scaffold's is reported as differing, not timed.
         --tokens 1 16 256 --reduce 1x2 2x2 --rounds 6 --inductor
 
 One JSON line per (case, sizes): {"default": us, "<candidate>": us, ...}, each
-the lowest of --rounds graph-replay timings taken in alternating orders;
+the lowest of --rounds graph-replay timings taken in alternating orders (a
+graph of --launches calls, its time divided by them);
 --inductor adds the reference under torch.compile ("inductor", "inductor_static").
 """
 
@@ -127,13 +128,13 @@ def probe(case, variants: dict, point, args, compiled: dict) -> dict:
     results = {"case": args.case, "sizes": point.sizes, "dtype": args.dtype}
     fn = scaffold_entry(case, args.dtype, "cuda")
     expected = fn(*inputs)
-    graphs = {"default": capture_graph(lambda: fn(*inputs))}
+    graphs = {"default": capture_graph(lambda: fn(*inputs), args.launches)}
 
     def add(label, call):
         # Another reduction order may move the last bit: a sanity check, not
         # parity (run the parity suite on the settings you keep).
         if _close(expected, call()):
-            graphs[label] = capture_graph(call)
+            graphs[label] = capture_graph(call, args.launches)
         else:
             results[label] = "differs"
 
@@ -152,7 +153,7 @@ def probe(case, variants: dict, point, args, compiled: dict) -> dict:
     times = graph_times(
         {k: g.replay for k, g in graphs.items()}, _median_us, args.rounds
     )
-    results.update({k: round(us, 2) for k, us in times.items()})
+    results.update({k: round(us / args.launches, 2) for k, us in times.items()})
     return results
 
 
@@ -196,7 +197,16 @@ def main() -> int:
         help="also time the reference under torch.compile, dynamic (num_tokens "
         "symbolic) and static, in the same rounds",
     )
+    ap.add_argument(
+        "--launches",
+        type=int,
+        default=1,
+        help="calls back to back in each graph, its time divided by them: a "
+        "kernel's time inside a longer graph, as in an engine's decode step",
+    )
     args = ap.parse_args()
+    if args.launches < 1:
+        ap.error("--launches: give 1 or more")
     if args.rounds < 1:
         ap.error("--rounds: give 1 or more")
     case = load_case(f"captured/{args.case}")
