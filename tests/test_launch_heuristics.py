@@ -166,12 +166,17 @@ def test_two_byte_rows_read_three_times_stay_in_registers():
     assert limit((2, 1), 2) == 8192 and limit((2, 2), 2) == 16384
 
 
+@pytest.mark.parametrize("heavy", (False, True))
 @pytest.mark.parametrize("elem_bytes", (1, 2, 4, 8))
 @pytest.mark.parametrize("row_size", (1, 3, 64, 768, 4096, 5000, 16384))
 @pytest.mark.parametrize("num_rows", ROWS)
-def test_tile_settings_cover_the_row_in_whole_blocks(num_rows, row_size, elem_bytes):
+def test_tile_settings_cover_the_row_in_whole_blocks(
+    num_rows, row_size, elem_bytes, heavy
+):
     tile_settings = _function("silu_and_mul", "tile_settings")
-    block_rows, block_cols, warps = tile_settings(num_rows, row_size, elem_bytes)
+    block_rows, block_cols, warps = tile_settings(
+        num_rows, row_size, elem_bytes, heavy=heavy
+    )
     assert block_cols == triton.next_power_of_2(block_cols) <= 4096
     assert block_rows == triton.next_power_of_2(block_rows)
     assert warps in (4, 8, 16, 32)  # Triton takes at most 32
@@ -201,8 +206,23 @@ def test_tile_settings_give_heavy_two_byte_kernels_smaller_blocks():
     assert tile_settings(4096, 4096, 2, heavy=True) == (1, 1024, 4)
     assert tile_settings(4096, 4096, 2) == (1, 4096, 16)
     assert tile_settings(4096, 4096, 4, heavy=True) == (1, 4096, 32)
-    # decode sizes are unchanged
-    assert tile_settings(16, 4096, 2, heavy=True) == tile_settings(16, 4096, 2)
+    assert tile_settings(256, 4096, 2, heavy=True) == (1, 1024, 4)  # 2^20
+
+
+def test_tile_settings_give_heavy_kernels_two_elements_a_thread_up_to_2_19():
+    # gelu_tanh_and_mul on an H200, kernel time inside a CUDA graph of 20
+    # launches: blocks of 512 with 8 warps took 0.88-0.97 of the time of 512
+    # with 4 (and of 1024 with 4 above 2^18) at 1-64 tokens of 4096 and 1-32
+    # of 11008. One element a thread (128 with 4 warps) was faster up to 2^16
+    # elements but up to 1.26x slower above: a third regime, which an engine's
+    # warmup would not compile (test_jitcheck).
+    tile_settings = _function("gelu_tanh_and_mul", "tile_settings")
+    assert tile_settings(1, 4096, 2, heavy=True) == (1, 512, 8)
+    assert tile_settings(64, 4096, 4, heavy=True) == (1, 512, 8)
+    assert tile_settings(32, 11008, 2, heavy=True) == (1, 512, 8)  # 352256
+    assert tile_settings(16, 64, 2, heavy=True) == (8, 64, 8)  # rows packed
+    # silu_and_mul, which calls no libdevice, keeps 512 with 4 warps
+    assert tile_settings(16, 4096, 2) == (1, 512, 4)
 
 
 @pytest.mark.parametrize(

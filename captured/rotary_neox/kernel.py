@@ -94,14 +94,25 @@ def tile_settings(num_rows, row_size, elem_bytes=2, heavy=False):
     launch: up to 4096 columns of a row, or several short rows making 1024
     elements, 16 bytes a thread (8 bf16 or 4 fp32 elements: fp32 rotary at
     16384-65536 tokens took 0.79-0.91 of the time with 8 elements a thread).
-    heavy: the kernel calls libdevice (tanh, erf), and in 2-byte dtypes does
-    enough arithmetic a byte that blocks of 1024 columns with 4 warps win
-    (gelu_tanh_and_mul bf16 from 4096 tokens: 0.95-0.96 of 4096 columns' time;
-    silu_and_mul, which calls none, lost 2-4% that way). At decode sizes (2^18
-    elements or fewer) blocks of 512 elements, 4 warps: more programs for few
-    rows (measured on an H200, docs/benchmarks/NOTES.md)."""
+    At decode sizes (2^18 elements or fewer) blocks of 512 elements, 4 warps:
+    more programs for few rows.
+    heavy: the kernel calls libdevice (tanh, erf). Its threads wait on
+    arithmetic more than on memory, so up to 2^19 elements it takes two
+    elements a thread (blocks of 512, 8 warps); above that, in 2-byte dtypes,
+    blocks of 1024 columns with 4 warps. One switch, as for the others: a
+    warmup at decode sizes and at the largest batch compiles both sides.
+    gelu_tanh_and_mul at 1-64 tokens of 4096 (bf16, fp16, fp32) and 1-32 of
+    11008 (bf16) took 0.88-0.97 of the time of 512 with 4 warps, or of 1024
+    with 4 above 2^18 (kernel time inside a CUDA graph of 20 launches); from
+    4096 tokens, 1024 columns with 4 warps took 0.95-0.96 of 4096 columns'
+    time in bf16 (silu_and_mul, which calls none, lost 2-4% that way).
+    Measured on an H200, docs/benchmarks/NOTES.md."""
     block_cols = triton.next_power_of_2(row_size)
-    if num_rows * row_size <= 1 << 18:
+    elements = num_rows * row_size
+    if heavy and elements <= 1 << 19:
+        block_cols = min(block_cols, 512)
+        return 512 // block_cols, block_cols, 8
+    if elements <= 1 << 18:
         block_cols = min(block_cols, 512)
         return 512 // block_cols, block_cols, 4
     block_cols = min(block_cols, 1024 if heavy and elem_bytes <= 2 else 4096)
