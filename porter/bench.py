@@ -154,9 +154,12 @@ def capture_graph(fn: Callable[[], Any], launches: int = 1) -> "torch.cuda.CUDAG
     return graph
 
 
-def _graph_us(fn: Callable[[], Any]) -> float:
-    """Kernel-only time: capture one call in a CUDA graph, time its replays."""
-    return _median_us(capture_graph(fn).replay)
+def _graph_us(fn: Callable[[], Any], launches: int = 1) -> float:
+    """Kernel-only time: capture `launches` calls in a CUDA graph, time its
+    replays, per call. With one, a decode-sized call's time is mostly the
+    graph's own launch; with several, it is the call's time between
+    neighbours, as inside an engine's decode graph."""
+    return _median_us(capture_graph(fn, launches).replay) / launches
 
 
 def copy_bandwidth_gbps(nbytes: int = 1 << 30) -> float:
@@ -217,10 +220,11 @@ def compiled_references(case) -> tuple[Any, Callable, Callable]:
 
 
 def run(
-    case, points: list[Point], progress=print, rounds: int = 2
+    case, points: list[Point], progress=print, rounds: int = 2, launches: int = 1
 ) -> tuple[list[dict], dict]:
     """Time every point on the current CUDA device; returns rows and run facts.
-    rounds: graph-replay rounds a point (graph_times)."""
+    rounds: graph-replay rounds a point (graph_times); launches: calls back to
+    back in each graph (_graph_us)."""
     import triton
 
     from porter.testing.parity import Scenario, check_parity, make_inputs
@@ -273,9 +277,11 @@ def run(
                 for name, fn in calls.items():
                     fn()  # warm up (compiles static for this shape)
                     row[f"{name}_us"] = round(_median_us(fn), 2)
-                for name, us in graph_times(calls, _graph_us, rounds).items():
+                timed = graph_times(calls, lambda f: _graph_us(f, launches), rounds)
+                for name, us in timed.items():
                     row[f"{name}_graph_us"] = round(us, 2)
                 row["graph_rounds"] = rounds
+                row["graph_launches"] = launches
                 nbytes = tensor_bytes(inputs) + tensor_bytes(calls["ported"]())
             row["bytes"] = nbytes
             row["ported_gbps"] = round(gbps(nbytes, row["ported_graph_us"]), 1)
@@ -448,6 +454,20 @@ def _rounds_text(rows: list[dict]) -> str:
     return f"lowest of {many} rounds timed in alternating orders"
 
 
+def _launches_text(rows: list[dict]) -> str:
+    """How many calls the rows' graphs held (`porter bench --launches`)."""
+    many = [r for r in rows if r.get("graph_launches", 1) > 1]
+    if not many:
+        return ""
+    counts = " or ".join(str(n) for n in sorted({r["graph_launches"] for r in many}))
+    if len(many) == len(rows):
+        return f"; graphs of {counts} calls back to back, timed per call"
+    return (
+        f"; in {len(many)} of {len(rows)} rows graphs of {counts} calls back to "
+        "back, timed per call (the others one call a graph)"
+    )
+
+
 def markdown_table(rows: list[dict], facts: dict) -> str:
     head = (
         f"Measured on {facts.get('gpu')} with torch {facts.get('torch')}, "
@@ -455,6 +475,7 @@ def markdown_table(rows: list[dict], facts: dict) -> str:
         f"{facts.get('copy_gbps')} GB/s in the same run. Kernel-only times are "
         f"CUDA-graph replays, each call's {_rounds_text(rows)}"
         + _one_round_note(rows)
+        + _launches_text(rows)
         + "; ratios are ported / other (below 1: "
         "ported is faster).\n\n"
     )
@@ -658,6 +679,16 @@ def aggregate(folder: Path, captured: Path | None = None) -> str:
             "",
             f"{single} of {len(every)} rows timed each graph once; later rows "
             f"take the {_rounds_text(every)}.",
+        ]
+    many = sum(1 for r in every if r.get("graph_launches", 1) > 1)
+    if many:
+        lines += [
+            "",
+            f"{many} of {len(every)} rows timed graphs of several calls back to "
+            "back, per call (`porter bench --launches`): inside a longer graph, "
+            "as in an engine's decode step. The others timed one call a graph, "
+            "which at decode sizes is mostly the graph's own launch; each row's "
+            "ratios compare calls timed the same way.",
         ]
     odd = graph_anomalies(every)
     if odd:

@@ -127,6 +127,8 @@ def _bench(args: argparse.Namespace) -> int:
     if args.rounds < 2:
         # One round lets the call timed first replay slow (docs/benchmarks/NOTES.md).
         raise PorterError(f"--rounds {args.rounds}: give 2 or more")
+    if args.launches < 1:
+        raise PorterError(f"--launches {args.launches}: give 1 or more")
     case = load_case(args.case)
     tokens = tuple(args.tokens) if args.tokens else bench.DEFAULT_TOKENS
     dtypes = tuple(args.dtype) if args.dtype else None
@@ -162,6 +164,7 @@ def _bench(args: argparse.Namespace) -> int:
         points,
         progress=lambda m: print(f"porter: {m}", file=sys.stderr),
         rounds=args.rounds,
+        launches=args.launches,
     )
     stored = Path(args.out) / f"{case.name}.json"
     if args.merge and stored.exists():
@@ -338,6 +341,15 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="CUDA-graph timing rounds a point, in alternating call orders; the "
         "lowest is kept (default 2)",
+    )
+    p.add_argument(
+        "--launches",
+        type=int,
+        default=1,
+        metavar="N",
+        help="calls back to back in each CUDA graph, timed per call (default 1). "
+        "At decode sizes one call a graph is mostly the graph's own launch; 20 "
+        "gives a kernel's time inside a longer graph, as in an engine's decode step",
     )
     p.add_argument(
         "--merge",

@@ -157,6 +157,64 @@ def test_tables_say_how_many_rounds_the_graph_times_took(tmp_path):
     assert "take the lowest of 6 rounds timed in alternating orders" in summary
 
 
+def test_tables_say_when_graphs_held_several_launches(tmp_path):
+    facts = {"gpu": "G", "torch": "t", "triton": "tr", "date": "2026-01-01"}
+    rows = [dict(r, graph_rounds=2) for r in _rows()]
+    assert "calls back to back" not in bench.markdown_table(rows, facts)
+    rows[0]["graph_launches"] = 20
+    table = bench.markdown_table(rows, facts)
+    assert "in 1 of 2 rows graphs of 20 calls back to back, timed per call" in table
+    rows[1]["graph_launches"] = 20
+    table = bench.markdown_table(rows, facts)
+    assert "; graphs of 20 calls back to back, timed per call;" in table
+    rows[1]["graph_launches"] = 1
+    (tmp_path / "demo.json").write_text(json.dumps(rows))
+    summary = bench.aggregate(tmp_path)
+    assert "1 of 2 rows timed graphs of several calls back to back" in summary
+
+
+def test_graph_us_is_per_launch(monkeypatch):
+    captured = []
+
+    def capture(fn, launches=1):
+        captured.append(launches)
+        return types.SimpleNamespace(replay=None)
+
+    monkeypatch.setattr(bench, "capture_graph", capture)
+    monkeypatch.setattr(bench, "_median_us", lambda replay: 40.0)
+    assert bench._graph_us(lambda: None) == 40.0
+    assert bench._graph_us(lambda: None, launches=20) == 2.0
+    assert captured == [1, 20]
+
+
+def test_bench_passes_rounds_and_launches_to_the_timing(monkeypatch, tmp_path):
+    # The GPU parts stubbed: what the command line hands bench.run.
+    seen = {}
+
+    def run(case, points, progress, rounds, launches):
+        seen.update(rounds=rounds, launches=launches, points=len(points))
+        return [], {}
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(
+        torch.cuda,
+        "get_device_properties",
+        lambda i: types.SimpleNamespace(total_memory=1 << 40),
+    )
+    monkeypatch.setattr(bench, "run", run)
+    monkeypatch.setattr(bench, "write_case", lambda rows, facts, out, name: [])
+    args = ["bench", "captured/rmsnorm", "--dtype", "bfloat16", "--tokens", "1", "16"]
+    args += ["--out", str(tmp_path), "--rounds", "6", "--launches", "20"]
+    assert main(args) == 0
+    assert seen == {"rounds": 6, "launches": 20, "points": 2}
+
+
+def test_bench_launches_below_one_are_refused(capsys):
+    assert main(["bench", "captured/rmsnorm", "--launches", "0"]) == 1
+    err = capsys.readouterr().err
+    assert "--launches 0: give 1 or more" in err and "Traceback" not in err
+
+
 def test_bench_rounds_below_two_are_refused(capsys):
     assert main(["bench", "captured/rmsnorm", "--rounds", "1"]) == 1
     err = capsys.readouterr().err
