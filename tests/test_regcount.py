@@ -47,7 +47,7 @@ def test_registers_of_rmsnorms_persistent_kernel():
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     out = subprocess.run(
         [sys.executable, "tools/regcount.py", "rmsnorm", "--dtype", "float32"]
-        + ["--tokens", "16", "4096"],
+        + ["--tokens", "16", "4096", "--sass"],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -65,6 +65,32 @@ def test_registers_of_rmsnorms_persistent_kernel():
     assert rows[4096]["programs_per_sm"] == regcount.programs_per_sm(
         rows[4096]["REG"], 2, rows[4096]["SHARED"]
     )
+    # --sass: the persistent kernel loads and stores global memory and syncs
+    # its warps for the row's sum.
+    for r in rows.values():
+        sass = dict(r["sass"])
+        total = sass.pop("total")
+        assert sass["LDG"] >= 1 and sass["STG"] >= 1 and total == sum(sass.values())
+    assert rows[16]["sass"].get("BAR", 0) >= 1  # 8 warps share a row
+
+
+def test_opcode_counts_drop_predicates_and_modifiers():
+    sass = """
+        Function : k
+        /*0000*/                   LDC R1, c[0x0][0x28] ;
+        /*0010*/              @P0  LDG.E.EF.128 R4, desc[UR4][R2.64] ;
+        /*0020*/             @!P1  LDG.E R6, desc[UR4][R2.64] ;
+        /*0030*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;
+                                                                /* 0x000fe20000010000 */
+        /*0040*/                   EXIT ;
+"""
+    assert regcount.opcode_counts(sass) == {
+        "BAR": 1,
+        "EXIT": 1,
+        "LDC": 1,
+        "LDG": 2,
+        "total": 5,
+    }
 
 
 def test_programs_per_sm_follow_the_occupancy_rules():

@@ -14,7 +14,8 @@ shared memory, and how many programs an sm_90 SM holds at once by those
 Counts depend on the triton version: compare variants under the one the GPU
 runs (with triton 3.6 this gave the H200's own counts for fused_add_rmsnorm).
 One JSON line per distinct launch: {"case", "file", "kernel", "sizes",
-"warps", "constexprs", "REG", "STACK", "LOCAL", "SHARED", "programs_per_sm"}.
+"warps", "constexprs", "REG", "STACK", "LOCAL", "SHARED", "programs_per_sm"},
+and with --sass the kernel's SASS instructions counted by opcode ("sass").
 """
 
 from __future__ import annotations
@@ -98,19 +99,42 @@ def source_of(kernel, bound: inspect.BoundArguments) -> tuple[ASTSource, dict]:
     return ASTSource(kernel, signature, constexprs, attrs), constexprs
 
 
-def resource_usage(cubin: bytes) -> dict:
+def _cuobjdump(cubin: bytes, flag: str) -> str:
     tool = os.path.join(
         os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump"
     )
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin)
         f.flush()
-        out = subprocess.run(
-            [tool, "--dump-resource-usage", f.name],
-            capture_output=True,
-            text=True,
-            check=True,
+        return subprocess.run(
+            [tool, flag, f.name], capture_output=True, text=True, check=True
         ).stdout
+
+
+def opcode_counts(sass: str) -> dict[str, int]:
+    """How many SASS instructions of each opcode (its name before the first
+    dot, predicates dropped), from cuobjdump --dump-sass: where two forms of a
+    kernel differ in memory accesses (LDG, STG), barriers (BAR), shuffles
+    (SHFL) or 64-bit integer work (IMAD.WIDE), beside the total."""
+    counts: dict[str, int] = {}
+    for line in sass.splitlines():
+        # "        /*0070*/   @P0 LDG.E.EF.128 R4, desc[UR4][R2.64] ;"
+        head, sep, rest = line.partition("*/")
+        if not sep or not head.strip().startswith("/*"):
+            continue
+        words = rest.replace(";", " ").split()
+        if words and words[0].startswith("@"):
+            words = words[1:]
+        if not words:
+            continue
+        op = words[0].split(".")[0]
+        counts[op] = counts.get(op, 0) + 1
+    counts["total"] = sum(counts.values())
+    return dict(sorted(counts.items()))
+
+
+def resource_usage(cubin: bytes) -> dict:
+    out = _cuobjdump(cubin, "--dump-resource-usage")
     line = next(line for line in out.splitlines() if "REG:" in line)
     usage = dict(part.split(":", 1) for part in line.split() if ":" in part)
     return {k: int(usage[k]) for k in ("REG", "STACK", "LOCAL", "SHARED")}
@@ -151,6 +175,11 @@ def main() -> int:
     add_point_options(ap)
     ap.add_argument(
         "--arch", type=int, default=90, help="compute capability (H200: 90)"
+    )
+    ap.add_argument(
+        "--sass",
+        action="store_true",
+        help="also count the SASS instructions by opcode (key 'sass')",
     )
     args = ap.parse_args()
     case = load_case(f"captured/{args.case}")
@@ -193,6 +222,9 @@ def main() -> int:
                 row["programs_per_sm"] = programs_per_sm(
                     row["REG"], row["warps"], row["SHARED"]
                 )
+                if args.sass:
+                    sass = _cuobjdump(compiled.asm["cubin"], "--dump-sass")
+                    row["sass"] = opcode_counts(sass)
                 print(json.dumps(row), flush=True)
     return 0
 
