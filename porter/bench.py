@@ -556,6 +556,18 @@ def variant_summary(rows: list[dict]) -> str:
     )
 
 
+def multi_launch_span(rows: list[dict]) -> tuple[int, int, str] | None:
+    """(lowest, highest num_tokens, launches) of the rows timed in graphs of
+    several calls (`porter bench --launches`), for a plot to shade: their µs
+    are per call inside a longer graph, the others' one call a graph."""
+    many = [r for r in rows if r.get("graph_launches", 1) > 1]
+    if not many:
+        return None
+    tokens = [r["num_tokens"] for r in many]
+    counts = " or ".join(str(n) for n in sorted({r["graph_launches"] for r in many}))
+    return min(tokens), max(tokens), counts
+
+
 def plot(rows: list[dict], path: Path, title: str) -> list[tuple[str, str]]:
     """One log-log panel per (dtype, model size); returns the panels drawn."""
     import matplotlib
@@ -582,6 +594,16 @@ def plot(rows: list[dict], path: Path, title: str) -> list[tuple[str, str]]:
             ("eager_graph_us", "eager"),
         ):
             ax.plot(x, [r[key] for r in sub], marker="o", label=label)
+        span = multi_launch_span(sub)
+        if span:
+            lo, hi, counts = span
+            ax.axvspan(
+                lo / 1.2,
+                hi * 1.2,
+                color="grey",
+                alpha=0.15,
+                label=f"graphs of {counts} calls, per call",
+            )
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("num_tokens")

@@ -257,6 +257,16 @@ def test_plot_has_a_panel_per_dtype_and_model_size(tmp_path):
     assert bench.model_label("num_tokens=1xhidden=4096") == "hidden=4096"
 
 
+def test_plot_shades_the_points_timed_in_graphs_of_several_calls(tmp_path):
+    rows = _rows()
+    assert bench.multi_launch_span(rows) is None
+    rows[0]["graph_launches"] = 20
+    assert bench.multi_launch_span(rows) == (rows[0]["num_tokens"],) * 2 + ("20",)
+    path = tmp_path / "p.png"
+    assert bench.plot(rows, path, "demo") == [("bfloat16", "hidden=4096")]
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 def test_table_names_points_left_out():
     facts = {"gpu": "G", "left_out": ["num_tokens=65536xhidden=4096"]}
     table = bench.markdown_table(_rows(), facts)
