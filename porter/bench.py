@@ -556,16 +556,22 @@ def variant_summary(rows: list[dict]) -> str:
     )
 
 
-def multi_launch_span(rows: list[dict]) -> tuple[int, int, str] | None:
-    """(lowest, highest num_tokens, launches) of the rows timed in graphs of
-    several calls (`porter bench --launches`), for a plot to shade: their µs
-    are per call inside a longer graph, the others' one call a graph."""
-    many = [r for r in rows if r.get("graph_launches", 1) > 1]
-    if not many:
-        return None
-    tokens = [r["num_tokens"] for r in many]
-    counts = " or ".join(str(n) for n in sorted({r["graph_launches"] for r in many}))
-    return min(tokens), max(tokens), counts
+def multi_launch_spans(rows: list[dict]) -> list[tuple[int, int, int]]:
+    """(lowest, highest num_tokens, launches) of each run of consecutive rows
+    (by num_tokens) timed in graphs of the same several calls (`porter bench
+    --launches`), for a plot to shade: their µs are per call inside a longer
+    graph, the others' one call a graph."""
+    spans: list[tuple[int, int, int]] = []
+    last = None
+    for r in sorted(rows, key=lambda r: r["num_tokens"]):
+        n = r.get("graph_launches", 1)
+        if n > 1 and last == n:
+            lo, _, _ = spans[-1]
+            spans[-1] = (lo, r["num_tokens"], n)
+        elif n > 1:
+            spans.append((r["num_tokens"], r["num_tokens"], n))
+        last = n
+    return spans
 
 
 def plot(rows: list[dict], path: Path, title: str) -> list[tuple[str, str]]:
@@ -594,15 +600,13 @@ def plot(rows: list[dict], path: Path, title: str) -> list[tuple[str, str]]:
             ("eager_graph_us", "eager"),
         ):
             ax.plot(x, [r[key] for r in sub], marker="o", label=label)
-        span = multi_launch_span(sub)
-        if span:
-            lo, hi, counts = span
+        for i, (lo, hi, n) in enumerate(multi_launch_spans(sub)):
             ax.axvspan(
                 lo / 1.2,
                 hi * 1.2,
                 color="grey",
                 alpha=0.15,
-                label=f"graphs of {counts} calls, per call",
+                label=f"graphs of {n} calls, per call" if i == 0 else None,
             )
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")

@@ -259,9 +259,16 @@ def test_plot_has_a_panel_per_dtype_and_model_size(tmp_path):
 
 def test_plot_shades_the_points_timed_in_graphs_of_several_calls(tmp_path):
     rows = _rows()
-    assert bench.multi_launch_span(rows) is None
+    assert bench.multi_launch_spans(rows) == []
     rows[0]["graph_launches"] = 20
-    assert bench.multi_launch_span(rows) == (rows[0]["num_tokens"],) * 2 + ("20",)
+    first = rows[0]["num_tokens"]
+    assert bench.multi_launch_spans(rows) == [(first, first, 20)]
+    # runs of consecutive token counts, split by a one-call row between them
+    sweep = [
+        {"num_tokens": n, "graph_launches": k}
+        for n, k in [(1, 20), (2, 20), (4, 1), (16, 20), (64, 10)]
+    ]
+    assert bench.multi_launch_spans(sweep) == [(1, 2, 20), (16, 16, 20), (64, 64, 10)]
     path = tmp_path / "p.png"
     assert bench.plot(rows, path, "demo") == [("bfloat16", "hidden=4096")]
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

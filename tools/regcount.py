@@ -115,7 +115,7 @@ def opcode_counts(sass: str) -> dict[str, int]:
     """How many SASS instructions of each opcode (its name before the first
     dot, predicates dropped), from cuobjdump --dump-sass: where two forms of a
     kernel differ in memory accesses (LDG, STG), barriers (BAR), shuffles
-    (SHFL) or 64-bit integer work (IMAD.WIDE), beside the total."""
+    (SHFL) or integer work (IMAD, UIMAD: 64-bit offsets), beside the total."""
     counts: dict[str, int] = {}
     for line in sass.splitlines():
         # "        /*0070*/   @P0 LDG.E.EF.128 R4, desc[UR4][R2.64] ;"
