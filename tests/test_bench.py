@@ -13,6 +13,7 @@ import torch
 from porter import bench
 from porter.cli import main
 
+FACTS = {"gpu": "G", "torch": "t", "triton": "tr", "date": "2026-01-01"}
 MANIFEST = {
     "dims": [
         {"name": "num_tokens", "size": 64, "role": "runtime"},
@@ -142,13 +143,12 @@ def test_graph_times_alternate_the_order_for_more_rounds():
 
 
 def test_tables_say_how_many_rounds_the_graph_times_took(tmp_path):
-    facts = {"gpu": "G", "torch": "t", "triton": "tr", "date": "2026-01-01"}
     rows = [dict(r, graph_rounds=2) for r in _rows()]
     assert "lower of two rounds timed in opposite orders" in bench.markdown_table(
-        rows, facts
+        rows, FACTS
     )
     rows[0]["graph_rounds"] = 6
-    table = bench.markdown_table(rows, facts)
+    table = bench.markdown_table(rows, FACTS)
     assert "lowest of 2 or 6 rounds timed in alternating orders" in table
     rows[1]["graph_rounds"] = 1
     (tmp_path / "demo.json").write_text(json.dumps(rows))
@@ -158,14 +158,13 @@ def test_tables_say_how_many_rounds_the_graph_times_took(tmp_path):
 
 
 def test_tables_say_when_graphs_held_several_launches(tmp_path):
-    facts = {"gpu": "G", "torch": "t", "triton": "tr", "date": "2026-01-01"}
     rows = [dict(r, graph_rounds=2) for r in _rows()]
-    assert "calls back to back" not in bench.markdown_table(rows, facts)
+    assert "calls back to back" not in bench.markdown_table(rows, FACTS)
     rows[0]["graph_launches"] = 20
-    table = bench.markdown_table(rows, facts)
+    table = bench.markdown_table(rows, FACTS)
     assert "in 1 of 2 rows graphs of 20 calls back to back, timed per call" in table
     rows[1]["graph_launches"] = 20
-    table = bench.markdown_table(rows, facts)
+    table = bench.markdown_table(rows, FACTS)
     assert "; graphs of 20 calls back to back, timed per call;" in table
     rows[1]["graph_launches"] = 1
     (tmp_path / "demo.json").write_text(json.dumps(rows))
@@ -308,8 +307,7 @@ def test_graph_replays_slower_than_direct_launches_are_flagged(tmp_path):
     found = bench.graph_anomalies(rows)
     assert [(r["num_tokens"], name) for r, name, _ in found] == [(4096, "ported")]
     assert found[0][2] == pytest.approx(1.12)
-    facts = {"gpu": "G", "torch": "t", "triton": "tr", "date": "2026-01-01"}
-    table = bench.markdown_table(rows, facts)
+    table = bench.markdown_table(rows, FACTS)
     assert "bfloat16 num_tokens=4096xhidden=4096 ported 1.12x" in table
     (tmp_path / "demo.json").write_text(json.dumps(rows))
     summary = bench.aggregate(tmp_path)
@@ -319,7 +317,7 @@ def test_graph_replays_slower_than_direct_launches_are_flagged(tmp_path):
     # and the clean rows give neither note
     (tmp_path / "demo.json").write_text(json.dumps(_rows()))
     assert "Suspect points" not in bench.aggregate(tmp_path)
-    assert "Graph replay slower" not in bench.markdown_table(_rows(), facts)
+    assert "Graph replay slower" not in bench.markdown_table(_rows(), FACTS)
     # short calls: a replay's own launch may outlast an event-timed direct call
     rows = _rows()
     rows[0]["ported_graph_us"] = 1.5 * rows[0]["ported_us"]  # 10 µs direct
@@ -342,14 +340,13 @@ def test_graph_times_take_two_rounds_in_opposite_orders():
     assert order == ["ported", "inductor", "eager", "eager", "inductor", "ported"]
     assert times == {"ported": 10.0, "inductor": 10.0, "eager": 27.0}
     # tables say which rows were timed so, and which (older) were not
-    facts = {"gpu": "G", "torch": "t", "triton": "tr", "date": "2026-01-01"}
     rows = _rows()
     assert (
         "(2 of 2 rows had a single round, timed before porter took two)"
-        in bench.markdown_table(rows, facts)
+        in bench.markdown_table(rows, FACTS)
     )
     rows = [dict(r, graph_rounds=2) for r in rows]
-    assert "single round" not in bench.markdown_table(rows, facts)
+    assert "single round" not in bench.markdown_table(rows, FACTS)
 
 
 def test_bench_warns_about_dtypes_outside_the_case(capsys):

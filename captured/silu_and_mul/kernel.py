@@ -80,12 +80,9 @@ def tile_settings(num_rows, row_size, elem_bytes=2, heavy=False):
     Measured on an H200, docs/benchmarks/NOTES.md."""
     block_cols = triton.next_power_of_2(row_size)
     elements = num_rows * row_size
-    if heavy and elements <= 1 << 19:
+    if elements <= (1 << 19 if heavy else 1 << 18):
         block_cols = min(block_cols, 512)
-        return 512 // block_cols, block_cols, 8
-    if elements <= 1 << 18:
-        block_cols = min(block_cols, 512)
-        return 512 // block_cols, block_cols, 4
+        return 512 // block_cols, block_cols, 8 if heavy else 4
     block_cols = min(block_cols, 1024 if heavy and elem_bytes <= 2 else 4096)
     block_rows = max(1, 1024 // block_cols)
     warps = block_rows * block_cols * elem_bytes // 512
