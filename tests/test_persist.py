@@ -159,7 +159,28 @@ def test_two_pass_welford():
         "a, b, c = welford_finish(mean, m2, w, 1)\n"
     )
     assert persist.two_pass_welford(fn) == (1, {"row_mean_m2"})
-    assert _body(fn) == "a, b, c = row_mean_m2(v, m, 1)"
+    # No column mask to read the row's length from: the mask's sum counts it.
+    assert _body(fn) == "a, b, c = row_mean_m2(v, m, 1, tl.sum(m.to(tl.float32), 1))"
+
+
+def test_two_pass_welford_counts_the_row_by_its_size():
+    fn = _fn(
+        "cols = tl.arange(0, BLOCK_COLS)[None, :]\n"
+        "col_mask = cols < hidden\n"
+        "row_mask = rows < n\n"
+        "mean = tl.zeros([1, B], tl.float32)\n"
+        "m2 = tl.zeros([1, B], tl.float32)\n"
+        "w = tl.zeros([1, B], tl.float32)\n"
+        "mean_n, m2_n, w_n = welford_accumulate(v, mean, m2, w, 0 == 0)\n"
+        "mean = tl.where(col_mask & row_mask, mean_n, mean)\n"
+        "m2 = tl.where(col_mask & row_mask, m2_n, m2)\n"
+        "w = tl.where(col_mask & row_mask, w_n, w)\n"
+        "a, b, c = welford_finish(mean, m2, w, 1)\n"
+    )
+    assert persist.two_pass_welford(fn) == (1, {"row_mean_m2"})
+    assert _body(fn).splitlines()[-1] == (
+        "a, b, c = row_mean_m2(v, col_mask & row_mask, 1, hidden)"
+    )
 
 
 def test_persist_reads_x_once():

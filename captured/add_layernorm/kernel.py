@@ -60,13 +60,14 @@ def welford_finish(mean, m2, count, axis):
 
 
 @triton.jit
-def row_mean_m2(value, mask, axis):
+def row_mean_m2(value, mask, axis, count):
     # The whole row is in registers: mean, then the sum of squared deviations
-    # from it (as exact as Welford, without its per-step divisions).
-    count = tl.sum(mask.to(tl.float32), axis)
+    # from it (as exact as Welford, without its per-step divisions). count:
+    # the elements mask keeps in a stored row; the row size, where known,
+    # spares a reduction (and its barriers) counting them.
     mean = tl.sum(tl.where(mask, value, 0.0), axis) / count
     delta = tl.where(mask, value - tl.expand_dims(mean, axis), 0.0)
-    return mean, tl.sum(delta * delta, axis), count
+    return mean, tl.sum(delta * delta, axis), tl.zeros_like(mean) + count
 
 
 @triton.jit(do_not_specialize=["num_tokens"])
@@ -126,7 +127,7 @@ def add_layernorm_kernel(
     bias = tl.load(
         bias_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
     ).to(tl.float32)
-    tmp5, tmp6, tmp7 = row_mean_m2(tmp2, col_mask & row_mask, 1)
+    tmp5, tmp6, tmp7 = row_mean_m2(tmp2, col_mask & row_mask, 1, hidden)
     tmp4 = tmp5[:, None]
     tmp8 = tmp6[:, None]
     out1 = tmp2.to(out1_ptr.dtype.element_ty).to(tl.float32)

@@ -408,10 +408,31 @@ def fold_identity_accumulators(fn: ast.FunctionDef) -> int:
     return folded
 
 
+def _row_length(fn: ast.FunctionDef, mask: ast.expr) -> ast.expr | None:
+    """The bound of the column mask among mask's terms (`col_mask = cols <
+    hidden` gives `hidden`): in every row that is stored, the number of
+    elements the mask keeps."""
+    terms = {n.id for n in ast.walk(mask) if isinstance(n, ast.Name)}
+    for stmt in fn.body:
+        if (
+            isinstance(stmt, ast.Assign)
+            and isinstance(stmt.targets[0], ast.Name)
+            and stmt.targets[0].id in terms
+            and isinstance(stmt.value, ast.Compare)
+            and isinstance(stmt.value.ops[0], ast.Lt)
+            and ast.unparse(stmt.value.left) == "cols"
+        ):
+            return stmt.value.comparators[0]
+    return None
+
+
 def two_pass_welford(fn: ast.FunctionDef) -> tuple[int, set[str]]:
     """Welford over a single block (one value per lane, then a tree merge) is
     the row's mean and m2 computed in registers: `row_mean_m2`, two exact
-    passes over the row without the merge's divisions."""
+    passes over the row without the merge's divisions. Its count is the
+    column mask's bound, a constant where the row size is per-model, rather
+    than a third reduction summing the mask (which gives the same count in
+    every stored row); without a column mask, that sum."""
     body = fn.body
     for stmt in list(body):
         if not (
@@ -452,8 +473,12 @@ def two_pass_welford(fn: ast.FunctionDef) -> tuple[int, set[str]]:
             continue
         mask = merges[0].value.args[0]
         axis = finish.value.args[3]
+        count = _row_length(fn, mask) or ast.parse(
+            f"tl.sum(({ast.unparse(mask)}).to(tl.float32), {ast.unparse(axis)})",
+            mode="eval",
+        ).body
         finish.value = ast.Call(
-            ast.Name("row_mean_m2", ast.Load()), [value, mask, axis], []
+            ast.Name("row_mean_m2", ast.Load()), [value, mask, axis, count], []
         )
         for s in [stmt, *merges, *inits]:
             body.remove(s)
