@@ -91,6 +91,8 @@ def test_opcode_counts_drop_predicates_and_modifiers():
         "LDG": 2,
         "total": 5,
     }
+    assert regcount.first_load(sass) == 2
+    assert regcount.first_load("/*0000*/ EXIT ;") is None
 
 
 def test_programs_per_sm_follow_the_occupancy_rules():

@@ -15,7 +15,8 @@ Counts depend on the triton version: compare variants under the one the GPU
 runs (with triton 3.6 this gave the H200's own counts for fused_add_rmsnorm).
 One JSON line per distinct launch: {"case", "file", "kernel", "sizes",
 "warps", "constexprs", "REG", "STACK", "LOCAL", "SHARED", "programs_per_sm"},
-and with --sass the kernel's SASS instructions counted by opcode ("sass").
+and with --sass the kernel's SASS instructions counted by opcode ("sass") and
+the position of its first global load ("first_load").
 """
 
 from __future__ import annotations
@@ -111,12 +112,10 @@ def _cuobjdump(cubin: bytes, flag: str) -> str:
         ).stdout
 
 
-def opcode_counts(sass: str) -> dict[str, int]:
-    """How many SASS instructions of each opcode (its name before the first
-    dot, predicates dropped), from cuobjdump --dump-sass: where two forms of a
-    kernel differ in memory accesses (LDG, STG), barriers (BAR), shuffles
-    (SHFL) or integer work (IMAD, UIMAD: 64-bit offsets), beside the total."""
-    counts: dict[str, int] = {}
+def opcodes(sass: str) -> list[str]:
+    """The SASS instructions' opcodes in listing order (the name before the
+    first dot, predicates dropped), from cuobjdump --dump-sass."""
+    ops = []
     for line in sass.splitlines():
         # "        /*0070*/   @P0 LDG.E.EF.128 R4, desc[UR4][R2.64] ;"
         head, sep, rest = line.partition("*/")
@@ -125,12 +124,27 @@ def opcode_counts(sass: str) -> dict[str, int]:
         words = rest.replace(";", " ").split()
         if words and words[0].startswith("@"):
             words = words[1:]
-        if not words:
-            continue
-        op = words[0].split(".")[0]
+        if words:
+            ops.append(words[0].split(".")[0])
+    return ops
+
+
+def opcode_counts(sass: str) -> dict[str, int]:
+    """How many SASS instructions of each opcode: where two forms of a kernel
+    differ in memory accesses (LDG, STG), barriers (BAR), shuffles (SHFL) or
+    integer work (IMAD, UIMAD: 64-bit offsets), beside the total."""
+    counts: dict[str, int] = {}
+    for op in opcodes(sass):
         counts[op] = counts.get(op, 0) + 1
     counts["total"] = sum(counts.values())
     return dict(sorted(counts.items()))
+
+
+def first_load(sass: str) -> int | None:
+    """The listing position (from 1) of the first global load: at decode sizes
+    the instructions before it delay every program's first memory round trip."""
+    ops = opcodes(sass)
+    return ops.index("LDG") + 1 if "LDG" in ops else None
 
 
 def resource_usage(cubin: bytes) -> dict:
@@ -225,6 +239,7 @@ def main() -> int:
                 if args.sass:
                     sass = _cuobjdump(compiled.asm["cubin"], "--dump-sass")
                     row["sass"] = opcode_counts(sass)
+                    row["first_load"] = first_load(sass)
                 print(json.dumps(row), flush=True)
     return 0
 
