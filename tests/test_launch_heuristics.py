@@ -1,5 +1,6 @@
 """The launch heuristics every scaffold carries (templates/kernel.py.j2):
-launch_settings for reductions, tile_settings for tiled pointwise kernels.
+launch_settings for reductions, tile_settings for tiled pointwise kernels,
+flat_settings for 1-D ones.
 The choices were measured on an H200 (docs/benchmarks/NOTES.md); these tests
 hold the properties the kernels rely on, taken from a rendered scaffold."""
 
@@ -276,3 +277,27 @@ def test_only_the_persistent_kernel_takes_the_eviction_hint():
             )
         ]
     )
+
+
+def test_flat_settings_take_blocks_of_512_at_decode_sizes():
+    # linear_gelu's 1-D epilogue (libdevice tanh): the capture's 1024 with 4
+    # warps above 2^19 elements; at or below, 512 with 8, so that 256
+    # elements (one token of 256 features) do not leave three quarters of a
+    # 1024 block computing masked lanes.
+    flat_settings = _function("linear_gelu", "flat_settings")
+    assert flat_settings(256, 1024, 4, heavy=True) == (512, 8)
+    assert flat_settings(1 << 19, 1024, 4, heavy=True) == (512, 8)
+    assert flat_settings((1 << 19) + 1, 1024, 4, heavy=True) == (1024, 4)
+    # No libdevice: 4 warps, up to tile_settings' bound of 2^18.
+    assert flat_settings(1 << 18, 1024, 4) == (512, 4)
+    assert flat_settings((1 << 18) + 1, 2048, 8) == (2048, 8)
+
+
+def test_linear_gelu_launcher_takes_flat_settings():
+    source = (CAPTURED / "linear_gelu" / "kernel.py").read_text()
+    launcher = source[source.index("def linear_gelu(") :]
+    assert (
+        "flat_settings(\n        (out_features * num_tokens), 1024, 4, heavy=True\n"
+        in launcher
+    )
+    assert "num_warps=num_warps" in launcher

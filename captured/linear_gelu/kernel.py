@@ -42,6 +42,23 @@ def linear_gelu_kernel(out_ptr, numel, BLOCK_SIZE: tl.constexpr):
     tl.store(out_ptr + offsets, tmp13.to(out_ptr.dtype.element_ty), mask)
 
 
+def flat_settings(numel, block, warps, heavy=False):
+    """(block, warps) of a 1-D pointwise launch over numel elements: the
+    capture's choice (block, warps) above decode sizes; up to them
+    (tile_settings' bound) blocks of 512, with 8 warps where the kernel calls
+    libdevice, so that a few hundred elements do not leave most lanes of a
+    larger block computing masked ones. On the H200 linear_gelu's epilogue
+    over 256 elements in blocks of 1024 (8 a thread, 29 registers) ran 1.6 us
+    against Inductor's 1.08 with blocks of 256 (profiler, call AK); the 2-D
+    gelu launch took 0.88-0.97 of its time with tile_settings' rule
+    (docs/benchmarks/NOTES.md; the rule is not yet timed on 1-D launches).
+    One switch: a warmup at decode sizes and at the largest batch compiles
+    both sides."""
+    if numel <= (1 << 19 if heavy else 1 << 18):
+        return 512, 8 if heavy else 4
+    return block, warps
+
+
 def reinterpret(t, size, stride, offset):
     """A view of t's elements as Inductor's wrapper laid them out (it assumed a
     contiguous tensor); offset counts from t's first element, not its storage."""
@@ -71,11 +88,13 @@ def linear_gelu(x, weight, bias):
         beta=1,
         out=out,
     )
-    BLOCK_SIZE = 1024
+    BLOCK_SIZE, num_warps = flat_settings(
+        (out_features * num_tokens), 1024, 4, heavy=True
+    )
     linear_gelu_kernel[(triton.cdiv((out_features * num_tokens), BLOCK_SIZE),)](
         out_ptr=out,
         numel=(out_features * num_tokens),
         BLOCK_SIZE=BLOCK_SIZE,
-        num_warps=4,
+        num_warps=num_warps,
     )
     return out

@@ -166,6 +166,9 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
             for step in launcher.steps
             for line in step.setup
         ),
+        uses_flat=any(
+            "flat_settings(" in line for step in launcher.steps for line in step.setup
+        ),
         uses_launch_settings=any(
             "launch_settings(" in line for step in launcher.steps for line in step.setup
         ),

@@ -272,9 +272,13 @@ def _launch(kp: KernelPort, inputs: set[str]) -> LaunchStep:
             if cfg
             else DEFAULT_POINTWISE_BLOCK
         )
-        setup.append(f"BLOCK_SIZE = {block}")
+        captured_warps = cfg.num_warps if cfg else 4
+        heavy = ", heavy=True" if kp.uses_libdevice else ""
+        setup.append(
+            f"BLOCK_SIZE, num_warps = flat_settings({numel}, {block}, {captured_warps}{heavy})"
+        )
         grid = f"(triton.cdiv({numel}, BLOCK_SIZE),)"
-        warps = str(cfg.num_warps) if cfg else "4"
+        warps = "num_warps"
     else:
         row = _param_for(kp, "r0_numel")
         rows_per_program = cfg.kwargs.get("XBLOCK", 1) if cfg else 1
