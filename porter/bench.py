@@ -714,7 +714,8 @@ def aggregate(folder: Path, captured: Path | None = None) -> str:
             "back, per call (`porter bench --launches`): inside a longer graph, "
             "as in an engine's decode step. The others timed one call a graph, "
             "which at decode sizes is mostly the graph's own launch; each row's "
-            "ratios compare calls timed the same way.",
+            "ratios compare calls timed the same way, and the time bar judges "
+            "each row by them.",
         ]
     odd = graph_anomalies(every)
     if odd:

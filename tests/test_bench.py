@@ -170,6 +170,7 @@ def test_tables_say_when_graphs_held_several_launches(tmp_path):
     (tmp_path / "demo.json").write_text(json.dumps(rows))
     summary = bench.aggregate(tmp_path)
     assert "1 of 2 rows timed graphs of several calls back to back" in summary
+    assert "the time bar judges each row by them" in summary
 
 
 def test_graph_us_is_per_launch(monkeypatch):
