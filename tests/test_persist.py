@@ -2,8 +2,13 @@
 
 import ast
 import textwrap
+from pathlib import Path
+
+import pytest
+import torch
 
 from porter.port import persist
+from porter.testing.parity import _import
 
 
 def _fn(body: str) -> ast.FunctionDef:
@@ -160,7 +165,10 @@ def test_two_pass_welford():
     )
     assert persist.two_pass_welford(fn) == (1, {"row_mean_m2"})
     # No column mask to read the row's length from: the mask's sum counts it.
-    assert _body(fn) == "a, b, c = row_mean_m2(v, m, 1, tl.sum(m.to(tl.float32), 1))"
+    assert _body(fn) == (
+        "a, b, c = row_mean_m2(v, m, 1, "
+        "tl.sum(tl.broadcast_to(m, v.shape).to(tl.float32), 1))"
+    )
 
 
 def test_two_pass_welford_counts_the_row_by_its_size():
@@ -333,3 +341,58 @@ def test_persist_issues_the_epilogue_loads_first():
     out, _ = persist.persist(fn)
     order = [ast.unparse(s).split(" =")[0] for s in out.body]
     assert order.index("w") < order.index("total")
+
+
+ROW_MEAN_M2_KERNEL = """
+import triton
+import triton.language as tl
+
+from porter.testing.parity import _import
+
+row_mean_m2 = _import(SCAFFOLD, "row_mean_m2_scaffold").row_mean_m2
+
+
+@triton.jit
+def kernel(x_ptr, mean_ptr, m2_ptr, num_rows, n_cols: tl.constexpr,
+           BLOCK_ROWS: tl.constexpr, BLOCK_COLS: tl.constexpr, ROW_MASK_ONLY: tl.constexpr):
+    rows = tl.arange(0, BLOCK_ROWS)[:, None]
+    cols = tl.arange(0, BLOCK_COLS)[None, :]
+    row_mask = rows < num_rows
+    if ROW_MASK_ONLY:
+        # The row fills the block: no column term, the count is the fallback's.
+        x = tl.load(x_ptr + rows * BLOCK_COLS + cols, row_mask, other=0.0)
+        mean, m2, count = row_mean_m2(
+            x, row_mask, 1, tl.sum(tl.broadcast_to(row_mask, x.shape).to(tl.float32), 1)
+        )
+    else:
+        col_mask = cols < n_cols
+        x = tl.load(x_ptr + rows * n_cols + cols, col_mask & row_mask, other=0.0)
+        mean, m2, count = row_mean_m2(x, col_mask & row_mask, 1, n_cols)
+    tl.store(mean_ptr + rows, mean[:, None], row_mask)
+    tl.store(m2_ptr + rows, m2[:, None], row_mask)
+"""
+
+
+@pytest.mark.parametrize(
+    "n_cols, block_cols, row_mask_only", [(6, 8, False), (8, 8, True)]
+)
+def test_row_mean_m2_counts_the_row_either_way(
+    porter_device, tmp_path, n_cols, block_cols, row_mask_only
+):
+    # The helper as rendered into a scaffold, with the row size as its count
+    # and with the fallback's count of a row-only mask (one a row, unbroadcast).
+    scaffold = Path(__file__).resolve().parents[1] / "captured/add_layernorm/kernel.py"
+    src = tmp_path / "row_mean_m2_kernel.py"
+    src.write_text(f"SCAFFOLD = {str(scaffold)!r}\n" + ROW_MEAN_M2_KERNEL)
+    kernel = _import(src, f"row_mean_m2_kernel_{n_cols}").kernel
+    x = torch.randn(3, n_cols, dtype=torch.float64)
+    x[1] += 1000.0  # a large mean: m2 must come from deviations, not sum(x^2)
+    mean = torch.full((3,), float("nan"), dtype=torch.float32, device=porter_device)
+    m2 = mean.clone()
+    kernel[(1,)](
+        x.float().to(porter_device), mean, m2, 3, n_cols, 4, block_cols, row_mask_only
+    )
+    expected_mean = x.float().double().mean(dim=1)
+    expected_m2 = ((x.float().double() - expected_mean[:, None]) ** 2).sum(dim=1)
+    torch.testing.assert_close(mean.double().cpu(), expected_mean, rtol=1e-6, atol=1e-5)
+    torch.testing.assert_close(m2.double().cpu(), expected_m2, rtol=1e-5, atol=1e-5)

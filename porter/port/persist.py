@@ -473,10 +473,16 @@ def two_pass_welford(fn: ast.FunctionDef) -> tuple[int, set[str]]:
             continue
         mask = merges[0].value.args[0]
         axis = finish.value.args[3]
-        count = _row_length(fn, mask) or ast.parse(
-            f"tl.sum(({ast.unparse(mask)}).to(tl.float32), {ast.unparse(axis)})",
-            mode="eval",
-        ).body
+        # Without a column mask, count the mask broadcast to the row's shape:
+        # a row-only mask ([rows, 1]) would otherwise count one a row.
+        count = (
+            _row_length(fn, mask)
+            or ast.parse(
+                f"tl.sum(tl.broadcast_to({ast.unparse(mask)}, ({ast.unparse(value)}).shape)"
+                f".to(tl.float32), {ast.unparse(axis)})",
+                mode="eval",
+            ).body
+        )
         finish.value = ast.Call(
             ast.Name("row_mean_m2", ast.Load()), [value, mask, axis, count], []
         )
