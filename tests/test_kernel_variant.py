@@ -1,6 +1,7 @@
 """tools/kernel_variant.py: each form computes what the scaffold does (the
-stream-helper form on both sides of its STREAM_ROWS branch), on the session's
-device; where a form applies and where it does not."""
+stream-helper form on both sides of its STREAM_ROWS branch, hint-always below
+it, int32-offsets below 2^31 elements), on the session's device; where a form
+applies and where it does not."""
 
 import ast
 from pathlib import Path
@@ -21,16 +22,23 @@ ROOT = Path(__file__).resolve().parents[1]
 kernel_variant = _import(ROOT / "tools" / "kernel_variant.py", "kernel_variant_tool")
 
 
-def _variant_of(case, form, tmp_path):
-    """The case's kernel.py in `form`, imported; the form must apply to the
-    case's one kernel."""
+def _variant_module(case, form, tmp_path):
+    """The case's kernel.py in `form` (whichever of its kernels it fits),
+    imported, with its text and the kernels it rewrote."""
     text, changed = kernel_variant.variant(
         (case.folder / "kernel.py").read_text(), form
     )
-    assert changed == [f"{case.name}_kernel"]
+    assert changed
     path = tmp_path / "variant.py"
     path.write_text(text)
-    return text, _import(path, f"{form}_{case.name}".replace("-", "_"))
+    return text, changed, _import(path, f"{form}_{case.name}".replace("-", "_"))
+
+
+def _variant_of(case, form, tmp_path):
+    """The same, where the form must apply to the case's one kernel."""
+    text, changed, module = _variant_module(case, form, tmp_path)
+    assert changed == [f"{case.name}_kernel"]
+    return text, module
 
 
 def _assert_same_outputs(case, variant, inputs, device):
@@ -70,6 +78,52 @@ def test_flat_grid_matches_the_scaffold(name, tmp_path, porter_device):
     assert "tl.program_id(1)" not in text and "COL_BLOCKS=" in text
     inputs = make_inputs(case, Scenario("float32", FLAT_SIZES[name]), porter_device, 0)
     _assert_same_outputs(case, variant, inputs, porter_device)
+
+
+@pytest.mark.parametrize(
+    "name, sizes",
+    [
+        ("fused_add_rmsnorm", {"num_tokens": 3, "hidden": 64}),
+        ("kb_scaled_rmsnorm", {"batch": 3}),
+        ("silu_and_mul", {"num_tokens": 3, "intermediate": 1000}),
+    ],
+)
+def test_int32_offsets_match_the_scaffold(name, sizes, tmp_path, porter_device):
+    case = load_case(ROOT / "captured" / name)
+    text, changed, variant = _variant_module(case, "int32-offsets", tmp_path)
+    assert ".to(tl.int64)" not in text and ": tl.int64" not in text
+    assert all(k.startswith(name) or k == "model_kernel" for k in changed)
+    inputs = make_inputs(case, Scenario("float32", sizes), porter_device, seed=0)
+    _assert_same_outputs(case, variant, inputs, porter_device)
+
+
+def test_hint_always_matches_the_scaffold_below_stream_rows(tmp_path, porter_device):
+    case = load_case(ROOT / "captured" / "fused_add_rmsnorm")
+    text, changed, variant = _variant_module(case, "hint-always", tmp_path)
+    assert changed == ["fused_add_rmsnorm_kernel"]
+    kernel = ast.unparse(
+        next(
+            f
+            for f in ast.parse(text).body
+            if isinstance(f, ast.FunctionDef) and f.name == "fused_add_rmsnorm_kernel"
+        )
+    )
+    # No branch left; the hinted loads and the (unread) argument stay.
+    assert "if " not in kernel and "evict_first" in kernel and "STREAM_ROWS" in kernel
+    sizes = {"num_tokens": 3, "hidden": 64}  # 3 rows: below STREAM_ROWS
+    inputs = make_inputs(case, Scenario("float32", sizes), porter_device, seed=0)
+    _assert_same_outputs(case, variant, inputs, porter_device)
+
+
+def test_int32_offsets_and_hint_always_leave_other_functions_alone():
+    src = (ROOT / "captured" / "kb_scaled_rmsnorm" / "kernel.py").read_text()
+    # No STREAM_ROWS branch in this scaffold.
+    assert kernel_variant.variant(src, "hint-always") == (src, [])
+    fns = ast.parse(src).body
+    launcher = next(
+        f for f in fns if isinstance(f, ast.FunctionDef) and f.name == "launch_settings"
+    )
+    assert kernel_variant.int32_offsets(launcher) is None
 
 
 def test_flat_grid_leaves_a_reduction_alone():

@@ -20,6 +20,16 @@ Forms:
                  consecutive memory, as Inductor's 1-D pointwise kernels do.
                  The token dimension stays in grid[0].
 
+  int32-offsets  Diagnostic, not a form porter may emit: every kernel's
+                 program id left int32 and its row strides plain ints (no
+                 tl.int64 annotation), so offsets are 32-bit as in
+                 Inductor's kernels. Right only below 2^31 elements; it
+                 prices porter's int64-offset rule at decode sizes.
+  hint-always    The persistent kernel's STREAM_ROWS branches replaced by
+                 their first side (the hinted loads), so a launch below
+                 STREAM_ROWS runs the same loads without the branch: it
+                 prices the branch. STREAM_ROWS stays an (unread) argument.
+
 The variant keeps every name the launcher calls. Only the kernels change, and
 for flat-grid the launch's grid and its COL_BLOCKS argument (comments are
 dropped: the file is printed again from its syntax tree).
@@ -141,7 +151,60 @@ def _flat_launches(tree: ast.Module, kernels: list[str]) -> int:
     return done
 
 
-FORMS = {"stream-helper": stream_helper, "flat-grid": flat_grid}
+def _is_int64_program_id(node: ast.AST) -> bool:
+    # tl.program_id(a).to(tl.int64)
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "to"
+        and _is_call(node.func.value, "tl.program_id")
+        and [ast.unparse(a) for a in node.args] == ["tl.int64"]
+    )
+
+
+class _Int32ProgramIds(ast.NodeTransformer):
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        return node.func.value if _is_int64_program_id(node) else node
+
+
+def int32_offsets(fn: ast.FunctionDef) -> list[ast.FunctionDef] | None:
+    """The kernel with 32-bit program ids and unannotated (int) strides; None
+    for a function with neither (the launcher, helpers)."""
+    widened = any(_is_int64_program_id(n) for n in ast.walk(fn))
+    typed = [
+        a
+        for a in fn.args.args
+        if a.annotation is not None and ast.unparse(a.annotation) == "tl.int64"
+    ]
+    if not widened and not typed:
+        return None
+    out = _Int32ProgramIds().visit(copy.deepcopy(fn))
+    for a in out.args.args:
+        if a.annotation is not None and ast.unparse(a.annotation) == "tl.int64":
+            a.annotation = None
+    return [out]
+
+
+def hint_always(fn: ast.FunctionDef) -> list[ast.FunctionDef] | None:
+    """The kernel with each STREAM_ROWS branch replaced by its hinted side;
+    None for a kernel without such branches."""
+    if not any(_is_stream_branch(s) for s in fn.body):
+        return None
+    out = copy.deepcopy(fn)
+    body = []
+    for stmt in out.body:
+        body += stmt.body if _is_stream_branch(stmt) else [stmt]
+    out.body = body
+    return [out]
+
+
+FORMS = {
+    "stream-helper": stream_helper,
+    "flat-grid": flat_grid,
+    "int32-offsets": int32_offsets,
+    "hint-always": hint_always,
+}
 # Launcher rewrites a form needs besides its kernels'.
 LAUNCHES = {"flat-grid": _flat_launches}
 
@@ -187,8 +250,10 @@ def main() -> int:
     if not changed:
         print(
             f"kernel_variant: {src}: no kernel that {args.form} applies to "
-            "(stream-helper: a persistent kernel with STREAM_ROWS branches; "
-            "flat-grid: a tile kernel on a (rows, column blocks) grid)",
+            "(stream-helper and hint-always: a persistent kernel with "
+            "STREAM_ROWS branches; flat-grid: a tile kernel on a (rows, column "
+            "blocks) grid; int32-offsets: a kernel with int64 program ids or "
+            "strides)",
             file=sys.stderr,
         )
         return 1
