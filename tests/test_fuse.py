@@ -3,7 +3,7 @@
 import ast
 import textwrap
 
-from porter.port.fuse import fusable, fuse_pointwise
+from porter.port.fuse import fusable, fuse_pointwise, loads_before_stores
 from porter.port.model import KernelPort, Param
 from porter.records import KernelRecord
 
@@ -55,11 +55,20 @@ def _body(kp: KernelPort) -> str:
 def test_two_slices_of_one_output_fuse_into_one_kernel():
     k0 = _kp("k0", FIRST, "out", "d // 2")
     k1 = _kp("k1", SECOND, "out_view0", "d - d // 2")
-    before = _body(k0)
     (fused,) = fuse_pointwise([k0, k1], ["k0", "k1"])
     body = _body(fused)
-    # The first kernel's statements come first, unchanged.
-    assert body.startswith(before)
+    # The first kernel's statements up to its store, then the second's loads
+    # and the mask they read, then the first's store, then the second's rest.
+    assert body.splitlines() == [
+        *HEAD.splitlines(),
+        "a = tl.load(x_ptr + (cols + rows * x_stride0), mask).to(tl.float32)",
+        "b = tl.load(x_ptr + (half + cols + rows * x_stride0), mask).to(tl.float32)",
+        "mask_2 = (rows < num_rows) & (cols < rest)",
+        "a_2 = tl.load(x_ptr + (half + cols + rows * x_stride0), mask_2).to(tl.float32)",
+        "b_2 = tl.load(x_ptr + (cols + rows * x_stride0), mask_2).to(tl.float32)",
+        "tl.store(out_ptr + (cols + rows * out_stride0), (a - b).to(out_ptr.dtype.element_ty), mask)",
+        "tl.store(out_ptr_2 + (cols + rows * out_stride0_2), (a_2 + b_2).to(out_ptr_2.dtype.element_ty), mask_2)",
+    ]
     # Shared by launcher value: x, its stride, the row count, `half`.
     names = [p.name for p in fused.params]
     assert names.count("x_ptr") == 1 and "x_ptr_2" not in names
@@ -70,13 +79,11 @@ def test_two_slices_of_one_output_fuse_into_one_kernel():
     assert [a.arg for a in fused.tree.args.args] == names
     # rows and cols are computed once; the second mask keeps its own bound.
     assert body.count("rows = ") == 1 and body.count("cols = ") == 1
-    assert "mask_2 = (rows < num_rows) & (cols < rest)" in body
-    assert "a_2 = tl.load(x_ptr + (half + cols + rows * x_stride0), mask_2)" in body
-    assert "tl.store(out_ptr_2 + (cols + rows * out_stride0_2)" in body
     # The grid covers both column ranges; the second launch is gone.
     assert fused.tile == ("half", "max(d // 2, d - d // 2)", "num_tokens * heads")
     assert fused.fused == ["k1"]
     assert any(n.startswith("fused 2 pointwise kernels") for n in fused.notes)
+    assert any(n.startswith("issued the fused kernels' loads") for n in fused.notes)
 
 
 def test_a_kernel_reading_what_the_first_writes_is_not_fused():
@@ -104,3 +111,48 @@ def test_untiled_kernels_are_not_fused():
     k1 = _kp("k1", SECOND, "out_view0", "d - d // 2")
     k1.tile = None
     assert not fusable(k0, k1)
+
+
+def _stmts(src: str) -> list[ast.stmt]:
+    return ast.parse(textwrap.dedent(src)).body
+
+
+def _unparsed(body) -> list[str]:
+    return [ast.unparse(s) for s in body]
+
+
+def test_loads_before_stores_moves_loads_and_what_they_read():
+    first = _stmts("m = c < n\na = tl.load(p + c, m)\ntl.store(q + c, a, m)\n")
+    second = _stmts(
+        "m_2 = c < k\nb = tl.load(p + c, m_2)\ny = b * 2\ntl.store(r + c, y, m_2)\n"
+    )
+    out = loads_before_stores(first, second, {"p", "q", "r", "n", "k", "c"})
+    assert _unparsed(out) == [
+        "m = c < n",
+        "a = tl.load(p + c, m)",
+        "m_2 = c < k",
+        "b = tl.load(p + c, m_2)",
+        "tl.store(q + c, a, m)",
+        "y = b * 2",
+        "tl.store(r + c, y, m_2)",
+    ]
+
+
+def test_loads_before_stores_keeps_the_order_where_a_value_would_change():
+    params = {"p", "q", "r", "n", "c"}
+    # first reassigns c after its store: the moved load would read the old c.
+    first = _stmts("a = tl.load(p + c)\ntl.store(q + c, a)\nc = c + 1\n")
+    second = _stmts("b = tl.load(p + c)\ntl.store(r + c, b)\n")
+    assert loads_before_stores(first, second, params) is None
+    # second assigns its mask twice.
+    first = _stmts("a = tl.load(p + c)\ntl.store(q + c, a)\n")
+    second = _stmts(
+        "m = c < n\nm = m & (c > 0)\nb = tl.load(p + c, m)\ntl.store(r + c, b, m)\n"
+    )
+    assert loads_before_stores(first, second, params) is None
+    # A branch in either body.
+    second = _stmts("if n > 1:\n    b = tl.load(p + c)\n    tl.store(r + c, b)\n")
+    assert loads_before_stores(first, second, params) is None
+    # Nothing to load in second.
+    second = _stmts("tl.store(r + c, 0.0)\n")
+    assert loads_before_stores(first, second, params) is None

@@ -12,6 +12,7 @@ What porter changed:
 - renamed index variables and temporaries after what they hold
 - pointwise kernels run on a (rows, column blocks) grid: no 64-bit % and // per element, contiguous columns the compiler can vectorize
 - fused 2 pointwise kernels that read the same inputs into one launch (each input read once from memory)
+- issued the fused kernels' loads before their stores, so that loads of one address under one mask compile to one
 """
 
 import torch
@@ -61,9 +62,6 @@ def rotary_neox_kernel(
     tmp2 = q * cos
     tmp5 = q_2 * sin
     tmp6 = tmp2 - tmp5
-    tl.store(
-        out_ptr + (cols + rows * out_stride1), tmp6.to(out_ptr.dtype.element_ty), mask
-    )
     mask_2 = (rows < num_rows) & (cols < head_dim_minus_head_dim_div_2)
     q_3 = tl.load(
         q_ptr + (head_dim_div_2 + cols + rows * q_stride1),
@@ -79,6 +77,9 @@ def rotary_neox_kernel(
     sin_2 = tl.load(
         sin_ptr + (cols + x2 * sin_stride0), mask_2, eviction_policy="evict_last"
     ).to(tl.float32)
+    tl.store(
+        out_ptr + (cols + rows * out_stride1), tmp6.to(out_ptr.dtype.element_ty), mask
+    )
     tmp2_2 = q_3 * cos_2
     tmp5_2 = q_4 * sin_2
     tmp6_2 = tmp2_2 + tmp5_2
