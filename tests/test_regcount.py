@@ -92,6 +92,7 @@ def test_opcode_counts_drop_predicates_and_modifiers():
         "total": 5,
     }
     assert regcount.first_load(sass) == 2
+    assert regcount.load_positions(sass) == [2, 3]
     assert regcount.first_load("/*0000*/ EXIT ;") is None
 
 

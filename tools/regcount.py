@@ -16,7 +16,7 @@ runs (with triton 3.6 this gave the H200's own counts for fused_add_rmsnorm).
 One JSON line per distinct launch: {"case", "file", "kernel", "sizes",
 "warps", "constexprs", "REG", "STACK", "LOCAL", "SHARED", "programs_per_sm"},
 and with --sass the kernel's SASS instructions counted by opcode ("sass") and
-the position of its first global load ("first_load").
+the positions of its global loads ("loads_at", the first as "first_load").
 """
 
 from __future__ import annotations
@@ -140,11 +140,17 @@ def opcode_counts(sass: str) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
+def load_positions(sass: str) -> list[int]:
+    """The listing positions (from 1) of the global loads: at decode sizes the
+    instructions before the first delay every program's first memory round
+    trip, and a load far behind the others (after a store or a reduction)
+    adds one of its own."""
+    return [i for i, op in enumerate(opcodes(sass), 1) if op == "LDG"]
+
+
 def first_load(sass: str) -> int | None:
-    """The listing position (from 1) of the first global load: at decode sizes
-    the instructions before it delay every program's first memory round trip."""
-    ops = opcodes(sass)
-    return ops.index("LDG") + 1 if "LDG" in ops else None
+    """The position of the first global load (None without one)."""
+    return next(iter(load_positions(sass)), None)
 
 
 def resource_usage(cubin: bytes) -> dict:
@@ -240,6 +246,7 @@ def main() -> int:
                     sass = _cuobjdump(compiled.asm["cubin"], "--dump-sass")
                     row["sass"] = opcode_counts(sass)
                     row["first_load"] = first_load(sass)
+                    row["loads_at"] = load_positions(sass)
                 print(json.dumps(row), flush=True)
     return 0
 
