@@ -115,6 +115,45 @@ def test_hint_always_matches_the_scaffold_below_stream_rows(tmp_path, porter_dev
     _assert_same_outputs(case, variant, inputs, porter_device)
 
 
+@pytest.mark.parametrize(
+    "name, sizes",
+    [
+        ("fused_add_rmsnorm", {"num_tokens": 3, "hidden": 64}),
+        ("add_layernorm", {"num_tokens": 3, "hidden": 48}),
+    ],
+)
+def test_loads_first_matches_the_scaffold_and_loads_the_weight_first(
+    name, sizes, tmp_path, porter_device
+):
+    case = load_case(ROOT / "captured" / name)
+    text, changed, variant = _variant_module(case, "loads-first", tmp_path)
+    assert f"{name}_kernel" in changed
+    kernel = next(
+        f
+        for f in ast.parse(text).body
+        if isinstance(f, ast.FunctionDef) and f.name == f"{name}_kernel"
+    )
+    order = [ast.unparse(st).split(" =")[0] for st in kernel.body]
+    # The weight's load comes before the row's (inside the STREAM_ROWS branch).
+    assert order.index("weight") < next(
+        i for i, st in enumerate(kernel.body) if isinstance(st, ast.If)
+    )
+    inputs = make_inputs(case, Scenario("float32", sizes), porter_device, seed=0)
+    _assert_same_outputs(case, variant, inputs, porter_device)
+
+
+def test_loads_first_keeps_a_load_where_moving_it_would_change_a_value():
+    fn = ast.parse(
+        "def k(x_ptr, w_ptr, out_ptr, c):\n"
+        "    w = tl.load(w_ptr + c)\n"
+        "    y = w * 2\n"
+        "    w = tl.load(w_ptr + c + 1)\n"
+        "    tl.store(out_ptr + c, y + w)\n"
+    ).body[0]
+    # The second load of w may not jump over the read of the first.
+    assert kernel_variant.loads_first(fn) is None
+
+
 def test_int32_offsets_and_hint_always_leave_other_functions_alone():
     src = (ROOT / "captured" / "kb_scaled_rmsnorm" / "kernel.py").read_text()
     # No STREAM_ROWS branch in this scaffold.

@@ -25,6 +25,14 @@ Forms:
                  tl.int64 annotation), so offsets are 32-bit as in
                  Inductor's kernels. Right only below 2^31 elements; it
                  prices porter's int64-offset rule at decode sizes.
+  loads-first    Every load of a pointer the kernel does not store (weight,
+                 bias) moved up to just after the statements that assign
+                 what it reads, ahead of the row's loads and their STREAM_ROWS
+                 branch: issued first, as Inductor's kernels issue every load.
+                 The scaffold's own place (before the first reduction, after
+                 the store of the sum in fused_add_rmsnorm) lets ptxas issue it
+                 only after the row's loads return; issued first it holds more
+                 registers where a thread holds much of the row.
   hint-always    The persistent kernel's STREAM_ROWS branches replaced by
                  their first side (the hinted loads), so a launch below
                  STREAM_ROWS runs the same loads without the branch: it
@@ -43,7 +51,7 @@ import copy
 import sys
 from pathlib import Path
 
-from porter.port.passes import _is_call
+from porter.port.passes import _is_call, ptr_base
 
 # The generator's own test for the branch hint_row_loads writes.
 from porter.port.persist import STREAM_ROWS, _is_stream_branch
@@ -199,11 +207,76 @@ def hint_always(fn: ast.FunctionDef) -> list[ast.FunctionDef] | None:
     return [out]
 
 
+def _assigned_anywhere(stmt: ast.stmt) -> set[str]:
+    return {
+        n.id
+        for node in ast.walk(stmt)
+        if isinstance(node, (ast.Assign, ast.AnnAssign))
+        for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        for n in ast.walk(t)
+        if isinstance(n, ast.Name)
+    }
+
+
+def _loaded_base(stmt: ast.stmt) -> str | None:
+    """The pointer a top-level `x = tl.load(p + ...)` (or `.to(...)`) reads."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+        return None
+    value = stmt.value
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        if value.func.attr == "to":
+            value = value.func.value
+    if _is_call(value, "tl.load") and value.args:
+        return ptr_base(value.args[0])
+    return None
+
+
+def loads_first(fn: ast.FunctionDef) -> list[ast.FunctionDef] | None:
+    """The kernel with each load of an unstored pointer moved to just after
+    what it reads (after the previous one moved, to keep their order); None
+    where none moves."""
+    stored = {
+        ptr_base(n.args[0]) for n in ast.walk(fn) if _is_call(n, "tl.store") and n.args
+    }
+    body = list(copy.deepcopy(fn).body)
+    moved, last = 0, -1
+    for i in range(len(body)):
+        stmt = body[i]
+        base = _loaded_base(stmt)
+        if base is None or base in stored:
+            continue
+        reads = _names_read(stmt.value)
+        deps = [j + 1 for j in range(i) if _assigned_anywhere(body[j]) & reads]
+        at = max([0, last + 1] + deps)
+        targets = _assigned_anywhere(stmt)
+        # Nothing it jumps over may assign or read what it assigns.
+        if at < i and not any(
+            (_assigned_anywhere(body[j]) | _names_read(body[j])) & targets
+            for j in range(at, i)
+        ):
+            body.insert(at, body.pop(i))
+            moved, last = moved + 1, at
+    if not moved:
+        return None
+    out = copy.deepcopy(fn)
+    out.body = body
+    return [out]
+
+
+def _names_read(stmt: ast.stmt) -> set[str]:
+    return {
+        n.id
+        for n in ast.walk(stmt)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+    }
+
+
 FORMS = {
     "stream-helper": stream_helper,
     "flat-grid": flat_grid,
     "int32-offsets": int32_offsets,
     "hint-always": hint_always,
+    "loads-first": loads_first,
 }
 # Launcher rewrites a form needs besides its kernels'.
 LAUNCHES = {"flat-grid": _flat_launches}
@@ -253,7 +326,8 @@ def main() -> int:
             "(stream-helper and hint-always: a persistent kernel with "
             "STREAM_ROWS branches; flat-grid: a tile kernel on a (rows, column "
             "blocks) grid; int32-offsets: a kernel with int64 program ids or "
-            "strides)",
+            "strides; loads-first: a load of an unstored pointer behind other "
+            "statements it does not need)",
             file=sys.stderr,
         )
         return 1
