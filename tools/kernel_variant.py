@@ -199,10 +199,15 @@ def hint_always(fn: ast.FunctionDef) -> list[ast.FunctionDef] | None:
     None for a kernel without such branches."""
     if not any(_is_stream_branch(s) for s in fn.body):
         return None
-    out = copy.deepcopy(fn)
     body = []
-    for stmt in out.body:
+    for stmt in copy.deepcopy(fn).body:
         body += stmt.body if _is_stream_branch(stmt) else [stmt]
+    return _with_body(fn, body)
+
+
+def _with_body(fn: ast.FunctionDef, body: list[ast.stmt]) -> list[ast.FunctionDef]:
+    """[a copy of fn with this body]: a variant form's one kernel."""
+    out = copy.copy(fn)
     out.body = body
     return [out]
 
@@ -256,11 +261,7 @@ def loads_first(fn: ast.FunctionDef) -> list[ast.FunctionDef] | None:
         ):
             body.insert(at, body.pop(i))
             moved, last = moved + 1, at
-    if not moved:
-        return None
-    out = copy.deepcopy(fn)
-    out.body = body
-    return [out]
+    return _with_body(fn, body) if moved else None
 
 
 def _names_read(stmt: ast.stmt) -> set[str]:
