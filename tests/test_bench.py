@@ -49,6 +49,12 @@ def test_bytes_count_each_tensor_once():
     assert bench.gbps(2_000_000, 1.0) == pytest.approx(2000.0)
 
 
+def _summary(folder, rows, captured=None) -> str:
+    """porter report's summary of one stored case, demo.json, holding rows."""
+    (folder / "demo.json").write_text(json.dumps(rows))
+    return bench.aggregate(folder, captured)
+
+
 def _rows():
     rows = []
     for n, (p, d, s) in zip((1, 4096), ((5.0, 20.0, 6.0), (100.0, 200.0, 110.0))):
@@ -151,8 +157,7 @@ def test_tables_say_how_many_rounds_the_graph_times_took(tmp_path):
     table = bench.markdown_table(rows, FACTS)
     assert "lowest of 2 or 6 rounds timed in alternating orders" in table
     rows[1]["graph_rounds"] = 1
-    (tmp_path / "demo.json").write_text(json.dumps(rows))
-    summary = bench.aggregate(tmp_path)
+    summary = _summary(tmp_path, rows)
     assert "1 of 2 rows timed each graph once" in summary
     assert "take the lowest of 6 rounds timed in alternating orders" in summary
 
@@ -167,8 +172,7 @@ def test_tables_say_when_graphs_held_several_launches(tmp_path):
     table = bench.markdown_table(rows, FACTS)
     assert "; graphs of 20 calls back to back, timed per call;" in table
     rows[1]["graph_launches"] = 1
-    (tmp_path / "demo.json").write_text(json.dumps(rows))
-    summary = bench.aggregate(tmp_path)
+    summary = _summary(tmp_path, rows)
     assert "1 of 2 rows timed graphs of several calls back to back" in summary
     assert "the time bar judges each row by them" in summary
 
@@ -295,8 +299,7 @@ def test_variant_summary_per_sweep():
 def test_aggregate_counts_points_outside_the_bar(tmp_path):
     rows = _rows()
     rows[0]["ported_graph_us"] = 6.5  # 1.08 x static at 1 token
-    (tmp_path / "demo.json").write_text(json.dumps(rows))
-    summary = bench.aggregate(tmp_path)
+    summary = _summary(tmp_path, rows)
     assert "| 2 | 1/2 | 0.50 (4096) | 1.08 (1) |" in summary
 
 
@@ -310,14 +313,12 @@ def test_graph_replays_slower_than_direct_launches_are_flagged(tmp_path):
     assert found[0][2] == pytest.approx(1.12)
     table = bench.markdown_table(rows, FACTS)
     assert "bfloat16 num_tokens=4096xhidden=4096 ported 1.12x" in table
-    (tmp_path / "demo.json").write_text(json.dumps(rows))
-    summary = bench.aggregate(tmp_path)
+    summary = _summary(tmp_path, rows)
     assert "Suspect points" in summary
     assert "2 of 2 rows timed each graph once" in summary
     assert "demo bfloat16 num_tokens=4096xhidden=4096 ported 1.12x" in summary
     # and the clean rows give neither note
-    (tmp_path / "demo.json").write_text(json.dumps(_rows()))
-    assert "Suspect points" not in bench.aggregate(tmp_path)
+    assert "Suspect points" not in _summary(tmp_path, _rows())
     assert "Graph replay slower" not in bench.markdown_table(_rows(), FACTS)
     # short calls: a replay's own launch may outlast an event-timed direct call
     rows = _rows()
@@ -401,8 +402,7 @@ def test_report_lists_rows_of_another_kernel_py(tmp_path):
     rows = _rows()
     rows[0]["kernel_sha"] = timed
     rows[1]["kernel_sha"] = timed
-    (results / "demo.json").write_text(json.dumps(rows))
-    summary = bench.aggregate(results, tmp_path / "captured")
+    summary = _summary(results, rows, tmp_path / "captured")
     assert "older kernel.py" not in summary and "kernel_sha" not in summary
     # An engineer (or porter port) rewrites kernel.py: both rows are now stale.
     (case / "kernel.py").write_text("# the scaffold, edited\n")
@@ -411,8 +411,7 @@ def test_report_lists_rows_of_another_kernel_py(tmp_path):
     assert "demo bfloat16 hidden=4096 (2 of 2)" in summary
     # Rows from before the record are counted apart: they may or may not match.
     del rows[1]["kernel_sha"]
-    (results / "demo.json").write_text(json.dumps(rows))
-    summary = bench.aggregate(results, tmp_path / "captured")
+    summary = _summary(results, rows, tmp_path / "captured")
     assert "demo bfloat16 hidden=4096 (1 of 2)" in summary
     assert "1 of 2 rows were timed before porter bench recorded" in summary
 
@@ -420,9 +419,8 @@ def test_report_lists_rows_of_another_kernel_py(tmp_path):
 def test_report_gives_the_dates_a_sweep_spans(tmp_path):
     rows = _rows()
     rows[1]["date"] = "2026-01-02"  # a call that ran past midnight
-    (tmp_path / "demo.json").write_text(json.dumps(rows))
     line = next(
-        l for l in bench.aggregate(tmp_path).splitlines() if l.startswith("| [demo]")
+        l for l in _summary(tmp_path, rows).splitlines() if l.startswith("| [demo]")
     )
     assert line.endswith("tr, 2026-01-01 to 2026-01-02 |")
 
