@@ -229,7 +229,7 @@ def run(
 
     from porter.testing.parity import Scenario, check_parity, make_inputs
 
-    reference, dynamic, static = compiled_references(case)
+    compiled = compiled_references(case)
     scaffold = _scaffold_callable(case)
     copy_bw = copy_bandwidth_gbps()
     facts = {
@@ -249,24 +249,18 @@ def run(
         try:
             sc = Scenario(point.dtype, dict(point.sizes))
             inputs = make_inputs(case, sc, "cuda", seed=i)
-            dyn_inputs = mark_runtime_dims(case.manifest, [_alias(v) for v in inputs])
-            model = _cast_module(reference, point.dtype)
+            references = reference_calls(case, compiled, point.dtype, inputs)
             if i == 0:
                 # Before anything else runs them: compile + first launch, as an engine
                 # starting up pays it (Triton's and Inductor's disk caches as found).
                 with torch.no_grad():
                     first = _timed_first_call(lambda: scaffold(point.dtype)(*inputs))
                     facts["ported_first_call_s"] = round(first, 3)
-                    first = _timed_first_call(lambda: dynamic(*dyn_inputs))
+                    first = _timed_first_call(references["inductor"])
                     facts["inductor_first_call_s"] = round(first, 3)
             check_parity(case, sc, device="cuda", seed=i)  # correct before timed
             with torch.no_grad():
-                calls = {
-                    "ported": lambda: scaffold(point.dtype)(*inputs),
-                    "inductor": lambda: dynamic(*dyn_inputs),
-                    "inductor_static": lambda: static(*inputs),
-                    "eager": lambda: model(*inputs),
-                }
+                calls = {"ported": lambda: scaffold(point.dtype)(*inputs), **references}
                 row = {
                     "case": case.name,
                     "dtype": point.dtype,
@@ -353,6 +347,21 @@ def _cast_module(reference, dtype: str):
     if isinstance(reference, torch.nn.Module):
         return reference.to(getattr(torch, dtype))
     return reference
+
+
+def reference_calls(case, compiled: tuple, dtype: str, inputs: list) -> dict:
+    """The reference's calls at one point, as porter bench times them:
+    "inductor" (the dynamic compile, on aliases of the inputs with their
+    runtime dims marked), "inductor_static" and "eager" (the reference cast to
+    dtype in place). compiled: compiled_references(case)."""
+    reference, dynamic, static = compiled
+    dyn_inputs = mark_runtime_dims(case.manifest, [_alias(v) for v in inputs])
+    model = _cast_module(reference, dtype)
+    return {
+        "inductor": lambda: dynamic(*dyn_inputs),
+        "inductor_static": lambda: static(*inputs),
+        "eager": lambda: model(*inputs),
+    }
 
 
 def _scaffold_callable(case):

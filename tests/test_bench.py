@@ -393,6 +393,36 @@ def test_runtime_dims_are_marked_dynamic_and_model_dims_are_not():
     assert getattr(w, "_dynamo_weak_dynamic_indices", None) is None
 
 
+def test_reference_calls_mark_aliases_for_the_dynamic_compile_only():
+    manifest = {
+        "input_names": ["x"],
+        "dims": [{"name": "num_tokens", "role": "runtime", "axes": [["x", 0]]}],
+    }
+    seen = {}
+
+    def record(name):
+        return lambda *args: seen.setdefault(name, args)
+
+    reference = torch.nn.Linear(4, 4)
+    compiled = (reference, record("dynamic"), record("static"))
+    x = torch.ones(3, 4, dtype=torch.float64)
+    calls = bench.reference_calls(
+        types.SimpleNamespace(manifest=manifest), compiled, "float64", [x]
+    )
+    assert list(calls) == ["inductor", "inductor_static", "eager"]
+    calls["inductor"]()
+    calls["inductor_static"]()
+    (dyn,), (static,) = seen["dynamic"], seen["static"]
+    # The dynamic compile gets an alias of x with num_tokens marked; the static
+    # one gets x itself, unmarked.
+    assert dyn is not x and dyn.data_ptr() == x.data_ptr()
+    assert getattr(dyn, "_dynamo_weak_dynamic_indices", None) == {0}
+    assert static is x and getattr(x, "_dynamo_weak_dynamic_indices", None) is None
+    # eager: the reference, cast to the point's dtype in place.
+    assert reference.weight.dtype == torch.float64
+    assert calls["eager"]().dtype == torch.float64
+
+
 def test_report_lists_rows_of_another_kernel_py(tmp_path):
     results, case = tmp_path / "results", tmp_path / "captured" / "demo"
     results.mkdir()

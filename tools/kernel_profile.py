@@ -30,11 +30,9 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 from porter.bench import (
-    _alias,
-    _cast_module,
     capture_graph,
     compiled_references,
-    mark_runtime_dims,
+    reference_calls,
     sweep,
 )
 from porter.sizes import add_point_options, parse_dims
@@ -113,7 +111,7 @@ def main() -> int:
     ap.add_argument("--static", action="store_true", help="also the static compile")
     args = ap.parse_args()
     case = load_case(f"captured/{args.case}")
-    reference, dynamic, static = compiled_references(case)
+    compiled = compiled_references(case)
     model = parse_dims(args.dims)
     points = sweep(case.manifest, tuple(args.tokens), (args.dtype,), model_sizes=model)
     for point in points:
@@ -126,11 +124,10 @@ def main() -> int:
             )
             calls[f"variant={path}"] = lambda vfn=vfn: vfn(*inputs)
         with torch.no_grad():
-            dyn_inputs = mark_runtime_dims(case.manifest, [_alias(v) for v in inputs])
-            _cast_module(reference, args.dtype)
-            calls["inductor"] = lambda: dynamic(*dyn_inputs)
+            references = reference_calls(case, compiled, args.dtype, inputs)
+            calls["inductor"] = references["inductor"]
             if args.static:
-                calls["inductor_static"] = lambda: static(*inputs)
+                calls["inductor_static"] = references["inductor_static"]
             for label, call in calls.items():
                 try:
                     graph = capture_graph(call, args.launches)

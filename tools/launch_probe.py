@@ -30,13 +30,11 @@ import torch
 import triton
 
 from porter.bench import (
-    _alias,
-    _cast_module,
     _median_us,
     capture_graph,
     compiled_references,
     graph_times,
-    mark_runtime_dims,
+    reference_calls,
     sweep,
 )
 from porter.sizes import add_point_options, parse_dims
@@ -119,7 +117,7 @@ def _candidates(mod, args) -> list[tuple[str, dict]]:
     return out
 
 
-def probe(case, variants: dict, point, args, compiled: dict) -> dict:
+def probe(case, variants: dict, point, args, compiled: tuple | None) -> dict:
     """Time the scaffold and every candidate at one point of the sweep, each
     captured once in a CUDA graph and timed in `args.rounds` rounds of
     alternating order (porter.bench.graph_times), the lowest round kept."""
@@ -146,10 +144,9 @@ def probe(case, variants: dict, point, args, compiled: dict) -> dict:
         add(f"variant={path}", lambda vfn=vfn: vfn(*inputs))
     if args.inductor:
         with torch.no_grad():
-            dyn_inputs = mark_runtime_dims(case.manifest, [_alias(v) for v in inputs])
-            _cast_module(compiled["reference"], args.dtype)  # in place
-            add("inductor", lambda: compiled["dynamic"](*dyn_inputs))
-            add("inductor_static", lambda: compiled["static"](*inputs))
+            references = reference_calls(case, compiled, args.dtype, inputs)
+            add("inductor", references["inductor"])
+            add("inductor_static", references["inductor_static"])
     times = graph_times(
         {k: g.replay for k, g in graphs.items()}, _median_us, args.rounds
     )
@@ -210,11 +207,7 @@ def main() -> int:
     if args.rounds < 1:
         ap.error("--rounds: give 1 or more")
     case = load_case(f"captured/{args.case}")
-    compiled = {}
-    if args.inductor:
-        compiled = dict(
-            zip(("reference", "dynamic", "static"), compiled_references(case))
-        )
+    compiled = compiled_references(case) if args.inductor else None
     variants = {v: _load_variant(v, f"variant{i}") for i, v in enumerate(args.variant)}
     model = parse_dims(args.dims)
     points = sweep(case.manifest, tuple(args.tokens), (args.dtype,), model_sizes=model)
