@@ -51,10 +51,16 @@ import copy
 import sys
 from pathlib import Path
 
-from porter.port.passes import _is_call, ptr_base
+from porter.port.passes import _is_call, _names, ptr_base
 
-# The generator's own test for the branch hint_row_loads writes.
-from porter.port.persist import STREAM_ROWS, _is_stream_branch
+# The generator's own pieces: the test for the branch hint_row_loads writes,
+# and a statement's load and stored pointers.
+from porter.port.persist import (
+    STREAM_ROWS,
+    _is_stream_branch,
+    _load_parts,
+    _stored_bases,
+)
 
 ROW_EVICTION = "ROW_EVICTION"
 
@@ -213,63 +219,36 @@ def _with_body(fn: ast.FunctionDef, body: list[ast.stmt]) -> list[ast.FunctionDe
 
 
 def _assigned_anywhere(stmt: ast.stmt) -> set[str]:
+    """Names the statement assigns, inside its blocks too."""
     return {
         n.id
-        for node in ast.walk(stmt)
-        if isinstance(node, (ast.Assign, ast.AnnAssign))
-        for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
-        for n in ast.walk(t)
-        if isinstance(n, ast.Name)
+        for n in ast.walk(stmt)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
     }
-
-
-def _loaded_base(stmt: ast.stmt) -> str | None:
-    """The pointer a top-level `x = tl.load(p + ...)` (or `.to(...)`) reads."""
-    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
-        return None
-    value = stmt.value
-    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
-        if value.func.attr == "to":
-            value = value.func.value
-    if _is_call(value, "tl.load") and value.args:
-        return ptr_base(value.args[0])
-    return None
 
 
 def loads_first(fn: ast.FunctionDef) -> list[ast.FunctionDef] | None:
     """The kernel with each load of an unstored pointer moved to just after
     what it reads (after the previous one moved, to keep their order); None
     where none moves."""
-    stored = {
-        ptr_base(n.args[0]) for n in ast.walk(fn) if _is_call(n, "tl.store") and n.args
-    }
+    stored = _stored_bases(fn)
     body = list(copy.deepcopy(fn).body)
     moved, last = 0, -1
     for i in range(len(body)):
         stmt = body[i]
-        base = _loaded_base(stmt)
-        if base is None or base in stored:
+        single = isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+        load = _load_parts(stmt.value)[0] if single else None
+        if load is None or not load.args or ptr_base(load.args[0]) in stored:
             continue
-        reads = _names_read(stmt.value)
+        reads = _names(stmt.value)
         deps = [j + 1 for j in range(i) if _assigned_anywhere(body[j]) & reads]
         at = max([0, last + 1] + deps)
         targets = _assigned_anywhere(stmt)
         # Nothing it jumps over may assign or read what it assigns.
-        if at < i and not any(
-            (_assigned_anywhere(body[j]) | _names_read(body[j])) & targets
-            for j in range(at, i)
-        ):
+        if at < i and not any(_names(body[j]) & targets for j in range(at, i)):
             body.insert(at, body.pop(i))
             moved, last = moved + 1, at
     return _with_body(fn, body) if moved else None
-
-
-def _names_read(stmt: ast.stmt) -> set[str]:
-    return {
-        n.id
-        for n in ast.walk(stmt)
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
-    }
 
 
 FORMS = {

@@ -34,7 +34,7 @@ from porter.port.passes import (
     ptr_base,
     unique_name,
 )
-from porter.port.persist import _counts
+from porter.port.persist import _counts, _stored_bases
 
 FUSED_NOTE = (
     "fused {n} pointwise kernels that read the same inputs into one launch "
@@ -78,10 +78,6 @@ def fusable(a: KernelPort, b: KernelPort) -> bool:
     return not (_pointer_bases(b, "tl.load") & _pointer_bases(a, "tl.store"))
 
 
-def _stores(stmt: ast.stmt) -> bool:
-    return any(_is_call(n, "tl.store") for n in ast.walk(stmt))
-
-
 def _is_load(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.Assign) and any(
         _is_call(n, "tl.load") for n in ast.walk(stmt.value)
@@ -103,7 +99,7 @@ def loads_before_stores(
     did after all of first."""
     if not all(isinstance(st, (ast.Assign, ast.Expr)) for st in first + second):
         return None
-    cut = next((i for i, st in enumerate(first) if _stores(st)), len(first))
+    cut = next((i for i, st in enumerate(first) if _stored_bases(st)), len(first))
     need: set[str] = set()
     for st in reversed(second):
         if _is_load(st) or (isinstance(st, ast.Assign) and set(_assigned(st)) & need):
@@ -112,7 +108,7 @@ def loads_before_stores(
         st
         for st in second
         if isinstance(st, ast.Assign)
-        and not _stores(st)
+        and not _stored_bases(st)
         and (_is_load(st) or set(_assigned(st)) & need)
     ]
     if not any(_is_load(st) for st in moved):
