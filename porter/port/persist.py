@@ -408,22 +408,29 @@ def fold_identity_accumulators(fn: ast.FunctionDef) -> int:
     return folded
 
 
+def _mask_bound(
+    fn: ast.FunctionDef, masks: set[str], index: str | None = None
+) -> ast.expr | None:
+    """The bound of the first `m = i < bound` the kernel assigns to one of
+    masks (i: index, where given)."""
+    for stmt in fn.body:
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(_assigned(stmt)) == 1
+            and _assigned(stmt)[0] in masks
+            and isinstance(stmt.value, ast.Compare)
+            and isinstance(stmt.value.ops[0], ast.Lt)
+            and (index is None or ast.unparse(stmt.value.left) == index)
+        ):
+            return stmt.value.comparators[0]
+    return None
+
+
 def _row_length(fn: ast.FunctionDef, mask: ast.expr) -> ast.expr | None:
     """The bound of the column mask among mask's terms (`col_mask = cols <
     hidden` gives `hidden`): in every row that is stored, the number of
     elements the mask keeps."""
-    terms = {n.id for n in ast.walk(mask) if isinstance(n, ast.Name)}
-    for stmt in fn.body:
-        if (
-            isinstance(stmt, ast.Assign)
-            and isinstance(stmt.targets[0], ast.Name)
-            and stmt.targets[0].id in terms
-            and isinstance(stmt.value, ast.Compare)
-            and isinstance(stmt.value.ops[0], ast.Lt)
-            and ast.unparse(stmt.value.left) == "cols"
-        ):
-            return stmt.value.comparators[0]
-    return None
+    return _mask_bound(fn, _names(mask), "cols")
 
 
 def two_pass_welford(fn: ast.FunctionDef) -> tuple[int, set[str]]:
@@ -557,16 +564,8 @@ STREAM_ROWS = "STREAM_ROWS"
 
 def _row_count(fn: ast.FunctionDef) -> str | None:
     """The runtime row count the kernel masks its rows by (`row_mask = rows < n`)."""
-    for stmt in fn.body:
-        if (
-            isinstance(stmt, ast.Assign)
-            and _assigned(stmt) == ["row_mask"]
-            and isinstance(stmt.value, ast.Compare)
-            and isinstance(stmt.value.ops[0], ast.Lt)
-            and isinstance(stmt.value.comparators[0], ast.Name)
-        ):
-            return stmt.value.comparators[0].id
-    return None
+    bound = _mask_bound(fn, {"row_mask"})
+    return bound.id if isinstance(bound, ast.Name) else None
 
 
 def _is_evict_first(k: ast.keyword) -> bool:
