@@ -298,6 +298,50 @@ def test_hoist_late_loads_moves_the_epilogue_load_above_the_reduction():
     )
 
 
+def test_hoist_late_loads_moves_the_epilogue_load_above_an_earlier_store():
+    # fused_add_rmsnorm stores the sum before reducing it: the weight's load
+    # goes up to just after the mask it reads, ahead of the store.
+    fn = _fn(
+        "m = c < hidden\n"
+        "x = tl.load(x_ptr + c, m, other=0.0).to(tl.float32)\n"
+        "tl.store(sum_ptr + c, x, m)\n"
+        "total = tl.sum(x * x, 1)[:, None]\n"
+        "w = tl.load(w_ptr + c, m, other=0.0).to(tl.float32)\n"
+        "tl.store(out_ptr + c, x * total * w, m)\n"
+    )
+    assert persist.hoist_late_loads(fn) == 1
+    assert _body(fn) == (
+        "m = c < hidden\n"
+        "w = tl.load(w_ptr + c, m, other=0.0).to(tl.float32)\n"
+        "x = tl.load(x_ptr + c, m, other=0.0).to(tl.float32)\n"
+        "tl.store(sum_ptr + c, x, m)\n"
+        "total = tl.sum(x * x, 1)[:, None]\n"
+        "tl.store(out_ptr + c, x * total * w, m)"
+    )
+
+
+def test_hoist_late_loads_stops_below_a_store_it_needs():
+    # The load reads y, assigned after the first store: it can go no higher
+    # than the reduction.
+    fn = _fn(
+        "x = tl.load(x_ptr + c, m)\n"
+        "tl.store(sum_ptr + c, x, m)\n"
+        "y = c + 1\n"
+        "total = tl.sum(x, 1)[:, None]\n"
+        "w = tl.load(w_ptr + y, m)\n"
+        "tl.store(out_ptr + c, w / total, m)\n"
+    )
+    assert persist.hoist_late_loads(fn) == 1
+    assert _body(fn) == (
+        "x = tl.load(x_ptr + c, m)\n"
+        "tl.store(sum_ptr + c, x, m)\n"
+        "y = c + 1\n"
+        "w = tl.load(w_ptr + y, m)\n"
+        "total = tl.sum(x, 1)[:, None]\n"
+        "tl.store(out_ptr + c, w / total, m)"
+    )
+
+
 def test_hoist_late_loads_keeps_a_load_that_needs_the_reduction():
     # The address depends on the reduced value: it cannot be issued before it.
     _assert_unchanged(

@@ -29,10 +29,11 @@ Forms:
                  bias) moved up to just after the statements that assign
                  what it reads, ahead of the row's loads and their STREAM_ROWS
                  branch: issued first, as Inductor's kernels issue every load.
-                 The scaffold's own place (before the first reduction, after
-                 the store of the sum in fused_add_rmsnorm) lets ptxas issue it
-                 only after the row's loads return; issued first it holds more
-                 registers where a thread holds much of the row.
+                 porter itself does this only where a store comes before the
+                 first reduction (fused_add_rmsnorm, add_layernorm); elsewhere
+                 the scaffold loads them just before that reduction (rmsnorm),
+                 and issued first they hold more registers where a thread
+                 holds much of the row.
   hint-always    The persistent kernel's STREAM_ROWS branches replaced by
                  their first side (the hinted loads), so a launch below
                  STREAM_ROWS runs the same loads without the branch: it
@@ -57,6 +58,7 @@ from porter.port.passes import _is_call, _names, ptr_base
 # and a statement's load and stored pointers.
 from porter.port.persist import (
     STREAM_ROWS,
+    _assigned_anywhere,
     _is_stream_branch,
     _load_parts,
     _stored_bases,
@@ -218,15 +220,6 @@ def _with_body(fn: ast.FunctionDef, body: list[ast.stmt]) -> list[ast.FunctionDe
     return [out]
 
 
-def _assigned_anywhere(stmt: ast.stmt) -> set[str]:
-    """Names the statement assigns, inside its blocks too."""
-    return {
-        n.id
-        for n in ast.walk(stmt)
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-    }
-
-
 def loads_first(fn: ast.FunctionDef) -> list[ast.FunctionDef] | None:
     """The kernel with each load of an unstored pointer moved to just after
     what it reads (after the previous one moved, to keep their order); None
@@ -248,6 +241,8 @@ def loads_first(fn: ast.FunctionDef) -> list[ast.FunctionDef] | None:
         if at < i and not any(_names(body[j]) & targets for j in range(at, i)):
             body.insert(at, body.pop(i))
             moved, last = moved + 1, at
+        else:
+            last = i  # one it leaves in place: the next stays below it
     return _with_body(fn, body) if moved else None
 
 

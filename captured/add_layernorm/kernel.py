@@ -93,6 +93,12 @@ def add_layernorm_kernel(
     row_mask = rows < num_tokens
     cols = tl.arange(0, BLOCK_COLS)[None, :]
     col_mask = cols < hidden
+    weight = tl.load(
+        weight_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
+    ).to(tl.float32)
+    bias = tl.load(
+        bias_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
+    ).to(tl.float32)
     if num_tokens < STREAM_ROWS:
         x = tl.load(
             x_ptr + (cols + rows * x_stride0),
@@ -121,12 +127,6 @@ def add_layernorm_kernel(
         tmp2.to(out1_ptr.dtype.element_ty),
         col_mask & row_mask,
     )
-    weight = tl.load(
-        weight_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
-    ).to(tl.float32)
-    bias = tl.load(
-        bias_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
-    ).to(tl.float32)
     tmp5, tmp6, tmp7 = row_mean_m2(tmp2, col_mask & row_mask, 1, hidden)
     tmp4 = tmp5[:, None]
     tmp8 = tmp6[:, None]

@@ -46,6 +46,9 @@ def fused_add_rmsnorm_kernel(
     row_mask = rows < num_tokens
     cols = tl.arange(0, BLOCK_COLS)[None, :]
     col_mask = cols < hidden
+    weight = tl.load(
+        weight_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
+    ).to(tl.float32)
     if num_tokens < STREAM_ROWS:
         x = tl.load(
             x_ptr + (cols + rows * x_stride0),
@@ -76,9 +79,6 @@ def fused_add_rmsnorm_kernel(
         tmp2.to(out1_ptr.dtype.element_ty),
         col_mask & row_mask,
     )
-    weight = tl.load(
-        weight_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
-    ).to(tl.float32)
     row_sum = tl.sum(_tmp5, 1)[:, None]
     out1 = tmp2.to(out1_ptr.dtype.element_ty).to(tl.float32)
     tmp8 = tl.cast(hidden, tl.float32)

@@ -533,7 +533,16 @@ def hoist_late_loads(fn: ast.FunctionDef) -> int:
     store of this kernel writes their pointer. The looped kernel loads them in
     its last loop; held in registers, their memory latency overlaps the row's
     and the reduction's instead of following them, as in Inductor's own
-    persistent kernels (which issue every load first)."""
+    persistent kernels (which issue every load first).
+    Where the kernel stores before its first reduction (fused_add_rmsnorm's
+    sum), they go further up, to just after what they read: the compiler
+    does not move a load above a store that may alias it, so ptxas issued the
+    weight's load only once the row's data was back (the 90th of 152
+    instructions in fp32 over 1024 columns). Issued first, fused_add_rmsnorm
+    over 1024 columns took 0.94-0.97 of the time at 1-16 tokens (graphs of 20
+    launches) and 0.99 from 4096; add_layernorm fp32 over 768 0.97-0.98 at
+    1-16 tokens, 0.99-1.01 from 16384, but 1.07 at 4096, where its threads
+    hold 80 registers instead of 64 (H200, docs/benchmarks/NOTES.md)."""
     first = next((i for i, s in enumerate(fn.body) if _reduces(s)), None)
     if first is None:
         return 0
@@ -555,8 +564,34 @@ def hoist_late_loads(fn: ast.FunctionDef) -> int:
     if not hoisted or any(set(_assigned(h)) & late for h in hoisted):
         return 0  # a hoisted name is also assigned later: leave the order alone
     rest = [s for s in fn.body[first:] if s not in hoisted]
-    fn.body = fn.body[:first] + hoisted + rest
+    at = _above_first_store(fn.body[:first], hoisted)
+    fn.body = fn.body[:at] + hoisted + fn.body[at:first] + rest
     return len(hoisted)
+
+
+def _assigned_anywhere(stmt: ast.stmt) -> set[str]:
+    """Names the statement assigns, inside its blocks too."""
+    return {
+        n.id
+        for n in ast.walk(stmt)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+
+
+def _above_first_store(head: list[ast.stmt], loads: list[ast.stmt]) -> int:
+    """Where in head (the statements before the first reduction) the loads go:
+    just after the last statement assigning what they read, when a store
+    follows that point; otherwise at head's end."""
+    stores = [i for i, s in enumerate(head) if _stored_bases(s)]
+    reads = set().union(*(_names(s.value) for s in loads))
+    targets = set().union(*(_assigned_anywhere(s) for s in loads))
+    at = 1 + max(
+        [-1] + [i for i, s in enumerate(head) if _assigned_anywhere(s) & reads]
+    )
+    # Nothing they jump over may read what they assign.
+    if not stores or stores[0] < at or any(_names(s) & targets for s in head[at:]):
+        return len(head)
+    return at
 
 
 STREAM_ROWS = "STREAM_ROWS"
