@@ -114,6 +114,26 @@ def sweep(
     return points
 
 
+def dynamic_hints(points: list[Point]) -> list[int]:
+    """For each point of a run, the num_tokens at which the dynamic compile it
+    is timed against was traced. porter bench compiles the dynamic reference
+    once a run, and Dynamo traces it again for each dtype and model size (they
+    are static), at the first such point; a point of one token gets a graph of
+    its own (Dynamo specializes a dim of size 1). Inductor tunes a traced
+    graph's kernels for the sizes it was traced at: rotary_neox bf16 at 1024
+    tokens took 24.8 µs traced at 2 tokens, 9.2 traced at 1024 (H200,
+    docs/benchmarks/NOTES.md, "Calls AL-AQ")."""
+    first: dict[tuple[str, str], int] = {}
+    hints = []
+    for p in points:
+        if p.num_tokens == 1:
+            hints.append(1)
+            continue
+        key = (p.dtype, model_label(shape_label(p.sizes)))
+        hints.append(first.setdefault(key, p.num_tokens))
+    return hints
+
+
 def model_label(shape: str) -> str:
     """The model part of a shape label (the sizes after num_tokens); "-" when
     the case has no model dim (a KernelBench file with fixed sizes)."""
@@ -241,6 +261,7 @@ def run(
         "kernel_sha": kernel_fingerprint(case.folder),
     }
     kernels = _kernels(case.kernel)
+    hints = dynamic_hints(points)
     rows = []
     for i, point in enumerate(points):
         progress(
@@ -276,6 +297,7 @@ def run(
                     row[f"{name}_graph_us"] = round(us, 2)
                 row["graph_rounds"] = rounds
                 row["graph_launches"] = launches
+                row["dynamic_traced_at"] = hints[i]
                 nbytes = tensor_bytes(inputs) + tensor_bytes(calls["ported"]())
             row["bytes"] = nbytes
             row["ported_gbps"] = round(gbps(nbytes, row["ported_graph_us"]), 1)
@@ -725,6 +747,19 @@ def aggregate(folder: Path, captured: Path | None = None) -> str:
             "which at decode sizes is mostly the graph's own launch; each row's "
             "ratios compare calls timed the same way, and the time bar judges "
             "each row by them.",
+        ]
+    large = [r for r in every if r["num_tokens"] >= 1024]
+    early = sum(1 for r in large if r.get("dynamic_traced_at", 1024) < 1024)
+    unknown = sum(1 for r in large if "dynamic_traced_at" not in r)
+    if early or unknown:
+        lines += [
+            "",
+            f"Of {len(large)} rows from 1024 tokens, {early} were timed against "
+            "a dynamic compile traced below 1024 tokens, and "
+            f"{unknown} predate the record of where (`dynamic_traced_at`). "
+            "Inductor tunes a traced graph's kernels for the size it was traced "
+            "at, so against one traced small, p/d compares with kernels tuned "
+            "for small batches: start a run at 1024 tokens to trace it there.",
         ]
     odd = graph_anomalies(every)
     if odd:

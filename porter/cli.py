@@ -330,7 +330,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("case", metavar="CASE")
     p.add_argument("--dtype", nargs="+", choices=["bfloat16", "float16", "float32"])
     p.add_argument(
-        "--tokens", type=int, nargs="+", help="token counts (default 1 ... 65536)"
+        "--tokens",
+        type=int,
+        nargs="+",
+        help="token counts (default 1 ... 65536). The dynamic compile is traced "
+        "at the first above 1 of each dtype and model size, and Inductor tunes "
+        "its kernels for that size: "
+        "time decode and prefill counts in separate runs to compare each with "
+        "kernels tuned for its range",
     )
     add_dims_option(p)
     p.add_argument("--out", default="docs/benchmarks", help="where results go")

@@ -446,6 +446,41 @@ def test_report_lists_rows_of_another_kernel_py(tmp_path):
     assert "1 of 2 rows were timed before porter bench recorded" in summary
 
 
+def test_dynamic_hints_follow_the_first_point_of_each_dtype_and_model():
+    points = bench.sweep(
+        MANIFEST,
+        (1, 2, 4096),
+        ("bfloat16", "float32"),
+        model_sizes={"hidden": [1024, 4096]},
+    )
+    hints = {
+        (p.dtype, p.sizes["hidden"], p.num_tokens): h
+        for p, h in zip(points, bench.dynamic_hints(points))
+    }
+    # One token: a graph of its own; then traced at the run's next point.
+    assert hints[("bfloat16", 1024, 1)] == 1
+    assert hints[("bfloat16", 1024, 4096)] == 2
+    assert hints[("float32", 4096, 4096)] == 2
+    # A run that starts at 4096 tokens traces it there.
+    points = bench.sweep(MANIFEST, (4096, 65536), ("bfloat16",))
+    assert bench.dynamic_hints(points) == [4096, 4096]
+
+
+def test_report_counts_large_rows_against_a_dynamic_compile_traced_small(tmp_path):
+    rows = _rows()  # 1 and 4096 tokens
+    rows[1]["dynamic_traced_at"] = 4096
+    assert "traced below 1024" not in _summary(tmp_path, rows)
+    rows[1]["dynamic_traced_at"] = 2
+    assert "Of 1 rows from 1024 tokens, 1 were timed against" in (
+        _summary(tmp_path, rows)
+    )
+    # Rows from before the record are counted apart, not as traced small.
+    del rows[1]["dynamic_traced_at"]
+    summary = _summary(tmp_path, rows)
+    assert "1024 tokens, 0 were timed" in summary
+    assert "and 1 predate the record" in summary
+
+
 def test_report_gives_the_dates_a_sweep_spans(tmp_path):
     rows = _rows()
     rows[1]["date"] = "2026-01-02"  # a call that ran past midnight
