@@ -540,7 +540,7 @@ def hoist_late_loads(fn: ast.FunctionDef) -> int:
     weight's load only once the row's data was back (the 90th of 152
     instructions in fp32 over 1024 columns). Issued first, fused_add_rmsnorm
     over 1024 columns took 0.94-0.97 of the time at 1-16 tokens (graphs of 20
-    launches) and 0.99 from 4096; add_layernorm fp32 over 768 0.97-0.98 at
+    launches) and 0.98-0.99 from 4096; add_layernorm fp32 over 768 0.97-0.98 at
     1-16 tokens, 0.99-1.01 from 16384, but 1.07 at 4096, where its threads
     hold 80 registers instead of 64 (H200, docs/benchmarks/NOTES.md)."""
     first = next((i for i, s in enumerate(fn.body) if _reduces(s)), None)
