@@ -320,7 +320,7 @@ def test_hoist_late_loads_moves_the_epilogue_load_above_an_earlier_store():
     )
 
 
-def test_hoist_late_loads_stops_below_a_store_it_needs():
+def test_hoist_late_loads_stays_below_a_store_when_it_reads_a_later_name():
     # The load reads y, assigned after the first store: it can go no higher
     # than the reduction.
     fn = _fn(
