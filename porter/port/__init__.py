@@ -143,6 +143,8 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
     title = (
         doc.splitlines()[0] if doc else f"{cap.reference_name}, ported from Inductor"
     )
+    # The launcher's setup lines, to tell which sizing helpers it calls.
+    setup = "\n".join(line for step in launcher.steps for line in step.setup)
     text = render(
         "kernel.py.j2",
         cap=cap,
@@ -161,17 +163,9 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
         uses_stream_rows=any(step.kwargs for step in launcher.steps),
         looped_block_cols=LOOPED_MAX_BLOCK,
         looped_min_row_bytes=LOOPED_MIN_ROW_BYTES,
-        uses_min_row_bytes=any(
-            "looped_min_row_bytes(" in line
-            for step in launcher.steps
-            for line in step.setup
-        ),
-        uses_flat=any(
-            "flat_settings(" in line for step in launcher.steps for line in step.setup
-        ),
-        uses_launch_settings=any(
-            "launch_settings(" in line for step in launcher.steps for line in step.setup
-        ),
+        uses_min_row_bytes="looped_min_row_bytes(" in setup,
+        uses_flat="flat_settings(" in setup,
+        uses_launch_settings="launch_settings(" in setup,
         uses_reinterpret=any(
             "reinterpret(" in s.call for s in launcher.steps if s.kind == "extern"
         )
