@@ -187,19 +187,17 @@ class _Int32ProgramIds(ast.NodeTransformer):
 def int32_offsets(fn: ast.FunctionDef) -> list[ast.FunctionDef] | None:
     """The kernel with 32-bit program ids and unannotated (int) strides; None
     for a function with neither (the launcher, helpers)."""
-    widened = any(_is_int64_program_id(n) for n in ast.walk(fn))
+    out = copy.deepcopy(fn)
     typed = [
         a
-        for a in fn.args.args
+        for a in out.args.args
         if a.annotation is not None and ast.unparse(a.annotation) == "tl.int64"
     ]
-    if not widened and not typed:
+    if not typed and not any(_is_int64_program_id(n) for n in ast.walk(out)):
         return None
-    out = _Int32ProgramIds().visit(copy.deepcopy(fn))
-    for a in out.args.args:
-        if a.annotation is not None and ast.unparse(a.annotation) == "tl.int64":
-            a.annotation = None
-    return [out]
+    for a in typed:
+        a.annotation = None
+    return [_Int32ProgramIds().visit(out)]
 
 
 def hint_always(fn: ast.FunctionDef) -> list[ast.FunctionDef] | None:

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import json
 import sys
+from pathlib import Path
 
 import torch
 import triton
@@ -38,14 +38,13 @@ from porter.bench import (
     sweep,
 )
 from porter.sizes import add_point_options, parse_dims
-from porter.testing.parity import Scenario, load_case, make_inputs, scaffold_entry
-
-
-def _load_variant(path: str, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+from porter.testing.parity import (
+    Scenario,
+    _import,
+    load_case,
+    make_inputs,
+    scaffold_entry,
+)
 
 
 def _close(a, b) -> bool:
@@ -208,7 +207,7 @@ def main() -> int:
         ap.error("--rounds: give 1 or more")
     case = load_case(f"captured/{args.case}")
     compiled = compiled_references(case) if args.inductor else None
-    variants = {v: _load_variant(v, f"variant{i}") for i, v in enumerate(args.variant)}
+    variants = {v: _import(Path(v), f"variant{i}") for i, v in enumerate(args.variant)}
     model = parse_dims(args.dims)
     points = sweep(case.manifest, tuple(args.tokens), (args.dtype,), model_sizes=model)
     for point in points:
