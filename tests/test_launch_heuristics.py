@@ -2,8 +2,10 @@
 launch_settings for reductions, tile_settings for tiled pointwise kernels,
 flat_settings for 1-D ones.
 The choices were measured on an H200 (docs/benchmarks/NOTES.md); these tests
-hold the properties the kernels rely on, taken from a rendered scaffold."""
+hold the properties the kernels rely on, taken from a rendered scaffold (or
+from the template, for a helper no captured case renders)."""
 
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -279,12 +281,24 @@ def test_only_the_persistent_kernel_takes_the_eviction_hint():
     )
 
 
+def _template_function(name: str):
+    """`name` from the scaffold template's helpers, where no captured case
+    renders it (flat_settings)."""
+    text = (
+        Path(__file__).resolve().parent.parent / "templates" / "kernel.py.j2"
+    ).read_text()
+    start = text.index(f"def {name}(")
+    namespace = {"triton": triton}
+    exec(textwrap.dedent(text[start : text.index("{% endif %}", start)]), namespace)
+    return namespace[name]
+
+
 def test_flat_settings_take_blocks_of_512_at_decode_sizes():
-    # linear_gelu's 1-D epilogue (libdevice tanh): the capture's 1024 with 4
+    # A 1-D pointwise launch with libdevice (tanh): the capture's 1024 with 4
     # warps above 2^19 elements; at or below, 512 with 8, so that 256
-    # elements (one token of 256 features) do not leave three quarters of a
-    # 1024 block computing masked lanes.
-    flat_settings = _function("linear_gelu", "flat_settings")
+    # elements do not leave three quarters of a 1024 block computing masked
+    # lanes.
+    flat_settings = _template_function("flat_settings")
     assert flat_settings(256, 1024, 4, heavy=True) == (512, 8)
     assert flat_settings(1 << 19, 1024, 4, heavy=True) == (512, 8)
     assert flat_settings((1 << 19) + 1, 1024, 4, heavy=True) == (1024, 4)
@@ -293,11 +307,14 @@ def test_flat_settings_take_blocks_of_512_at_decode_sizes():
     assert flat_settings((1 << 18) + 1, 2048, 8) == (2048, 8)
 
 
-def test_linear_gelu_launcher_takes_flat_settings():
+def test_linear_gelu_epilogue_takes_rows_of_the_output():
+    # The epilogue reads only the matmul's output at a flat offset: its rows
+    # are out_features wide (a constexpr), sized by the output's element size.
     source = (CAPTURED / "linear_gelu" / "kernel.py").read_text()
     launcher = source[source.index("def linear_gelu(") :]
     assert (
-        "flat_settings(\n        (out_features * num_tokens), 1024, 4, heavy=True\n"
+        "tile_settings(\n        num_tokens, out_features, out.element_size(), heavy=True\n"
         in launcher
     )
+    assert "flat_settings" not in source
     assert "num_warps=num_warps" in launcher

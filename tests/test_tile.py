@@ -4,7 +4,7 @@ import ast
 import textwrap
 
 from porter.port.model import KernelPort, Param
-from porter.port.tile import _exact_quotient, tile_rows_by_cols
+from porter.port.tile import _exact_quotient, _model_factor, tile_rows_by_cols
 from porter.records import KernelRecord
 
 FLAT = """\
@@ -92,3 +92,70 @@ def test_tile_without_other_uses_has_no_flat_offset():
 def test_tile_needs_whole_rows():
     kp = _kp(FLAT, "num_tokens * d + 3", "d", "d * 2")
     assert not tile_rows_by_cols(kp)
+
+
+EPILOGUE = """\
+block_start = tl.program_id(0).to(tl.int64) * BLOCK_SIZE
+offsets = block_start + tl.arange(0, BLOCK_SIZE)[:]
+mask = offsets < numel
+v = tl.load(out_ptr + offsets, mask).to(tl.float32)
+tl.store(out_ptr + offsets, (v * 0.5).to(out_ptr.dtype.element_ty), mask)
+"""
+
+
+def _epilogue(numel: str) -> KernelPort:
+    params = [
+        Param("out_ptr", "pointer", "out"),
+        Param("numel", "runtime", numel),
+        Param("BLOCK_SIZE", "block", "BLOCK_SIZE", "tl.constexpr"),
+    ]
+    src = "def k(out_ptr, numel, BLOCK_SIZE):\n" + textwrap.indent(EPILOGUE, "    ")
+    kp = KernelPort(KernelRecord("k", src, "pointwise", [], {}, None, None, 0), None)
+    kp.tree = ast.parse(src).body[0]
+    kp.params = params
+    kp.runtime_dims = frozenset({"num_tokens"})
+    return kp
+
+
+def test_model_factor():
+    runtime = frozenset({"num_tokens"})
+    assert _model_factor("(out_features * num_tokens)", runtime) == "out_features"
+    assert _model_factor("num_tokens * x.shape[1]", runtime) == "x.shape[1]"
+    assert _model_factor("num_tokens * (x.shape[1] // 2)", runtime) == (
+        "(x.shape[1] // 2)"
+    )
+    assert _model_factor("num_tokens * heads * d", runtime) == "d*heads"
+    assert _model_factor("num_tokens", runtime) is None  # nothing per model
+    assert _model_factor("out_features * 4", runtime) is None  # nothing per call
+    assert _model_factor("num_tokens + out_features", runtime) is None  # a sum
+    assert _model_factor("2 * num_tokens", runtime) is None  # a literal only
+
+
+def test_tile_gives_a_flat_epilogue_rows_of_its_model_factor():
+    # Before: one runtime element count, so Triton cannot tell that a
+    # thread's elements share one mask value and loads them one at a time.
+    kp = _epilogue("(out_features * num_tokens)")
+    assert tile_rows_by_cols(kp)
+    body = "\n".join(ast.unparse(s) for s in kp.tree.body)
+    assert "mask = (rows < num_tokens) & (cols < out_features)" in body
+    assert "offsets = rows * out_features + cols" in body
+    assert "BLOCK_SIZE" not in body and "numel" not in body
+    names = [p.name for p in kp.params]
+    assert names == [
+        "out_ptr",
+        "num_tokens",
+        "out_features",
+        "BLOCK_ROWS",
+        "BLOCK_COLS",
+    ]
+    kinds = {p.name: p.kind for p in kp.params}
+    assert kinds["num_tokens"] == "runtime" and kinds["out_features"] == "model"
+    assert kp.tile == ("out_features", "out_features", "num_tokens")
+    assert [a.arg for a in kp.tree.args.args] == names
+
+
+def test_tile_keeps_a_flat_epilogue_without_a_model_factor():
+    kp = _epilogue("num_tokens")
+    assert not tile_rows_by_cols(kp)
+    assert "mask = offsets < numel" in ast.unparse(kp.tree)
+    assert kp.tile is None

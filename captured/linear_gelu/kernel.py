@@ -12,6 +12,7 @@ What porter changed:
 - named arguments after what they are bound to; per-call sizes are runtime ints in do_not_specialize, per-model sizes constexpr, row strides int64 arguments
 - loads upcast to fp32, stores cast to the output's element type (fp32/fp16/bf16 alike)
 - renamed index variables and temporaries after what they hold
+- pointwise kernels run on a (rows, column blocks) grid: no 64-bit % and // per element, contiguous columns the compiler can vectorize
 """
 
 import torch
@@ -20,11 +21,20 @@ import triton.language as tl
 from triton.language.extra import libdevice
 
 
-@triton.jit(do_not_specialize=["numel"])
-def linear_gelu_kernel(out_ptr, numel, BLOCK_SIZE: tl.constexpr):
-    block_start = tl.program_id(0).to(tl.int64) * BLOCK_SIZE
-    offsets = block_start + tl.arange(0, BLOCK_SIZE)[:]
-    mask = offsets < numel
+@triton.jit(do_not_specialize=["num_tokens"])
+def linear_gelu_kernel(
+    out_ptr,
+    num_tokens,
+    out_features: tl.constexpr,
+    BLOCK_ROWS: tl.constexpr,
+    BLOCK_COLS: tl.constexpr,
+):
+    rows = (
+        tl.program_id(0).to(tl.int64) * BLOCK_ROWS + tl.arange(0, BLOCK_ROWS)[:, None]
+    )
+    cols = tl.program_id(1) * BLOCK_COLS + tl.arange(0, BLOCK_COLS)[None, :]
+    mask = (rows < num_tokens) & (cols < out_features)
+    offsets = rows * out_features + cols
     out = tl.load(out_ptr + offsets, mask).to(tl.float32)
     tmp1 = 0.5
     tmp2 = out * tmp1
@@ -42,21 +52,33 @@ def linear_gelu_kernel(out_ptr, numel, BLOCK_SIZE: tl.constexpr):
     tl.store(out_ptr + offsets, tmp13.to(out_ptr.dtype.element_ty), mask)
 
 
-def flat_settings(numel, block, warps, heavy=False):
-    """(block, warps) of a 1-D pointwise launch over numel elements: the
-    capture's choice (block, warps) above decode sizes; up to them
-    (tile_settings' bound) blocks of 512, with 8 warps where the kernel calls
-    libdevice, so that a few hundred elements do not leave most lanes of a
-    larger block computing masked ones. On the H200 linear_gelu's epilogue
-    over 256 elements in blocks of 1024 (8 a thread, 29 registers) ran 1.6 us
-    against Inductor's 1.08 with blocks of 256 (profiler, call AK); the 2-D
-    gelu launch took 0.88-0.97 of its time with tile_settings' rule
-    (docs/benchmarks/NOTES.md; the rule is not yet timed on 1-D launches).
-    One switch: a warmup at decode sizes and at the largest batch compiles
-    both sides."""
-    if numel <= (1 << 19 if heavy else 1 << 18):
-        return 512, 8 if heavy else 4
-    return block, warps
+def tile_settings(num_rows, row_size, elem_bytes=2, heavy=False):
+    """(rows, columns, warps) of a block of a (rows, column blocks) pointwise
+    launch: up to 4096 columns of a row, or several short rows making 1024
+    elements, 16 bytes a thread (8 bf16 or 4 fp32 elements: fp32 rotary at
+    16384-65536 tokens took 0.79-0.91 of the time with 8 elements a thread).
+    At decode sizes (2^18 elements or fewer) blocks of 512 elements, 4 warps:
+    more programs for few rows.
+    heavy: the kernel calls libdevice (tanh, erf). Its threads wait on
+    arithmetic more than on memory, so up to 2^19 elements it takes two
+    elements a thread (blocks of 512, 8 warps); above that, in 2-byte dtypes,
+    blocks of 1024 columns with 4 warps. One switch, as for the others: a
+    warmup at decode sizes and at the largest batch compiles both sides.
+    gelu_tanh_and_mul at 1-64 tokens of 4096 (bf16, fp16, fp32) and 1-32 of
+    11008 (bf16) took 0.88-0.97 of the time of 512 with 4 warps, or of 1024
+    with 4 above 2^18 (kernel time inside a CUDA graph of 20 launches); from
+    4096 tokens, 1024 columns with 4 warps took 0.95-0.96 of 4096 columns'
+    time in bf16 (silu_and_mul, which calls none, lost 2-4% that way).
+    Measured on an H200, docs/benchmarks/NOTES.md."""
+    block_cols = triton.next_power_of_2(row_size)
+    elements = num_rows * row_size
+    if elements <= (1 << 19 if heavy else 1 << 18):
+        block_cols = min(block_cols, 512)
+        return 512 // block_cols, block_cols, 8 if heavy else 4
+    block_cols = min(block_cols, 1024 if heavy and elem_bytes <= 2 else 4096)
+    block_rows = max(1, 1024 // block_cols)
+    warps = block_rows * block_cols * elem_bytes // 512
+    return block_rows, block_cols, min(32, max(4, warps))
 
 
 def reinterpret(t, size, stride, offset):
@@ -88,13 +110,17 @@ def linear_gelu(x, weight, bias):
         beta=1,
         out=out,
     )
-    BLOCK_SIZE, num_warps = flat_settings(
-        (out_features * num_tokens), 1024, 4, heavy=True
+    BLOCK_ROWS, BLOCK_COLS, num_warps = tile_settings(
+        num_tokens, out_features, out.element_size(), heavy=True
     )
-    linear_gelu_kernel[(triton.cdiv((out_features * num_tokens), BLOCK_SIZE),)](
+    linear_gelu_kernel[
+        (triton.cdiv(num_tokens, BLOCK_ROWS), triton.cdiv(out_features, BLOCK_COLS))
+    ](
         out_ptr=out,
-        numel=(out_features * num_tokens),
-        BLOCK_SIZE=BLOCK_SIZE,
+        num_tokens=num_tokens,
+        out_features=out_features,
+        BLOCK_ROWS=BLOCK_ROWS,
+        BLOCK_COLS=BLOCK_COLS,
         num_warps=num_warps,
     )
     return out

@@ -17,6 +17,24 @@ def _call_name(call: ast.Call) -> str:
     return func.id if isinstance(func, ast.Name) else ""
 
 
+def _first_dim(expr: ast.AST) -> bool:
+    """`t.shape[0]` or `t.size(0)`."""
+    if isinstance(expr, ast.Subscript):
+        return (
+            isinstance(expr.value, ast.Attribute)
+            and expr.value.attr == "shape"
+            and isinstance(expr.slice, ast.Constant)
+            and expr.slice.value == 0
+        )
+    return (
+        isinstance(expr, ast.Call)
+        and _call_name(expr) == "size"
+        and len(expr.args) == 1
+        and isinstance(expr.args[0], ast.Constant)
+        and expr.args[0].value == 0
+    )
+
+
 def runtime_size(
     expr: ast.AST, scope: Scope, seen: frozenset = frozenset()
 ) -> str | None:
@@ -24,7 +42,8 @@ def runtime_size(
 
     Runtime sizes: token/batch/row counts by name, `x.shape[0]`, `x.size(0)`,
     `x.numel()`, `len(x)`, and anything computed from them (cdiv included).
-    Per-model sizes (heads, hidden, `x.shape[1]`) and constants are not.
+    Per-model sizes (heads, hidden, `x.shape[1]`) and constants are not, nor
+    a per-model name bound to a first dim (`out_features = weight.shape[0]`).
     """
     if isinstance(expr, ast.Name):
         if names.is_runtime_size(expr.id):
@@ -33,6 +52,10 @@ def runtime_size(
             return None
         for value in scope.values(expr.id):
             if isinstance(value, ast.expr):
+                if names.names_a_model_dim(expr.id) and _first_dim(value):
+                    # `out_features = weight.shape[0]`: the name says what
+                    # this tensor's first dim is, better than the dim-0 guess.
+                    continue
                 why = runtime_size(value, scope, seen | {expr.id})
                 if why:
                     return why

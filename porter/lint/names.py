@@ -82,6 +82,12 @@ def is_per_model(name: str) -> bool:
     return name.upper() in _PER_MODEL_EXACT or bool(_PER_MODEL.search(name.lower()))
 
 
+def names_a_model_dim(name: str) -> bool:
+    """A descriptive per-model name (out_features, hidden_size), not a
+    single capital: `N` is a weight dim in GEMM code, `n` a row count."""
+    return len(name) > 1 and bool(_PER_MODEL.search(name.lower()))
+
+
 def is_head_count(name: str) -> bool:
     low = name.lower()
     return "head" in low and not any(w in low for w in ("dim", "size", "stride"))

@@ -58,6 +58,7 @@ def same_expr(a: str, b: str) -> bool:
 def bind_parameters(kp: KernelPort, cap: Capture, module: CompiledModule) -> None:
     """Name and classify every kernel parameter from what the launch binds it to."""
     runtime_dims = {d.name for d in cap.dims if d.role == "runtime"}
+    kp.runtime_dims = frozenset(runtime_dims)
     n_outputs = len(module.outputs)
     by_param = {b.param: b for b in kp.launch.args} if kp.launch else {}
     kp.bindings = by_param

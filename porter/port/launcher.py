@@ -368,17 +368,20 @@ def _row_inputs(kp: KernelPort, inputs: set[str]) -> int:
 
 def _elem_bytes(kp: KernelPort, inputs: set[str]) -> str:
     """`x.element_size()` for the first floating-point input the kernel reads
-    (the rows it reduces): launch_settings sizes threads by bytes, so an fp32
-    row gets twice the warps of a bf16 one. Empty when no input is a float."""
-    for p in kp.params:
-        dtype = kp.pointer_dtype.get(p.name, "")
-        if (
-            p.kind == "pointer"
-            and p.value in inputs
-            and dtype.startswith(("*fp", "*bf"))
-        ):
-            return f"{p.value}.element_size()"
-    return ""
+    (the rows it reduces), or else its first floating-point buffer (an
+    epilogue updating a matmul's output in place): launch_settings sizes
+    threads by bytes, so an fp32 row gets twice the warps of a bf16 one.
+    Empty when the kernel has no floating-point pointer."""
+    floats = [
+        p
+        for p in kp.params
+        if p.kind == "pointer"
+        and kp.pointer_dtype.get(p.name, "").startswith(("*fp", "*bf"))
+    ]
+    first = next(
+        (p for p in floats if p.value in inputs), floats[0] if floats else None
+    )
+    return f"{first.value}.element_size()" if first else ""
 
 
 def _indent(lines: list[str]) -> str:

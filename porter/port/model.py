@@ -56,6 +56,9 @@ class KernelPort:
     # (K param, K launcher expr, rows launcher expr) of a (rows, cols) launch
     # (porter.port.tile); None keeps the flat 1-D launch.
     tile: tuple[str, str, str] | None = None
+    # Names of the per-call dims (num_tokens): a flat kernel's element count
+    # splits into them and per-model sizes (porter.port.tile).
+    runtime_dims: frozenset[str] = frozenset()
     # Record names of the kernels fused into this one (porter.port.fuse); their
     # launches are this kernel's.
     fused: list[str] = field(default_factory=list)

@@ -27,6 +27,13 @@ into
 when K is a per-model (constexpr) size, numel is K times a whole number of
 rows, and nothing else reads the flat offset but further `offsets // (K * q)`
 row splits (rotary's token index), which become `rows // q`.
+
+A kernel with no column index, which reads only the flat offset (linear_gelu's
+epilogue over the matmul's output, `out_ptr + offsets`), is tiled the same
+way when its element count is a per-model factor K times per-call dims
+(`out_features * num_tokens`): K becomes a new constexpr and `offsets = rows *
+K + cols`. With only a runtime element count in the mask, Triton cannot tell
+that a thread's elements are in bounds together and loads them one at a time.
 """
 
 from __future__ import annotations
@@ -46,41 +53,65 @@ PREAMBLE = [
 ]
 
 
-def _exact_quotient(num: str, den: str) -> str | None:
-    """num / den as a launcher expression when it is a polynomial (an exact
-    number of rows); `a // b` terms are treated as opaque symbols."""
-    floors: dict[str, str] = {}
+class _Sizes:
+    """Launcher size expressions as sympy symbols and back: `x.shape[1]` and
+    `(a // b)` terms become plain symbols (a floor is opaque to the algebra)."""
 
-    def opaque(text: str) -> str:
+    def __init__(self) -> None:
+        self.floors: dict[str, str] = {}
+
+    def to_sympy(self, text: str) -> sympy.Expr | None:
         def sub(m: re.Match) -> str:
-            key = f"_floor{len(floors)}"
-            floors.setdefault(m.group(0), key)
-            return floors[m.group(0)]
+            self.floors.setdefault(m.group(0), f"_floor{len(self.floors)}")
+            return self.floors[m.group(0)]
 
         # innermost `(a // b)` groups, repeatedly
         prev = None
         while prev != text:
             prev = text
             text = re.sub(r"\([^()]*//[^()]*\)", sub, text)
-        return text
-
-    def symbols(text: str) -> str:
         # `x.shape[1]` is a size like any other: a plain symbol for sympy
-        return re.sub(r"(\w+)\.shape\[(\d+)\]", r"\1__size\2", opaque(text))
+        return _sym(re.sub(r"(\w+)\.shape\[(\d+)\]", r"\1__size\2", text))
 
-    n, d = _sym(symbols(num)), _sym(symbols(den))
+    def to_text(self, expr: sympy.Expr) -> str:
+        text = str(sympy.factor(expr)).replace(" ", "")
+        for floor, key in self.floors.items():
+            text = text.replace(key, floor)
+        return re.sub(r"(\w+)__size(\d+)", r"\1.shape[\2]", text)
+
+
+def _exact_quotient(num: str, den: str) -> str | None:
+    """num / den as a launcher expression when it is a polynomial (an exact
+    number of rows); `a // b` terms are treated as opaque symbols."""
+    sizes = _Sizes()
+    n, d = sizes.to_sympy(num), sizes.to_sympy(den)
     if n is None or d is None or d == 0:
         return None
     q = sympy.cancel(n / d)
     _, den_q = sympy.fraction(q)
     if den_q != 1 or q.is_number and q != int(q):
         return None
-    text = str(sympy.factor(q)).replace(" ", "")
-    text = re.sub(r"(\d+)\*\*(\d+)", r"\1**\2", text)
-    for expr, key in floors.items():
-        text = text.replace(key, expr)
-    text = re.sub(r"(\w+)__size(\d+)", r"\1.shape[\2]", text)
-    return text
+    return sizes.to_text(q)
+
+
+def _model_factor(numel: str, runtime_dims: frozenset[str]) -> str | None:
+    """The per-model factor of a flat element count (`out_features` of
+    `out_features * num_tokens`), as a launcher expression: the product of its
+    factors that name no per-call dim. None when there is none, or nothing
+    per-call is left beside it."""
+    sizes = _Sizes()
+    n = sizes.to_sympy(numel)
+    if n is None:
+        return None
+    model, per_call = sympy.Integer(1), sympy.Integer(1)
+    for f in sympy.Mul.make_args(sympy.factor(n)):
+        if {str(s) for s in f.free_symbols} & runtime_dims:
+            per_call *= f
+        else:
+            model *= f
+    if model.is_number or per_call.is_number:
+        return None
+    return sizes.to_text(model)
 
 
 def tile_rows_by_cols(kp: KernelPort) -> bool:
@@ -118,12 +149,26 @@ def tile_rows_by_cols(kp: KernelPort) -> bool:
         ),
         None,
     )
-    if col is None:
-        return False
-    k = col.value.right.id
-    if k not in params or params[k].kind != "model":
-        return False
-    rows_expr = _exact_quotient(params[numel].value, params[k].value)
+    new_params: list[Param] = []
+    if col is not None:
+        k = col.value.right.id
+        if k not in params or params[k].kind != "model":
+            return False
+        k_value = params[k].value
+    else:
+        # No column index: the kernel reads only the flat offset (an epilogue
+        # over a matmul's output). Its rows are the per-model factor of the
+        # element count, a new constexpr, so that Triton sees whole rows in the
+        # mask and vectorizes; a runtime element count hides that.
+        k_value = _model_factor(params[numel].value, kp.runtime_dims)
+        if k_value is None:
+            return False
+        k = ident(k_value)
+        taken = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
+        if k in params or k in taken:
+            return False
+        new_params.append(Param(k, "model", k_value, "tl.constexpr", ""))
+    rows_expr = _exact_quotient(params[numel].value, k_value)
     if rows_expr is None:
         return False
     # A row split `offsets // D` (D a constexpr size that is K times a whole
@@ -154,7 +199,7 @@ def tile_rows_by_cols(kp: KernelPort) -> bool:
             continue
         q = None
         if d in params and params[d].kind == "model":
-            q = _exact_quotient(params[d].value, params[k].value)
+            q = _exact_quotient(params[d].value, k_value)
         if q is None:
             flat_uses = True  # keep `offsets // D` on the rebuilt flat offset
             continue
@@ -167,7 +212,6 @@ def tile_rows_by_cols(kp: KernelPort) -> bool:
         return False
 
     # The rewrite.
-    new_params: list[Param] = []
     for s, q in splits.values():
         if q is None:
             s.value = ast.Name("rows", ast.Load())
@@ -176,7 +220,8 @@ def tile_rows_by_cols(kp: KernelPort) -> bool:
         if name not in params and all(p.name != name for p in new_params):
             new_params.append(Param(name, "model", q, "tl.constexpr", ""))
         s.value = ast.parse(f"rows // {name}", mode="eval").body
-    col.value = ast.Name("cols", ast.Load())
+    if col is not None:
+        col.value = ast.Name("cols", ast.Load())
     head = [
         "rows = tl.program_id(0).to(tl.int64) * BLOCK_ROWS"
         " + tl.arange(0, BLOCK_ROWS)[:, None]",
@@ -222,7 +267,7 @@ def tile_rows_by_cols(kp: KernelPort) -> bool:
     read = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
     kp.params = [p for p in kp.params if p.kind != "model" or p.name in read]
     set_signature(kp)
-    kp.tile = (k, params[k].value, rows_expr)
+    kp.tile = (k, k_value, rows_expr)
     kp.notes.append(
         "pointwise kernels run on a (rows, column blocks) grid: no 64-bit % and // "
         "per element, contiguous columns the compiler can vectorize"
