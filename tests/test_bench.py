@@ -99,7 +99,7 @@ def test_reports_render_from_stored_rows(tmp_path):
     summary = bench.aggregate(tmp_path)
     line = next(l for l in summary.splitlines() if l.startswith("| [demo]"))
     assert (
-        "| bfloat16 | hidden=4096 | 2 | 2/2 | 0.50 (4096) | 0.91 (4096) | 91.0% |"
+        "| bfloat16 | hidden=4096 | 2 | 2/2 | - | 0.50 (4096) | 0.91 (4096) | 91.0% |"
         in line
     )
     assert "TEST GPU" in line and "![demo](demo.png)" in summary
@@ -300,7 +300,24 @@ def test_aggregate_counts_points_outside_the_bar(tmp_path):
     rows = _rows()
     rows[0]["ported_graph_us"] = 6.5  # 1.08 x static at 1 token
     summary = _summary(tmp_path, rows)
-    assert "| 2 | 1/2 | 0.50 (4096) | 1.08 (1) |" in summary
+    assert "| 2 | 1/2 | 1 | 0.50 (4096) | 1.08 (1) |" in summary
+    assert (
+        "Within the time bar: 1 of 2 points; 0 of 1 up to 256 tokens, 1 of 1 above."
+        in summary
+    )
+    # up to 1.03x static is within
+    rows[0]["ported_graph_us"] = 6.15
+    assert "| 2 | 2/2 | - |" in _summary(tmp_path, rows)
+    rows[0]["inductor_graph_us"] = 6.0  # slower than the dynamic compile
+    summary = _summary(tmp_path, rows)
+    assert "| 2 | 1/2 | 1 |" in summary
+    assert "0 of 1 up to 256 tokens" in summary
+
+
+def test_within_bar():
+    assert bench.within_bar(1.0, 1.03)
+    assert not bench.within_bar(1.001, 0.5)
+    assert not bench.within_bar(0.5, 1.031)
 
 
 def test_graph_replays_slower_than_direct_launches_are_flagged(tmp_path):
