@@ -56,9 +56,7 @@ def test_candidates_fix_the_launch_choice():
     assert got["looped=2048"]["looped_settings"](7, 4096, 4) == (2048, 16)
     assert got["looped=4096x8"]["looped_settings"](7, 4096, 4) == (4096, 8)
     assert got["looped=4096x8"]["MAX_FUSED_COLS"] == 1
-    assert got["min_row_bytes=1073741824"]["LOOPED_MIN_ROW_BYTES"] == {
-        (2, 1): 1 << 30
-    }
+    assert got["min_row_bytes=1073741824"]["LOOPED_MIN_ROW_BYTES"] == {(2, 1): 1 << 30}
 
 
 def test_candidates_skip_switches_the_scaffold_lacks():
@@ -66,3 +64,24 @@ def test_candidates_skip_switches_the_scaffold_lacks():
     # would time the default under another name.
     mod = types.SimpleNamespace()
     assert launch_probe._candidates(mod, _args(looped=["2048"], max_fused=[1])) == []
+
+
+def test_a_missing_variant_file_stops_before_anything_runs(
+    tmp_path, monkeypatch, capsys
+):
+    present = tmp_path / "v.py"
+    present.write_text("")
+    argv = [
+        "launch_probe.py",
+        "rmsnorm",
+        "--variant",
+        str(present),
+        str(tmp_path / "gone.py"),
+    ]
+    monkeypatch.setattr("sys.argv", argv)
+    with pytest.raises(SystemExit) as exc:
+        launch_probe.main()
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert f"--variant: no such file: {tmp_path / 'gone.py'}" in err
+    assert "Traceback" not in err

@@ -205,6 +205,11 @@ def main() -> int:
         ap.error("--launches: give 1 or more")
     if args.rounds < 1:
         ap.error("--rounds: give 1 or more")
+    missing = [v for v in args.variant if not Path(v).is_file()]
+    if missing:
+        # Checked before anything compiles: kernel_variant writes no file
+        # where its form does not apply to the case.
+        ap.error(f"--variant: no such file: {', '.join(missing)}")
     case = load_case(f"captured/{args.case}")
     compiled = compiled_references(case) if args.inductor else None
     variants = {v: _import(Path(v), f"variant{i}") for i, v in enumerate(args.variant)}
