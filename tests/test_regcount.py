@@ -1,5 +1,6 @@
 """tools/regcount.py: Triton's specialization of a launch, and register counts
-compiled for the H200's target with the wheel's ptxas (no GPU)."""
+compiled for the H200's target with the wheel's ptxas (no GPU); with it, that
+every captured scaffold loads its rows in vectors at prefill sizes."""
 
 import inspect
 import json
@@ -8,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 import triton
 import triton.language as tl
@@ -41,20 +43,33 @@ def test_source_follows_tritons_specialization():
     assert sorted(src.attrs) == [(0,), (3,)]
 
 
-def test_registers_of_rmsnorms_persistent_kernel():
-    # A process of its own: the test session runs Triton's interpreter, whose
-    # kernels cannot be compiled.
+def _compiling(*argv: str) -> list[dict]:
+    """The JSON rows a Python process of its own prints for argv: the test
+    session runs Triton's interpreter, whose kernels cannot be compiled."""
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     out = subprocess.run(
-        [sys.executable, "tools/regcount.py", "rmsnorm", "--dtype", "float32"]
-        + ["--tokens", "16", "4096", "--sass"],
+        [sys.executable, *argv],
         cwd=ROOT,
         env=env,
         capture_output=True,
         text=True,
         check=True,
     ).stdout
-    rows = {r["sizes"]["num_tokens"]: r for r in map(json.loads, out.splitlines())}
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def test_registers_of_rmsnorms_persistent_kernel():
+    out = _compiling(
+        "tools/regcount.py",
+        "rmsnorm",
+        "--dtype",
+        "float32",
+        "--tokens",
+        "16",
+        "4096",
+        "--sass",
+    )
+    rows = {r["sizes"]["num_tokens"]: r for r in out}
     assert sorted(rows) == [16, 4096]
     assert {r["kernel"] for r in rows.values()} == {"rmsnorm_kernel"}
     # fp32 rows of 1024: one row and 8 warps at decode, two rows and 2 warps
@@ -105,3 +120,66 @@ def test_programs_per_sm_follow_the_occupancy_rules():
     assert regcount.programs_per_sm(16, 1, 0) == 32  # the 32-program limit
     assert regcount.programs_per_sm(32, 32, 0) == 2  # 64 warps an SM
     assert regcount.programs_per_sm(32, 4, 100 * 1024) == 2  # shared memory
+
+
+# Every captured scaffold reads its rows in vectorized accesses at prefill
+# sizes. A kernel Triton cannot prove contiguous, aligned and in bounds a
+# thread's elements at a time loads them one by one: linear_gelu's epilogue
+# did, with a runtime element count in its mask, and took 1.5x Inductor's time
+# on the H200 (docs/benchmarks/NOTES.md, call AR). Per-row scalars (a row's
+# scale or its logsumexp) are stores, so loads alone are checked.
+CASES = sorted(
+    p.name for p in (ROOT / "captured").iterdir() if (p / "manifest.json").is_file()
+)
+VECTOR_SCRIPT = """
+import json, sys
+from pathlib import Path
+from porter.bench import sweep
+from porter.testing.parity import _import, load_case
+regcount = _import(Path("tools/regcount.py"), "regcount_tool")
+for name in sys.argv[1:]:
+    case = load_case(f"captured/{name}")
+    for dtype in ("bfloat16", "float32"):
+        points = sweep(case.manifest, (4096,), (dtype,))
+        for row in regcount.compile_rows(case, {"kernel.py": case.kernel}, dtype, points, sass=True):
+            print(json.dumps(dict(row, dtype=dtype)), flush=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    rows: dict[str, list[dict]] = {}
+    for row in _compiling("-c", VECTOR_SCRIPT, *CASES):
+        rows.setdefault(row["case"], []).append(row)
+    return rows
+
+
+def test_access_bytes_read_the_size_modifiers():
+    sass = "\n".join(
+        [
+            "        /*0070*/   @P0 LDG.E.EF.128 R4, desc[UR4][R2.64] ;",
+            "        /*0080*/       LDG.E.U16 R6, desc[UR4][R8.64] ;",
+            "        /*0090*/       LDG.E R7, desc[UR4][R8.64] ;",
+            "        /*00a0*/       STG.E.64 desc[UR4][R2.64], R4 ;",
+            "        /*00b0*/       LDS.128 R4, [R2] ;",
+        ]
+    )
+    assert regcount.access_bytes(sass) == {
+        "LDG": {"16": 1, "2": 1, "4": 1},
+        "STG": {"8": 1},
+    }
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_rows_are_loaded_in_vectors_at_prefill(compiled, case):
+    rows = compiled[case]
+    assert {r["dtype"] for r in rows} == {"bfloat16", "float32"}
+    for r in rows:
+        loads = r["access_bytes"].get("LDG", {})
+        assert loads, f"{r['kernel']} ({r['dtype']}) has no global load"
+        narrow = {size: n for size, n in loads.items() if int(size) < 8}
+        assert not narrow, (
+            f"{r['kernel']} ({r['dtype']}, {r['constexprs']}, {r['warps']} warps) "
+            f"loads in {loads} bytes an access: not vectorized"
+        )
+        assert loads.get("16", 0) >= sum(loads.values()) / 2

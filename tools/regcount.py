@@ -15,8 +15,9 @@ Counts depend on the triton version: compare variants under the one the GPU
 runs (with triton 3.6 this gave the H200's own counts for fused_add_rmsnorm).
 One JSON line per distinct launch: {"case", "file", "kernel", "sizes",
 "warps", "constexprs", "REG", "STACK", "LOCAL", "SHARED", "programs_per_sm"},
-and with --sass the kernel's SASS instructions counted by opcode ("sass") and
-the positions of its global loads ("loads_at", the first as "first_load").
+and with --sass the kernel's SASS instructions counted by opcode ("sass"),
+the positions of its global loads ("loads_at", the first as "first_load") and
+its global loads and stores by bytes an access ("access_bytes").
 """
 
 from __future__ import annotations
@@ -112,9 +113,9 @@ def _cuobjdump(cubin: bytes, flag: str) -> str:
         ).stdout
 
 
-def opcodes(sass: str) -> list[str]:
-    """The SASS instructions' opcodes in listing order (the name before the
-    first dot, predicates dropped), from cuobjdump --dump-sass."""
+def _instructions(sass: str) -> list[str]:
+    """The SASS instructions' mnemonics with their modifiers ("LDG.E.EF.128"),
+    in listing order, predicates dropped, from cuobjdump --dump-sass."""
     ops = []
     for line in sass.splitlines():
         # "        /*0070*/   @P0 LDG.E.EF.128 R4, desc[UR4][R2.64] ;"
@@ -125,8 +126,14 @@ def opcodes(sass: str) -> list[str]:
         if words and words[0].startswith("@"):
             words = words[1:]
         if words:
-            ops.append(words[0].split(".")[0])
+            ops.append(words[0])
     return ops
+
+
+def opcodes(sass: str) -> list[str]:
+    """The SASS instructions' opcodes in listing order (the name before the
+    first dot, predicates dropped)."""
+    return [op.split(".")[0] for op in _instructions(sass)]
 
 
 def opcode_counts(sass: str) -> dict[str, int]:
@@ -138,6 +145,25 @@ def opcode_counts(sass: str) -> dict[str, int]:
         counts[op] = counts.get(op, 0) + 1
     counts["total"] = sum(counts.values())
     return dict(sorted(counts.items()))
+
+
+# SASS size modifiers of a global load or store; none means 32 bits.
+_ACCESS_BYTES = {"U8": 1, "S8": 1, "U16": 2, "S16": 2, "64": 8, "128": 16}
+
+
+def access_bytes(sass: str) -> dict[str, dict[str, int]]:
+    """Global loads and stores by the bytes each moves ("LDG.E.128": 16),
+    {"LDG": {"16": 2}, "STG": {"16": 1}}: a kernel whose row data comes in
+    2- or 4-byte accesses where 16 would do was not vectorized (Triton could
+    not prove a thread's elements contiguous, aligned and in bounds together)."""
+    counts: dict[str, dict[str, int]] = {}
+    for op, *mods in (i.split(".") for i in _instructions(sass)):
+        if op not in ("LDG", "STG"):
+            continue
+        size = next((_ACCESS_BYTES[m] for m in mods if m in _ACCESS_BYTES), 4)
+        by_size = counts.setdefault(op, {})
+        by_size[str(size)] = by_size.get(str(size), 0) + 1
+    return counts
 
 
 def load_positions(sass: str) -> list[int]:
@@ -190,6 +216,47 @@ def launches(case, module, dtype: str, point) -> list[tuple]:
     return seen
 
 
+def compile_rows(case, files: dict, dtype: str, points, arch=90, sass=False):
+    """One row per distinct launch of each file's kernels at each point of the
+    loaded case, compiled for the target (the JSON lines main prints)."""
+    target = GPUTarget("cuda", arch, 32)
+    for point in points:
+        for label, module in files.items():
+            done = set()
+            for name, kernel, bound, options in launches(case, module, dtype, point):
+                src, constexprs = source_of(kernel, bound)
+                key = (
+                    name,
+                    repr(src.signature),
+                    repr(constexprs),
+                    repr(src.attrs),
+                    repr(options),
+                )
+                if key in done:
+                    continue
+                done.add(key)
+                compiled = triton.compile(src, target=target, options=options)
+                row = {
+                    "case": case.folder.name,
+                    "file": label,
+                    "kernel": name,
+                    "sizes": point.sizes,
+                    "warps": options.get("num_warps", 4),
+                    "constexprs": {k: v for k, v in constexprs.items()},
+                }
+                row.update(resource_usage(compiled.asm["cubin"]))
+                row["programs_per_sm"] = programs_per_sm(
+                    row["REG"], row["warps"], row["SHARED"]
+                )
+                if sass:
+                    listing = _cuobjdump(compiled.asm["cubin"], "--dump-sass")
+                    row["sass"] = opcode_counts(listing)
+                    row["first_load"] = first_load(listing)
+                    row["loads_at"] = load_positions(listing)
+                    row["access_bytes"] = access_bytes(listing)
+                yield row
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_point_options(ap)
@@ -205,49 +272,14 @@ def main() -> int:
     case = load_case(f"captured/{args.case}")
     files = {"kernel.py": case.kernel}
     files.update({v: _import(v, f"variant{i}") for i, v in enumerate(args.variant)})
-    target = GPUTarget("cuda", args.arch, 32)
     points = sweep(
         case.manifest,
         tuple(args.tokens),
         (args.dtype,),
         model_sizes=parse_dims(args.dims),
     )
-    for point in points:
-        for label, module in files.items():
-            done = set()
-            for name, kernel, bound, options in launches(
-                case, module, args.dtype, point
-            ):
-                src, constexprs = source_of(kernel, bound)
-                key = (
-                    name,
-                    repr(src.signature),
-                    repr(constexprs),
-                    repr(src.attrs),
-                    repr(options),
-                )
-                if key in done:
-                    continue
-                done.add(key)
-                compiled = triton.compile(src, target=target, options=options)
-                row = {
-                    "case": args.case,
-                    "file": label,
-                    "kernel": name,
-                    "sizes": point.sizes,
-                    "warps": options.get("num_warps", 4),
-                    "constexprs": {k: v for k, v in constexprs.items()},
-                }
-                row.update(resource_usage(compiled.asm["cubin"]))
-                row["programs_per_sm"] = programs_per_sm(
-                    row["REG"], row["warps"], row["SHARED"]
-                )
-                if args.sass:
-                    sass = _cuobjdump(compiled.asm["cubin"], "--dump-sass")
-                    row["sass"] = opcode_counts(sass)
-                    row["first_load"] = first_load(sass)
-                    row["loads_at"] = load_positions(sass)
-                print(json.dumps(row), flush=True)
+    for row in compile_rows(case, files, args.dtype, points, args.arch, args.sass):
+        print(json.dumps(row), flush=True)
     return 0
 
 
