@@ -129,6 +129,9 @@ def test_model_factor():
     assert _model_factor("out_features * 4", runtime) is None  # nothing per call
     assert _model_factor("num_tokens + out_features", runtime) is None  # a sum
     assert _model_factor("2 * num_tokens", runtime) is None  # a literal only
+    # a floor that reads a per-call dim is per-call, however opaque
+    assert _model_factor("num_tokens * (num_tokens // 2)", runtime) is None
+    assert _model_factor("d * (num_tokens // 2)", runtime) == "d"
 
 
 def test_tile_gives_a_flat_epilogue_rows_of_its_model_factor():

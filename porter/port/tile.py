@@ -73,6 +73,14 @@ class _Sizes:
         # `x.shape[1]` is a size like any other: a plain symbol for sympy
         return _sym(re.sub(r"(\w+)\.shape\[(\d+)\]", r"\1__size\2", text))
 
+    def names(self, expr: sympy.Expr) -> set[str]:
+        """The names expr reads, those inside its opaque floors included."""
+        names = set()
+        for symbol in map(str, expr.free_symbols):
+            floor = next((f for f, key in self.floors.items() if key == symbol), None)
+            names |= set(re.findall(r"[A-Za-z_]\w*", floor)) if floor else {symbol}
+        return names
+
     def to_text(self, expr: sympy.Expr) -> str:
         text = str(sympy.factor(expr)).replace(" ", "")
         for floor, key in self.floors.items():
@@ -105,7 +113,7 @@ def _model_factor(numel: str, runtime_dims: frozenset[str]) -> str | None:
         return None
     model, per_call = sympy.Integer(1), sympy.Integer(1)
     for f in sympy.Mul.make_args(sympy.factor(n)):
-        if {str(s) for s in f.free_symbols} & runtime_dims:
+        if sizes.names(f) & runtime_dims:
             per_call *= f
         else:
             model *= f
