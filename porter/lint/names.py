@@ -82,10 +82,19 @@ def is_per_model(name: str) -> bool:
     return name.upper() in _PER_MODEL_EXACT or bool(_PER_MODEL.search(name.lower()))
 
 
+# Words that name a size without saying of what: `size = x.shape[0]` may
+# well be a token count.
+_BARE_SIZE_WORDS = {"size", "dim", "block", "group", "width", "height", "col", "cols"}
+
+
 def names_a_model_dim(name: str) -> bool:
-    """A descriptive per-model name (out_features, hidden_size), not a
-    single capital: `N` is a weight dim in GEMM code, `n` a row count."""
-    return len(name) > 1 and bool(_PER_MODEL.search(name.lower()))
+    """A descriptive per-model name (out_features, hidden_size): not a single
+    capital (`N` is a weight dim in GEMM code, `n` a row count), nor a bare
+    `size`."""
+    low = name.lower()
+    return (
+        low not in _BARE_SIZE_WORDS and len(name) > 1 and bool(_PER_MODEL.search(low))
+    )
 
 
 def is_head_count(name: str) -> bool:
