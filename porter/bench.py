@@ -668,6 +668,14 @@ def within_bar(p_over_dynamic: float, p_over_static: float) -> bool:
     return p_over_dynamic <= 1.0 and p_over_static <= STATIC_SLACK
 
 
+def _row_within_bar(r: dict) -> bool:
+    """A stored row's point meets the time bar, by graph replay."""
+    return within_bar(
+        r["ported_graph_us"] / r["inductor_graph_us"],
+        r["ported_graph_us"] / r["inductor_static_graph_us"],
+    )
+
+
 def stale_rows(rows: list[dict], current: str | None) -> tuple[int, int]:
     """(rows timed on another kernel.py than `current`, rows that recorded
     none): rows of a scaffold regenerated or edited since, and rows older than
@@ -700,7 +708,6 @@ def aggregate(folder: Path, captured: Path | None = None) -> str:
     ]
     every = []  # all cases' rows, for the notes below the table
     changed, unrecorded = [], 0
-    tally = {False: [0, 0], True: [0, 0]}  # past decode sizes? -> [rows, misses]
     for path in sorted(folder.glob("*.json")):
         rows = json.loads(path.read_text())
         every += rows
@@ -714,16 +721,8 @@ def aggregate(folder: Path, captured: Path | None = None) -> str:
             ps = [
                 (r["ported_graph_us"] / r["inductor_static_graph_us"], r) for r in sub
             ]
-            missing = [
-                r["num_tokens"]
-                for (d, r), (st, _) in zip(pd, ps)
-                if not within_bar(d, st)
-            ]
+            missing = [r["num_tokens"] for r in sub if not _row_within_bar(r)]
             within = len(sub) - len(missing)
-            for r in sub:
-                tally[r["num_tokens"] > DECODE_MAX_TOKENS][0] += 1
-            for n in missing:
-                tally[n > DECODE_MAX_TOKENS][1] += 1
             wd, rd = max(pd, key=lambda t: t[0])
             ws, rs = max(ps, key=lambda t: t[0])
             big = [r["pct_copy_bw"] for r in sub if r["num_tokens"] >= 4096]
@@ -738,12 +737,14 @@ def aggregate(folder: Path, captured: Path | None = None) -> str:
                 f"{_date_span(sub)} |"
             )
     if every:
-        (dec, dec_miss), (pre, pre_miss) = tally[False], tally[True]
+        decode = [r for r in every if r["num_tokens"] <= DECODE_MAX_TOKENS]
+        above = [r for r in every if r["num_tokens"] > DECODE_MAX_TOKENS]
+        met = [sum(map(_row_within_bar, rs)) for rs in (every, decode, above)]
         lines += [
             "",
-            f"Within the time bar: {len(every) - dec_miss - pre_miss} of "
-            f"{len(every)} points; {dec - dec_miss} of {dec} up to "
-            f"{DECODE_MAX_TOKENS} tokens, {pre - pre_miss} of {pre} above.",
+            f"Within the time bar: {met[0]} of {len(every)} points; {met[1]} of "
+            f"{len(decode)} up to {DECODE_MAX_TOKENS} tokens, {met[2]} of "
+            f"{len(above)} above.",
         ]
     if changed:
         lines += [
