@@ -28,6 +28,7 @@ def _first_dim(expr: ast.AST) -> bool:
         )
     return (
         isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Attribute)
         and _call_name(expr) == "size"
         and len(expr.args) == 1
         and isinstance(expr.args[0], ast.Constant)
@@ -63,20 +64,12 @@ def runtime_size(
     if isinstance(expr, ast.Attribute):
         return ast.unparse(expr) if names.is_runtime_size(expr.attr) else None
     if isinstance(expr, ast.Subscript):
-        value, index = expr.value, expr.slice
-        if isinstance(value, ast.Attribute) and value.attr == "shape":
-            if isinstance(index, ast.Constant) and index.value == 0:
-                return ast.unparse(expr)
-            return None
-        return None
+        return ast.unparse(expr) if _first_dim(expr) else None
     if isinstance(expr, ast.Call):
         name = _call_name(expr)
         if name == "size" and isinstance(expr.func, ast.Attribute):
-            if not expr.args or (
-                isinstance(expr.args[0], ast.Constant) and expr.args[0].value == 0
-            ):
-                return ast.unparse(expr)
-            return None
+            # `x.size()` (all dims) counts as well as `x.size(0)`
+            return ast.unparse(expr) if not expr.args or _first_dim(expr) else None
         if name in ("numel", "len"):
             return ast.unparse(expr)
         if name == "min":  # min(n, CAP) is bounded by the cap
