@@ -185,6 +185,8 @@ def test_reciprocal_divisors_only_for_per_row_divisors():
         "b = a / s\n"
         "d = a / (a + 1.0)\n"
         "r = s / xnumel\n"
+        "q = tl.sqrt_rn(r + 1e-05)\n"
+        "e = x / q\n"
     )
     passes.reciprocal_divisors(kp)
     assert _body(kp) == (
@@ -193,7 +195,9 @@ def test_reciprocal_divisors_only_for_per_row_divisors():
         "s = tl.sum(a, 1)[:, None]\n"
         "b = a * (1.0 / s)\n"
         "d = a / (a + 1.0)\n"  # an elementwise divisor keeps its division
-        "r = s / xnumel"  # one value per row already: nothing to save
+        "r = s / xnumel\n"  # one value per row already: nothing to save
+        "q = tl.sqrt_rn(r + 1e-05)\n"
+        "e = x * (1.0 / q)"  # a root of a per-row value is one per row too
     )
 
 

@@ -14,6 +14,7 @@ What porter changed:
 - named arguments after what they are bound to; per-call sizes are runtime ints in do_not_specialize, per-model sizes constexpr, row strides int64 arguments
 - loads upcast to fp32, stores cast to the output's element type (fp32/fp16/bf16 alike)
 - renamed index variables and temporaries after what they hold
+- turned 1 division(s) by a per-row value into multiplication by its reciprocal
 """
 
 import torch
@@ -55,7 +56,7 @@ def model_kernel(
     tmp8 = 1e-05
     tmp9 = tmp7 + tmp8
     tmp10 = tl.sqrt_rn(tmp9)
-    tmp11 = x / tmp10
+    tmp11 = x * (1.0 / tmp10)
     tmp13 = tmp11 * weight
     tl.store(
         out_ptr + (cols + rows * out_stride0),

@@ -463,6 +463,7 @@ def ptr_base(node: ast.AST) -> str | None:
 _UNIFORM_CALLS = {
     "tl.rsqrt",
     "tl.sqrt",
+    "tl.sqrt_rn",  # what core_math makes of libdevice.sqrt
     "tl.exp",
     "tl.log",
     "tl.abs",
