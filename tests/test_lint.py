@@ -29,6 +29,7 @@ EXPECTED = {
         ("PT002", 21),
         ("PT002", 28),
         ("PT002", 40),
+        ("PT002", 50),
     ],
     "pt003_bad.py": [("PT003", 13), ("PT003", 14)],
     "pt004_bad.py": [("PT004", 8), ("PT004", 20), ("PT004", 21)],
@@ -321,7 +322,7 @@ def test_text_format(capsys):
         (str(bad), line, rule) for rule, line in EXPECTED["pt002_bad.py"]
     ]
     assert out[0].startswith(f"{bad}:14:25: PT002 `row * x_row_stride`")
-    assert out[-1] == "5 finding(s): 5 error(s), 0 warning(s)"
+    assert out[-1] == "6 finding(s): 6 error(s), 0 warning(s)"
 
 
 def test_json_format(capsys):

@@ -66,7 +66,8 @@ class Val:
 
     # Integer provenance; cleared once the value is int64.
     pid: bool = False  # from tl.program_id(0)
-    small_pid: bool = False  # from tl.program_id(1|2): at most 65,535
+    # from tl.program_id(1|2) (at most 65,535), or a program id % a constexpr
+    small_pid: bool = False
     size: bool = False  # from a runtime-size argument (num_tokens, M, ...)
     param: bool = False  # from another runtime int argument (stride, offset)
     index_load: bool = False  # from a loaded value used as an integer
@@ -396,9 +397,12 @@ class _Interpreter:
             neg = left.neg
         else:
             neg = left.neg or right.neg
+        # `pid % COL_BLOCKS`: bounded by a compile-time constant, whatever the
+        # grid, so only a runtime factor can make it overflow (as program_id(1)).
+        bounded = isinstance(op, ast.Mod) and right.const and left.pid
         return Val(
-            pid=(left.pid or right.pid) and not wide,
-            small_pid=(left.small_pid or right.small_pid) and not wide,
+            pid=(left.pid or right.pid) and not wide and not bounded,
+            small_pid=(left.small_pid or right.small_pid or bounded) and not wide,
             size=(left.size or right.size) and not wide,
             param=(left.param or right.param) and not wide,
             index_load=(left.index_load or right.index_load) and not wide,

@@ -40,3 +40,13 @@ def gather_block_kernel(
     offs += block_number * block_stride  # PT002: int32 block table
     vals = tl.load(cache_ptr + offs)
     tl.store(out_ptr + seq * BLOCK + offs, vals)
+
+
+@triton.jit
+def bounded_block_times_stride_kernel(
+    x_ptr, out_ptr, stride, COL_BLOCKS: tl.constexpr, BLOCK: tl.constexpr
+):
+    col_block = tl.program_id(0) % COL_BLOCKS
+    start = col_block * stride  # PT002: bounded, but the stride is not
+    cols = tl.arange(0, BLOCK)
+    tl.store(out_ptr + start + cols, tl.load(x_ptr + start + cols))

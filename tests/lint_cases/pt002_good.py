@@ -43,3 +43,23 @@ def gather_block_kernel(
     offs = tl.arange(0, BLOCK)
     vals = tl.load(cache_ptr + block_number * block_stride + offs)
     tl.store(out_ptr + seq * BLOCK + offs, vals)
+
+
+@triton.jit(do_not_specialize=["num_rows"])
+def tile_on_one_axis_kernel(
+    x_ptr,
+    out_ptr,
+    num_rows,
+    x_stride0: tl.int64,
+    row_size: tl.constexpr,
+    BLOCK_ROWS: tl.constexpr,
+    BLOCK_COLS: tl.constexpr,
+    COL_BLOCKS: tl.constexpr,
+):
+    row_block = tl.program_id(0) // COL_BLOCKS
+    col_block = tl.program_id(0) % COL_BLOCKS  # below COL_BLOCKS at any grid size
+    rows = row_block.to(tl.int64) * BLOCK_ROWS + tl.arange(0, BLOCK_ROWS)[:, None]
+    cols = col_block * BLOCK_COLS + tl.arange(0, BLOCK_COLS)[None, :]
+    mask = (rows < num_rows) & (cols < row_size)
+    x = tl.load(x_ptr + cols + rows * x_stride0, mask)
+    tl.store(out_ptr + cols + rows * row_size, x, mask)
