@@ -8,8 +8,10 @@ from porter.port.model import KernelPort, Param
 from porter.records import KernelRecord
 
 HEAD = """\
-rows = tl.program_id(0).to(tl.int64) * BLOCK_ROWS + tl.arange(0, BLOCK_ROWS)[:, None]
-cols = tl.program_id(1) * BLOCK_COLS + tl.arange(0, BLOCK_COLS)[None, :]
+row_block = tl.program_id(0) // COL_BLOCKS
+col_block = tl.program_id(0) % COL_BLOCKS
+rows = row_block.to(tl.int64) * BLOCK_ROWS + tl.arange(0, BLOCK_ROWS)[:, None]
+cols = col_block * BLOCK_COLS + tl.arange(0, BLOCK_COLS)[None, :]
 mask = (rows < num_rows) & (cols < half)
 """
 
@@ -36,6 +38,7 @@ def _kp(name: str, body: str, out: str, cols: str, rows="num_tokens * heads"):
         Param("half", "model", "d // 2", "tl.constexpr"),
         Param("BLOCK_ROWS", "block", "BLOCK_ROWS", "tl.constexpr"),
         Param("BLOCK_COLS", "block", "BLOCK_COLS", "tl.constexpr"),
+        Param("COL_BLOCKS", "block", "COL_BLOCKS", "tl.constexpr"),
     ]
     if "rest" in body:
         params.insert(6, Param("rest", "model", "d - d // 2", "tl.constexpr"))
@@ -75,7 +78,7 @@ def test_two_slices_of_one_output_fuse_into_one_kernel():
     assert "num_rows_2" not in names and "half_2" not in names
     # Bound to other values: the second output and its stride, `rest`.
     assert {"out_ptr_2", "out_stride0_2", "rest"} <= set(names)
-    assert names[-2:] == ["BLOCK_ROWS", "BLOCK_COLS"]
+    assert names[-3:] == ["BLOCK_ROWS", "BLOCK_COLS", "COL_BLOCKS"]
     assert [a.arg for a in fused.tree.args.args] == names
     # rows and cols are computed once; the second mask keeps its own bound.
     assert body.count("rows = ") == 1 and body.count("cols = ") == 1

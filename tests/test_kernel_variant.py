@@ -62,24 +62,6 @@ def test_stream_helper_matches_the_scaffold_on_both_branches(
         _assert_same_outputs(case, variant, inputs, porter_device)
 
 
-FLAT_SIZES = {
-    # Several column blocks a row, so that the row and column block of a
-    # program come apart: 1000 columns in blocks of 512 (decode tiles).
-    "silu_and_mul": {"num_tokens": 3, "intermediate": 1000},
-    "gelu_tanh_and_mul": {"num_tokens": 3, "intermediate": 1000},
-    "rotary_neox": {"num_tokens": 3, "num_heads": 4, "head_dim": 64},
-}
-
-
-@pytest.mark.parametrize("name", sorted(FLAT_SIZES))
-def test_flat_grid_matches_the_scaffold(name, tmp_path, porter_device):
-    case = load_case(ROOT / "captured" / name)
-    text, variant = _variant_of(case, "flat-grid", tmp_path)
-    assert "tl.program_id(1)" not in text and "COL_BLOCKS=" in text
-    inputs = make_inputs(case, Scenario("float32", FLAT_SIZES[name]), porter_device, 0)
-    _assert_same_outputs(case, variant, inputs, porter_device)
-
-
 @pytest.mark.parametrize(
     "name, sizes",
     [
@@ -166,11 +148,6 @@ def test_int32_offsets_and_hint_always_leave_other_functions_alone():
         f for f in fns if isinstance(f, ast.FunctionDef) and f.name == "launch_settings"
     )
     assert kernel_variant.int32_offsets(launcher) is None
-
-
-def test_flat_grid_leaves_a_reduction_alone():
-    src = (ROOT / "captured" / "rmsnorm" / "kernel.py").read_text()
-    assert kernel_variant.variant(src, "flat-grid") == (src, [])
 
 
 def test_stream_helper_branches_once_around_the_body():

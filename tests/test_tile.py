@@ -55,14 +55,21 @@ def test_tile_rewrites_flat_index():
     kp = _kp(FLAT, "num_tokens * heads * d", "d", "heads * d")
     assert tile_rows_by_cols(kp)
     body = "\n".join(ast.unparse(s) for s in kp.tree.body)
-    assert "offsets" not in body and "%" not in body and "BLOCK_SIZE" not in body
-    assert "cols = tl.program_id(1) * BLOCK_COLS" in body
-    assert "mask = (rows < num_rows) & (cols < inner)" in body
+    assert "offsets" not in body and "% inner" not in body and "BLOCK_SIZE" not in body
+    # One grid axis: COL_BLOCKS column blocks a row block, in memory order.
+    assert body.startswith(
+        "row_block = tl.program_id(0) // COL_BLOCKS\n"
+        "col_block = tl.program_id(0) % COL_BLOCKS\n"
+        "rows = row_block.to(tl.int64) * BLOCK_ROWS + tl.arange(0, BLOCK_ROWS)[:, None]\n"
+        "cols = col_block * BLOCK_COLS + tl.arange(0, BLOCK_COLS)[None, :]\n"
+        "mask = (rows < num_rows) & (cols < inner)\n"
+    )
     assert "x2 = rows // heads" in body
     assert "x_ptr + (cols + rows * x_stride0)" in body
     names = [p.name for p in kp.params]
     assert "numel" not in names and "inner_times_heads" not in names
-    assert names[-2:] == ["BLOCK_ROWS", "BLOCK_COLS"] and "heads" in names
+    assert names[-3:] == ["BLOCK_ROWS", "BLOCK_COLS", "COL_BLOCKS"]
+    assert "heads" in names
     assert kp.tile == ("inner", "d", "heads*num_tokens")
     # the signature follows the params
     assert [a.arg for a in kp.tree.args.args] == names
@@ -80,13 +87,25 @@ def test_tile_rebuilds_the_flat_offset_for_other_uses():
     assert tile_rows_by_cols(kp)
     text = "\n".join(ast.unparse(s) for s in kp.tree.body)
     assert "offsets = rows * inner + cols" in text
-    assert "(v * c + offsets)" in text and "%" not in text
+    assert "(v * c + offsets)" in text and "% inner" not in text
 
 
 def test_tile_without_other_uses_has_no_flat_offset():
     kp = _kp(FLAT, "num_tokens * d", "d", "d * 2")
     assert tile_rows_by_cols(kp)
     assert "offsets" not in ast.unparse(kp.tree)
+
+
+def test_tile_leaves_a_kernel_that_already_uses_a_head_name():
+    # `rows` would be assigned twice: the flat launch stays.
+    kp = _kp(
+        FLAT.replace("x2 = ", "rows = ").replace("x2 *", "rows *"),
+        "num_tokens * d",
+        "d",
+        "d * 2",
+    )
+    assert not tile_rows_by_cols(kp)
+    assert kp.tile is None
 
 
 def test_tile_needs_whole_rows():
@@ -150,6 +169,7 @@ def test_tile_gives_a_flat_epilogue_rows_of_its_model_factor():
         "out_features",
         "BLOCK_ROWS",
         "BLOCK_COLS",
+        "COL_BLOCKS",
     ]
     kinds = {p.name: p.kind for p in kp.params}
     assert kinds["num_tokens"] == "runtime" and kinds["out_features"] == "model"

@@ -14,12 +14,6 @@ Forms:
                  branches around each hinted load instead, so both loads' code
                  share one body (more registers where a thread holds much of
                  the row: docs/benchmarks/NOTES.md).
-  flat-grid      A (rows, column blocks) pointwise tile kernel on a 1-D grid:
-                 program p takes row block p // COL_BLOCKS and column block
-                 p % COL_BLOCKS (a constexpr), so consecutive programs read
-                 consecutive memory, as Inductor's 1-D pointwise kernels do.
-                 The token dimension stays in grid[0].
-
   int32-offsets  Diagnostic, not a form porter may emit: every kernel's
                  program id left int32 and its row strides plain ints (no
                  tl.int64 annotation), so offsets are 32-bit as in
@@ -39,9 +33,10 @@ Forms:
                  STREAM_ROWS runs the same loads without the branch: it
                  prices the branch. STREAM_ROWS stays an (unread) argument.
 
-The variant keeps every name the launcher calls. Only the kernels change, and
-for flat-grid the launch's grid and its COL_BLOCKS argument (comments are
-dropped: the file is printed again from its syntax tree).
+The variant keeps every name the launcher calls. Only the kernels change
+(comments are dropped: the file is printed again from its syntax tree).
+flat-grid, the (rows, column blocks) tile on one grid axis, was a form here
+until the generator took it (porter/port/tile.py).
 """
 
 from __future__ import annotations
@@ -109,79 +104,43 @@ def stream_helper(fn: ast.FunctionDef) -> list[ast.FunctionDef] | None:
     return [body, dispatch]
 
 
-COL_BLOCKS = "COL_BLOCKS"
+def _program_id_names(fn: ast.FunctionDef) -> set[str]:
+    """Names assigned from a program id (`row_block = tl.program_id(0) //
+    COL_BLOCKS`), as the tile kernels hold it before widening."""
+    return {
+        t.id
+        for s in fn.body
+        if isinstance(s, ast.Assign)
+        and any(_is_call(n, "tl.program_id") for n in ast.walk(s.value))
+        for t in s.targets
+        if isinstance(t, ast.Name)
+    }
 
 
-def _is_program_id(node: ast.AST, axis: int) -> bool:
-    return (
-        _is_call(node, "tl.program_id")
-        and len(node.args) == 1
-        and isinstance(node.args[0], ast.Constant)
-        and node.args[0].value == axis
-    )
-
-
-class _FlattenProgramIds(ast.NodeTransformer):
-    def visit_Call(self, node: ast.Call) -> ast.AST:
-        self.generic_visit(node)
-        for axis, op in ((0, ast.FloorDiv()), (1, ast.Mod())):
-            if _is_program_id(node, axis):
-                pid = ast.parse("tl.program_id(0)", mode="eval").body
-                return ast.BinOp(pid, op, ast.Name(COL_BLOCKS, ast.Load()))
-        return node
-
-
-def flat_grid(fn: ast.FunctionDef) -> list[ast.FunctionDef] | None:
-    """A (rows, column blocks) tile kernel launched on one grid axis: program
-    p takes row block p // COL_BLOCKS and column block p % COL_BLOCKS, so
-    programs launched one after another walk memory in order, as Inductor's
-    1-D pointwise grid does. COL_BLOCKS is a constexpr (fixed per model)."""
-    if not any(_is_program_id(n, 1) for n in ast.walk(fn)):
-        return None
-    out = _FlattenProgramIds().visit(copy.deepcopy(fn))
-    out.args.args.append(
-        ast.arg(COL_BLOCKS, ast.parse("tl.constexpr", mode="eval").body)
-    )
-    return [out]
-
-
-def _flat_launches(tree: ast.Module, kernels: list[str]) -> int:
-    """`kernel[(rows, cols)](...)` -> `kernel[(rows * cols,)](..., COL_BLOCKS=cols)`
-    for the kernels flat_grid rewrote."""
-    done = 0
-    for node in ast.walk(tree):
-        if not (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Subscript)
-            and ast.unparse(node.func.value) in kernels
-            and isinstance(node.func.slice, ast.Tuple)
-            and len(node.func.slice.elts) == 2
-        ):
-            continue
-        rows, cols = node.func.slice.elts
-        node.func.slice = ast.Tuple(
-            [ast.BinOp(rows, ast.Mult(), copy.deepcopy(cols))], ast.Load()
-        )
-        node.keywords.append(ast.keyword(COL_BLOCKS, cols))
-        done += 1
-    return done
-
-
-def _is_int64_program_id(node: ast.AST) -> bool:
-    # tl.program_id(a).to(tl.int64)
-    return (
+def _is_int64_program_id(node: ast.AST, pid_names: set[str]) -> bool:
+    # tl.program_id(a).to(tl.int64), or row_block.to(tl.int64)
+    if not (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
         and node.func.attr == "to"
-        and _is_call(node.func.value, "tl.program_id")
         and [ast.unparse(a) for a in node.args] == ["tl.int64"]
+    ):
+        return False
+    value = node.func.value
+    return _is_call(value, "tl.program_id") or (
+        isinstance(value, ast.Name) and value.id in pid_names
     )
 
 
 class _Int32ProgramIds(ast.NodeTransformer):
+    def __init__(self, pid_names: set[str]) -> None:
+        self.pid_names = pid_names
+
     def visit_Call(self, node: ast.Call) -> ast.AST:
         self.generic_visit(node)
-        return node.func.value if _is_int64_program_id(node) else node
+        if _is_int64_program_id(node, self.pid_names):
+            return node.func.value
+        return node
 
 
 def int32_offsets(fn: ast.FunctionDef) -> list[ast.FunctionDef] | None:
@@ -193,11 +152,12 @@ def int32_offsets(fn: ast.FunctionDef) -> list[ast.FunctionDef] | None:
         for a in out.args.args
         if a.annotation is not None and ast.unparse(a.annotation) == "tl.int64"
     ]
-    if not typed and not any(_is_int64_program_id(n) for n in ast.walk(out)):
+    pids = _program_id_names(out)
+    if not typed and not any(_is_int64_program_id(n, pids) for n in ast.walk(out)):
         return None
     for a in typed:
         a.annotation = None
-    return [_Int32ProgramIds().visit(out)]
+    return [_Int32ProgramIds(pids).visit(out)]
 
 
 def hint_always(fn: ast.FunctionDef) -> list[ast.FunctionDef] | None:
@@ -246,13 +206,10 @@ def loads_first(fn: ast.FunctionDef) -> list[ast.FunctionDef] | None:
 
 FORMS = {
     "stream-helper": stream_helper,
-    "flat-grid": flat_grid,
     "int32-offsets": int32_offsets,
     "hint-always": hint_always,
     "loads-first": loads_first,
 }
-# Launcher rewrites a form needs besides its kernels'.
-LAUNCHES = {"flat-grid": _flat_launches}
 
 
 def variant(source: str, form: str) -> tuple[str, list[str]]:
@@ -270,8 +227,6 @@ def variant(source: str, form: str) -> tuple[str, list[str]]:
     tree.body = out
     if not changed:
         return source, []
-    if form in LAUNCHES and not LAUNCHES[form](tree, changed):
-        return source, []  # no launch of those kernels to rewrite: leave it
     text = ast.unparse(ast.fix_missing_locations(tree))
     try:
         import black
@@ -297,8 +252,7 @@ def main() -> int:
         print(
             f"kernel_variant: {src}: no kernel that {args.form} applies to "
             "(stream-helper and hint-always: a persistent kernel with "
-            "STREAM_ROWS branches; flat-grid: a tile kernel on a (rows, column "
-            "blocks) grid; int32-offsets: a kernel with int64 program ids or "
+            "STREAM_ROWS branches; int32-offsets: a kernel with int64 program ids or "
             "strides; loads-first: a load of an unstored pointer behind other "
             "statements it does not need)",
             file=sys.stderr,

@@ -11,7 +11,7 @@ What porter changed:
 - named arguments after what they are bound to; per-call sizes are runtime ints in do_not_specialize, per-model sizes constexpr, row strides int64 arguments
 - loads upcast to fp32, stores cast to the output's element type (fp32/fp16/bf16 alike)
 - renamed index variables and temporaries after what they hold
-- pointwise kernels run on a (rows, column blocks) grid: no 64-bit % and // per element, contiguous columns the compiler can vectorize
+- pointwise kernels run on (rows, column blocks) tiles: no 64-bit % and // per element, contiguous columns the compiler can vectorize
 """
 
 import torch
@@ -29,11 +29,12 @@ def gelu_tanh_and_mul_kernel(
     x_size1_div_2: tl.constexpr,
     BLOCK_ROWS: tl.constexpr,
     BLOCK_COLS: tl.constexpr,
+    COL_BLOCKS: tl.constexpr,
 ):
-    rows = (
-        tl.program_id(0).to(tl.int64) * BLOCK_ROWS + tl.arange(0, BLOCK_ROWS)[:, None]
-    )
-    cols = tl.program_id(1) * BLOCK_COLS + tl.arange(0, BLOCK_COLS)[None, :]
+    row_block = tl.program_id(0) // COL_BLOCKS
+    col_block = tl.program_id(0) % COL_BLOCKS
+    rows = row_block.to(tl.int64) * BLOCK_ROWS + tl.arange(0, BLOCK_ROWS)[:, None]
+    cols = col_block * BLOCK_COLS + tl.arange(0, BLOCK_COLS)[None, :]
     mask = (rows < num_tokens) & (cols < x_size1_div_2)
     x = tl.load(
         x_ptr + (cols + rows * x_stride0), mask, eviction_policy="evict_last"
@@ -110,12 +111,8 @@ def gelu_tanh_and_mul(x: torch.Tensor):
     BLOCK_ROWS, BLOCK_COLS, num_warps = tile_settings(
         num_tokens, (x.shape[1] // 2), x.element_size(), heavy=True
     )
-    gelu_tanh_and_mul_kernel[
-        (
-            triton.cdiv(num_tokens, BLOCK_ROWS),
-            triton.cdiv((x.shape[1] // 2), BLOCK_COLS),
-        )
-    ](
+    COL_BLOCKS = triton.cdiv((x.shape[1] // 2), BLOCK_COLS)
+    gelu_tanh_and_mul_kernel[(triton.cdiv(num_tokens, BLOCK_ROWS) * COL_BLOCKS,)](
         x_ptr=x,
         out_ptr=out,
         num_tokens=num_tokens,
@@ -123,6 +120,7 @@ def gelu_tanh_and_mul(x: torch.Tensor):
         x_size1_div_2=(x.shape[1] // 2),
         BLOCK_ROWS=BLOCK_ROWS,
         BLOCK_COLS=BLOCK_COLS,
+        COL_BLOCKS=COL_BLOCKS,
         num_warps=num_warps,
     )
     return out

@@ -10,7 +10,7 @@ What porter changed:
 - named arguments after what they are bound to; per-call sizes are runtime ints in do_not_specialize, per-model sizes constexpr, row strides int64 arguments
 - loads upcast to fp32, stores cast to the output's element type (fp32/fp16/bf16 alike)
 - renamed index variables and temporaries after what they hold
-- pointwise kernels run on a (rows, column blocks) grid: no 64-bit % and // per element, contiguous columns the compiler can vectorize
+- pointwise kernels run on (rows, column blocks) tiles: no 64-bit % and // per element, contiguous columns the compiler can vectorize
 - fused 2 pointwise kernels that read the same inputs into one launch (each input read once from memory)
 - issued the fused kernels' loads before their stores, so that loads of one address under one mask compile to one
 """
@@ -38,11 +38,12 @@ def rotary_neox_kernel(
     head_dim_minus_head_dim_div_2: tl.constexpr,
     BLOCK_ROWS: tl.constexpr,
     BLOCK_COLS: tl.constexpr,
+    COL_BLOCKS: tl.constexpr,
 ):
-    rows = (
-        tl.program_id(0).to(tl.int64) * BLOCK_ROWS + tl.arange(0, BLOCK_ROWS)[:, None]
-    )
-    cols = tl.program_id(1) * BLOCK_COLS + tl.arange(0, BLOCK_COLS)[None, :]
+    row_block = tl.program_id(0) // COL_BLOCKS
+    col_block = tl.program_id(0) % COL_BLOCKS
+    rows = row_block.to(tl.int64) * BLOCK_ROWS + tl.arange(0, BLOCK_ROWS)[:, None]
+    cols = col_block * BLOCK_COLS + tl.arange(0, BLOCK_COLS)[None, :]
     mask = (rows < num_rows) & (cols < head_dim_div_2)
     x2 = rows // num_heads
     q = tl.load(
@@ -151,14 +152,10 @@ def rotary_neox(q: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
         max((head_dim // 2), (head_dim + -1 * (head_dim // 2))),
         q.element_size(),
     )
-    rotary_neox_kernel[
-        (
-            triton.cdiv(num_heads * num_tokens, BLOCK_ROWS),
-            triton.cdiv(
-                max((head_dim // 2), (head_dim + -1 * (head_dim // 2))), BLOCK_COLS
-            ),
-        )
-    ](
+    COL_BLOCKS = triton.cdiv(
+        max((head_dim // 2), (head_dim + -1 * (head_dim // 2))), BLOCK_COLS
+    )
+    rotary_neox_kernel[(triton.cdiv(num_heads * num_tokens, BLOCK_ROWS) * COL_BLOCKS,)](
         q_ptr=q,
         cos_ptr=cos,
         sin_ptr=sin,
@@ -175,6 +172,7 @@ def rotary_neox(q: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
         head_dim_minus_head_dim_div_2=(head_dim + -1 * (head_dim // 2)),
         BLOCK_ROWS=BLOCK_ROWS,
         BLOCK_COLS=BLOCK_COLS,
+        COL_BLOCKS=COL_BLOCKS,
         num_warps=num_warps,
     )
     return out

@@ -264,7 +264,8 @@ def _launch(kp: KernelPort, inputs: set[str]) -> LaunchStep:
         setup.append(
             f"BLOCK_ROWS, BLOCK_COLS, num_warps = tile_settings({rows}, {cols}{elem}{heavy})"
         )
-        grid = f"(triton.cdiv({rows}, BLOCK_ROWS), triton.cdiv({cols}, BLOCK_COLS))"
+        setup.append(f"COL_BLOCKS = triton.cdiv({cols}, BLOCK_COLS)")
+        grid = f"(triton.cdiv({rows}, BLOCK_ROWS) * COL_BLOCKS,)"
         warps = "num_warps"
     elif kp.record.kind == "pointwise":
         block = (

@@ -6,7 +6,13 @@ so they cannot overflow) that is an emulated 64-bit division per element, and
 the modulo hides from Triton that a row's columns are contiguous, so loads are
 not vectorized. A hand-written kernel (vLLM's silu_and_mul) puts rows in
 grid[0] and column blocks in grid[1] instead: the column index is a plain
-arange, the row index a program id.
+arange, the row index a program id. porter keeps both on grid[0] (COL_BLOCKS
+column blocks a row block, a constexpr), so that consecutive programs take
+consecutive column blocks of a row, in memory order as Inductor's flat grid.
+On an H200 (graph replay) it took 0.93-0.99 of the 2-D grid's time at 1-256
+tokens where a row is one column block (silu_and_mul and gelu_tanh_and_mul
+over 512 columns, rotary_neox over 4 heads of 64), and 0.98-1.02 over 4096
+columns and 32 heads of 128 and from 1024 tokens (docs/benchmarks/NOTES.md).
 
 `tile_rows_by_cols` rewrites
 
@@ -18,8 +24,10 @@ arange, the row index a program id.
 
 into
 
-    rows = tl.program_id(0).to(tl.int64) * BLOCK_ROWS + tl.arange(0, BLOCK_ROWS)[:, None]
-    cols = tl.program_id(1) * BLOCK_COLS + tl.arange(0, BLOCK_COLS)[None, :]
+    row_block = tl.program_id(0) // COL_BLOCKS
+    col_block = tl.program_id(0) % COL_BLOCKS
+    rows = row_block.to(tl.int64) * BLOCK_ROWS + tl.arange(0, BLOCK_ROWS)[:, None]
+    cols = col_block * BLOCK_COLS + tl.arange(0, BLOCK_COLS)[None, :]
     mask = (rows < num_rows) & (cols < K)
     x0 = cols
     x1 = rows
@@ -212,8 +220,11 @@ def tile_rows_by_cols(kp: KernelPort) -> bool:
             flat_uses = True  # keep `offsets // D` on the rebuilt flat offset
             continue
         splits[id(s)] = (s, q)
+    # The rest must not read the flat block, nor already use a name the new
+    # head assigns.
+    head_assigns = {"BLOCK_SIZE", "row_block", "col_block", "rows", "cols"}
     if any(
-        isinstance(n, ast.Name) and n.id == "BLOCK_SIZE"
+        isinstance(n, ast.Name) and n.id in head_assigns
         for s in body[3:]
         for n in ast.walk(s)
     ):
@@ -230,18 +241,23 @@ def tile_rows_by_cols(kp: KernelPort) -> bool:
         s.value = ast.parse(f"rows // {name}", mode="eval").body
     if col is not None:
         col.value = ast.Name("cols", ast.Load())
+    # One grid axis: program p takes row block p // COL_BLOCKS, column block
+    # p % COL_BLOCKS, so programs launched one after another walk memory in
+    # order, as Inductor's flat grid does.
     head = [
-        "rows = tl.program_id(0).to(tl.int64) * BLOCK_ROWS"
-        " + tl.arange(0, BLOCK_ROWS)[:, None]",
-        "cols = tl.program_id(1) * BLOCK_COLS + tl.arange(0, BLOCK_COLS)[None, :]",
+        "row_block = tl.program_id(0) // COL_BLOCKS",
+        "col_block = tl.program_id(0) % COL_BLOCKS",
+        "rows = row_block.to(tl.int64) * BLOCK_ROWS + tl.arange(0, BLOCK_ROWS)[:, None]",
+        "cols = col_block * BLOCK_COLS + tl.arange(0, BLOCK_COLS)[None, :]",
         f"mask = (rows < num_rows) & (cols < {k})",
     ]
+    at_mask = len(head) - 1
     if flat_uses:
         head.append(f"offsets = rows * {k} + cols")
     fn.body = [ast.parse(line).body[0] for line in head] + body[3:]
     # `x0 = cols`, `x1 = rows`: plain aliases now, folded away.
     aliases = {}
-    for s in list(fn.body[3:]):
+    for s in list(fn.body[at_mask + 1 :]):
         if (
             isinstance(s, ast.Assign)
             and isinstance(s.targets[0], ast.Name)
@@ -253,13 +269,13 @@ def tile_rows_by_cols(kp: KernelPort) -> bool:
     rows_name = rows_expr if rows_expr.isidentifier() else "num_rows"
     if rows_name != "num_rows" and rows_name in params:
         rows_name = "num_rows"
-    head_names = {"rows", "cols", "mask", "num_rows"}
+    head_names = {"row_block", "col_block", "rows", "cols", "mask", "num_rows"}
     if (
         rows_name
         in {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} - head_names
     ):
         rows_name = "num_rows"
-    fn.body[2] = ast.parse(f"mask = (rows < {rows_name}) & (cols < {k})").body[0]
+    fn.body[at_mask] = ast.parse(f"mask = (rows < {rows_name}) & (cols < {k})").body[0]
     _rename(fn, {**aliases, numel: rows_name})
     kp.params = [
         (Param(rows_name, "runtime", rows_expr, "", numel) if p.name == numel else p)
@@ -269,6 +285,7 @@ def tile_rows_by_cols(kp: KernelPort) -> bool:
     blocks = [
         Param("BLOCK_ROWS", "block", "BLOCK_ROWS", "tl.constexpr", "XBLOCK"),
         Param("BLOCK_COLS", "block", "BLOCK_COLS", "tl.constexpr", ""),
+        Param("COL_BLOCKS", "block", "COL_BLOCKS", "tl.constexpr", ""),
     ]
     kp.params = kp.params + new_params + blocks
     # Sizes only the flat index needed (K * num_heads ...) are no longer read.
@@ -277,7 +294,7 @@ def tile_rows_by_cols(kp: KernelPort) -> bool:
     set_signature(kp)
     kp.tile = (k, k_value, rows_expr)
     kp.notes.append(
-        "pointwise kernels run on a (rows, column blocks) grid: no 64-bit % and // "
+        "pointwise kernels run on (rows, column blocks) tiles: no 64-bit % and // "
         "per element, contiguous columns the compiler can vectorize"
     )
     return True
