@@ -216,13 +216,25 @@ def cuda_reference(case):
     return reference
 
 
+def uncached_compiles() -> None:
+    """Make this process's torch.compile compile every graph itself. Inductor's
+    FX graph cache keys a dynamic graph by its symbolic shapes, not by the size
+    it was traced at: a run that starts at 1024 tokens would be handed the
+    graph an earlier run traced at 2, with kernels tuned for 2 (seen on the
+    H200: 2-4x the time from 1024 tokens, recorded as traced at 1024). Also
+    makes the first-call time a cold compile."""
+    torch.compiler.config.force_disable_caches = True
+
+
 def compiled_references(case) -> tuple[Any, Callable, Callable]:
     """(the reference on the GPU, its dynamic compile, its static compile), as
     porter bench times them. Dynamic as an engine compiles it: only the
     capture's runtime dims (num_tokens) symbolic, once the inputs are marked
     (mark_runtime_dims), model sizes static; static: one specialization per
     shape. Two wrappers, since torch.compile caches per function, so that each
-    keeps its own specializations."""
+    keeps its own specializations. No compile comes from a disk cache
+    (uncached_compiles)."""
+    uncached_compiles()
     if hasattr(torch._dynamo.config, "recompile_limit"):
         torch._dynamo.config.recompile_limit = 1024
     torch._dynamo.config.cache_size_limit = 1024
@@ -273,7 +285,7 @@ def run(
             references = reference_calls(case, compiled, point.dtype, inputs)
             if i == 0:
                 # Before anything else runs them: compile + first launch, as an engine
-                # starting up pays it (Triton's and Inductor's disk caches as found).
+                # starting up pays it (Triton's disk cache as found; Inductor's is off).
                 with torch.no_grad():
                     first = _timed_first_call(lambda: scaffold(point.dtype)(*inputs))
                     facts["ported_first_call_s"] = round(first, 3)
@@ -298,6 +310,7 @@ def run(
                 row["graph_rounds"] = rounds
                 row["graph_launches"] = launches
                 row["dynamic_traced_at"] = hints[i]
+                row["inductor_caches"] = "off"  # uncached_compiles: traced here
                 nbytes = tensor_bytes(inputs) + tensor_bytes(calls["ported"]())
             row["bytes"] = nbytes
             row["ported_gbps"] = round(gbps(nbytes, row["ported_graph_us"]), 1)
@@ -500,10 +513,16 @@ def _launches_text(rows: list[dict]) -> str:
 
 
 def markdown_table(rows: list[dict], facts: dict) -> str:
+    # Rows put together from stored runs (not one run) have no copy
+    # bandwidth of their own; each row keeps its % of its run's.
+    copy = (
+        f"; copy bandwidth {facts['copy_gbps']} GB/s in the same run"
+        if "copy_gbps" in facts
+        else ""
+    )
     head = (
         f"Measured on {facts.get('gpu')} with torch {facts.get('torch')}, "
-        f"triton {facts.get('triton')}, {facts.get('date')}; copy bandwidth "
-        f"{facts.get('copy_gbps')} GB/s in the same run. Kernel-only times are "
+        f"triton {facts.get('triton')}, {facts.get('date')}{copy}. Kernel-only times are "
         f"CUDA-graph replays, each call's {_rounds_text(rows)}"
         + _one_round_note(rows)
         + _launches_text(rows)
@@ -780,7 +799,8 @@ def aggregate(folder: Path, captured: Path | None = None) -> str:
     large = [r for r in every if r["num_tokens"] >= 1024]
     early = sum(1 for r in large if r.get("dynamic_traced_at", 1024) < 1024)
     unknown = sum(1 for r in large if "dynamic_traced_at" not in r)
-    if early or unknown:
+    cached = sum(1 for r in large if r.get("inductor_caches") != "off")
+    if early or unknown or cached:
         lines += [
             "",
             f"Of {len(large)} rows from 1024 tokens, {early} were timed against "
@@ -790,6 +810,14 @@ def aggregate(folder: Path, captured: Path | None = None) -> str:
             "at, so against one traced small, p/d compares with kernels tuned "
             "for small batches: start a run at 1024 tokens to trace it there.",
         ]
+    if cached:
+        lines[-1] += (
+            f" {cached} were timed while Inductor's caches were on "
+            "(no `inductor_caches` record): their dynamic compile may be a "
+            "graph an earlier run traced at another size, which Inductor's FX "
+            "graph cache hands any trace of the same symbolic shapes, whatever "
+            "`dynamic_traced_at` says. Re-run them."
+        )
     odd = graph_anomalies(every)
     if odd:
         lines += [

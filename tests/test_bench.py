@@ -107,6 +107,15 @@ def test_reports_render_from_stored_rows(tmp_path):
         assert key in _rows()[0]
 
 
+def test_table_of_rows_from_stored_runs_claims_no_copy_bandwidth():
+    facts = {"gpu": "TEST GPU", "torch": "t", "triton": "tr", "date": "2026-01-01"}
+    head = bench.markdown_table(_rows(), facts).splitlines()[0]
+    assert head.startswith("Measured on TEST GPU with torch t, triton tr, 2026-01-01.")
+    assert "copy bandwidth" not in head
+    with_copy = bench.markdown_table(_rows(), {**facts, "copy_gbps": 4000.0})
+    assert "2026-01-01; copy bandwidth 4000.0 GB/s in the same run." in with_copy
+
+
 def test_report_command_needs_results(tmp_path, capsys):
     assert main(["report", "--dir", str(tmp_path)]) == 1
     assert "no benchmark results" in capsys.readouterr().err
@@ -484,7 +493,7 @@ def test_dynamic_hints_follow_the_first_point_of_each_dtype_and_model():
 
 
 def test_report_counts_large_rows_against_a_dynamic_compile_traced_small(tmp_path):
-    rows = _rows()  # 1 and 4096 tokens
+    rows = [dict(r, inductor_caches="off") for r in _rows()]  # 1 and 4096 tokens
     rows[1]["dynamic_traced_at"] = 4096
     assert "traced below 1024" not in _summary(tmp_path, rows)
     rows[1]["dynamic_traced_at"] = 2
@@ -496,6 +505,14 @@ def test_report_counts_large_rows_against_a_dynamic_compile_traced_small(tmp_pat
     summary = _summary(tmp_path, rows)
     assert "1024 tokens, 0 were timed" in summary
     assert "and 1 predate the record" in summary
+
+
+def test_report_counts_large_rows_timed_with_the_compile_caches_on(tmp_path):
+    rows = [dict(r, dynamic_traced_at=r["num_tokens"]) for r in _rows()]
+    assert "Re-run them" in _summary(tmp_path, rows)
+    assert "1 were timed while Inductor's caches were on" in _summary(tmp_path, rows)
+    rows[1]["inductor_caches"] = "off"
+    assert "Inductor's caches" not in _summary(tmp_path, rows)
 
 
 def test_report_gives_the_dates_a_sweep_spans(tmp_path):
@@ -531,3 +548,43 @@ def test_capture_graph_records_each_launch_inside_the_graph(monkeypatch):
     calls.clear()
     bench.capture_graph(lambda: calls.append(state["capturing"]))
     assert calls == [False] * 3 + [True]
+
+
+@pytest.fixture
+def compile_caches_on():
+    """The process-wide cache switch on for the test, as found afterwards."""
+    saved = torch.compiler.config.force_disable_caches
+    torch.compiler.config.force_disable_caches = False
+    yield
+    torch.compiler.config.force_disable_caches = saved
+
+
+def test_a_dynamic_graph_is_compiled_where_it_is_traced(compile_caches_on):
+    """Inductor's FX graph cache hands a dynamic graph traced at 1024 the one
+    compiled at 2 (same symbolic shapes), with kernels tuned for 2. bench's
+    compiles must not take it: with uncached_compiles, the second trace
+    compiles for itself."""
+    from torch._dynamo.utils import counters
+
+    bench.uncached_compiles()
+
+    def gated(x):
+        return torch.nn.functional.silu(x[:, :8]) * x[:, 8:]
+
+    counters.clear()
+    for n in (2, 1024):
+        torch._dynamo.reset()
+        x = torch.randn(n, 16)
+        torch._dynamo.mark_dynamic(x, 0)
+        out = torch.compile(gated)(x)
+        assert torch.allclose(out, gated(x))
+    assert counters["inductor"]["fxgraph_cache_hit"] == 0
+    torch._dynamo.reset()
+
+
+def test_compiled_references_turn_the_compile_caches_off(
+    monkeypatch, compile_caches_on
+):
+    monkeypatch.setattr(bench, "cuda_reference", lambda case: torch.neg)
+    bench.compiled_references(None)
+    assert torch.compiler.config.force_disable_caches

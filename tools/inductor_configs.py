@@ -29,6 +29,7 @@ from porter.bench import (
     cuda_reference,
     mark_runtime_dims,
     sweep,
+    uncached_compiles,
 )
 from porter.sizes import add_dims_option, parse_dims
 from porter.testing.parity import Scenario, load_case, make_inputs
@@ -70,6 +71,7 @@ def _describe(tuner, source: bool) -> dict:
 
 
 def inspect(case, point, args) -> dict:
+    uncached_compiles()  # each point traced at its own size, not a cached graph
     torch._dynamo.reset()
     before = {id(t) for t in _autotuners()}
     reference = cuda_reference(case)
