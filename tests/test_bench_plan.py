@@ -1,0 +1,59 @@
+"""tools/bench_plan.py: PLAN lines that time stored rows again as they were timed."""
+
+from pathlib import Path
+
+from porter.testing.parity import _import
+
+ROOT = Path(__file__).resolve().parents[1]
+bench_plan = _import(ROOT / "tools" / "bench_plan.py", "bench_plan_tool")
+
+
+def _row(dtype, tokens, model="hidden=4096", **extra):
+    row = {
+        "case": "rmsnorm",
+        "dtype": dtype,
+        "num_tokens": tokens,
+        "shape": f"num_tokens={tokens}x{model}",
+        "graph_rounds": 6,
+        "graph_launches": 20 if tokens <= 256 else 1,
+        "kernel_sha": "abc",
+        "inductor_caches": "off",
+    }
+    return {**row, **extra}
+
+
+def test_a_line_per_model_and_range_with_the_rows_timing():
+    rows = [_row(d, n) for d in ("float32", "bfloat16") for n in (1, 64, 1024, 4096)]
+    rows += [_row("bfloat16", n, model="hidden=8192") for n in (32768, 65536)]
+    lines = bench_plan.plan(rows, "abc", {"decode", "prefill"}, needing=False)
+    assert lines == [
+        "rmsnorm --dims hidden=4096 --dtype bfloat16 float32 --tokens 1 64 "
+        "--rounds 6 --launches 20 --merge",
+        "rmsnorm --dims hidden=4096 --dtype bfloat16 float32 --tokens 1024 4096 "
+        "--rounds 6 --merge",
+        "rmsnorm --dims hidden=8192 --dtype bfloat16 --tokens 32768 65536 "
+        "--rounds 6 --merge",
+    ]
+    # One range only.
+    prefill = bench_plan.plan(rows, "abc", {"prefill"}, needing=False)
+    assert all("--launches" not in line for line in prefill) and len(prefill) == 2
+
+
+def test_needing_keeps_whole_sweeps_with_a_flagged_row():
+    rows = [_row("bfloat16", n) for n in (1024, 4096)]
+    rows += [_row("float32", n) for n in (1024, 4096)]
+    assert bench_plan.plan(rows, "abc", {"prefill"}, needing=True) == []
+    rows[1] = _row("bfloat16", 4096, kernel_sha="old")  # stale kernel.py
+    del rows[2]["inductor_caches"]  # timed with Inductor's caches on
+    (line,) = bench_plan.plan(rows, "abc", {"prefill"}, needing=True)
+    assert "--dtype bfloat16 float32 --tokens 1024 4096" in line
+
+
+def test_a_case_without_model_dims_has_no_dims_word():
+    rows = [
+        {**_row("float32", n, model=""), "case": "kb", "shape": f"batch={n}"}
+        for n in (1, 2)
+    ]
+    assert bench_plan.plan(rows, "abc", {"decode"}, needing=False) == [
+        "kb --dtype float32 --tokens 1 2 --rounds 6 --launches 20 --merge"
+    ]

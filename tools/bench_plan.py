@@ -1,0 +1,102 @@
+"""Print the PLAN lines for tools/h200_bench.sh that time stored benchmark rows
+again the way they were timed: for each case, model size and dtype, its token
+counts with the rows' own graph rounds and launches, one line per token range
+(decode up to 256 tokens, prefill from 1024) so that each run traces its
+dynamic compile within its range. Lines with the same sizes, tokens and timing
+share one line with several dtypes.
+
+    python3 tools/bench_plan.py                      # every stored row
+    python3 tools/bench_plan.py --range prefill --needing silu_and_mul
+    PLAN="$(python3 tools/bench_plan.py --needing)" bash tools/h200_bench.sh
+
+--needing keeps the rows `porter report` flags: timed on another kernel.py than
+the case folder holds, or before porter bench turned Inductor's caches off (no
+`inductor_caches` record). A sweep is re-timed whole within its range, so its
+dynamic compile is traced where its first row was.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from porter.bench import DTYPE_ORDER, kernel_fingerprint, model_label
+
+DECODE_MAX = 256  # decode rows go up to here; prefill rows start above it
+
+
+def _needs_timing(row: dict, current: str | None) -> bool:
+    stale = current is not None and row.get("kernel_sha") != current
+    return stale or row.get("inductor_caches") != "off"
+
+
+def _dims(model: str) -> str:
+    """`--dims` words from a model label (`num_heads=32xhead_dim=128`)."""
+    return "" if model == "-" else " ".join(model.split("x"))
+
+
+def plan(
+    rows: list[dict], current: str | None, ranges: set[str], needing: bool
+) -> list[str]:
+    """PLAN lines for one case's stored rows."""
+    sweeps: dict[tuple, list[dict]] = {}
+    for r in rows:
+        span = "decode" if r["num_tokens"] <= DECODE_MAX else "prefill"
+        if span not in ranges:
+            continue
+        key = (model_label(r["shape"]), span, r["dtype"])
+        sweeps.setdefault(key, []).append(r)
+    lines: dict[tuple, list[str]] = {}
+    for (model, span, dtype), sweep in sweeps.items():
+        if needing and not any(_needs_timing(r, current) for r in sweep):
+            continue
+        tokens = tuple(sorted({r["num_tokens"] for r in sweep}))
+        rounds = max(r.get("graph_rounds", 1) for r in sweep)
+        launches = max(r.get("graph_launches", 1) for r in sweep)
+        lines.setdefault((model, span, tokens, rounds, launches), []).append(dtype)
+    out = []
+    for (model, _, tokens, rounds, launches), dtypes in lines.items():
+        case = rows[0]["case"]
+        dims = _dims(model)
+        words = [case] + (["--dims", dims] if dims else [])
+        order = sorted(dtypes, key=DTYPE_ORDER.index)
+        words += ["--dtype", *order, "--tokens", *map(str, tokens)]
+        words += ["--rounds", str(rounds)]
+        if launches > 1:
+            words += ["--launches", str(launches)]
+        out.append(" ".join(words + ["--merge"]))
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("cases", nargs="*", help="case names (default: every stored)")
+    ap.add_argument("--dir", default="docs/benchmarks", help="the stored rows")
+    ap.add_argument("--captured", default="captured", help="the case folders")
+    ap.add_argument("--range", choices=["decode", "prefill", "all"], default="all")
+    ap.add_argument(
+        "--needing",
+        action="store_true",
+        help="only sweeps with a row porter report flags (stale kernel.py, or "
+        "timed with Inductor's caches on)",
+    )
+    args = ap.parse_args()
+    folder = Path(args.dir)
+    names = args.cases or sorted(p.stem for p in folder.glob("*.json"))
+    ranges = {"decode", "prefill"} if args.range == "all" else {args.range}
+    for name in names:
+        path = folder / f"{name}.json"
+        if not path.is_file():
+            print(f"bench_plan: {path}: no stored rows", file=sys.stderr)
+            return 1
+        rows = json.loads(path.read_text())
+        current = kernel_fingerprint(Path(args.captured) / name)
+        for line in plan(rows, current, ranges, args.needing):
+            print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
