@@ -337,7 +337,8 @@ def build_parser() -> argparse.ArgumentParser:
         "at the first above 1 of each dtype and model size, and Inductor tunes "
         "its kernels for that size: "
         "time decode and prefill counts in separate runs to compare each with "
-        "kernels tuned for its range",
+        "kernels tuned for its range. Every run compiles afresh (Inductor's "
+        "caches off), so no run is handed a graph another traced",
     )
     add_dims_option(p)
     p.add_argument("--out", default="docs/benchmarks", help="where results go")
