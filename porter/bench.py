@@ -114,22 +114,32 @@ def sweep(
     return points
 
 
+# Token counts from here on are timed against a dynamic compile of their own,
+# traced at the first of them (compiled_references).
+PREFILL_FROM = 1024
+
+
 def dynamic_hints(points: list[Point]) -> list[int]:
     """For each point of a run, the num_tokens at which the dynamic compile it
     is timed against was traced. porter bench compiles the dynamic reference
-    once a run, and Dynamo traces it again for each dtype and model size (they
-    are static), at the first such point; a point of one token gets a graph of
-    its own (Dynamo specializes a dim of size 1). Inductor tunes a traced
+    twice a run, for decode counts and for counts from PREFILL_FROM, and
+    Dynamo traces each again for each dtype and model size (they are static),
+    at the first such point of its range; a point of one token gets a graph
+    of its own (Dynamo specializes a dim of size 1). Inductor tunes a traced
     graph's kernels for the sizes it was traced at: rotary_neox bf16 at 1024
     tokens took 24.8 µs traced at 2 tokens, 9.2 traced at 1024 (H200,
     docs/benchmarks/NOTES.md, "Calls AL-AQ")."""
-    first: dict[tuple[str, str], int] = {}
+    first: dict[tuple[str, str, bool], int] = {}
     hints = []
     for p in points:
         if p.num_tokens == 1:
             hints.append(1)
             continue
-        key = (p.dtype, model_label(shape_label(p.sizes)))
+        key = (
+            p.dtype,
+            model_label(shape_label(p.sizes)),
+            p.num_tokens >= PREFILL_FROM,
+        )
         hints.append(first.setdefault(key, p.num_tokens))
     return hints
 
@@ -231,14 +241,16 @@ def uncached_compiles() -> None:
     torch._functorch.config.enable_autograd_cache = False
 
 
-def compiled_references(case) -> tuple[Any, Callable, Callable]:
-    """(the reference on the GPU, its dynamic compile, its static compile), as
+def compiled_references(case) -> tuple[Any, Callable, Callable, Callable]:
+    """(the reference on the GPU, its dynamic compile for decode counts, its
+    static compile, its dynamic compile for counts from PREFILL_FROM), as
     porter bench times them. Dynamic as an engine compiles it: only the
     capture's runtime dims (num_tokens) symbolic, once the inputs are marked
-    (mark_runtime_dims), model sizes static; static: one specialization per
-    shape. Two wrappers, since torch.compile caches per function, so that each
-    keeps its own specializations. No compile comes from a disk cache
-    (uncached_compiles)."""
+    (mark_runtime_dims), model sizes static; the prefill one is traced at
+    prefill sizes, so that large points are not timed against kernels tuned
+    for a decode batch. Static: one specialization per shape. A wrapper each,
+    since Dynamo caches per code object, so that each keeps its own
+    specializations. No compile comes from a disk cache (uncached_compiles)."""
     uncached_compiles()
     if hasattr(torch._dynamo.config, "recompile_limit"):
         torch._dynamo.config.recompile_limit = 1024
@@ -251,9 +263,13 @@ def compiled_references(case) -> tuple[Any, Callable, Callable]:
     def static_ref(*args):
         return reference(*args)
 
+    def prefill_ref(*args):
+        return reference(*args)
+
     dynamic = torch.compile(dynamic_ref, dynamic=False)
     static = torch.compile(static_ref, dynamic=False)
-    return reference, dynamic, static
+    prefill = torch.compile(prefill_ref, dynamic=False)
+    return reference, dynamic, static, prefill
 
 
 def run(
@@ -287,7 +303,9 @@ def run(
         try:
             sc = Scenario(point.dtype, dict(point.sizes))
             inputs = make_inputs(case, sc, "cuda", seed=i)
-            references = reference_calls(case, compiled, point.dtype, inputs)
+            references = reference_calls(
+                case, compiled, point.dtype, inputs, point.num_tokens
+            )
             if i == 0:
                 # Before anything else runs them: compile + first launch, as an engine
                 # starting up pays it (Triton's disk cache as found; Inductor's is off).
@@ -389,12 +407,16 @@ def _cast_module(reference, dtype: str):
     return reference
 
 
-def reference_calls(case, compiled: tuple, dtype: str, inputs: list) -> dict:
+def reference_calls(
+    case, compiled: tuple, dtype: str, inputs: list, num_tokens: int
+) -> dict:
     """The reference's calls at one point, as porter bench times them:
-    "inductor" (the dynamic compile, on aliases of the inputs with their
-    runtime dims marked), "inductor_static" and "eager" (the reference cast to
-    dtype in place). compiled: compiled_references(case)."""
-    reference, dynamic, static = compiled
+    "inductor" (the dynamic compile of the point's range, on aliases of the
+    inputs with their runtime dims marked), "inductor_static" and "eager" (the
+    reference cast to dtype in place). compiled: compiled_references(case)."""
+    reference, dynamic, static, prefill = compiled
+    if num_tokens >= PREFILL_FROM:
+        dynamic = prefill
     dyn_inputs = mark_runtime_dims(case.manifest, [_alias(v) for v in inputs])
     model = _cast_module(reference, dtype)
     return {
@@ -813,7 +835,8 @@ def aggregate(folder: Path, captured: Path | None = None) -> str:
             f"{unknown} predate the record of where (`dynamic_traced_at`). "
             "Inductor tunes a traced graph's kernels for the size it was traced "
             "at, so against one traced small, p/d compares with kernels tuned "
-            "for small batches: start a run at 1024 tokens to trace it there.",
+            "for small batches. porter bench now traces a compile of its own at "
+            "the first point from 1024 tokens: run them again.",
         ]
     if cached:
         lines[-1] += (

@@ -334,11 +334,11 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         nargs="+",
         help="token counts (default 1 ... 65536). The dynamic compile is traced "
-        "at the first above 1 of each dtype and model size, and Inductor tunes "
-        "its kernels for that size: "
-        "time decode and prefill counts in separate runs to compare each with "
-        "kernels tuned for its range. Every run compiles afresh (Inductor's "
-        "caches off), so no run is handed a graph another traced",
+        "at the first above 1 of each dtype and model size, and compiled again "
+        "for counts from 1024, traced at the first of them: Inductor tunes its "
+        "kernels for the size it traced, so each range is compared with "
+        "kernels tuned for it. Every run compiles afresh (Inductor's caches "
+        "off), so no run is handed a graph another traced",
     )
     add_dims_option(p)
     p.add_argument("--out", default="docs/benchmarks", help="where results go")

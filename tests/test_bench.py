@@ -430,10 +430,10 @@ def test_reference_calls_mark_aliases_for_the_dynamic_compile_only():
         return lambda *args: seen.setdefault(name, args)
 
     reference = torch.nn.Linear(4, 4)
-    compiled = (reference, record("dynamic"), record("static"))
+    compiled = (reference, record("dynamic"), record("static"), record("prefill"))
     x = torch.ones(3, 4, dtype=torch.float64)
     calls = bench.reference_calls(
-        types.SimpleNamespace(manifest=manifest), compiled, "float64", [x]
+        types.SimpleNamespace(manifest=manifest), compiled, "float64", [x], 3
     )
     assert list(calls) == ["inductor", "inductor_static", "eager"]
     calls["inductor"]()
@@ -447,6 +447,13 @@ def test_reference_calls_mark_aliases_for_the_dynamic_compile_only():
     # eager: the reference, cast to the point's dtype in place.
     assert reference.weight.dtype == torch.float64
     assert calls["eager"]().dtype == torch.float64
+    # From PREFILL_FROM tokens: the dynamic compile of that range.
+    assert "prefill" not in seen
+    big = torch.ones(bench.PREFILL_FROM, 4, dtype=torch.float64)
+    case = types.SimpleNamespace(manifest=manifest)
+    bench.reference_calls(case, compiled, "float64", [big], len(big))["inductor"]()
+    (pre,) = seen["prefill"]
+    assert pre.data_ptr() == big.data_ptr()
 
 
 def test_report_lists_rows_of_another_kernel_py(tmp_path):
@@ -472,10 +479,10 @@ def test_report_lists_rows_of_another_kernel_py(tmp_path):
     assert "1 of 2 rows were timed before porter bench recorded" in summary
 
 
-def test_dynamic_hints_follow_the_first_point_of_each_dtype_and_model():
+def test_dynamic_hints_follow_the_first_point_of_each_dtype_model_and_range():
     points = bench.sweep(
         MANIFEST,
-        (1, 2, 4096),
+        (1, 2, 64, 4096, 16384),
         ("bfloat16", "float32"),
         model_sizes={"hidden": [1024, 4096]},
     )
@@ -483,10 +490,12 @@ def test_dynamic_hints_follow_the_first_point_of_each_dtype_and_model():
         (p.dtype, p.sizes["hidden"], p.num_tokens): h
         for p, h in zip(points, bench.dynamic_hints(points))
     }
-    # One token: a graph of its own; then traced at the run's next point.
+    # One token: a graph of its own; then traced at the run's next point,
+    # and again at its first from PREFILL_FROM (1024) tokens.
     assert hints[("bfloat16", 1024, 1)] == 1
-    assert hints[("bfloat16", 1024, 4096)] == 2
-    assert hints[("float32", 4096, 4096)] == 2
+    assert hints[("bfloat16", 1024, 64)] == 2
+    assert hints[("bfloat16", 1024, 4096)] == 4096
+    assert hints[("float32", 4096, 16384)] == 4096
     # A run that starts at 4096 tokens traces it there.
     points = bench.sweep(MANIFEST, (4096, 65536), ("bfloat16",))
     assert bench.dynamic_hints(points) == [4096, 4096]
@@ -579,6 +588,31 @@ def test_a_dynamic_graph_is_compiled_where_it_is_traced(compile_caches_on):
         out = torch.compile(gated)(x)
         assert torch.allclose(out, gated(x))
     assert counters["inductor"]["fxgraph_cache_hit"] == 0
+    torch._dynamo.reset()
+
+
+def test_decode_and_prefill_points_of_one_run_are_traced_apart(
+    monkeypatch, compile_caches_on
+):
+    """The prefill compile is a code object of its own: Dynamo traces it at
+    the first prefill point, not reusing the decode trace."""
+    from torch._dynamo.utils import counters
+
+    manifest = {
+        "input_names": ["x"],
+        "dims": [{"name": "num_tokens", "role": "runtime", "axes": [["x", 0]]}],
+    }
+    monkeypatch.setattr(bench, "cuda_reference", lambda case: torch.nn.SiLU())
+    torch._dynamo.reset()
+    counters.clear()
+    compiled = bench.compiled_references(None)
+    case = types.SimpleNamespace(manifest=manifest)
+    for n in (2, 64, 1024, 4096):
+        x = torch.randn(n, 8)
+        out = bench.reference_calls(case, compiled, "float32", [x], n)["inductor"]()
+        assert torch.allclose(out, torch.nn.functional.silu(x))
+    # Two traces, each dynamic in num_tokens: one for 2 and 64, one from 1024.
+    assert counters["stats"]["unique_graphs"] == 2
     torch._dynamo.reset()
 
 

@@ -124,7 +124,9 @@ def main() -> int:
             )
             calls[f"variant={path}"] = lambda vfn=vfn: vfn(*inputs)
         with torch.no_grad():
-            references = reference_calls(case, compiled, args.dtype, inputs)
+            references = reference_calls(
+                case, compiled, args.dtype, inputs, point.num_tokens
+            )
             calls["inductor"] = references["inductor"]
             if args.static:
                 calls["inductor_static"] = references["inductor_static"]

@@ -143,7 +143,9 @@ def probe(case, variants: dict, point, args, compiled: tuple | None) -> dict:
         add(f"variant={path}", lambda vfn=vfn: vfn(*inputs))
     if args.inductor:
         with torch.no_grad():
-            references = reference_calls(case, compiled, args.dtype, inputs)
+            references = reference_calls(
+                case, compiled, args.dtype, inputs, point.num_tokens
+            )
             add("inductor", references["inductor"])
             add("inductor_static", references["inductor_static"])
     times = graph_times(
