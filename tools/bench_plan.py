@@ -1,8 +1,9 @@
 """Print the PLAN lines for tools/h200_bench.sh that time stored benchmark rows
 again the way they were timed: for each case, model size and dtype, its token
 counts with the rows' own graph rounds and launches, one line per token range
-(decode up to 256 tokens, prefill from 1024) so that each run traces its
-dynamic compile within its range. Lines with the same sizes, tokens and timing
+(decode below PREFILL_FROM, 1024 tokens, prefill from there: the ranges porter
+bench traces a dynamic compile for), which also keeps apart the decode rows'
+several launches a graph. Lines with the same sizes, tokens and timing
 share one line with several dtypes.
 
     python3 tools/bench_plan.py                      # every stored row
@@ -22,9 +23,7 @@ import json
 import sys
 from pathlib import Path
 
-from porter.bench import DTYPE_ORDER, kernel_fingerprint, model_label
-
-DECODE_MAX = 256  # decode rows go up to here; prefill rows start above it
+from porter.bench import DTYPE_ORDER, PREFILL_FROM, kernel_fingerprint, model_label
 
 
 def _needs_timing(row: dict, current: str | None) -> bool:
@@ -43,7 +42,7 @@ def plan(
     """PLAN lines for one case's stored rows."""
     sweeps: dict[tuple, list[dict]] = {}
     for r in rows:
-        span = "decode" if r["num_tokens"] <= DECODE_MAX else "prefill"
+        span = "prefill" if r["num_tokens"] >= PREFILL_FROM else "decode"
         if span not in ranges:
             continue
         key = (model_label(r["shape"]), span, r["dtype"])
