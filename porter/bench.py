@@ -835,17 +835,18 @@ def aggregate(folder: Path, captured: Path | None = None) -> str:
             f"{unknown} predate the record of where (`dynamic_traced_at`). "
             "Inductor tunes a traced graph's kernels for the size it was traced "
             "at, so against one traced small, p/d compares with kernels tuned "
-            "for small batches. porter bench now traces a compile of its own at "
-            "the first point from 1024 tokens: run them again.",
+            "for small batches; porter bench now traces a compile of its own at "
+            "the first point from 1024 tokens.",
         ]
-    if cached:
-        lines[-1] += (
-            f" {cached} were timed while Inductor's caches were on "
-            "(no `inductor_caches` record): their dynamic compile may be a "
-            "graph an earlier run traced at another size, which Inductor's FX "
-            "graph cache hands any trace of the same symbolic shapes, whatever "
-            "`dynamic_traced_at` says. Re-run them."
-        )
+        if cached:
+            lines[-1] += (
+                f" {cached} were timed while Inductor's caches were on "
+                "(no `inductor_caches` record): their dynamic compile may be a "
+                "graph an earlier run traced at another size, which Inductor's "
+                "FX graph cache hands any trace of the same symbolic shapes, "
+                "whatever `dynamic_traced_at` says."
+            )
+        lines[-1] += " Re-run the rows counted here."
     odd = graph_anomalies(every)
     if odd:
         lines += [
