@@ -23,6 +23,9 @@ import json
 import sys
 from pathlib import Path
 
+# Run as a script from the repository root, with or without porter installed.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
 from porter.bench import DTYPE_ORDER, PREFILL_FROM, kernel_fingerprint, model_label
 
 

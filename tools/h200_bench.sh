@@ -16,7 +16,13 @@ mkdir -p "$out/benchmarks"
 # call's results there before the next call merges, or that call's merged files
 # bring back the older rows of the dtypes it did not measure.
 cp docs/benchmarks/*.json "$out/benchmarks/" 2>/dev/null
-plan=${PLAN:-$(ls captured)}
+# Every case folder (one with a manifest) when PLAN is unset. A PLAN set but
+# empty (a plan command that failed) stops here rather than time every case.
+if [ -n "${PLAN+set}" ] && [ -z "$PLAN" ]; then
+  echo "h200_bench: PLAN is empty; unset it to time every case" >&2
+  exit 2
+fi
+plan=${PLAN:-$(for d in captured/*/; do [ -f "$d/manifest.json" ] && basename "$d"; done)}
 while read -r c flags; do
   [ -z "$c" ] && continue
   # shellcheck disable=SC2086
