@@ -53,3 +53,10 @@ def test_summarize_without_events():
         "gap_us": None,
         "span_us_per_call": None,
     }
+
+
+def test_without_a_gpu_it_says_so_in_one_line(monkeypatch, capsys):
+    monkeypatch.setattr(kernel_profile.torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr("sys.argv", ["kernel_profile.py", "rmsnorm", "--tokens", "16"])
+    assert kernel_profile.main() == 2
+    assert capsys.readouterr().err == "kernel_profile: needs a CUDA GPU\n"

@@ -85,3 +85,10 @@ def test_a_missing_variant_file_stops_before_anything_runs(
     err = capsys.readouterr().err
     assert f"--variant: no such file: {tmp_path / 'gone.py'}" in err
     assert "Traceback" not in err
+
+
+def test_without_a_gpu_it_says_so_in_one_line(monkeypatch, capsys):
+    monkeypatch.setattr(launch_probe.torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr("sys.argv", ["launch_probe.py", "rmsnorm", "--tokens", "16"])
+    assert launch_probe.main() == 2
+    assert capsys.readouterr().err == "launch_probe: needs a CUDA GPU\n"

@@ -110,6 +110,9 @@ def main() -> int:
     ap.add_argument("--launches", type=int, default=20)
     ap.add_argument("--static", action="store_true", help="also the static compile")
     args = ap.parse_args()
+    if not torch.cuda.is_available():
+        print("kernel_profile: needs a CUDA GPU", file=sys.stderr)
+        return 2
     case = load_case(f"captured/{args.case}")
     compiled = compiled_references(case)
     model = parse_dims(args.dims)

@@ -212,6 +212,9 @@ def main() -> int:
         # Checked before anything compiles: kernel_variant writes no file
         # where its form does not apply to the case.
         ap.error(f"--variant: no such file: {', '.join(missing)}")
+    if not torch.cuda.is_available():
+        print("launch_probe: needs a CUDA GPU", file=sys.stderr)
+        return 2
     case = load_case(f"captured/{args.case}")
     compiled = compiled_references(case) if args.inductor else None
     variants = {v: _import(Path(v), f"variant{i}") for i, v in enumerate(args.variant)}
