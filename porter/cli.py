@@ -327,8 +327,13 @@ def build_parser() -> argparse.ArgumentParser:
             "medians and as CUDA-graph replays. Writes JSON, a table and a plot per case."
         ),
     )
-    p.add_argument("case", metavar="CASE")
-    p.add_argument("--dtype", nargs="+", choices=["bfloat16", "float16", "float32"])
+    p.add_argument("case", metavar="CASE", help="a case folder, e.g. captured/rmsnorm")
+    p.add_argument(
+        "--dtype",
+        nargs="+",
+        choices=["bfloat16", "float16", "float32"],
+        help="dtypes to sweep (default: the case's, bf16 first)",
+    )
     p.add_argument(
         "--tokens",
         type=int,
@@ -341,7 +346,11 @@ def build_parser() -> argparse.ArgumentParser:
         "off), so no run is handed a graph another traced",
     )
     add_dims_option(p)
-    p.add_argument("--out", default="docs/benchmarks", help="where results go")
+    p.add_argument(
+        "--out",
+        default="docs/benchmarks",
+        help="where <case>.json, .md and .png go (default: docs/benchmarks)",
+    )
     p.add_argument(
         "--rounds",
         type=int,
@@ -372,7 +381,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="aggregate benchmark results into docs/benchmarks/README.md",
         description="Summarize every <case>.json under DIR into DIR/README.md.",
     )
-    p.add_argument("--dir", default="docs/benchmarks")
+    p.add_argument(
+        "--dir",
+        default="docs/benchmarks",
+        help="where porter bench wrote its results (default: docs/benchmarks)",
+    )
     p.add_argument(
         "--captured",
         default="captured",
