@@ -111,6 +111,9 @@ def linear_gelu(x, weight, bias):
         beta=1,
         out=out,
     )
+    # No programmatic dependent launch right after the extern call: behind a
+    # cuBLAS matmul it took 1.04-1.09x the time at 1-256 tokens on an H200
+    # (docs/benchmarks/NOTES.md).
     BLOCK_ROWS, BLOCK_COLS, num_warps = tile_settings(
         num_tokens, out_features, out.element_size(), heavy=True
     )

@@ -16,6 +16,7 @@ What porter changed:
 - loads upcast to fp32, stores cast to the output's element type (fp32/fp16/bf16 alike)
 - renamed index variables and temporaries after what they hold
 - derived a persistent kernel for rows that fit in registers (x read once); the looped kernel serves wider rows
+- on Hopper and later GPUs the kernels launch with programmatic dependent launch: each waits for the kernel before it, then lets the next one launch
 """
 
 import torch
@@ -35,7 +36,12 @@ def rmsnorm_kernel(
     BLOCK_ROWS: tl.constexpr,
     BLOCK_COLS: tl.constexpr,
     STREAM_ROWS: tl.constexpr,
+    LAUNCH_PDL: tl.constexpr,
 ):
+    if LAUNCH_PDL:
+        # wait for the kernel before this one, then let the next one launch
+        tl.extra.cuda.gdc_wait()
+        tl.extra.cuda.gdc_launch_dependents()
     row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
@@ -83,7 +89,12 @@ def rmsnorm_kernel_looped(
     hidden: tl.constexpr,
     BLOCK_ROWS: tl.constexpr,
     BLOCK_COLS: tl.constexpr,
+    LAUNCH_PDL: tl.constexpr,
 ):
+    if LAUNCH_PDL:
+        # wait for the kernel before this one, then let the next one launch
+        tl.extra.cuda.gdc_wait()
+        tl.extra.cuda.gdc_launch_dependents()
     row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
@@ -221,6 +232,29 @@ def launch_settings(num_rows, row_size, elem_bytes=2):
     return 1, block, min(32, block * elem_bytes // 1024)
 
 
+# Kernels on a GPU of compute capability 9.0 or later (Hopper) launch with
+# programmatic dependent launch (launch_pdl=True, LAUNCH_PDL): each may start
+# while the kernel before it in the stream drains, and waits for that kernel's
+# writes before touching memory. Inside a CUDA graph of 20 calls on an H200,
+# decode-sized calls took 0.66-0.85 of their time without it at 1-256 tokens
+# (docs/benchmarks/NOTES.md). Triton's interpreter and older GPUs launch
+# without it.
+_PDL_BY_DEVICE = {}
+
+
+def pdl_enabled(device):
+    """Whether kernels on this device launch with programmatic dependent launch
+    (asked once a device: the launcher runs on every call)."""
+    if device not in _PDL_BY_DEVICE:
+        where = torch.device(device)
+        _PDL_BY_DEVICE[device] = (
+            where.type == "cuda"
+            and torch.version.hip is None
+            and torch.cuda.get_device_capability(where)[0] >= 9
+        )
+    return _PDL_BY_DEVICE[device]
+
+
 def rmsnorm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-06):
     """Same arguments and outputs as the reference rmsnorm."""
     if eps != 1e-06:
@@ -234,6 +268,7 @@ def rmsnorm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-06):
     out = torch.empty_strided(
         (num_tokens, hidden), (hidden, 1), dtype=x.dtype, device=x.device
     )
+    pdl = pdl_enabled(x.device)
     BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(
         num_tokens, hidden, x.element_size()
     )
@@ -259,7 +294,9 @@ def rmsnorm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-06):
         hidden=hidden,
         BLOCK_ROWS=BLOCK_ROWS,
         BLOCK_COLS=BLOCK_COLS,
+        LAUNCH_PDL=pdl,
         num_warps=num_warps,
+        launch_pdl=pdl,
         **hint,
     )
     return out

@@ -20,6 +20,7 @@ What porter changed:
 - replaced Inductor's per-element finite-row test in softmax(x/c) by one test a row: (x - max x) / c, exact at the max, and NaN rows where max(x) / c overflows, as in torch
 - derived a persistent kernel for rows that fit in registers (x read once); the looped kernel serves wider rows
 - the looped kernel recomputes a value it stored only to reload it (the output is written once)
+- on Hopper and later GPUs the kernels launch with programmatic dependent launch: each waits for the kernel before it, then lets the next one launch
 """
 
 import torch
@@ -52,7 +53,12 @@ def softmax_kernel(
     BLOCK_ROWS: tl.constexpr,
     BLOCK_COLS: tl.constexpr,
     STREAM_ROWS: tl.constexpr,
+    LAUNCH_PDL: tl.constexpr,
 ):
+    if LAUNCH_PDL:
+        # wait for the kernel before this one, then let the next one launch
+        tl.extra.cuda.gdc_wait()
+        tl.extra.cuda.gdc_launch_dependents()
     row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
@@ -102,7 +108,12 @@ def softmax_kernel_looped(
     vocab: tl.constexpr,
     BLOCK_ROWS: tl.constexpr,
     BLOCK_COLS: tl.constexpr,
+    LAUNCH_PDL: tl.constexpr,
 ):
+    if LAUNCH_PDL:
+        # wait for the kernel before this one, then let the next one launch
+        tl.extra.cuda.gdc_wait()
+        tl.extra.cuda.gdc_launch_dependents()
     row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
@@ -260,6 +271,29 @@ def launch_settings(num_rows, row_size, elem_bytes=2):
     return 1, block, min(32, block * elem_bytes // 1024)
 
 
+# Kernels on a GPU of compute capability 9.0 or later (Hopper) launch with
+# programmatic dependent launch (launch_pdl=True, LAUNCH_PDL): each may start
+# while the kernel before it in the stream drains, and waits for that kernel's
+# writes before touching memory. Inside a CUDA graph of 20 calls on an H200,
+# decode-sized calls took 0.66-0.85 of their time without it at 1-256 tokens
+# (docs/benchmarks/NOTES.md). Triton's interpreter and older GPUs launch
+# without it.
+_PDL_BY_DEVICE = {}
+
+
+def pdl_enabled(device):
+    """Whether kernels on this device launch with programmatic dependent launch
+    (asked once a device: the launcher runs on every call)."""
+    if device not in _PDL_BY_DEVICE:
+        where = torch.device(device)
+        _PDL_BY_DEVICE[device] = (
+            where.type == "cuda"
+            and torch.version.hip is None
+            and torch.cuda.get_device_capability(where)[0] >= 9
+        )
+    return _PDL_BY_DEVICE[device]
+
+
 def softmax(logits: torch.Tensor, temperature: float = 0.7):
     """Same arguments and outputs as the reference softmax."""
     if temperature != 0.7:
@@ -272,6 +306,7 @@ def softmax(logits: torch.Tensor, temperature: float = 0.7):
     out = torch.empty_strided(
         (num_tokens, vocab), (vocab, 1), dtype=logits.dtype, device=logits.device
     )
+    pdl = pdl_enabled(logits.device)
     BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(
         num_tokens, vocab, logits.element_size()
     )
@@ -298,7 +333,9 @@ def softmax(logits: torch.Tensor, temperature: float = 0.7):
         vocab=vocab,
         BLOCK_ROWS=BLOCK_ROWS,
         BLOCK_COLS=BLOCK_COLS,
+        LAUNCH_PDL=pdl,
         num_warps=num_warps,
+        launch_pdl=pdl,
         **hint,
     )
     return out

@@ -21,6 +21,7 @@ from porter.port.model import KernelPort
 from porter.port.online import online_max_sum_exp
 from porter.port.passes import PIPELINE as CLEANUP_PASSES
 from porter.port.passes import reciprocal_divisors
+from porter.port.pdl import PDL_NOTE, dependent_launch
 from porter.port.persist import persist as persistent_form
 from porter.port.recompute import recompute_reloads
 from porter.port.tile import tile_rows_by_cols
@@ -102,25 +103,29 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
                 )
     order = [s.name if s.kind == "launch" else "" for s in module.steps]
     ports = fuse_pointwise(ports, order)
-    kernels = []
     for i, kp in enumerate(ports):
         name = _kernel_name(cap.reference_name, i, len(ports))
-        dns = [p.name for p in kp.params if p.kind == "runtime"]
         if kp.persistent is not None:
             kp.persistent.name = name
             kp.looped_name = f"{name}_looped"
-            kernels.append(
-                {"source": ast.unparse(kp.persistent), "do_not_specialize": dns}
-            )
         kp.tree.name = kp.looped_name or name
-        kernels.append({"source": ast.unparse(kp.tree), "do_not_specialize": dns})
         if kp.online is not None:
             kp.online.name = f"{name}_online"
-            kernels.append({"source": ast.unparse(kp.online), "do_not_specialize": dns})
     launcher = plan_launcher(cap, module, ports, ref_module)
-    for step, kp in zip([s for s in launcher.steps if s.kind == "launch"], ports):
+    launches = [s for s in launcher.steps if s.kind == "launch"]
+    kernels = []
+    for step, kp in zip(launches, ports):
         step.kernel = "kernel" if kp.persistent is not None else kp.tree.name
+        dns = [p.name for p in kp.params if p.kind == "runtime"]
+        for form in (kp.persistent, kp.tree, kp.online):
+            if form is None:
+                continue
+            if step.pdl:
+                dependent_launch(form)
+            kernels.append({"source": ast.unparse(form), "do_not_specialize": dns})
     notes = _merge_notes(ports)
+    if any(step.pdl for step in launches):
+        notes.append(PDL_NOTE)
     todos = [t for kp in ports for t in kp.todos]
     helpers = sorted(set().union(*(kp.helpers for kp in ports)), key=_helper_order)
     combine_fns, seen = [], set()
@@ -161,6 +166,7 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
         uses_persistent=any(kp.persistent is not None for kp in ports),
         uses_online=any(kp.online is not None for kp in ports),
         uses_stream_rows=any(step.kwargs for step in launcher.steps),
+        uses_pdl=any(step.pdl for step in launches),
         looped_block_cols=LOOPED_MAX_BLOCK,
         looped_min_row_bytes=LOOPED_MIN_ROW_BYTES,
         uses_min_row_bytes="looped_min_row_bytes(" in setup,

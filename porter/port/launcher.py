@@ -22,6 +22,13 @@ LOOPED_MAX_BLOCK = 4096
 # combinations not listed keep the persistent kernel up to MAX_FUSED_COLS.
 # templates/kernel.py.j2 renders it and says why (H200 figures).
 LOOPED_MIN_ROW_BYTES = {(2, 1): 8192, (3, 1): 16384, (2, 2): 16384}
+# A kernel right after an extern call (a cuBLAS matmul) launches without
+# programmatic dependent launch (porter.port.pdl); the others take it.
+NO_PDL_AFTER_EXTERN = (
+    "# No programmatic dependent launch right after the extern call: behind a\n"
+    "# cuBLAS matmul it took 1.04-1.09x the time at 1-256 tokens on an H200\n"
+    "# (docs/benchmarks/NOTES.md)."
+)
 
 
 @dataclass
@@ -52,6 +59,9 @@ class LaunchStep:
     num_stages: str = ""
     # A dict of launch arguments only some of the kernels take (rendered `**x`).
     kwargs: str = ""
+    # Launched with programmatic dependent launch where the device has it
+    # (porter.port.pdl): LAUNCH_PDL=pdl, launch_pdl=pdl.
+    pdl: bool = False
 
 
 @dataclass
@@ -64,6 +74,9 @@ class Launcher:
     allocs: list[Alloc]
     steps: list[LaunchStep]
     returns: str
+    # The tensor whose device decides programmatic dependent launch (`pdl =
+    # pdl_enabled(...)`), where a step takes it.
+    device: str = "'cuda'"
 
 
 def plan_launcher(
@@ -142,6 +155,7 @@ def plan_launcher(
         if tensor_inputs
         else (params[0].replace(".", "_") if params else None)
     )
+    device = f"{first_float}.device" if first_float else "'cuda'"
 
     dims = []
     for d in cap.dims:
@@ -185,7 +199,7 @@ def plan_launcher(
                 [_launcher_expr(s) for s in b.sizes],
                 [_launcher_expr(s) for s in b.strides],
                 dtype,
-                f"{first_float}.device" if first_float else "'cuda'",
+                device,
             )
         )
     wrapper_var = {gi.wrapper_name: gi.target.replace(".", "_") for gi in module.inputs}
@@ -203,7 +217,11 @@ def plan_launcher(
             continue
         kp = port_by_name.get(step.name)
         if kp is not None:  # None: fused into an earlier kernel's launch
-            steps.append(_launch(kp, inputs))
+            launch = _launch(kp, inputs)
+            launch.pdl = not steps or steps[-1].kind != "extern"
+            if not launch.pdl:
+                launch.setup.insert(0, NO_PDL_AFTER_EXTERN)
+            steps.append(launch)
 
     returns = []
     for o in module.outputs:
@@ -214,7 +232,7 @@ def plan_launcher(
             # keepdim statistic returned squeezed): the same view, in launcher terms.
             returns.append(_extern_call(o, wrapper_var, var_of, symbols))
     ret = returns[0] if len(returns) == 1 else ", ".join(returns)
-    return Launcher(name, signature, checks, prelude, dims, allocs, steps, ret)
+    return Launcher(name, signature, checks, prelude, dims, allocs, steps, ret, device)
 
 
 def _signature_text(sig: inspect.Signature) -> str:

@@ -1,0 +1,65 @@
+"""Programmatic dependent launch (PDL): a ported kernel that may start while the
+kernel before it in the stream drains.
+
+On Hopper and later GPUs a kernel launched with `launch_pdl=True` is scheduled
+as soon as the kernel before it lets it (`gdc_launch_dependents`) or exits, not
+after that kernel's writes have been flushed; in return it must not touch
+memory before `gdc_wait`, which returns once the kernel before it has finished
+and its writes are visible. At decode sizes a call's time inside a CUDA graph
+is mostly the gap between one kernel and the next, which this overlaps.
+
+`dependent_launch` opens a kernel with
+
+    if LAUNCH_PDL:
+        tl.extra.cuda.gdc_wait()
+        tl.extra.cuda.gdc_launch_dependents()
+
+behind a constexpr, so that Triton's interpreter and older GPUs (which the
+launcher gives LAUNCH_PDL=False) never meet the instructions. Waiting first
+keeps every load and store of the kernel after the previous kernel's writes, as
+without PDL; letting the next kernel launch right after the wait bounds the
+chain to one kernel ahead. On an H200 this order was faster at 1-16 tokens
+than triggering after the loads (Inductor's own PDL code) or not at all
+(docs/benchmarks/NOTES.md).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from porter.port.passes import _comment
+
+LAUNCH_PDL = "LAUNCH_PDL"
+# The scaffold header's line for it (templates/kernel.py.j2 says why).
+PDL_NOTE = (
+    "on Hopper and later GPUs the kernels launch with programmatic dependent "
+    "launch: each waits for the kernel before it, then lets the next one launch"
+)
+
+GDC_WAIT = "tl.extra.cuda.gdc_wait()"
+GDC_LAUNCH = "tl.extra.cuda.gdc_launch_dependents()"
+_BLOCK = f"if {LAUNCH_PDL}:\n    {GDC_WAIT}\n    {GDC_LAUNCH}\n"
+
+
+def dependent_launch(fn: ast.FunctionDef) -> bool:
+    """Open the kernel with the LAUNCH_PDL block and add the LAUNCH_PDL
+    constexpr as its last parameter; False (unchanged) where it has them."""
+    if any(a.arg == LAUNCH_PDL for a in fn.args.args):
+        return False
+    block = ast.parse(_BLOCK).body[0]
+    block.body.insert(
+        0,
+        _comment("wait for the kernel before this one, then let the next one launch"),
+    )
+    first = fn.body[0] if fn.body else None
+    docstring = (
+        isinstance(first, ast.Expr)
+        and isinstance(first.value, ast.Constant)
+        and isinstance(first.value.value, str)
+        and not first.value.value.startswith(("NOTE(porter)", "TODO(porter)"))
+    )
+    fn.body.insert(1 if docstring else 0, block)
+    fn.args.args.append(
+        ast.arg(LAUNCH_PDL, annotation=ast.parse("tl.constexpr", mode="eval").body)
+    )
+    return True
