@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from porter.port.pdl import GDC_LAUNCH, GDC_WAIT
 from porter.testing.parity import (
     Scenario,
     _import,
@@ -83,15 +84,17 @@ def test_hint_always_matches_the_scaffold_below_stream_rows(tmp_path, porter_dev
     case = load_case(ROOT / "captured" / "fused_add_rmsnorm")
     text, changed, variant = _variant_module(case, "hint-always", tmp_path)
     assert changed == ["fused_add_rmsnorm_kernel"]
-    kernel = ast.unparse(
-        next(
-            f
-            for f in ast.parse(text).body
-            if isinstance(f, ast.FunctionDef) and f.name == "fused_add_rmsnorm_kernel"
-        )
+    fn = next(
+        f
+        for f in ast.parse(text).body
+        if isinstance(f, ast.FunctionDef) and f.name == "fused_add_rmsnorm_kernel"
     )
-    # No branch left; the hinted loads and the (unread) argument stay.
-    assert "if " not in kernel and "evict_first" in kernel and "STREAM_ROWS" in kernel
+    kernel = ast.unparse(fn)
+    # No row-count branch left (the LAUNCH_PDL block still opens the kernel);
+    # the hinted loads and the (unread) argument stay.
+    branches = [ast.unparse(n.test) for n in ast.walk(fn) if isinstance(n, ast.If)]
+    assert branches == ["LAUNCH_PDL"] and kernel_variant._is_pdl_block(fn.body[0])
+    assert "evict_first" in kernel and "STREAM_ROWS" in kernel
     sizes = {"num_tokens": 3, "hidden": 64}  # 3 rows: below STREAM_ROWS
     inputs = make_inputs(case, Scenario("float32", sizes), porter_device, seed=0)
     _assert_same_outputs(case, variant, inputs, porter_device)
@@ -112,9 +115,17 @@ def test_loads_first_matches_the_scaffold_and_loads_the_weight_first(
         if isinstance(f, ast.FunctionDef) and f.name == f"{name}_kernel"
     )
     order = [ast.unparse(st).split(" =")[0] for st in kernel.body]
-    # The weight's load comes before the row's (inside the STREAM_ROWS branch).
-    assert order.index("weight") < next(
-        i for i, st in enumerate(kernel.body) if isinstance(st, ast.If)
+    # The weight's load comes before the row's (inside the STREAM_ROWS branch),
+    # and after the LAUNCH_PDL block's wait, which still opens the kernel.
+    assert kernel_variant._is_pdl_block(kernel.body[0])
+    assert (
+        0
+        < order.index("weight")
+        < next(
+            i
+            for i, st in enumerate(kernel.body)
+            if isinstance(st, ast.If) and "STREAM_ROWS" in ast.unparse(st.test)
+        )
     )
     inputs = make_inputs(case, Scenario("float32", sizes), porter_device, seed=0)
     _assert_same_outputs(case, variant, inputs, porter_device)
@@ -158,10 +169,13 @@ def test_stream_helper_branches_once_around_the_body():
     body, kernel = fns["rmsnorm_kernel_body"], fns["rmsnorm_kernel"]
     assert "STREAM_ROWS" not in ast.unparse(body)
     assert "eviction_policy=ROW_EVICTION" in ast.unparse(body)
-    assert [type(s).__name__ for s in kernel.body] == ["If"]
+    # The LAUNCH_PDL block stays in the launched kernel, ahead of the branch.
+    assert [type(s).__name__ for s in kernel.body] == ["If", "If"]
+    assert kernel_variant._is_pdl_block(kernel.body[0])
+    assert "LAUNCH_PDL" not in ast.unparse(body.body)
     calls = [
         ast.unparse(n.args[-1])
-        for n in ast.walk(kernel.body[0])
+        for n in ast.walk(kernel.body[1])
         if isinstance(n, ast.Call)
     ]
     assert calls == ["'evict_first'", "''"]
@@ -179,3 +193,36 @@ def test_stream_helper_refuses_a_scaffold_it_does_not_fit(
     assert kernel_variant.main() == 1
     assert "no kernel that stream-helper applies to" in capsys.readouterr().err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("form", ["pdl-loaded", "pdl-wait"])
+def test_pdl_forms_move_the_trigger_and_keep_the_wait_first(
+    form, tmp_path, porter_device
+):
+    case = load_case(ROOT / "captured" / "rmsnorm")
+    text, changed, variant = _variant_module(case, form, tmp_path)
+    assert changed == ["rmsnorm_kernel", "rmsnorm_kernel_looped"]
+    for fn in ast.parse(text).body:
+        if not isinstance(fn, ast.FunctionDef) or fn.name not in changed:
+            continue
+        block = fn.body[0]
+        assert kernel_variant._is_pdl_block(block)
+        assert [ast.unparse(s) for s in block.body] == [GDC_WAIT]
+        triggers = [i for i, s in enumerate(fn.body) if GDC_LAUNCH in ast.unparse(s)]
+        loads = [i for i, s in enumerate(fn.body) if "tl.load(" in ast.unparse(s)]
+        if form == "pdl-wait":
+            assert triggers == []
+        else:  # right after the last top-level statement that loads
+            assert triggers == [loads[-1] + 1]
+            assert kernel_variant._is_pdl_block(fn.body[triggers[0]])
+    inputs = make_inputs(
+        case, Scenario("float32", {"num_tokens": 3, "hidden": 64}), porter_device, 0
+    )
+    _assert_same_outputs(case, variant, inputs, porter_device)
+
+
+def test_pdl_forms_leave_a_kernel_without_pdl_alone():
+    # linear_gelu's epilogue follows the matmul and launches without PDL.
+    src = (ROOT / "captured" / "linear_gelu" / "kernel.py").read_text()
+    assert kernel_variant.variant(src, "pdl-loaded") == (src, [])
+    assert kernel_variant.variant(src, "pdl-wait") == (src, [])

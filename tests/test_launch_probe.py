@@ -14,7 +14,9 @@ launch_probe = _import(ROOT / "tools" / "launch_probe.py", "launch_probe_tool")
 
 
 def _args(**kw):
-    base = dict(reduce=[], tile=[], max_fused=[], looped=[], min_row_bytes=[])
+    base = dict(
+        reduce=[], tile=[], max_fused=[], looped=[], min_row_bytes=[], no_pdl=False
+    )
     return argparse.Namespace(**{**base, **kw})
 
 
@@ -57,6 +59,15 @@ def test_candidates_fix_the_launch_choice():
     assert got["looped=4096x8"]["looped_settings"](7, 4096, 4) == (4096, 8)
     assert got["looped=4096x8"]["MAX_FUSED_COLS"] == 1
     assert got["min_row_bytes=1073741824"]["LOOPED_MIN_ROW_BYTES"] == {(2, 1): 1 << 30}
+
+
+def test_no_pdl_launches_the_scaffold_without_pdl():
+    mod = types.SimpleNamespace(pdl_enabled=lambda device: True)
+    got = dict(launch_probe._candidates(mod, _args(no_pdl=True)))
+    assert got["pdl=off"]["pdl_enabled"]("cuda") is False
+    # A scaffold without PDL (linear_gelu) gets no candidate that would time
+    # its default under another name.
+    assert launch_probe._candidates(types.SimpleNamespace(), _args(no_pdl=True)) == []
 
 
 def test_candidates_skip_switches_the_scaffold_lacks():

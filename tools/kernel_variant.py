@@ -32,11 +32,21 @@ Forms:
                  their first side (the hinted loads), so a launch below
                  STREAM_ROWS runs the same loads without the branch: it
                  prices the branch. STREAM_ROWS stays an (unread) argument.
+  pdl-loaded     The kernel lets the next one launch
+                 (gdc_launch_dependents) after its last top-level statement
+                 that loads, as Inductor's own PDL code does, instead of right
+                 after its gdc_wait (porter/port/pdl.py).
+  pdl-wait       The kernel never calls gdc_launch_dependents: the next one
+                 may launch only as its programs exit, as behind a kernel
+                 that does not call it (a cuBLAS matmul, say).
 
-The variant keeps every name the launcher calls. Only the kernels change
-(comments are dropped: the file is printed again from its syntax tree).
-flat-grid, the (rows, column blocks) tile on one grid axis, was a form here
-until the generator took it (porter/port/tile.py).
+The other forms keep a kernel's LAUNCH_PDL block first, so that nothing they
+move reads memory before the wait. To price PDL itself, `launch_probe.py
+--no-pdl`. The variant keeps every name the launcher calls. Only the kernels
+change (comments are dropped: the file is printed again from its syntax
+tree). flat-grid, the (rows, column blocks) tile on one grid axis, was a form
+here until the generator took it (porter/port/tile.py), as was pdl, the
+kernels launched with programmatic dependent launch (porter/port/pdl.py).
 """
 
 from __future__ import annotations
@@ -48,6 +58,7 @@ import sys
 from pathlib import Path
 
 from porter.port.passes import _is_call, _names, ptr_base
+from porter.port.pdl import GDC_LAUNCH, LAUNCH_PDL
 
 # The generator's own pieces: the test for the branch hint_row_loads writes,
 # and a statement's load and stored pointers.
@@ -204,11 +215,61 @@ def loads_first(fn: ast.FunctionDef) -> list[ast.FunctionDef] | None:
     return _with_body(fn, body) if moved else None
 
 
+def _is_pdl_block(stmt: ast.stmt) -> bool:
+    """The `if LAUNCH_PDL:` block porter.port.pdl opens a kernel with."""
+    return isinstance(stmt, ast.If) and ast.unparse(stmt.test) == LAUNCH_PDL
+
+
+def _pdl_first(form):
+    """`form` applied to the kernel without its LAUNCH_PDL block, which then
+    opens the launched kernel again (the one keeping the kernel's name): what
+    a form moves up stays behind the wait."""
+
+    def apply(fn: ast.FunctionDef) -> list[ast.FunctionDef] | None:
+        if not (fn.body and _is_pdl_block(fn.body[0])):
+            return form(fn)
+        rest = copy.copy(fn)
+        rest.body = fn.body[1:]
+        new = form(rest)
+        for out in new or []:
+            if out.name == fn.name:
+                out.body = [copy.deepcopy(fn.body[0]), *out.body]
+        return new
+
+    return apply
+
+
+def _trigger_moved(after_loads: bool):
+    """The pdl-loaded form (after_loads) or pdl-wait: the kernel's
+    gdc_launch_dependents taken out of its LAUNCH_PDL block, and put back
+    under `if LAUNCH_PDL:` after its last top-level statement that loads, or
+    not at all."""
+
+    def form(fn: ast.FunctionDef) -> list[ast.FunctionDef] | None:
+        if not (fn.body and _is_pdl_block(fn.body[0])):
+            return None
+        body = copy.deepcopy(fn.body)
+        body[0].body = [s for s in body[0].body if ast.unparse(s) != GDC_LAUNCH]
+        if after_loads:
+            loads = [
+                i
+                for i, s in enumerate(body)
+                if i and any(_is_call(n, "tl.load") for n in ast.walk(s))
+            ]
+            at = loads[-1] + 1 if loads else 1
+            body.insert(at, ast.parse(f"if {LAUNCH_PDL}:\n    {GDC_LAUNCH}").body[0])
+        return _with_body(fn, body)
+
+    return form
+
+
 FORMS = {
-    "stream-helper": stream_helper,
-    "int32-offsets": int32_offsets,
-    "hint-always": hint_always,
-    "loads-first": loads_first,
+    "stream-helper": _pdl_first(stream_helper),
+    "int32-offsets": _pdl_first(int32_offsets),
+    "hint-always": _pdl_first(hint_always),
+    "loads-first": _pdl_first(loads_first),
+    "pdl-loaded": _trigger_moved(after_loads=True),
+    "pdl-wait": _trigger_moved(after_loads=False),
 }
 
 
@@ -254,7 +315,8 @@ def main() -> int:
             "(stream-helper and hint-always: a persistent kernel with "
             "STREAM_ROWS branches; int32-offsets: a kernel with int64 program ids or "
             "strides; loads-first: a load of an unstored pointer behind other "
-            "statements it does not need)",
+            "statements it does not need; pdl-loaded and pdl-wait: a kernel "
+            "opening with a LAUNCH_PDL block)",
             file=sys.stderr,
         )
         return 1

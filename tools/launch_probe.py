@@ -11,6 +11,7 @@ output is not close to the scaffold's is reported as differing, not timed.
     python3 tools/launch_probe.py rmsnorm --dtype float32 --min-row-bytes 1073741824
     python3 tools/launch_probe.py fused_add_rmsnorm --dims hidden=1024 \
         --tokens 1 16 256 --reduce 1x2 2x2 --rounds 6 --inductor
+    python3 tools/launch_probe.py rmsnorm --tokens 1 16 --launches 20 --no-pdl
 
 One JSON line per (case, sizes): {"default": us, "<candidate>": us, ...}, each
 the lowest of --rounds graph-replay timings taken in alternating orders (a
@@ -109,6 +110,9 @@ def _candidates(mod, args) -> list[tuple[str, dict]]:
                     },
                 )
             )
+    if args.no_pdl and hasattr(mod, "pdl_enabled"):
+        # The same kernels launched without programmatic dependent launch.
+        out.append(("pdl=off", {"pdl_enabled": lambda device: False}))
     if hasattr(mod, "LOOPED_MIN_ROW_BYTES"):
         for b in args.min_row_bytes:
             table = {key: b for key in mod.LOOPED_MIN_ROW_BYTES}
@@ -181,6 +185,12 @@ def main() -> int:
         default=[],
         help="COLS or COLSxWARPS: LOOPED_BLOCK_COLS (and warps), every row taking "
         "the looped kernel",
+    )
+    ap.add_argument(
+        "--no-pdl",
+        action="store_true",
+        help="also time the scaffold launched without programmatic dependent launch "
+        "(its pdl_enabled patched to False)",
     )
     ap.add_argument(
         "--rounds",
