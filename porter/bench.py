@@ -821,7 +821,11 @@ def aggregate(folder: Path, captured: Path | None = None) -> str:
             "as in an engine's decode step. The others timed one call a graph, "
             "which at decode sizes is mostly the graph's own launch; each row's "
             "ratios compare calls timed the same way, and the time bar judges "
-            "each row by them.",
+            "each row by them. Each call there follows a call of the same "
+            "kernel: a scaffold launched with programmatic dependent launch "
+            "(Hopper and later) starts while the call before it drains, more "
+            "than it would behind a kernel that never lets the next one launch "
+            'early ([NOTES.md](NOTES.md), "Calls BE-BG").',
         ]
     large = [r for r in every if r["num_tokens"] >= 1024]
     early = sum(1 for r in large if r.get("dynamic_traced_at", 1024) < 1024)

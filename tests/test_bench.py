@@ -183,6 +183,7 @@ def test_tables_say_when_graphs_held_several_launches(tmp_path):
     rows[1]["graph_launches"] = 1
     summary = _summary(tmp_path, rows)
     assert "1 of 2 rows timed graphs of several calls back to back" in summary
+    assert "follows a call of the same kernel" in summary
     assert "the time bar judges each row by them" in summary
 
 
