@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from porter.port.pdl import GDC_LAUNCH, GDC_WAIT
+from porter.port.pdl import GDC_LAUNCH, GDC_WAIT, is_pdl_block
 from porter.testing.parity import (
     Scenario,
     _import,
@@ -93,7 +93,7 @@ def test_hint_always_matches_the_scaffold_below_stream_rows(tmp_path, porter_dev
     # No row-count branch left (the LAUNCH_PDL block still opens the kernel);
     # the hinted loads and the (unread) argument stay.
     branches = [ast.unparse(n.test) for n in ast.walk(fn) if isinstance(n, ast.If)]
-    assert branches == ["LAUNCH_PDL"] and kernel_variant._is_pdl_block(fn.body[0])
+    assert branches == ["LAUNCH_PDL"] and is_pdl_block(fn.body[0])
     assert "evict_first" in kernel and "STREAM_ROWS" in kernel
     sizes = {"num_tokens": 3, "hidden": 64}  # 3 rows: below STREAM_ROWS
     inputs = make_inputs(case, Scenario("float32", sizes), porter_device, seed=0)
@@ -117,7 +117,7 @@ def test_loads_first_matches_the_scaffold_and_loads_the_weight_first(
     order = [ast.unparse(st).split(" =")[0] for st in kernel.body]
     # The weight's load comes before the row's (inside the STREAM_ROWS branch),
     # and after the LAUNCH_PDL block's wait, which still opens the kernel.
-    assert kernel_variant._is_pdl_block(kernel.body[0])
+    assert is_pdl_block(kernel.body[0])
     assert (
         0
         < order.index("weight")
@@ -171,7 +171,7 @@ def test_stream_helper_branches_once_around_the_body():
     assert "eviction_policy=ROW_EVICTION" in ast.unparse(body)
     # The LAUNCH_PDL block stays in the launched kernel, ahead of the branch.
     assert [type(s).__name__ for s in kernel.body] == ["If", "If"]
-    assert kernel_variant._is_pdl_block(kernel.body[0])
+    assert is_pdl_block(kernel.body[0])
     assert "LAUNCH_PDL" not in ast.unparse(body.body)
     calls = [
         ast.unparse(n.args[-1])
@@ -206,7 +206,7 @@ def test_pdl_forms_move_the_trigger_and_keep_the_wait_first(
         if not isinstance(fn, ast.FunctionDef) or fn.name not in changed:
             continue
         block = fn.body[0]
-        assert kernel_variant._is_pdl_block(block)
+        assert is_pdl_block(block)
         assert [ast.unparse(s) for s in block.body] == [GDC_WAIT]
         triggers = [i for i, s in enumerate(fn.body) if GDC_LAUNCH in ast.unparse(s)]
         loads = [i for i, s in enumerate(fn.body) if "tl.load(" in ast.unparse(s)]
@@ -214,7 +214,7 @@ def test_pdl_forms_move_the_trigger_and_keep_the_wait_first(
             assert triggers == []
         else:  # right after the last top-level statement that loads
             assert triggers == [loads[-1] + 1]
-            assert kernel_variant._is_pdl_block(fn.body[triggers[0]])
+            assert is_pdl_block(fn.body[triggers[0]])
     inputs = make_inputs(
         case, Scenario("float32", {"num_tokens": 3, "hidden": 64}), porter_device, 0
     )

@@ -58,7 +58,7 @@ import sys
 from pathlib import Path
 
 from porter.port.passes import _is_call, _names, ptr_base
-from porter.port.pdl import GDC_LAUNCH, LAUNCH_PDL
+from porter.port.pdl import GDC_LAUNCH, LAUNCH_PDL, is_pdl_block
 
 # The generator's own pieces: the test for the branch hint_row_loads writes,
 # and a statement's load and stored pointers.
@@ -215,18 +215,13 @@ def loads_first(fn: ast.FunctionDef) -> list[ast.FunctionDef] | None:
     return _with_body(fn, body) if moved else None
 
 
-def _is_pdl_block(stmt: ast.stmt) -> bool:
-    """The `if LAUNCH_PDL:` block porter.port.pdl opens a kernel with."""
-    return isinstance(stmt, ast.If) and ast.unparse(stmt.test) == LAUNCH_PDL
-
-
 def _pdl_first(form):
     """`form` applied to the kernel without its LAUNCH_PDL block, which then
     opens the launched kernel again (the one keeping the kernel's name): what
     a form moves up stays behind the wait."""
 
     def apply(fn: ast.FunctionDef) -> list[ast.FunctionDef] | None:
-        if not (fn.body and _is_pdl_block(fn.body[0])):
+        if not (fn.body and is_pdl_block(fn.body[0])):
             return form(fn)
         rest = copy.copy(fn)
         rest.body = fn.body[1:]
@@ -246,7 +241,7 @@ def _trigger_moved(after_loads: bool):
     not at all."""
 
     def form(fn: ast.FunctionDef) -> list[ast.FunctionDef] | None:
-        if not (fn.body and _is_pdl_block(fn.body[0])):
+        if not (fn.body and is_pdl_block(fn.body[0])):
             return None
         body = copy.deepcopy(fn.body)
         body[0].body = [s for s in body[0].body if ast.unparse(s) != GDC_LAUNCH]

@@ -41,6 +41,11 @@ GDC_LAUNCH = "tl.extra.cuda.gdc_launch_dependents()"
 _BLOCK = f"if {LAUNCH_PDL}:\n    {GDC_WAIT}\n    {GDC_LAUNCH}\n"
 
 
+def is_pdl_block(stmt: ast.stmt) -> bool:
+    """The `if LAUNCH_PDL:` block dependent_launch opens a kernel with."""
+    return isinstance(stmt, ast.If) and ast.unparse(stmt.test) == LAUNCH_PDL
+
+
 def dependent_launch(fn: ast.FunctionDef) -> bool:
     """Open the kernel with the LAUNCH_PDL block and add the LAUNCH_PDL
     constexpr as its last parameter; False (unchanged) where it has them."""
