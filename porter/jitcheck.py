@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 
+from porter.port.pdl import EARLY_TRIGGER
 from porter.testing.parity import (
     Case,
     Scenario,
@@ -325,9 +326,10 @@ def _advice(report: JitReport) -> list[str]:
 
 
 def _launch_choice(change: str) -> bool:
-    """A change of a block size or a launch option (`BLOCK_ROWS: ... -> ...`)."""
+    """A change of a block size or a launch option (`BLOCK_ROWS: ... -> ...`),
+    or of EARLY_TRIGGER, which a tile launcher derives from its block."""
     name = change.split(":", 1)[0]
-    return name.startswith("BLOCK_") or name in LAUNCH_OPTIONS
+    return name.startswith("BLOCK_") or name in (*LAUNCH_OPTIONS, EARLY_TRIGGER)
 
 
 def torch_compile_baseline(

@@ -68,7 +68,7 @@ def test_a_launch_heuristic_regime_needs_its_own_warmup(porter_jitcheck):
     (variant,) = decode_only.new_variants
     assert variant.tokens == 1024
     assert variant.changes and all(
-        c.startswith(("BLOCK_", "num_warps")) for c in variant.changes
+        c.startswith(("BLOCK_", "num_warps", "EARLY_TRIGGER")) for c in variant.changes
     )
     assert any("launcher's heuristic" in a for a in decode_only.advice)
     # By default the warmup adds the sweep's largest count.

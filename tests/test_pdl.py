@@ -9,7 +9,13 @@ import pytest
 import torch
 
 from porter.pipeline import capture
-from porter.port.pdl import LAUNCH_PDL, dependent_launch, is_pdl_block
+from porter.port.pdl import (
+    EARLY_TRIGGER,
+    LAUNCH_PDL,
+    dependent_launch,
+    is_pdl_block,
+    trigger_after_loads,
+)
 from porter.testing.parity import _import
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,6 +35,35 @@ def k(x_ptr, n, BLOCK: tl.constexpr, LAUNCH_PDL: tl.constexpr):
         tl.extra.cuda.gdc_launch_dependents()
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     tl.store(x_ptr + offs, tl.load(x_ptr + offs) * 2, offs < n)
+"""
+
+
+# A pointwise kernel as dependent_launch leaves it, then trigger_after_loads.
+TILE_BEFORE = """
+def k(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, offs < n)
+    y = tl.load(x_ptr + n + offs, offs < n)
+    z = x * y
+    tl.store(x_ptr + offs, z, offs < n)
+"""
+
+TILE_AFTER = """
+def k(x_ptr, n, BLOCK: tl.constexpr, LAUNCH_PDL: tl.constexpr, EARLY_TRIGGER: tl.constexpr):
+    if LAUNCH_PDL:
+        'NOTE(porter): wait for the kernel before this one; a block of a few columns lets the next one launch now'
+        tl.extra.cuda.gdc_wait()
+        if EARLY_TRIGGER:
+            tl.extra.cuda.gdc_launch_dependents()
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, offs < n)
+    y = tl.load(x_ptr + n + offs, offs < n)
+    if LAUNCH_PDL:
+        if not EARLY_TRIGGER:
+            'NOTE(porter): a block over a long row lets the next kernel launch once its loads are issued'
+            tl.extra.cuda.gdc_launch_dependents()
+    z = x * y
+    tl.store(x_ptr + offs, z, offs < n)
 """
 
 
@@ -53,6 +88,30 @@ def test_dependent_launch_keeps_a_docstring_first():
     dependent_launch(fn)
     assert isinstance(fn.body[0].value, ast.Constant)
     assert is_pdl_block(fn.body[1])
+
+
+def test_trigger_after_loads_keeps_the_wait_first_and_triggers_after_the_last_load():
+    fn = _fn(TILE_BEFORE)
+    assert dependent_launch(fn) and trigger_after_loads(fn)
+    assert ast.unparse(fn) == ast.unparse(_fn(TILE_AFTER))
+    assert not trigger_after_loads(fn)  # once
+    assert ast.unparse(fn) == ast.unparse(_fn(TILE_AFTER))
+
+
+def test_trigger_after_loads_leaves_a_kernel_without_the_block_or_loads():
+    plain = _fn(BEFORE)
+    assert not trigger_after_loads(plain)
+    assert ast.unparse(plain) == ast.unparse(_fn(BEFORE))
+    no_loads = _fn(
+        "def k(x_ptr, LAUNCH_PDL: tl.constexpr):\n"
+        "    if LAUNCH_PDL:\n"
+        "        tl.extra.cuda.gdc_wait()\n"
+        "        tl.extra.cuda.gdc_launch_dependents()\n"
+        "    tl.store(x_ptr, 1.0)\n"
+    )
+    before = ast.unparse(no_loads)
+    assert not trigger_after_loads(no_loads)
+    assert ast.unparse(no_loads) == before
 
 
 def _kernels_and_launches(case: Path):
@@ -107,7 +166,11 @@ def _scaffold(name: str):
 
 
 def test_pdl_enabled_only_on_hopper_and_later(monkeypatch):
+    import triton
+
     mod = _scaffold("rmsnorm")
+    # The suite runs under the interpreter, where PDL is off whatever the GPU.
+    monkeypatch.setattr(triton.knobs.runtime, "interpret", False)
     asked = []
 
     def capability(device):
@@ -129,6 +192,51 @@ def test_pdl_enabled_only_on_hopper_and_later(monkeypatch):
     monkeypatch.setattr(torch.version, "hip", "6.2")
     capability.value = (9, 4)
     assert not mod.pdl_enabled(torch.device("cuda", 0))  # ROCm: no gdc_* there
+
+
+def test_pdl_enabled_never_under_the_interpreter(monkeypatch):
+    import triton
+
+    mod = _scaffold("rmsnorm")
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda d: (9, 0))
+    monkeypatch.setattr(torch.version, "hip", None)
+    monkeypatch.setattr(mod, "_PDL_BY_DEVICE", {})
+    monkeypatch.setattr(triton.knobs.runtime, "interpret", True)
+    assert not mod.pdl_enabled(torch.device("cuda", 0))  # no gdc_wait there
+    monkeypatch.setattr(triton.knobs.runtime, "interpret", False)
+    assert mod.pdl_enabled(torch.device("cuda", 0))
+
+
+TILE_CASES = [c for c in CASES if "EARLY_TRIGGER" in (c / "kernel.py").read_text()]
+
+
+def test_the_tile_kernels_take_the_trigger_switch():
+    # Every pointwise (tile) scaffold launched with PDL, and no other.
+    tiled = {
+        c.name
+        for c in CASES
+        if "def tile_settings(" in (c / "kernel.py").read_text()
+        and "pdl_enabled(" in (c / "kernel.py").read_text()
+    }
+    assert tiled and {c.name for c in TILE_CASES} == tiled
+
+
+@pytest.mark.parametrize("case", TILE_CASES, ids=lambda p: p.name)
+def test_a_tile_launch_triggers_early_only_in_a_decode_sized_block(case):
+    kernels, launches = _kernels_and_launches(case)
+    for fn in kernels:
+        assert EARLY_TRIGGER in [a.arg for a in fn.args.args]
+        late = [s for s in fn.body[1:] if is_pdl_block(s)]
+        assert len(late) == 1 and "not EARLY_TRIGGER" in ast.unparse(late[0])
+    mod = _import(case / "kernel.py", f"trigger_{case.name}")
+    # Early in every decode-sized block and in blocks of short rows; after
+    # the loads in a block over a long row.
+    for rows, cols, early in ((1, 4096, True), (4096, 4096, False), (4096, 64, True)):
+        _, block_cols, _ = mod.tile_settings(rows, cols)
+        assert (block_cols <= mod.DECODE_BLOCK) == early
+    for call in launches:
+        kw = {k.arg: ast.unparse(k.value) for k in call.keywords if k.arg}
+        assert kw[EARLY_TRIGGER] == "BLOCK_COLS <= DECODE_BLOCK"
 
 
 def test_the_cpu_launch_passes_pdl_off(monkeypatch):

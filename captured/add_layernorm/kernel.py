@@ -18,7 +18,7 @@ What porter changed:
 - renamed index variables and temporaries after what they hold
 - turned 1 division(s) by a per-row value into multiplication by its reciprocal
 - derived a persistent kernel for rows that fit in registers (x read once); the looped kernel serves wider rows
-- on Hopper and later GPUs the kernels launch with programmatic dependent launch: each waits for the kernel before it, then lets the next one launch
+- on Hopper and later GPUs the kernels launch with programmatic dependent launch: each waits for the kernel before it, then lets the next one launch (a pointwise kernel's blocks over long rows once their loads are issued)
 """
 
 import torch
@@ -351,7 +351,11 @@ _PDL_BY_DEVICE = {}
 
 def pdl_enabled(device):
     """Whether kernels on this device launch with programmatic dependent launch
-    (asked once a device: the launcher runs on every call)."""
+    (asked once a device: the launcher runs on every call). Never under
+    Triton's interpreter (TRITON_INTERPRET=1), which has no gdc_wait, even for
+    tensors on a Hopper GPU."""
+    if triton.knobs.runtime.interpret:
+        return False
     if device not in _PDL_BY_DEVICE:
         where = torch.device(device)
         _PDL_BY_DEVICE[device] = (

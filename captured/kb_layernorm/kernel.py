@@ -15,7 +15,7 @@ What porter changed:
 - named arguments after what they are bound to; per-call sizes are runtime ints in do_not_specialize, per-model sizes constexpr, row strides int64 arguments
 - loads upcast to fp32, stores cast to the output's element type (fp32/fp16/bf16 alike)
 - renamed index variables and temporaries after what they hold
-- on Hopper and later GPUs the kernels launch with programmatic dependent launch: each waits for the kernel before it, then lets the next one launch
+- on Hopper and later GPUs the kernels launch with programmatic dependent launch: each waits for the kernel before it, then lets the next one launch (a pointwise kernel's blocks over long rows once their loads are issued)
 """
 
 import torch
@@ -113,7 +113,11 @@ _PDL_BY_DEVICE = {}
 
 def pdl_enabled(device):
     """Whether kernels on this device launch with programmatic dependent launch
-    (asked once a device: the launcher runs on every call)."""
+    (asked once a device: the launcher runs on every call). Never under
+    Triton's interpreter (TRITON_INTERPRET=1), which has no gdc_wait, even for
+    tensors on a Hopper GPU."""
+    if triton.knobs.runtime.interpret:
+        return False
     if device not in _PDL_BY_DEVICE:
         where = torch.device(device)
         _PDL_BY_DEVICE[device] = (

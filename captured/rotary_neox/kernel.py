@@ -13,7 +13,7 @@ What porter changed:
 - pointwise kernels run on (rows, column blocks) tiles: no 64-bit % and // per element, contiguous columns the compiler can vectorize
 - fused 2 pointwise kernels that read the same inputs into one launch (each input read once from memory)
 - issued the fused kernels' loads before their stores, so that loads of one address under one mask compile to one
-- on Hopper and later GPUs the kernels launch with programmatic dependent launch: each waits for the kernel before it, then lets the next one launch
+- on Hopper and later GPUs the kernels launch with programmatic dependent launch: each waits for the kernel before it, then lets the next one launch (a pointwise kernel's blocks over long rows once their loads are issued)
 """
 
 import torch
@@ -41,11 +41,13 @@ def rotary_neox_kernel(
     BLOCK_COLS: tl.constexpr,
     COL_BLOCKS: tl.constexpr,
     LAUNCH_PDL: tl.constexpr,
+    EARLY_TRIGGER: tl.constexpr,
 ):
     if LAUNCH_PDL:
-        # wait for the kernel before this one, then let the next one launch
+        # wait for the kernel before this one; a block of a few columns lets the next one launch now
         tl.extra.cuda.gdc_wait()
-        tl.extra.cuda.gdc_launch_dependents()
+        if EARLY_TRIGGER:
+            tl.extra.cuda.gdc_launch_dependents()
     row_block = tl.program_id(0) // COL_BLOCKS
     col_block = tl.program_id(0) % COL_BLOCKS
     rows = row_block.to(tl.int64) * BLOCK_ROWS + tl.arange(0, BLOCK_ROWS)[:, None]
@@ -84,6 +86,10 @@ def rotary_neox_kernel(
     sin_2 = tl.load(
         sin_ptr + (cols + x2 * sin_stride0), mask_2, eviction_policy="evict_last"
     ).to(tl.float32)
+    if LAUNCH_PDL:
+        if not EARLY_TRIGGER:
+            # a block over a long row lets the next kernel launch once its loads are issued
+            tl.extra.cuda.gdc_launch_dependents()
     tl.store(
         out_ptr + (cols + rows * out_stride1), tmp6.to(out_ptr.dtype.element_ty), mask
     )
@@ -95,6 +101,18 @@ def rotary_neox_kernel(
         tmp6_2.to(out_ptr_2.dtype.element_ty),
         mask_2,
     )
+
+
+# Elements of a block at decode sizes (tile_settings). A tile kernel launched
+# with programmatic dependent launch lets the next kernel launch right after
+# its wait where its block spans at most this many columns, and after its
+# loads where it spans a longer row. Inside a CUDA graph of 20 calls on an
+# H200, silu_and_mul and gelu_tanh_and_mul (bf16, 4096 columns) took 0.81-0.84
+# of the time of triggering first that way at 256 tokens; triggering after the
+# loads took 1.12-1.21 of it at 64 tokens (decode-sized blocks), and 1.17 for
+# rotary_neox's blocks of 16 rows of 64 at 4096 tokens in bf16
+# (docs/benchmarks/NOTES.md).
+DECODE_BLOCK = 512
 
 
 def tile_settings(num_rows, row_size, elem_bytes=2, heavy=False):
@@ -118,8 +136,8 @@ def tile_settings(num_rows, row_size, elem_bytes=2, heavy=False):
     block_cols = triton.next_power_of_2(row_size)
     elements = num_rows * row_size
     if elements <= (1 << 19 if heavy else 1 << 18):
-        block_cols = min(block_cols, 512)
-        return 512 // block_cols, block_cols, 8 if heavy else 4
+        block_cols = min(block_cols, DECODE_BLOCK)
+        return DECODE_BLOCK // block_cols, block_cols, 8 if heavy else 4
     block_cols = min(block_cols, 1024 if heavy and elem_bytes <= 2 else 4096)
     block_rows = max(1, 1024 // block_cols)
     warps = block_rows * block_cols * elem_bytes // 512
@@ -138,7 +156,11 @@ _PDL_BY_DEVICE = {}
 
 def pdl_enabled(device):
     """Whether kernels on this device launch with programmatic dependent launch
-    (asked once a device: the launcher runs on every call)."""
+    (asked once a device: the launcher runs on every call). Never under
+    Triton's interpreter (TRITON_INTERPRET=1), which has no gdc_wait, even for
+    tensors on a Hopper GPU."""
+    if triton.knobs.runtime.interpret:
+        return False
     if device not in _PDL_BY_DEVICE:
         where = torch.device(device)
         _PDL_BY_DEVICE[device] = (
@@ -204,6 +226,7 @@ def rotary_neox(q: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
         BLOCK_COLS=BLOCK_COLS,
         COL_BLOCKS=COL_BLOCKS,
         LAUNCH_PDL=pdl,
+        EARLY_TRIGGER=BLOCK_COLS <= DECODE_BLOCK,
         num_warps=num_warps,
         launch_pdl=pdl,
     )

@@ -20,7 +20,7 @@ What porter changed:
 - replaced Inductor's per-element finite-row test in softmax(x/c) by one test a row: (x - max x) / c, exact at the max, and NaN rows where max(x) / c overflows, as in torch
 - derived a persistent kernel for rows that fit in registers (x read once); the looped kernel serves wider rows
 - the looped kernel recomputes a value it stored only to reload it (the output is written once)
-- on Hopper and later GPUs the kernels launch with programmatic dependent launch: each waits for the kernel before it, then lets the next one launch
+- on Hopper and later GPUs the kernels launch with programmatic dependent launch: each waits for the kernel before it, then lets the next one launch (a pointwise kernel's blocks over long rows once their loads are issued)
 """
 
 import torch
@@ -283,7 +283,11 @@ _PDL_BY_DEVICE = {}
 
 def pdl_enabled(device):
     """Whether kernels on this device launch with programmatic dependent launch
-    (asked once a device: the launcher runs on every call)."""
+    (asked once a device: the launcher runs on every call). Never under
+    Triton's interpreter (TRITON_INTERPRET=1), which has no gdc_wait, even for
+    tensors on a Hopper GPU."""
+    if triton.knobs.runtime.interpret:
+        return False
     if device not in _PDL_BY_DEVICE:
         where = torch.device(device)
         _PDL_BY_DEVICE[device] = (

@@ -21,7 +21,7 @@ from porter.port.model import KernelPort
 from porter.port.online import online_max_sum_exp
 from porter.port.passes import PIPELINE as CLEANUP_PASSES
 from porter.port.passes import reciprocal_divisors
-from porter.port.pdl import PDL_NOTE, dependent_launch
+from porter.port.pdl import PDL_NOTE, dependent_launch, trigger_after_loads
 from porter.port.persist import persist as persistent_form
 from porter.port.recompute import recompute_reloads
 from porter.port.tile import tile_rows_by_cols
@@ -122,6 +122,8 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
                 continue
             if step.pdl:
                 dependent_launch(form)
+            if step.early_trigger and not trigger_after_loads(form):
+                step.early_trigger = ""  # nothing loads at its top level
             kernels.append({"source": ast.unparse(form), "do_not_specialize": dns})
     notes = _merge_notes(ports)
     if any(step.pdl for step in launches):

@@ -30,6 +30,11 @@ NO_PDL_AFTER_EXTERN = (
     "# (docs/benchmarks/NOTES.md)."
 )
 
+# A tile kernel lets the next kernel launch right after its wait where its
+# block spans a few columns (at most tile_settings' DECODE_BLOCK), and after its
+# loads where it spans a long row (porter.port.pdl).
+EARLY_TRIGGER_EXPR = "BLOCK_COLS <= DECODE_BLOCK"
+
 
 @dataclass
 class Dim:
@@ -62,6 +67,9 @@ class LaunchStep:
     # Launched with programmatic dependent launch where the device has it
     # (porter.port.pdl): LAUNCH_PDL=pdl, launch_pdl=pdl.
     pdl: bool = False
+    # Where the kernel also takes EARLY_TRIGGER (a pointwise tile kernel,
+    # porter.port.pdl.trigger_after_loads): the expression it is passed.
+    early_trigger: str = ""
 
 
 @dataclass
@@ -221,6 +229,8 @@ def plan_launcher(
             launch.pdl = not steps or steps[-1].kind != "extern"
             if not launch.pdl:
                 launch.setup.insert(0, NO_PDL_AFTER_EXTERN)
+            elif kp.tile is not None:
+                launch.early_trigger = EARLY_TRIGGER_EXPR
             steps.append(launch)
 
     returns = []

@@ -21,6 +21,17 @@ without PDL; letting the next kernel launch right after the wait bounds the
 chain to one kernel ahead. On an H200 this order was faster at 1-16 tokens
 than triggering after the loads (Inductor's own PDL code) or not at all
 (docs/benchmarks/NOTES.md).
+
+`trigger_after_loads` then splits the block of a pointwise (tile) kernel: the
+wait stays first, and the trigger stays beside it where the block spans a few
+columns (the launcher's EARLY_TRIGGER: at most 512, every block at decode
+sizes); a block spanning a long row lets the next kernel launch once its loads
+are issued. Inside a CUDA graph of 20 calls on an H200, silu_and_mul and
+gelu_tanh_and_mul in bf16 over 4096 columns took 0.81-0.84 of the early
+trigger's time that way at 256 tokens, 0.91-1.01 at 128-1024; triggering
+after the loads in the decode-sized blocks of 64 tokens took 1.12-1.21 of
+it, and in rotary_neox's blocks of 16 rows of 64, 1.17 at 4096 tokens in bf16
+(docs/benchmarks/NOTES.md).
 """
 
 from __future__ import annotations
@@ -34,8 +45,10 @@ LAUNCH_PDL = "LAUNCH_PDL"
 PDL_NOTE = (
     "on Hopper and later GPUs the kernels launch with programmatic dependent "
     "launch: each waits for the kernel before it, then lets the next one launch"
+    " (a pointwise kernel's blocks over long rows once their loads are issued)"
 )
 
+EARLY_TRIGGER = "EARLY_TRIGGER"
 GDC_WAIT = "tl.extra.cuda.gdc_wait()"
 GDC_LAUNCH = "tl.extra.cuda.gdc_launch_dependents()"
 _BLOCK = f"if {LAUNCH_PDL}:\n    {GDC_WAIT}\n    {GDC_LAUNCH}\n"
@@ -66,5 +79,52 @@ def dependent_launch(fn: ast.FunctionDef) -> bool:
     fn.body.insert(1 if docstring else 0, block)
     fn.args.args.append(
         ast.arg(LAUNCH_PDL, annotation=ast.parse("tl.constexpr", mode="eval").body)
+    )
+    return True
+
+
+def _loads(stmt: ast.stmt) -> bool:
+    return any(
+        isinstance(n, ast.Call) and ast.unparse(n.func) == "tl.load"
+        for n in ast.walk(stmt)
+    )
+
+
+def trigger_after_loads(fn: ast.FunctionDef) -> bool:
+    """Split the LAUNCH_PDL block of a kernel dependent_launch opened: the
+    trigger stays beside the wait under `if EARLY_TRIGGER:`, and is repeated
+    under `if not EARLY_TRIGGER:` after the last top-level statement that
+    loads; adds the EARLY_TRIGGER constexpr after LAUNCH_PDL. False
+    (unchanged) where the kernel has no such block, already has the
+    parameter, or loads nothing at its top level."""
+    if any(a.arg == EARLY_TRIGGER for a in fn.args.args):
+        return False
+    at = next((i for i, s in enumerate(fn.body) if is_pdl_block(s)), None)
+    if at is None:
+        return False
+    loads = [i for i, s in enumerate(fn.body) if i > at and _loads(s)]
+    if not loads:
+        return False
+    fn.body[at].body = [
+        _comment(
+            "wait for the kernel before this one; a block of a few columns "
+            "lets the next one launch now"
+        ),
+        *ast.parse(f"{GDC_WAIT}\nif {EARLY_TRIGGER}:\n    {GDC_LAUNCH}").body,
+    ]
+    late = ast.parse(
+        f"if {LAUNCH_PDL}:\n    if not {EARLY_TRIGGER}:\n        {GDC_LAUNCH}"
+    ).body[0]
+    late.body[0].body.insert(
+        0,
+        _comment(
+            "a block over a long row lets the next kernel launch once its loads are issued"
+        ),
+    )
+    fn.body.insert(loads[-1] + 1, late)
+    pdl = next(i for i, a in enumerate(fn.args.args) if a.arg == LAUNCH_PDL)
+    fn.args.args.insert(
+        pdl + 1,
+        ast.arg(EARLY_TRIGGER, annotation=ast.parse("tl.constexpr", mode="eval").body),
     )
     return True
