@@ -195,34 +195,49 @@ def test_stream_helper_refuses_a_scaffold_it_does_not_fit(
     assert not out.exists()
 
 
-@pytest.mark.parametrize("form", ["pdl-loaded", "pdl-wait"])
+@pytest.mark.parametrize("form", ["pdl-early", "pdl-loaded", "pdl-wait"])
+@pytest.mark.parametrize(
+    "name, sizes",
+    [
+        ("rmsnorm", {"num_tokens": 3, "hidden": 64}),
+        ("silu_and_mul", {"num_tokens": 3, "intermediate": 64}),
+    ],
+)
 def test_pdl_forms_move_the_trigger_and_keep_the_wait_first(
-    form, tmp_path, porter_device
+    form, name, sizes, tmp_path, porter_device
 ):
-    case = load_case(ROOT / "captured" / "rmsnorm")
+    # silu_and_mul's tile kernel triggers under EARLY_TRIGGER in two places;
+    # each form leaves one trigger at most, whatever the block.
+    case = load_case(ROOT / "captured" / name)
     text, changed, variant = _variant_module(case, form, tmp_path)
-    assert changed == ["rmsnorm_kernel", "rmsnorm_kernel_looped"]
+    assert changed == (
+        ["rmsnorm_kernel", "rmsnorm_kernel_looped"]
+        if name == "rmsnorm"
+        else ["silu_and_mul_kernel"]
+    )
     for fn in ast.parse(text).body:
         if not isinstance(fn, ast.FunctionDef) or fn.name not in changed:
             continue
         block = fn.body[0]
         assert is_pdl_block(block)
-        assert [ast.unparse(s) for s in block.body] == [GDC_WAIT]
+        waited = [ast.unparse(s) for s in block.body]
+        assert waited == ([GDC_WAIT, GDC_LAUNCH] if form == "pdl-early" else [GDC_WAIT])
+        assert "EARLY_TRIGGER" not in ast.unparse(fn.body)
         triggers = [i for i, s in enumerate(fn.body) if GDC_LAUNCH in ast.unparse(s)]
         loads = [i for i, s in enumerate(fn.body) if "tl.load(" in ast.unparse(s)]
         if form == "pdl-wait":
             assert triggers == []
+        elif form == "pdl-early":
+            assert triggers == [0]
         else:  # right after the last top-level statement that loads
             assert triggers == [loads[-1] + 1]
             assert is_pdl_block(fn.body[triggers[0]])
-    inputs = make_inputs(
-        case, Scenario("float32", {"num_tokens": 3, "hidden": 64}), porter_device, 0
-    )
+    inputs = make_inputs(case, Scenario("float32", sizes), porter_device, 0)
     _assert_same_outputs(case, variant, inputs, porter_device)
 
 
 def test_pdl_forms_leave_a_kernel_without_pdl_alone():
     # linear_gelu's epilogue follows the matmul and launches without PDL.
     src = (ROOT / "captured" / "linear_gelu" / "kernel.py").read_text()
-    assert kernel_variant.variant(src, "pdl-loaded") == (src, [])
-    assert kernel_variant.variant(src, "pdl-wait") == (src, [])
+    for form in ("pdl-early", "pdl-loaded", "pdl-wait"):
+        assert kernel_variant.variant(src, form) == (src, [])

@@ -32,10 +32,13 @@ Forms:
                  their first side (the hinted loads), so a launch below
                  STREAM_ROWS runs the same loads without the branch: it
                  prices the branch. STREAM_ROWS stays an (unread) argument.
-  pdl-loaded     The kernel lets the next one launch
-                 (gdc_launch_dependents) after its last top-level statement
-                 that loads, as Inductor's own PDL code does, instead of right
-                 after its gdc_wait (porter/port/pdl.py).
+  pdl-early      The kernel lets the next one launch
+                 (gdc_launch_dependents) right after its gdc_wait, whatever
+                 its block: a reduction's form, and a pointwise (tile)
+                 kernel's before it took EARLY_TRIGGER (porter/port/pdl.py).
+  pdl-loaded     The kernel lets the next one launch after its last
+                 top-level statement that loads, as Inductor's own PDL code
+                 does, whatever its block.
   pdl-wait       The kernel never calls gdc_launch_dependents: the next one
                  may launch only as its programs exit, as behind a kernel
                  that does not call it (a cuBLAS matmul, say).
@@ -234,18 +237,41 @@ def _pdl_first(form):
     return apply
 
 
-def _trigger_moved(after_loads: bool):
-    """The pdl-loaded form (after_loads) or pdl-wait: the kernel's
-    gdc_launch_dependents taken out of its LAUNCH_PDL block, and put back
-    under `if LAUNCH_PDL:` after its last top-level statement that loads, or
-    not at all."""
+def _without_triggers(body: list[ast.stmt]) -> list[ast.stmt]:
+    """body without any gdc_launch_dependents, and without the `if` blocks
+    that held nothing else (a tile kernel's EARLY_TRIGGER branches)."""
+    out = []
+    for stmt in body:
+        if ast.unparse(stmt) == GDC_LAUNCH:
+            continue
+        if isinstance(stmt, ast.If):
+            stmt.body = _without_triggers(stmt.body)
+            stmt.orelse = _without_triggers(stmt.orelse)
+            real = [s for s in stmt.body if not _is_note(s)]
+            if not real and not stmt.orelse:
+                continue
+        out.append(stmt)
+    return out
+
+
+def _is_note(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+
+
+def _trigger_moved(where: str):
+    """The pdl-early, pdl-loaded or pdl-wait form: every gdc_launch_dependents
+    of the kernel taken out (a tile kernel's EARLY_TRIGGER branches with
+    them), and one put back right after its gdc_wait ("early"), under `if
+    LAUNCH_PDL:` after its last top-level statement that loads ("loaded"), or
+    not at all ("wait")."""
 
     def form(fn: ast.FunctionDef) -> list[ast.FunctionDef] | None:
         if not (fn.body and is_pdl_block(fn.body[0])):
             return None
-        body = copy.deepcopy(fn.body)
-        body[0].body = [s for s in body[0].body if ast.unparse(s) != GDC_LAUNCH]
-        if after_loads:
+        body = _without_triggers(copy.deepcopy(fn.body))
+        if where == "early":
+            body[0].body.append(ast.parse(GDC_LAUNCH).body[0])
+        elif where == "loaded":
             loads = [
                 i
                 for i, s in enumerate(body)
@@ -263,8 +289,9 @@ FORMS = {
     "int32-offsets": _pdl_first(int32_offsets),
     "hint-always": _pdl_first(hint_always),
     "loads-first": _pdl_first(loads_first),
-    "pdl-loaded": _trigger_moved(after_loads=True),
-    "pdl-wait": _trigger_moved(after_loads=False),
+    "pdl-early": _trigger_moved("early"),
+    "pdl-loaded": _trigger_moved("loaded"),
+    "pdl-wait": _trigger_moved("wait"),
 }
 
 
@@ -310,7 +337,7 @@ def main() -> int:
             "(stream-helper and hint-always: a persistent kernel with "
             "STREAM_ROWS branches; int32-offsets: a kernel with int64 program ids or "
             "strides; loads-first: a load of an unstored pointer behind other "
-            "statements it does not need; pdl-loaded and pdl-wait: a kernel "
+            "statements it does not need; pdl-early, pdl-loaded and pdl-wait: a kernel "
             "opening with a LAUNCH_PDL block)",
             file=sys.stderr,
         )
