@@ -103,3 +103,31 @@ def test_without_a_gpu_it_says_so_in_one_line(monkeypatch, capsys):
     monkeypatch.setattr("sys.argv", ["launch_probe.py", "rmsnorm", "--tokens", "16"])
     assert launch_probe.main() == 2
     assert capsys.readouterr().err == "launch_probe: needs a CUDA GPU\n"
+
+
+def test_behind_runs_the_neighbour_first_and_returns_the_call():
+    order = []
+    pair = launch_probe.behind(lambda: order.append("neighbour"), lambda: "out")
+    assert pair() == "out"
+    order.append("after")
+    assert order == ["neighbour", "after"]
+
+
+def test_the_add_neighbour_writes_its_own_buffer():
+    # On the CPU here; the probe builds it on the GPU. Its output is a buffer
+    # of its own, so the timed call's inputs stay as they were.
+    first = launch_probe.neighbour("add", device="cpu")
+    out = first()
+    assert out.dtype == launch_probe.torch.bfloat16 and out.numel() == 1 << 19
+    assert first().data_ptr() == out.data_ptr()  # the same buffer every call
+    with pytest.raises(ValueError, match="not one of add, mm"):
+        launch_probe.neighbour("copy", device="cpu")
+
+
+def test_an_unknown_neighbour_stops_in_one_line(monkeypatch, capsys):
+    monkeypatch.setattr("sys.argv", ["launch_probe.py", "rmsnorm", "--behind", "copy"])
+    with pytest.raises(SystemExit) as exc:
+        launch_probe.main()
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "--behind: invalid choice: 'copy'" in err and "Traceback" not in err

@@ -12,11 +12,15 @@ output is not close to the scaffold's is reported as differing, not timed.
     python3 tools/launch_probe.py fused_add_rmsnorm --dims hidden=1024 \
         --tokens 1 16 256 --reduce 1x2 2x2 --rounds 6 --inductor
     python3 tools/launch_probe.py rmsnorm --tokens 1 16 --launches 20 --no-pdl
+    python3 tools/launch_probe.py silu_and_mul --tokens 1 256 --launches 20 --behind mm
 
 One JSON line per (case, sizes): {"default": us, "<candidate>": us, ...}, each
 the lowest of --rounds graph-replay timings taken in alternating orders (a
 graph of --launches calls, its time divided by them);
 --inductor adds the reference under torch.compile ("inductor", "inductor_static").
+--behind puts another kernel before every call in the graph, one that never
+lets the next launch early (as most of an engine's neighbours): each time is
+then of the pair, and "behind" holds the neighbour's own time alone.
 """
 
 from __future__ import annotations
@@ -75,6 +79,37 @@ def _patched(mod, **attrs):
                 delattr(mod, k)
 
 
+# The neighbour --behind puts before each call: torch's own kernels, which
+# never call gdc_launch_dependents, so a PDL call behind them starts as their
+# programs exit. add: an elementwise sum over 1 MiB of bf16; mm: a decode
+# step's projection, (16, 4096) x (4096, 4096) bf16 in cuBLAS.
+BEHIND = ("add", "mm")
+
+
+def neighbour(kind: str, device: str = "cuda"):
+    """The call --behind puts before each timed one."""
+    if kind == "add":
+        a = torch.randn(1 << 19, dtype=torch.bfloat16, device=device)
+        out = torch.empty_like(a)
+        return lambda: torch.add(a, a, out=out)
+    if kind == "mm":
+        x = torch.randn(16, 4096, dtype=torch.bfloat16, device=device)
+        w = torch.randn(4096, 4096, dtype=torch.bfloat16, device=device)
+        out = torch.empty(16, 4096, dtype=torch.bfloat16, device=device)
+        return lambda: torch.mm(x, w, out=out)
+    raise ValueError(f"--behind: {kind!r} is not one of {', '.join(BEHIND)}")
+
+
+def behind(first, call):
+    """call, with first run just before it; returns what call returns."""
+
+    def pair():
+        first()
+        return call()
+
+    return pair
+
+
 def _candidates(mod, args) -> list[tuple[str, dict]]:
     """(label, the scaffold globals it replaces) for every launch candidate."""
     out = []
@@ -129,15 +164,22 @@ def probe(case, variants: dict, point, args, compiled: tuple | None) -> dict:
     results = {"case": args.case, "sizes": point.sizes, "dtype": args.dtype}
     fn = scaffold_entry(case, args.dtype, "cuda")
     expected = fn(*inputs)
-    graphs = {"default": capture_graph(lambda: fn(*inputs), args.launches)}
+    first = neighbour(args.behind) if args.behind else None
+    graphs = {}
 
     def add(label, call):
         # Another reduction order may move the last bit: a sanity check, not
         # parity (run the parity suite on the settings you keep).
         if _close(expected, call()):
-            graphs[label] = capture_graph(call, args.launches)
+            timed = behind(first, call) if first else call
+            graphs[label] = capture_graph(timed, args.launches)
         else:
             results[label] = "differs"
+
+    add("default", lambda: fn(*inputs))
+    if first:
+        results["behind_kind"] = args.behind
+        graphs["behind"] = capture_graph(first, args.launches)
 
     for label, attrs in _candidates(mod, args):
         with _patched(mod, **attrs):
@@ -211,6 +253,14 @@ def main() -> int:
         default=1,
         help="calls back to back in each graph, its time divided by them: a "
         "kernel's time inside a longer graph, as in an engine's decode step",
+    )
+    ap.add_argument(
+        "--behind",
+        choices=BEHIND,
+        help="put this kernel before every call in the graph (add: an "
+        "elementwise sum over 1 MiB; mm: a 16 x 4096 x 4096 bf16 matmul): the "
+        "call's time behind a kernel that never lets it launch early; the "
+        "neighbour alone is reported as 'behind'",
     )
     args = ap.parse_args()
     if args.launches < 1:
