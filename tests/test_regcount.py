@@ -58,18 +58,14 @@ def _compiling(*argv: str) -> list[dict]:
     return [json.loads(line) for line in out.splitlines()]
 
 
+def _rows_by_tokens(argv: str) -> dict[int, dict]:
+    """tools/regcount.py's rows for one launch a token count, by token count."""
+    out = _compiling("tools/regcount.py", *argv.split())
+    return {r["sizes"]["num_tokens"]: r for r in out}
+
+
 def test_registers_of_rmsnorms_persistent_kernel():
-    out = _compiling(
-        "tools/regcount.py",
-        "rmsnorm",
-        "--dtype",
-        "float32",
-        "--tokens",
-        "16",
-        "4096",
-        "--sass",
-    )
-    rows = {r["sizes"]["num_tokens"]: r for r in out}
+    rows = _rows_by_tokens("rmsnorm --dtype float32 --tokens 16 4096 --sass")
     assert sorted(rows) == [16, 4096]
     assert {r["kernel"] for r in rows.values()} == {"rmsnorm_kernel"}
     # fp32 rows of 1024: one row and 8 warps at decode, two rows and 2 warps
@@ -87,6 +83,29 @@ def test_registers_of_rmsnorms_persistent_kernel():
         total = sass.pop("total")
         assert sass["LDG"] >= 1 and sass["STG"] >= 1 and total == sum(sass.values())
     assert rows[16]["sass"].get("BAR", 0) >= 1  # 8 warps share a row
+
+
+def test_the_pdl_trigger_comes_where_the_block_asks():
+    # --pdl compiles the launches a Hopper GPU makes. silu_and_mul bf16 over
+    # 4096 columns: at 64 tokens a decode-sized block of 512 columns lets the
+    # next kernel launch before its loads; at 256 a block over the whole row
+    # (4096 columns) only after them. Both wait before any load.
+    rows = _rows_by_tokens(
+        "silu_and_mul --dims intermediate=4096 --dtype bfloat16 --tokens 64 256 "
+        "--sass --pdl"
+    )
+    assert sorted(rows) == [64, 256]
+    early, late = rows[64], rows[256]
+    assert early["constexprs"]["LAUNCH_PDL"] and late["constexprs"]["LAUNCH_PDL"]
+    assert (early["constexprs"]["BLOCK_COLS"], late["constexprs"]["BLOCK_COLS"]) == (
+        512,
+        4096,
+    )
+    for r in (early, late):
+        assert len(r["wait_at"]) == 1 and len(r["trigger_at"]) == 1
+        assert r["wait_at"][0] < r["loads_at"][0]
+    assert early["trigger_at"][0] < early["loads_at"][0]
+    assert late["trigger_at"][0] > late["loads_at"][-1]
 
 
 def test_opcode_counts_drop_predicates_and_modifiers():

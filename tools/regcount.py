@@ -17,7 +17,10 @@ One JSON line per distinct launch: {"case", "file", "kernel", "sizes",
 "warps", "constexprs", "REG", "STACK", "LOCAL", "SHARED", "programs_per_sm"},
 and with --sass the kernel's SASS instructions counted by opcode ("sass"),
 the positions of its global loads ("loads_at", the first as "first_load") and
-its global loads and stores by bytes an access ("access_bytes").
+its global loads and stores by bytes an access ("access_bytes"). With --pdl
+the launches are those of a Hopper GPU (the scaffold's pdl_enabled taken as
+True), and --sass adds where the kernel waits for the one before it
+("wait_at", ACQBULK) and lets the next one launch ("trigger_at", PREEXIT).
 """
 
 from __future__ import annotations
@@ -174,6 +177,11 @@ def load_positions(sass: str) -> list[int]:
     return [i for i, op in enumerate(opcodes(sass), 1) if op == "LDG"]
 
 
+def positions(sass: str, opcode: str) -> list[int]:
+    """The listing positions (from 1) of one opcode's instructions."""
+    return [i for i, op in enumerate(opcodes(sass), 1) if op == opcode]
+
+
 def first_load(sass: str) -> int | None:
     """The position of the first global load (None without one)."""
     return next(iter(load_positions(sass)), None)
@@ -203,27 +211,36 @@ def programs_per_sm(regs: int, warps: int, shared: int) -> int:
     return min(SM90["programs"], by_regs, by_warps, by_shared)
 
 
-def launches(case, module, dtype: str, point) -> list[tuple]:
+def launches(case, module, dtype: str, point, pdl: bool = False) -> list[tuple]:
     """(kernel name, kernel, bound arguments, options) of each launch at a point,
-    recorded without calling the kernels."""
+    recorded without calling the kernels; pdl: as on a Hopper GPU, with
+    programmatic dependent launch (the CPU inputs would turn it off)."""
     seen = []
     record = _Recorder(
         _kernels(module), execute=False, on_launch=lambda *call: seen.append(call)
     )
     inputs = make_inputs(case, Scenario(dtype, point.sizes), "cpu", 0, filled=False)
-    with record, torch.no_grad():
-        scaffold_entry(case, dtype, "cpu", kernel=module)(*inputs)
+    enabled = getattr(module, "pdl_enabled", None)
+    if pdl and enabled is not None:
+        module.pdl_enabled = lambda device: True
+    try:
+        with record, torch.no_grad():
+            scaffold_entry(case, dtype, "cpu", kernel=module)(*inputs)
+    finally:
+        if enabled is not None:
+            module.pdl_enabled = enabled
     return seen
 
 
-def compile_rows(case, files: dict, dtype: str, points, arch=90, sass=False):
+def compile_rows(case, files: dict, dtype: str, points, arch=90, sass=False, pdl=False):
     """One row per distinct launch of each file's kernels at each point of the
     loaded case, compiled for the target (the JSON lines main prints)."""
     target = GPUTarget("cuda", arch, 32)
     for point in points:
         for label, module in files.items():
             done = set()
-            for name, kernel, bound, options in launches(case, module, dtype, point):
+            calls = launches(case, module, dtype, point, pdl)
+            for name, kernel, bound, options in calls:
                 src, constexprs = source_of(kernel, bound)
                 key = (
                     name,
@@ -254,6 +271,9 @@ def compile_rows(case, files: dict, dtype: str, points, arch=90, sass=False):
                     row["first_load"] = first_load(listing)
                     row["loads_at"] = load_positions(listing)
                     row["access_bytes"] = access_bytes(listing)
+                    if pdl:
+                        row["wait_at"] = positions(listing, "ACQBULK")
+                        row["trigger_at"] = positions(listing, "PREEXIT")
                 yield row
 
 
@@ -268,6 +288,13 @@ def main() -> int:
         action="store_true",
         help="also count the SASS instructions by opcode (key 'sass')",
     )
+    ap.add_argument(
+        "--pdl",
+        action="store_true",
+        help="the launches a Hopper GPU makes, with programmatic dependent launch "
+        "(with --sass: where the kernel waits and triggers, 'wait_at', "
+        "'trigger_at')",
+    )
     args = ap.parse_args()
     case = load_case(f"captured/{args.case}")
     files = {"kernel.py": case.kernel}
@@ -278,7 +305,8 @@ def main() -> int:
         (args.dtype,),
         model_sizes=parse_dims(args.dims),
     )
-    for row in compile_rows(case, files, args.dtype, points, args.arch, args.sass):
+    rows = compile_rows(case, files, args.dtype, points, args.arch, args.sass, args.pdl)
+    for row in rows:
         print(json.dumps(row), flush=True)
     return 0
 
