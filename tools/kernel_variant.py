@@ -61,7 +61,7 @@ import sys
 from pathlib import Path
 
 from porter.port.passes import _is_call, _names, ptr_base
-from porter.port.pdl import GDC_LAUNCH, LAUNCH_PDL, is_pdl_block
+from porter.port.pdl import GDC_LAUNCH, LAUNCH_PDL, is_pdl_block, loads
 
 # The generator's own pieces: the test for the branch hint_row_loads writes,
 # and a statement's load and stored pointers.
@@ -272,12 +272,8 @@ def _trigger_moved(where: str):
         if where == "early":
             body[0].body.append(ast.parse(GDC_LAUNCH).body[0])
         elif where == "loaded":
-            loads = [
-                i
-                for i, s in enumerate(body)
-                if i and any(_is_call(n, "tl.load") for n in ast.walk(s))
-            ]
-            at = loads[-1] + 1 if loads else 1
+            loading = [i for i, s in enumerate(body) if i and loads(s)]
+            at = loading[-1] + 1 if loading else 1
             body.insert(at, ast.parse(f"if {LAUNCH_PDL}:\n    {GDC_LAUNCH}").body[0])
         return _with_body(fn, body)
 

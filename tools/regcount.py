@@ -26,12 +26,14 @@ True), and --sass adds where the kernel waits for the one before it
 from __future__ import annotations
 
 import argparse
+import contextlib
 import inspect
 import json
 import os
 import subprocess
 import sys
 import tempfile
+from unittest import mock
 
 # Triton 3.9 warns unless this is set; 3.6 (the GPU's) fuses by default.
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
@@ -174,7 +176,7 @@ def load_positions(sass: str) -> list[int]:
     instructions before the first delay every program's first memory round
     trip, and a load far behind the others (after a store or a reduction)
     adds one of its own."""
-    return [i for i, op in enumerate(opcodes(sass), 1) if op == "LDG"]
+    return positions(sass, "LDG")
 
 
 def positions(sass: str, opcode: str) -> list[int]:
@@ -220,15 +222,10 @@ def launches(case, module, dtype: str, point, pdl: bool = False) -> list[tuple]:
         _kernels(module), execute=False, on_launch=lambda *call: seen.append(call)
     )
     inputs = make_inputs(case, Scenario(dtype, point.sizes), "cpu", 0, filled=False)
-    enabled = getattr(module, "pdl_enabled", None)
-    if pdl and enabled is not None:
-        module.pdl_enabled = lambda device: True
-    try:
-        with record, torch.no_grad():
-            scaffold_entry(case, dtype, "cpu", kernel=module)(*inputs)
-    finally:
-        if enabled is not None:
-            module.pdl_enabled = enabled
+    on = pdl and hasattr(module, "pdl_enabled")
+    hopper = mock.patch.object(module, "pdl_enabled", lambda device: True)
+    with hopper if on else contextlib.nullcontext(), record, torch.no_grad():
+        scaffold_entry(case, dtype, "cpu", kernel=module)(*inputs)
     return seen
 
 

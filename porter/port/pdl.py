@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import ast
 
-from porter.port.passes import _comment
+from porter.port.passes import _comment, _is_call
 
 LAUNCH_PDL = "LAUNCH_PDL"
 # The scaffold header's line for it (templates/kernel.py.j2 says why).
@@ -83,11 +83,9 @@ def dependent_launch(fn: ast.FunctionDef) -> bool:
     return True
 
 
-def _loads(stmt: ast.stmt) -> bool:
-    return any(
-        isinstance(n, ast.Call) and ast.unparse(n.func) == "tl.load"
-        for n in ast.walk(stmt)
-    )
+def loads(stmt: ast.stmt) -> bool:
+    """Whether the statement calls tl.load anywhere inside it."""
+    return any(_is_call(n, "tl.load") for n in ast.walk(stmt))
 
 
 def trigger_after_loads(fn: ast.FunctionDef) -> bool:
@@ -102,8 +100,8 @@ def trigger_after_loads(fn: ast.FunctionDef) -> bool:
     at = next((i for i, s in enumerate(fn.body) if is_pdl_block(s)), None)
     if at is None:
         return False
-    loads = [i for i, s in enumerate(fn.body) if i > at and _loads(s)]
-    if not loads:
+    loading = [i for i, s in enumerate(fn.body) if i > at and loads(s)]
+    if not loading:
         return False
     fn.body[at].body = [
         _comment(
@@ -121,7 +119,7 @@ def trigger_after_loads(fn: ast.FunctionDef) -> bool:
             "a block over a long row lets the next kernel launch once its loads are issued"
         ),
     )
-    fn.body.insert(loads[-1] + 1, late)
+    fn.body.insert(loading[-1] + 1, late)
     pdl = next(i for i, a in enumerate(fn.args.args) if a.arg == LAUNCH_PDL)
     fn.args.args.insert(
         pdl + 1,
