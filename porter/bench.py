@@ -158,6 +158,14 @@ def gbps(nbytes: int, us: float) -> float:
     return nbytes / (us * 1e-6) / 1e9
 
 
+def pct_size_copy(row: dict) -> float:
+    """The ported kernel's rate as % of a copy of the same bytes, both graph
+    replays in one run: below 100, the kernel streams slower than a copy of
+    its size does (the copy bandwidth at 1 GiB is no ceiling at 4096 tokens,
+    where launch and the last wave weigh)."""
+    return round(100 * row["copy_graph_us"] / row["ported_graph_us"], 1)
+
+
 # ---------------------------------------------------------------- GPU timing
 
 
@@ -190,6 +198,19 @@ def _graph_us(fn: Callable[[], Any], launches: int = 1) -> float:
     graph's own launch; with several, it is the call's time between
     neighbours, as inside an engine's decode graph."""
     return _median_us(capture_graph(fn, launches).replay) / launches
+
+
+def same_size_copy(nbytes: int) -> Callable[[], Any] | None:
+    """A device-to-device copy moving `nbytes` (half read, half written), the
+    ceiling a kernel moving as many bytes can reach when timed the same way;
+    None where its buffers do not fit beside the point's."""
+    try:
+        src = torch.empty(max(nbytes // 2, 1), dtype=torch.uint8, device="cuda")
+        dst = torch.empty_like(src)
+    except torch.cuda.OutOfMemoryError:
+        torch.cuda.empty_cache()
+        return None
+    return lambda: dst.copy_(src)
 
 
 def copy_bandwidth_gbps(nbytes: int = 1 << 30) -> float:
@@ -327,17 +348,24 @@ def run(
                 for name, fn in calls.items():
                     fn()  # warm up (compiles static for this shape)
                     row[f"{name}_us"] = round(_median_us(fn), 2)
+                nbytes = tensor_bytes(inputs) + tensor_bytes(calls["ported"]())
+                copy = same_size_copy(nbytes)
+                if copy is not None:
+                    # Timed among the others, so it shares their rounds' order.
+                    calls["copy"] = copy
                 timed = graph_times(calls, lambda f: _graph_us(f, launches), rounds)
+                calls.pop("copy", None)
                 for name, us in timed.items():
                     row[f"{name}_graph_us"] = round(us, 2)
                 row["graph_rounds"] = rounds
                 row["graph_launches"] = launches
                 row["dynamic_traced_at"] = hints[i]
                 row["inductor_caches"] = "off"  # uncached_compiles: traced here
-                nbytes = tensor_bytes(inputs) + tensor_bytes(calls["ported"]())
             row["bytes"] = nbytes
             row["ported_gbps"] = round(gbps(nbytes, row["ported_graph_us"]), 1)
             row["pct_copy_bw"] = round(100 * row["ported_gbps"] / copy_bw, 1)
+            if "copy_graph_us" in row:
+                row["pct_size_copy"] = pct_size_copy(row)
             row.update(
                 {k: facts[k] for k in ("gpu", "torch", "triton", "date", "kernel_sha")}
             )
@@ -553,12 +581,14 @@ def markdown_table(rows: list[dict], facts: dict) -> str:
         f"CUDA-graph replays, each call's {_rounds_text(rows)}"
         + _one_round_note(rows)
         + _launches_text(rows)
+        + "; % same-size copy is the ported rate against a device copy of the "
+        "point's bytes timed the same way (- where not timed)"
         + "; ratios are ported / other (below 1: "
         "ported is faster).\n\n"
     )
     lines = [
-        "| dtype | shape | ported µs | Inductor dynamic µs | Inductor static µs | eager µs | ported / dynamic | ported / static | ported GB/s | % copy BW | host µs (ported, dynamic) |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| dtype | shape | ported µs | Inductor dynamic µs | Inductor static µs | eager µs | ported / dynamic | ported / static | ported GB/s | % copy BW | % same-size copy | host µs (ported, dynamic) |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in rows:
         lines.append(
@@ -566,7 +596,8 @@ def markdown_table(rows: list[dict], facts: dict) -> str:
             f"{r['inductor_static_graph_us']} | {r['eager_graph_us']} | "
             f"{r['ported_graph_us'] / r['inductor_graph_us']:.2f} | "
             f"{r['ported_graph_us'] / r['inductor_static_graph_us']:.2f} | {r['ported_gbps']} | "
-            f"{r['pct_copy_bw']} | {r['ported_us']}, {r['inductor_us']} |"
+            f"{r['pct_copy_bw']} | {r.get('pct_size_copy', '-')} | "
+            f"{r['ported_us']}, {r['inductor_us']} |"
         )
     first = ""
     if "ported_first_call_s" in facts:
@@ -714,6 +745,24 @@ def within_bar(p_over_dynamic: float, p_over_static: float) -> bool:
     return p_over_dynamic <= 1.0 and p_over_static <= STATIC_SLACK
 
 
+def size_copy_note(rows: list[dict], at: int = 4096) -> str:
+    """What a copy of the same bytes reached at `at` tokens (rows that timed
+    one), beside the bandwidth clause: whether 90% of the copy bandwidth was
+    within reach of any kernel of that size."""
+    sub = [r for r in rows if r["num_tokens"] == at and "pct_size_copy" in r]
+    if not sub:
+        return ""
+    # pct_copy_bw / pct_size_copy is the copy's own rate against the run's.
+    own = [r["pct_copy_bw"] * 100 / r["pct_size_copy"] for r in sub]
+    kernel = [r["pct_size_copy"] for r in sub]
+    return (
+        f"At {at} tokens, a device copy of each point's bytes, timed as the "
+        f"ported kernel is, reached {min(own):.0f}-{max(own):.0f}% of the copy "
+        f"bandwidth ({len(sub)} points); the ported kernels reached "
+        f"{min(kernel):.0f}-{max(kernel):.0f}% of that copy's rate."
+    )
+
+
 def _row_within_bar(r: dict) -> bool:
     """A stored row's point meets the time bar, by graph replay."""
     return within_bar(
@@ -792,6 +841,9 @@ def aggregate(folder: Path, captured: Path | None = None) -> str:
             f"{len(decode)} up to {DECODE_MAX_TOKENS} tokens, {met[2]} of "
             f"{len(above)} above.",
         ]
+    note = size_copy_note(every)
+    if note:
+        lines += ["", note]
     if changed:
         lines += [
             "",

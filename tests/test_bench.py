@@ -625,3 +625,22 @@ def test_compiled_references_turn_the_compile_caches_off(
     monkeypatch.setattr(bench, "cuda_reference", lambda case: torch.neg)
     bench.compiled_references(None)
     assert torch.compiler.config.force_disable_caches
+
+
+def test_size_copy_column_and_note_come_from_rows_that_timed_a_copy(tmp_path):
+    rows = _rows()
+    # At 4096 tokens the ported kernel took 100 µs where a copy of its bytes
+    # took 80: 80% of the copy's rate, and that copy ran at 91 / 0.8 of the
+    # run's copy bandwidth.
+    rows[1]["copy_graph_us"] = 80.0
+    rows[1]["pct_size_copy"] = bench.pct_size_copy(rows[1])
+    assert rows[1]["pct_size_copy"] == 80.0
+    table = bench.markdown_table(rows, FACTS)
+    lines = [l for l in table.splitlines() if l.startswith("| bfloat16")]
+    assert lines[0].split(" | ")[10] == "-"
+    assert lines[1].split(" | ")[10] == "80.0"
+    note = bench.size_copy_note(rows)
+    assert "reached 114-114% of the copy bandwidth (1 points)" in note
+    assert "reached 80-80% of that copy's rate" in note
+    assert note in _summary(tmp_path, rows)
+    assert bench.size_copy_note(_rows()) == ""
