@@ -207,6 +207,25 @@ def test_pdl_enabled_never_under_the_interpreter(monkeypatch):
     assert mod.pdl_enabled(torch.device("cuda", 0))
 
 
+def test_a_caller_turns_pdl_off_for_a_device_before_the_first_call(monkeypatch):
+    # docs/port.md: behind a kernel that never lets the next one launch early,
+    # PDL costs a call 0.2-0.3 us on the H200; the cache is the switch.
+    import triton
+
+    mod = _scaffold("silu_and_mul")
+    monkeypatch.setattr(triton.knobs.runtime, "interpret", False)
+    monkeypatch.setattr(torch.version, "hip", None)
+    asked = []
+    monkeypatch.setattr(
+        torch.cuda, "get_device_capability", lambda d: asked.append(d) or (9, 0)
+    )
+    monkeypatch.setattr(mod, "_PDL_BY_DEVICE", {})
+    mod._PDL_BY_DEVICE[torch.device("cuda:0")] = False
+    assert not mod.pdl_enabled(torch.device("cuda", 0))
+    assert mod.pdl_enabled(torch.device("cuda", 1))
+    assert asked == [torch.device("cuda", 1)]
+
+
 TILE_CASES = [c for c in CASES if "EARLY_TRIGGER" in (c / "kernel.py").read_text()]
 
 
