@@ -162,8 +162,9 @@ def pct_size_copy(row: dict) -> float:
     """The ported kernel's rate as % of a copy of the same bytes, both graph
     replays in one run: below 100, the kernel streams slower than a copy of
     its size does. A reference, not a ceiling: on the H200 ported kernels beat
-    it by up to 37% over narrow rows, where the copy (a memcpy node in the
-    graph) starts slower (docs/benchmarks/NOTES.md, "Calls BM-BP")."""
+    it by up to 37% at points where the copy (a memcpy node in the graph) ran
+    slow, and equal bytes took it up to 1.4x as long from one point to another
+    (docs/benchmarks/NOTES.md, "Calls BM-BP")."""
     return round(100 * row["copy_graph_us"] / row["ported_graph_us"], 1)
 
 
@@ -760,8 +761,10 @@ def size_copy_note(rows: list[dict], at: int = 4096) -> str:
     return (
         f"At {at} tokens, a device copy of each point's bytes, timed as the "
         f"ported kernel is, reached {min(own):.0f}-{max(own):.0f}% of the copy "
-        f"bandwidth ({len(sub)} points); the ported kernels reached "
-        f"{min(kernel):.0f}-{max(kernel):.0f}% of that copy's rate."
+        f"bandwidth ({len(sub)} point{'s' if len(sub) > 1 else ''}); the "
+        "ported kernels reached "
+        f"{min(kernel):.0f}-{max(kernel):.0f}% of that copy's rate (a rough "
+        "reference, not a ceiling: [NOTES.md](NOTES.md))."
     )
 
 

@@ -640,7 +640,7 @@ def test_size_copy_column_and_note_come_from_rows_that_timed_a_copy(tmp_path):
     assert lines[0].split(" | ")[10] == "-"
     assert lines[1].split(" | ")[10] == "80.0"
     note = bench.size_copy_note(rows)
-    assert "reached 114-114% of the copy bandwidth (1 points)" in note
+    assert "reached 114-114% of the copy bandwidth (1 point)" in note
     assert "reached 80-80% of that copy's rate" in note
     assert note in _summary(tmp_path, rows)
     assert bench.size_copy_note(_rows()) == ""
