@@ -18,9 +18,9 @@ One JSON line per (case, sizes): {"default": us, "<candidate>": us, ...}, each
 the lowest of --rounds graph-replay timings taken in alternating orders (a
 graph of --launches calls, its time divided by them);
 --inductor adds the reference under torch.compile ("inductor", "inductor_static").
---behind puts another kernel before every call in the graph, one that never
-lets the next launch early (as most of an engine's neighbours): each time is
-then of the pair, and "behind" holds the neighbour's own time alone.
+--behind puts another kernel before every call in the graph, as an engine's
+neighbours come: each time is then of the pair, and "behind" holds the
+neighbour's own time alone.
 """
 
 from __future__ import annotations
@@ -79,10 +79,12 @@ def _patched(mod, **attrs):
                 delattr(mod, k)
 
 
-# The neighbour --behind puts before each call: torch's own kernels, which
-# never call gdc_launch_dependents, so a PDL call behind them starts as their
-# programs exit. add: an elementwise sum over 1 MiB of bf16; mm: a decode
-# step's projection, (16, 4096) x (4096, 4096) bf16 in cuBLAS.
+# The neighbour --behind puts before each call. add: an elementwise sum over
+# 1 MiB of bf16, torch's own kernel, which never lets the next one launch
+# early; mm: a decode step's projection, (16, 4096) x (4096, 4096) bf16 in
+# cuBLAS, behind which a PDL call took 0.8-1.2 us less than without PDL on
+# the H200 (torch 2.11), where behind add it took 0.2-0.3 us more
+# (docs/benchmarks/NOTES.md, "Calls BM-BP").
 BEHIND = ("add", "mm")
 
 
@@ -258,9 +260,9 @@ def main() -> int:
         "--behind",
         choices=BEHIND,
         help="put this kernel before every call in the graph (add: an "
-        "elementwise sum over 1 MiB; mm: a 16 x 4096 x 4096 bf16 matmul): the "
-        "call's time behind a kernel that never lets it launch early; the "
-        "neighbour alone is reported as 'behind'",
+        "elementwise sum over 1 MiB, which never lets the next kernel launch "
+        "early; mm: a 16 x 4096 x 4096 bf16 cuBLAS matmul): the pair's time; "
+        "the neighbour alone is reported as 'behind'",
     )
     args = ap.parse_args()
     if args.launches < 1:
