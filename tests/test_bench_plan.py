@@ -39,14 +39,24 @@ def test_a_line_per_model_and_range_with_the_rows_timing():
     assert all("--launches" not in line for line in prefill) and len(prefill) == 2
 
 
-def test_needing_keeps_whole_sweeps_with_a_flagged_row():
-    rows = [_row("bfloat16", n) for n in (1024, 4096)]
-    rows += [_row("float32", n) for n in (1024, 4096)]
+def test_needing_keeps_the_flagged_rows_and_the_traced_one():
+    rows = [_row("bfloat16", n) for n in (1024, 4096, 16384)]
+    rows += [_row("float32", n) for n in (1024, 4096, 16384)]
     assert bench_plan.plan(rows, "abc", {"prefill"}, needing=True) == []
-    rows[1] = _row("bfloat16", 4096, kernel_sha="old")  # stale kernel.py
-    del rows[2]["inductor_caches"]  # timed with Inductor's caches on
+    rows[2] = _row("bfloat16", 16384, kernel_sha="old")  # stale kernel.py
+    del rows[5]["inductor_caches"]  # timed with Inductor's caches on
+    # 4096 is left out; 1024 stays, where the dynamic compile is traced.
     (line,) = bench_plan.plan(rows, "abc", {"prefill"}, needing=True)
-    assert "--dtype bfloat16 float32 --tokens 1024 4096" in line
+    assert "--dtype bfloat16 float32 --tokens 1024 16384 --rounds" in line
+    (line,) = bench_plan.plan(rows, "abc", {"prefill"}, needing=True, whole=True)
+    assert "--dtype bfloat16 float32 --tokens 1024 4096 16384 --rounds" in line
+
+
+def test_needing_traces_decode_at_its_first_point_above_one_token():
+    rows = [_row("bfloat16", n) for n in (1, 2, 4, 16)]
+    rows[3] = _row("bfloat16", 16, kernel_sha="old")
+    (line,) = bench_plan.plan(rows, "abc", {"decode"}, needing=True)
+    assert "--tokens 2 16 --rounds 6 --launches 20" in line
 
 
 def test_a_case_without_model_dims_has_no_dims_word():

@@ -12,8 +12,10 @@ share one line with several dtypes.
 
 --needing keeps the rows `porter report` flags: timed on another kernel.py than
 the case folder holds, or before porter bench turned Inductor's caches off (no
-`inductor_caches` record). A sweep is re-timed whole within its range, so its
-dynamic compile is traced where its first row was.
+`inductor_caches` record). Each sweep's flagged rows are re-timed with the row
+its range's dynamic compile is traced at (the first above one token: porter
+bench traces at a run's first point of a range), so the trace stays where the
+sweep's other rows have it; --whole re-times the whole sweep instead.
 """
 
 from __future__ import annotations
@@ -39,8 +41,21 @@ def _dims(model: str) -> str:
     return "" if model == "-" else " ".join(model.split("x"))
 
 
+def _tokens(sweep: list[dict], current: str | None, only_flagged: bool) -> tuple:
+    every = sorted({r["num_tokens"] for r in sweep})
+    if not only_flagged:
+        return tuple(every)
+    flagged = {r["num_tokens"] for r in sweep if _needs_timing(r, current)}
+    traced = [n for n in every if n > 1][:1]  # dynamic_hints: one token apart
+    return tuple(sorted(flagged | set(traced)))
+
+
 def plan(
-    rows: list[dict], current: str | None, ranges: set[str], needing: bool
+    rows: list[dict],
+    current: str | None,
+    ranges: set[str],
+    needing: bool,
+    whole: bool = False,
 ) -> list[str]:
     """PLAN lines for one case's stored rows."""
     sweeps: dict[tuple, list[dict]] = {}
@@ -54,7 +69,7 @@ def plan(
     for (model, span, dtype), sweep in sweeps.items():
         if needing and not any(_needs_timing(r, current) for r in sweep):
             continue
-        tokens = tuple(sorted({r["num_tokens"] for r in sweep}))
+        tokens = _tokens(sweep, current, needing and not whole)
         rounds = max(r.get("graph_rounds", 1) for r in sweep)
         launches = max(r.get("graph_launches", 1) for r in sweep)
         lines.setdefault((model, span, tokens, rounds, launches), []).append(dtype)
@@ -84,6 +99,12 @@ def main() -> int:
         help="only sweeps with a row porter report flags (stale kernel.py, or "
         "timed with Inductor's caches on)",
     )
+    ap.add_argument(
+        "--whole",
+        action="store_true",
+        help="with --needing, every row of a flagged sweep, not only its flagged "
+        "rows and the one its dynamic compile is traced at",
+    )
     args = ap.parse_args()
     folder = Path(args.dir)
     names = args.cases or sorted(p.stem for p in folder.glob("*.json"))
@@ -95,7 +116,7 @@ def main() -> int:
             return 1
         rows = json.loads(path.read_text())
         current = kernel_fingerprint(Path(args.captured) / name)
-        for line in plan(rows, current, ranges, args.needing):
+        for line in plan(rows, current, ranges, args.needing, args.whole):
             print(line)
     return 0
 
