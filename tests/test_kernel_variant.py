@@ -241,3 +241,40 @@ def test_pdl_forms_leave_a_kernel_without_pdl_alone():
     src = (ROOT / "captured" / "linear_gelu" / "kernel.py").read_text()
     for form in ("pdl-early", "pdl-loaded", "pdl-wait"):
         assert kernel_variant.variant(src, form) == (src, [])
+
+
+@pytest.mark.parametrize(
+    "name, patches",
+    [
+        # Rows of 100 through the looped kernel, then through the online one
+        # in blocks of 32 (three loop trips a row).
+        ("logsumexp", {"MAX_FUSED_COLS": 16, "ONLINE_MIN_ROWS": 1 << 30}),
+        (
+            "logsumexp",
+            {"ONLINE_MIN_COLS": 64, "ONLINE_MIN_ROWS": 1, "ONLINE_BLOCK_COLS": 32},
+        ),
+        ("softmax", {"MAX_FUSED_COLS": 16}),
+    ],
+)
+def test_loop_stages_pipelines_every_loop_and_matches_the_scaffold(
+    name, patches, tmp_path, monkeypatch, porter_device
+):
+    case = load_case(ROOT / "captured" / name)
+    text, changed, variant = _variant_module(case, "loop-stages", tmp_path)
+    assert changed and all("looped" in k or "online" in k for k in changed)
+    for fn in ast.parse(text).body:
+        if isinstance(fn, ast.FunctionDef) and fn.name in changed:
+            loops = [n for n in ast.walk(fn) if isinstance(n, ast.For)]
+            assert loops and all("num_stages=3" in ast.unparse(n.iter) for n in loops)
+    for module in (case.kernel, variant):
+        for key, value in patches.items():
+            monkeypatch.setattr(module, key, value)
+    inputs = make_inputs(
+        case, Scenario("float32", {"num_tokens": 3, "vocab": 100}), porter_device, 0
+    )
+    _assert_same_outputs(case, variant, inputs, porter_device)
+
+
+def test_loop_stages_leaves_a_kernel_without_a_loop_alone():
+    src = (ROOT / "captured" / "silu_and_mul" / "kernel.py").read_text()
+    assert kernel_variant.variant(src, "loop-stages") == (src, [])

@@ -41,7 +41,13 @@ Forms:
                  does, whatever its block.
   pdl-wait       The kernel never calls gdc_launch_dependents: the next one
                  may launch only as its programs exit, as behind a kernel
-                 that does not call it (a cuBLAS matmul, say).
+                 that does not call it (torch's elementwise kernels, say).
+  loop-stages    Every `tl.range` loop (the looped and online kernels')
+                 software-pipelined with num_stages=3: its loads issued
+                 blocks ahead through shared memory (cp.async; LDGSTS in
+                 regcount --sass), where the scaffold's loop loads one block
+                 a trip. A candidate for wide rows that stream below a
+                 copy's rate at 4096 tokens (docs/benchmarks/NOTES.md).
 
 The other forms keep a kernel's LAUNCH_PDL block first, so that nothing they
 move reads memory before the wait. To price PDL itself, `launch_probe.py
@@ -280,6 +286,26 @@ def _trigger_moved(where: str):
     return form
 
 
+LOOP_STAGES = 3
+
+
+def loop_stages(fn: ast.FunctionDef) -> list[ast.FunctionDef] | None:
+    """The kernel with every `tl.range` loop pipelined (`num_stages=
+    LOOP_STAGES`): its loads issued that many blocks ahead, through shared
+    memory, where the scaffold's loop loads one block at a time; None for a
+    kernel without such a loop."""
+    out = copy.deepcopy(fn)
+    loops = [
+        n.iter
+        for n in ast.walk(out)
+        if isinstance(n, ast.For) and _is_call(n.iter, "tl.range")
+    ]
+    for call in loops:
+        call.keywords = [k for k in call.keywords if k.arg != "num_stages"]
+        call.keywords.append(ast.keyword("num_stages", ast.Constant(LOOP_STAGES)))
+    return [out] if loops else None
+
+
 FORMS = {
     "stream-helper": _pdl_first(stream_helper),
     "int32-offsets": _pdl_first(int32_offsets),
@@ -288,6 +314,7 @@ FORMS = {
     "pdl-early": _trigger_moved("early"),
     "pdl-loaded": _trigger_moved("loaded"),
     "pdl-wait": _trigger_moved("wait"),
+    "loop-stages": _pdl_first(loop_stages),
 }
 
 
@@ -334,7 +361,8 @@ def main() -> int:
             "STREAM_ROWS branches; int32-offsets: a kernel with int64 program ids or "
             "strides; loads-first: a load of an unstored pointer behind other "
             "statements it does not need; pdl-early, pdl-loaded and pdl-wait: a kernel "
-            "opening with a LAUNCH_PDL block)",
+            "opening with a LAUNCH_PDL block; loop-stages: a kernel with a tl.range "
+            "loop)",
             file=sys.stderr,
         )
         return 1
