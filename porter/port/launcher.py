@@ -24,6 +24,9 @@ LOOPED_MAX_BLOCK = 4096
 LOOPED_MIN_ROW_BYTES = {(2, 1): 8192, (3, 1): 16384, (2, 2): 16384}
 # A kernel right after an extern call (a cuBLAS matmul) launches without
 # programmatic dependent launch (porter.port.pdl); the others take it.
+# tools/port_variant.py --pdl-after-extern sets PDL_AFTER_EXTERN to write the
+# other form, to time against it.
+PDL_AFTER_EXTERN = False
 NO_PDL_AFTER_EXTERN = (
     "# No programmatic dependent launch right after the extern call: behind a\n"
     "# cuBLAS matmul it took 1.04-1.09x the time at 1-256 tokens on an H200\n"
@@ -226,7 +229,7 @@ def plan_launcher(
         kp = port_by_name.get(step.name)
         if kp is not None:  # None: fused into an earlier kernel's launch
             launch = _launch(kp, inputs)
-            launch.pdl = not steps or steps[-1].kind != "extern"
+            launch.pdl = PDL_AFTER_EXTERN or not steps or steps[-1].kind != "extern"
             if not launch.pdl:
                 launch.setup.insert(0, NO_PDL_AFTER_EXTERN)
             elif kp.tile is not None:

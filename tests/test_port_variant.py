@@ -1,0 +1,72 @@
+"""tools/port_variant.py: a case's kernel.py ported again under another launch
+rule; the rule off gives the committed scaffold back."""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import torch
+
+from porter.testing.parity import (
+    Scenario,
+    _import,
+    _tuple,
+    load_case,
+    make_inputs,
+    scaffold_entry,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+port_variant = _import(ROOT / "tools" / "port_variant.py", "port_variant_tool")
+CASE = ROOT / "captured" / "linear_gelu"
+
+
+def test_the_rule_off_ports_the_committed_scaffold():
+    assert port_variant.kernel_py(CASE, False) == (CASE / "kernel.py").read_text()
+
+
+def test_pdl_after_extern_launches_the_epilogue_with_pdl(tmp_path, porter_device):
+    text = port_variant.kernel_py(CASE, True)
+    tree = ast.parse(text)
+    kernel = next(
+        f for f in tree.body if getattr(f, "name", "") == "linear_gelu_kernel"
+    )
+    assert ast.unparse(kernel.body[0].test) == "LAUNCH_PDL"
+    launcher = ast.unparse(
+        next(f for f in tree.body if getattr(f, "name", "") == "linear_gelu")
+    )
+    assert "launch_pdl=pdl" in launcher and "torch.addmm" in launcher
+    assert "No programmatic dependent launch" not in text
+    # Same outputs as the scaffold (PDL is off on the CPU and the interpreter).
+    path = tmp_path / "variant.py"
+    path.write_text(text)
+    variant = _import(path, "linear_gelu_pdl_variant")
+    case = load_case(CASE)
+    sizes = {"num_tokens": 3, "in_features": 16, "out_features": 40}
+    inputs = make_inputs(case, Scenario("float32", sizes), porter_device, seed=0)
+    want = _tuple(scaffold_entry(case, "float32", porter_device)(*inputs))
+    got = _tuple(
+        scaffold_entry(case, "float32", porter_device, kernel=variant)(*inputs)
+    )
+    for w, g in zip(want, got, strict=True):
+        assert torch.equal(w, g)
+
+
+def test_a_rule_that_changes_nothing_writes_nothing(tmp_path):
+    out = tmp_path / "v.py"
+    run = subprocess.run(
+        [
+            sys.executable,
+            "tools/port_variant.py",
+            "captured/rmsnorm",
+            "--pdl-after-extern",
+            "-o",
+            str(out),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 1 and "changes nothing" in run.stderr
+    assert "Traceback" not in run.stderr and not out.exists()

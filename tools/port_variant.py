@@ -1,0 +1,82 @@
+"""Write a case's kernel.py as the generator would under another launch rule,
+for tools/launch_probe.py --variant (and regcount, kernel_profile): a candidate
+rule, timed against the generator's own before the generator changes. Unlike
+tools/kernel_variant.py, which rewrites the kernels of a kernel.py, this ports
+the case's stored capture again, so the launcher changes with them.
+
+    python3 tools/port_variant.py captured/linear_gelu --pdl-after-extern \
+        -o /tmp/linear_gelu_pdl.py
+
+Rules:
+  --pdl-after-extern  The kernel right after an extern call (linear_gelu's
+                      epilogue, behind its cuBLAS addmm) launches with
+                      programmatic dependent launch too. The generator leaves
+                      it without: behind the addmm of 128 -> 256 it took
+                      1.03-1.09 of its time (H200, call BE), but behind a
+                      16 x 4096 x 4096 torch.mm PDL took 0.8-1.2 us off a
+                      call of silu_and_mul or rmsnorm (calls BM-BN,
+                      docs/benchmarks/NOTES.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from unittest import mock
+
+# Run as a script from the repository root, with or without porter installed.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from porter.records import Capture  # noqa: E402
+from porter.errors import PorterError  # noqa: E402
+from porter.pipeline import port_files  # noqa: E402
+from porter.port import launcher  # noqa: E402
+from porter.reference import load_reference  # noqa: E402
+from porter.store import read_manifest  # noqa: E402
+
+
+def kernel_py(case: Path, pdl_after_extern: bool) -> str:
+    """The case's kernel.py ported again from its manifest under the rule."""
+    cap = Capture.from_dict(read_manifest(case))
+    ref = load_reference(case / "reference.py")
+    with mock.patch.object(launcher, "PDL_AFTER_EXTERN", pdl_after_extern):
+        return port_files(cap, ref.module, case.name).files["kernel.py"]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("case", help="a case folder, e.g. captured/linear_gelu")
+    ap.add_argument("-o", "--out", required=True, help="where the variant goes")
+    ap.add_argument(
+        "--pdl-after-extern",
+        action="store_true",
+        help="the kernel right after an extern call launches with PDL too",
+    )
+    args = ap.parse_args()
+    case = Path(args.case)
+    if not (case / "manifest.json").is_file():
+        print(f"port_variant: {case}: no manifest.json there", file=sys.stderr)
+        return 1
+    if not args.pdl_after_extern:
+        print("port_variant: name a rule (--pdl-after-extern)", file=sys.stderr)
+        return 1
+    try:
+        text = kernel_py(case, args.pdl_after_extern)
+    except PorterError as e:
+        print(f"port_variant: {e}", file=sys.stderr)
+        return 1
+    if text == (case / "kernel.py").read_text():
+        print(
+            f"port_variant: {case}: the rule changes nothing there (no kernel "
+            "right after an extern call)",
+            file=sys.stderr,
+        )
+        return 1
+    Path(args.out).write_text(text)
+    print(f"port_variant: wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
