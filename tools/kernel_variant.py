@@ -314,7 +314,7 @@ FORMS = {
     "pdl-early": _trigger_moved("early"),
     "pdl-loaded": _trigger_moved("loaded"),
     "pdl-wait": _trigger_moved("wait"),
-    "loop-stages": _pdl_first(loop_stages),
+    "loop-stages": loop_stages,
 }
 
 
