@@ -2,6 +2,7 @@
 compiled for the H200's target with the wheel's ptxas (no GPU); with it, that
 every captured scaffold loads its rows in vectors at prefill sizes."""
 
+import ast
 import inspect
 import json
 import os
@@ -189,6 +190,21 @@ def test_access_bytes_read_the_size_modifiers():
     }
 
 
+def _column_loads(case: str, kernel: str) -> int:
+    """How many loads of the kernel read one vector per column (`ptr + cols`:
+    linear_gelu's bias), not rows."""
+    tree = ast.parse((ROOT / "captured" / case / "kernel.py").read_text())
+    fn = next(f for f in tree.body if getattr(f, "name", "") == kernel)
+    return sum(
+        1
+        for n in ast.walk(fn)
+        if isinstance(n, ast.Call)
+        and ast.unparse(n.func) == "tl.load"
+        and isinstance(n.args[0], ast.BinOp)
+        and ast.unparse(n.args[0].right) == "cols"
+    )
+
+
 @pytest.mark.parametrize("case", CASES)
 def test_rows_are_loaded_in_vectors_at_prefill(compiled, case):
     rows = compiled[case]
@@ -197,6 +213,12 @@ def test_rows_are_loaded_in_vectors_at_prefill(compiled, case):
         loads = r["access_bytes"].get("LDG", {})
         assert loads, f"{r['kernel']} ({r['dtype']}) has no global load"
         narrow = {size: n for size, n in loads.items() if int(size) < 8}
+        # A [1, BLOCK_COLS] load takes the compiler's layout for its own
+        # shape: at 4 rows of 256 a block, 2 bf16 elements a thread, one
+        # 4-byte access. One such access a column vector is allowed; rows
+        # must still be read in vectors.
+        if sum(narrow.values()) <= _column_loads(case, r["kernel"]):
+            narrow = {}
         assert not narrow, (
             f"{r['kernel']} ({r['dtype']}, {r['constexprs']}, {r['warps']} warps) "
             f"loads in {loads} bytes an access: not vectorized"

@@ -13,6 +13,7 @@ What porter changed:
 - loads upcast to fp32, stores cast to the output's element type (fp32/fp16/bf16 alike)
 - renamed index variables and temporaries after what they hold
 - pointwise kernels run on (rows, column blocks) tiles: no 64-bit % and // per element, contiguous columns the compiler can vectorize
+- 2-byte outputs: the matmul runs without its bias, which the kernel after it adds (as Inductor does on a GPU); fp32 keeps cuBLAS's addmm
 """
 
 import torch
@@ -24,8 +25,10 @@ from triton.language.extra import libdevice
 @triton.jit(do_not_specialize=["num_tokens"])
 def linear_gelu_kernel(
     out_ptr,
+    bias_ptr,
     num_tokens,
     out_features: tl.constexpr,
+    ADD_BIAS: tl.constexpr,
     BLOCK_ROWS: tl.constexpr,
     BLOCK_COLS: tl.constexpr,
     COL_BLOCKS: tl.constexpr,
@@ -37,6 +40,11 @@ def linear_gelu_kernel(
     mask = (rows < num_tokens) & (cols < out_features)
     offsets = rows * out_features + cols
     out = tl.load(out_ptr + offsets, mask).to(tl.float32)
+    if ADD_BIAS:
+        # the matmul's bias, one per column (kept in cache)
+        out = out + tl.load(
+            bias_ptr + cols, cols < out_features, eviction_policy="evict_last"
+        ).to(tl.float32)
     tmp1 = 0.5
     tmp2 = out * tmp1
     tmp3 = out * out
@@ -103,25 +111,39 @@ def linear_gelu(x, weight, bias):
         dtype=weight.dtype,
         device=weight.device,
     )
-    torch.addmm(
-        bias,
-        x,
-        reinterpret(weight, (in_features, out_features), (1, in_features), 0),
-        alpha=1,
-        beta=1,
-        out=out,
-    )
-    # No programmatic dependent launch right after the extern call: behind a
-    # cuBLAS matmul it took 1.04-1.09x the time at 1-256 tokens on an H200
+    # 2-byte outputs: the bias is added in the kernel below, as Inductor does on
+    # a GPU; cuBLAS's bias epilogue took up to 1.1x the time on an H200. fp32
+    # keeps addmm: cuBLAS's plain fp32 matmul took 7.7x its time at 16 rows
     # (docs/benchmarks/NOTES.md).
+    add_bias = out.element_size() == 2
+    if add_bias:
+        torch.mm(
+            x,
+            reinterpret(weight, (in_features, out_features), (1, in_features), 0),
+            out=out,
+        )
+    else:
+        torch.addmm(
+            bias,
+            x,
+            reinterpret(weight, (in_features, out_features), (1, in_features), 0),
+            alpha=1,
+            beta=1,
+            out=out,
+        )
+    # No programmatic dependent launch right after the extern call: behind a
+    # cuBLAS matmul it took 0.92-1.10x the time at 1-256 tokens on an H200,
+    # less only at 1-16 tokens of 4096 -> 4096 (docs/benchmarks/NOTES.md).
     BLOCK_ROWS, BLOCK_COLS, num_warps = tile_settings(
         num_tokens, out_features, out.element_size(), heavy=True
     )
     COL_BLOCKS = triton.cdiv(out_features, BLOCK_COLS)
     linear_gelu_kernel[(triton.cdiv(num_tokens, BLOCK_ROWS) * COL_BLOCKS,)](
         out_ptr=out,
+        bias_ptr=bias,
         num_tokens=num_tokens,
         out_features=out_features,
+        ADD_BIAS=add_bias,
         BLOCK_ROWS=BLOCK_ROWS,
         BLOCK_COLS=BLOCK_COLS,
         COL_BLOCKS=COL_BLOCKS,

@@ -9,6 +9,7 @@ import textwrap
 from dataclasses import dataclass, field
 
 from porter.errors import PorterError
+from porter.port.bias import unfuse_bias
 from porter.port.fuse import fuse_pointwise
 from porter.port.generalize import bind_parameters, explicit_dtypes, readable_names
 from porter.port.guards import drop_finite_row_guard
@@ -112,6 +113,7 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
         if kp.online is not None:
             kp.online.name = f"{name}_online"
     launcher = plan_launcher(cap, module, ports, ref_module)
+    unfuse_bias(launcher, ports, module)
     launches = [s for s in launcher.steps if s.kind == "launch"]
     kernels = []
     for step, kp in zip(launches, ports):
