@@ -150,3 +150,45 @@ def test_a_bias_of_another_length_stays_in_the_matmul():
     text = _ported(manifest)
     assert "add_bias" not in text and "bias_ptr" not in text
     assert "torch.addmm(" in text and "torch.mm(" not in text
+
+
+KB_LINEAR = ROOT / "tests" / "references" / "kb_linear_gelu.py"
+
+
+@pytest.fixture(scope="module")
+def kb_linear(tmp_path_factory):
+    # A KernelBench file: the feature sizes are literals and the bias a
+    # module parameter (`self.fc.bias`, `fc_bias` in the launcher).
+    from porter.pipeline import capture
+
+    out = tmp_path_factory.mktemp("kb")
+    capture(KB_LINEAR, out=out, device="cpu", progress=lambda _: None)
+    return out / "kb_linear_gelu"
+
+
+def test_a_kernelbench_linear_is_tiled_and_takes_its_bias_in_the_kernel(kb_linear):
+    text = (kb_linear / "kernel.py").read_text()
+    assert "row_size: tl.constexpr" in text
+    assert "offsets = rows * row_size + cols" in text
+    assert "bias_ptr=fc_bias" in text and "ADD_BIAS=add_bias" in text
+
+
+@pytest.mark.parametrize("dtype, matmul", [("bfloat16", "mm"), ("float32", "addmm")])
+def test_the_kernelbench_scaffold_matches_the_reference(
+    kb_linear, dtype, matmul, monkeypatch, porter_device
+):
+    case = load_case(kb_linear)
+    model = scaffold_entry(case, dtype, porter_device)
+    with torch.no_grad():
+        model.fc.bias.add_(4)  # so that a bias left out cannot pass
+    x = torch.randn(5, 64, generator=torch.Generator().manual_seed(0))
+    x = x.to(device=porter_device, dtype=getattr(torch, dtype))
+    seen = _calls(monkeypatch)
+    with torch.no_grad():
+        got = model(x)
+    assert seen == [matmul]
+    y = x.double() @ model.fc.weight.double().T + model.fc.bias.double()
+    want = 0.5 * y * (1 + torch.tanh(0.7978845608028654 * (y + 0.044715 * y**3)))
+    tol = 1e-5 if dtype == "float32" else 2e-2
+    assert not got.isnan().any()
+    torch.testing.assert_close(got.double(), want, atol=tol, rtol=tol)

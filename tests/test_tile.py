@@ -147,7 +147,10 @@ def test_model_factor():
     assert _model_factor("num_tokens", runtime) is None  # nothing per model
     assert _model_factor("out_features * 4", runtime) is None  # nothing per call
     assert _model_factor("num_tokens + out_features", runtime) is None  # a sum
-    assert _model_factor("2 * num_tokens", runtime) is None  # a literal only
+    assert _model_factor("2 * num_tokens", runtime) is None  # a small literal only
+    # A size the capture fixed (KernelBench's features) is a row of its own.
+    assert _model_factor("(96 * num_tokens)", runtime) == "96"
+    assert _model_factor("31 * num_tokens", runtime) is None
     # a floor that reads a per-call dim is per-call, however opaque
     assert _model_factor("num_tokens * (num_tokens // 2)", runtime) is None
     assert _model_factor("d * (num_tokens // 2)", runtime) == "d"
@@ -175,6 +178,16 @@ def test_tile_gives_a_flat_epilogue_rows_of_its_model_factor():
     assert kinds["num_tokens"] == "runtime" and kinds["out_features"] == "model"
     assert kp.tile == ("out_features", "out_features", "num_tokens")
     assert [a.arg for a in kp.tree.args.args] == names
+
+
+def test_tile_gives_a_flat_epilogue_of_literal_rows_a_row_size():
+    kp = _epilogue("(96 * num_tokens)")
+    assert tile_rows_by_cols(kp)
+    body = "\n".join(ast.unparse(s) for s in kp.tree.body)
+    assert "mask = (rows < num_tokens) & (cols < row_size)" in body
+    assert "offsets = rows * row_size + cols" in body
+    assert kp.tile == ("row_size", "96", "num_tokens")
+    assert {p.name: p.value for p in kp.params}["row_size"] == "96"
 
 
 def test_tile_keeps_a_flat_epilogue_without_a_model_factor():

@@ -164,8 +164,11 @@ def unfuse_bias(launcher: Launcher, ports: list[KernelPort], module) -> bool:
     (module docstring); False (unchanged) where there is none."""
     launches = [s for s in launcher.steps if s.kind == "launch"]
     port_of = {id(step): kp for step, kp in zip(launches, ports)}
+    # By the launcher's name for the tensor (a parameter `fc.bias` is `fc_bias`).
     bias_sizes = {
-        gi.target: list(gi.sizes) for gi in module.inputs if gi.kind == "tensor"
+        gi.target.replace(".", "_"): list(gi.sizes)
+        for gi in module.inputs
+        if gi.kind == "tensor"
     }
     for i, step in enumerate(launcher.steps[:-1]):
         nxt = launcher.steps[i + 1]

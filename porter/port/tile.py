@@ -111,10 +111,16 @@ def _exact_quotient(num: str, den: str) -> str | None:
     return sizes.to_text(q)
 
 
+# The least literal per-model factor of a flat element count taken as its row
+# size (a warp's 32 lanes across one row).
+MIN_LITERAL_ROW = 32
+
+
 def _model_factor(numel: str, runtime_dims: frozenset[str]) -> str | None:
     """The per-model factor of a flat element count (`out_features` of
     `out_features * num_tokens`), as a launcher expression: the product of its
-    factors that name no per-call dim. None when there is none, or nothing
+    factors that name no per-call dim, or a literal of at least
+    MIN_LITERAL_ROW (`96 * batch`). None when there is none, or nothing
     per-call is left beside it."""
     sizes = _Sizes()
     n = sizes.to_sympy(numel)
@@ -126,8 +132,12 @@ def _model_factor(numel: str, runtime_dims: frozenset[str]) -> str | None:
             per_call *= f
         else:
             model *= f
-    if model.is_number or per_call.is_number:
+    if per_call.is_number:
         return None
+    if model.is_number:
+        # A size the capture fixed (a KernelBench file's features) is a row;
+        # a small literal is a multiplier (two halves of a gated input).
+        return str(int(model)) if model >= MIN_LITERAL_ROW else None
     return sizes.to_text(model)
 
 
@@ -180,7 +190,7 @@ def tile_rows_by_cols(kp: KernelPort) -> bool:
         k_value = _model_factor(params[numel].value, kp.runtime_dims)
         if k_value is None:
             return False
-        k = ident(k_value)
+        k = "row_size" if k_value.isdigit() else ident(k_value)
         taken = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
         if k in params or k in taken:
             return False
