@@ -11,10 +11,8 @@ features, and the bias costs the epilogue one small load it keeps in cache.
 
 In fp32 the scaffold keeps `addmm`: cuBLAS's plain fp32 matmul at 16 rows of
 128 -> 256 ran a kernel of 32.8 µs where `addmm` took 4.3
-(docs/benchmarks/NOTES.md), and an fp32 output loses nothing to the bias
-being added after the matmul's rounding. So the launcher picks by the
-output's element size, and the kernel adds the bias under the ADD_BIAS
-constexpr.
+(docs/benchmarks/NOTES.md). So the launcher picks by the output's element
+size, and the kernel adds the bias under the ADD_BIAS constexpr.
 
 `unfuse_bias` rewrites the launcher's
 
