@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+import itertools
 import json
 import time
 from dataclasses import dataclass
@@ -216,6 +217,28 @@ def same_size_copy(nbytes: int) -> Callable[[], Any] | None:
     return lambda: dst.copy_(src)
 
 
+# A graph of several calls cycles its calls through input sets that together
+# are at least this many bytes, five times the H200's 50 MB L2: no call then
+# reads what the call before it left in the cache, as one call a graph does
+# after do_bench's flush. A set this size or larger serves every call alone.
+ROTATE_MIN_BYTES = 256 << 20
+
+
+def rotation_sets(set_bytes: int, launches: int) -> int:
+    """How many input sets a graph of `launches` calls cycles through, each
+    set `set_bytes` (inputs and outputs)."""
+    if launches <= 1:
+        return 1
+    return max(1, min(launches, -(-ROTATE_MIN_BYTES // max(set_bytes, 1))))
+
+
+def rotating(calls: list[Callable[[], Any]]) -> Callable[[], Any]:
+    """One callable that runs calls[0], calls[1], ... in turn, one a call:
+    captured `launches` times in a graph, each capture takes the next."""
+    turn = itertools.count()
+    return lambda: calls[next(turn) % len(calls)]()
+
+
 def copy_bandwidth_gbps(nbytes: int = 1 << 30) -> float:
     """Device-to-device copy, bytes read plus bytes written, in GB/s."""
     src = torch.empty(nbytes // 2, dtype=torch.uint8, device="cuda")
@@ -301,7 +324,8 @@ def run(
 ) -> tuple[list[dict], dict]:
     """Time every point on the current CUDA device; returns rows and run facts.
     rounds: graph-replay rounds a point (graph_times); launches: calls back to
-    back in each graph (_graph_us)."""
+    back in each graph (_graph_us), cycling through input sets of their own
+    where one set would stay in the L2 cache (rotation_sets)."""
     import triton
 
     from porter.testing.parity import Scenario, check_parity, make_inputs
@@ -352,16 +376,32 @@ def run(
                     fn()  # warm up (compiles static for this shape)
                     row[f"{name}_us"] = round(_median_us(fn), 2)
                 nbytes = tensor_bytes(inputs) + tensor_bytes(calls["ported"]())
-                copy = same_size_copy(nbytes)
-                if copy is not None:
+                sets = rotation_sets(nbytes, launches)
+                graphed = {name: [fn] for name, fn in calls.items()}
+                for k in range(1, sets):
+                    more = make_inputs(case, sc, "cuda", seed=i + 1000 * k)
+                    graphed["ported"].append(
+                        lambda more=more: scaffold(point.dtype)(*more)
+                    )
+                    refs = reference_calls(
+                        case, compiled, point.dtype, more, point.num_tokens
+                    )
+                    for name, fn in refs.items():
+                        graphed[name].append(fn)
+                copies = [same_size_copy(nbytes) for _ in range(sets)]
+                if all(c is not None for c in copies):
                     # Timed among the others, so it shares their rounds' order.
-                    calls["copy"] = copy
-                timed = graph_times(calls, lambda f: _graph_us(f, launches), rounds)
-                calls.pop("copy", None)
+                    graphed["copy"] = copies
+                timed = graph_times(
+                    {name: rotating(fns) for name, fns in graphed.items()},
+                    lambda f: _graph_us(f, launches),
+                    rounds,
+                )
                 for name, us in timed.items():
                     row[f"{name}_graph_us"] = round(us, 2)
                 row["graph_rounds"] = rounds
                 row["graph_launches"] = launches
+                row["input_sets"] = sets
                 row["dynamic_traced_at"] = hints[i]
                 row["inductor_caches"] = "off"  # uncached_compiles: traced here
             row["bytes"] = nbytes
@@ -562,11 +602,18 @@ def _launches_text(rows: list[dict]) -> str:
     if not many:
         return ""
     counts = " or ".join(str(n) for n in sorted({r["graph_launches"] for r in many}))
+    rotated = sum(1 for r in many if "input_sets" in r)
+    sets = (
+        f", cycling input sets of {ROTATE_MIN_BYTES >> 20} MB or more together "
+        f"in {rotated} of them (`input_sets`)"
+        if rotated
+        else ""
+    )
     if len(many) == len(rows):
-        return f"; graphs of {counts} calls back to back, timed per call"
+        return f"; graphs of {counts} calls back to back, timed per call{sets}"
     return (
         f"; in {len(many)} of {len(rows)} rows graphs of {counts} calls back to "
-        "back, timed per call (the others one call a graph)"
+        f"back, timed per call{sets} (the others one call a graph)"
     )
 
 
@@ -886,6 +933,15 @@ def aggregate(folder: Path, captured: Path | None = None) -> str:
             "behind torch's elementwise kernel, which never lets the next one "
             'launch early, slower ([NOTES.md](NOTES.md), "Calls BM-BP").',
         ]
+        rotated = sum(1 for r in every if "input_sets" in r and r["graph_launches"] > 1)
+        if rotated:
+            lines[-1] += (
+                f" {rotated} of them cycled their calls through input sets of their "
+                f"own, {ROTATE_MIN_BYTES >> 20} MB or more together (`input_sets`; "
+                "one set where a set alone is that large), so that no call read "
+                "what the call before it left in the L2 cache; the others read one "
+                "set every call, which at decode sizes stays in the cache."
+            )
     large = [r for r in every if r["num_tokens"] >= 1024]
     early = sum(1 for r in large if r.get("dynamic_traced_at", 1024) < 1024)
     unknown = sum(1 for r in large if "dynamic_traced_at" not in r)

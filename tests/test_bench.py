@@ -185,6 +185,15 @@ def test_tables_say_when_graphs_held_several_launches(tmp_path):
     assert "1 of 2 rows timed graphs of several calls back to back" in summary
     assert "follows a call of the same kernel" in summary
     assert "the time bar judges each row by them" in summary
+    assert "input sets" not in table + summary  # none recorded its sets
+    rows[0]["input_sets"] = 4
+    table = bench.markdown_table(rows, FACTS)
+    assert (
+        "graphs of 20 calls back to back, timed per call, cycling input sets of "
+        "256 MB or more together in 1 of them (`input_sets`) (the others" in table
+    )
+    summary = _summary(tmp_path, rows)
+    assert "1 of them cycled their calls through input sets of their own" in summary
 
 
 def test_graph_us_is_per_launch(monkeypatch):
@@ -644,3 +653,92 @@ def test_size_copy_column_and_note_come_from_rows_that_timed_a_copy(tmp_path):
     assert "reached 80-80% of that copy's rate" in note
     assert note in _summary(tmp_path, rows)
     assert bench.size_copy_note(_rows()) == ""
+
+
+def test_rotation_sets_cycle_at_least_the_rotated_bytes():
+    mb = 1 << 20
+    assert bench.rotation_sets(64 * mb, 1) == 1  # one call a graph: nothing to cycle
+    assert bench.rotation_sets(64 * mb, 20) == 4  # 4 x 64 MB reach 256 MB
+    assert bench.rotation_sets(100 * mb, 20) == 3  # rounded up, not down
+    assert bench.rotation_sets(1 * mb, 20) == 20  # never more sets than calls
+    assert bench.rotation_sets(1 << 30, 20) == 1  # one set past the L2 many times
+    for set_bytes in (mb, 3 * mb, 64 * mb, 100 * mb):
+        sets = bench.rotation_sets(set_bytes, 20)
+        assert sets == 20 or sets * set_bytes >= bench.ROTATE_MIN_BYTES
+
+
+def test_rotating_takes_each_call_in_turn():
+    seen = []
+    call = bench.rotating([lambda k=k: seen.append(k) or k for k in range(3)])
+    assert [call() for _ in range(7)] == [0, 1, 2, 0, 1, 2, 0]
+    assert seen == [0, 1, 2, 0, 1, 2, 0]
+
+
+def test_graphs_of_several_calls_cycle_through_input_sets(monkeypatch):
+    # bench.run on the CPU with its GPU parts stubbed: every graphed call (the
+    # scaffold, the compiles, eager, the copy) reads a set of its own in turn.
+    from pathlib import Path
+
+    from porter.testing import parity
+
+    case = parity.load_case(Path(__file__).resolve().parents[1] / "captured/rmsnorm")
+    make = parity.make_inputs
+    monkeypatch.setattr(
+        parity, "make_inputs", lambda c, sc, device, seed=0: make(c, sc, "cpu", seed)
+    )
+    monkeypatch.setattr(parity, "check_parity", lambda *a, **k: None)
+    graphing = {"on": False}
+    reads = {}  # call name -> the x each graphed call read
+
+    def reader(name, x):
+        def call(*_):
+            if graphing["on"]:
+                reads.setdefault(name, []).append(x.data_ptr())
+            return x
+
+        return call
+
+    def graph_us(fn, launches):
+        graphing["on"] = True
+        for _ in range(launches):
+            fn()
+        graphing["on"] = False
+        return 1.0
+
+    def refs(case, compiled, dtype, inputs, num_tokens):
+        names = ("inductor", "inductor_static", "eager")
+        return {name: reader(name, inputs[0]) for name in names}
+
+    copies = []
+
+    def copy(nbytes):
+        copies.append(nbytes)
+        return reader("copy", torch.empty(1))
+
+    monkeypatch.setattr(bench, "compiled_references", lambda case: None)
+    monkeypatch.setattr(bench, "reference_calls", refs)
+
+    def scaffold(x, weight):
+        return reader("ported", x)()
+
+    monkeypatch.setattr(
+        bench, "_scaffold_callable", lambda case: lambda dtype: scaffold
+    )
+    monkeypatch.setattr(bench, "copy_bandwidth_gbps", lambda: 1000.0)
+    monkeypatch.setattr(bench, "_median_us", lambda fn: 1.0)
+    monkeypatch.setattr(bench, "_timed_first_call", lambda fn: 1.0)
+    monkeypatch.setattr(bench, "_graph_us", graph_us)
+    monkeypatch.setattr(bench, "same_size_copy", copy)
+    monkeypatch.setattr(bench, "rotation_sets", lambda nbytes, launches: 3)
+    monkeypatch.setattr(bench, "_kernels", lambda mod: [])
+    monkeypatch.setattr(bench, "_compiled", lambda kernels: 0)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda: "G")
+    (point,) = bench.sweep(case.manifest, (16,), ("float32",))
+    rows, _ = bench.run(case, [point], progress=lambda s: None, rounds=1, launches=6)
+    (row,) = rows
+    assert row["input_sets"] == 3 and row["graph_launches"] == 6
+    for name in ("ported", "inductor", "inductor_static", "eager"):
+        assert len(reads[name]) == 6 and len(set(reads[name])) == 3
+        assert reads[name][:3] == reads[name][3:]  # each set in turn
+    assert copies == [row["bytes"]] * 3  # a copy's buffers a set
+    assert len(reads["copy"]) == 6

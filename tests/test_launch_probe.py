@@ -131,3 +131,91 @@ def test_an_unknown_neighbour_stops_in_one_line(monkeypatch, capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert "--behind: invalid choice: 'copy'" in err and "Traceback" not in err
+
+
+def test_rotate_cycles_each_graph_through_its_input_sets(monkeypatch):
+    # The probe on the CPU, graphs and timing stubbed: each "graph" records the
+    # inputs its captured calls read, and its replay time is the call count.
+    from porter.bench import sweep
+    from porter.testing.parity import load_case
+
+    case = load_case(ROOT / "captured" / "rmsnorm")
+    make = launch_probe.make_inputs
+    monkeypatch.setattr(
+        launch_probe,
+        "make_inputs",
+        lambda c, sc, device, seed: make(c, sc, "cpu", seed),
+    )
+    read = []
+    real = case.kernel.rmsnorm
+
+    def spy(x, *rest):
+        read.append(x.data_ptr())
+        return real(x, *rest)
+
+    monkeypatch.setattr(case.kernel, "rmsnorm", spy)
+    captured = {}
+
+    def capture_graph(fn, launches=1):
+        start = len(read)
+        for _ in range(launches):
+            fn()
+        captured[len(captured)] = read[start:]
+        return types.SimpleNamespace(replay=launches)
+
+    monkeypatch.setattr(launch_probe, "capture_graph", capture_graph)
+    monkeypatch.setattr(launch_probe, "_median_us", lambda replay: float(replay))
+    monkeypatch.setattr(launch_probe, "rotation_sets", lambda nbytes, launches: 3)
+    (point,) = sweep(case.manifest, (16,), ("float32",))
+    args = argparse.Namespace(
+        case="rmsnorm",
+        dtype="float32",
+        **_args().__dict__,
+        rounds=1,
+        launches=6,
+        behind=None,
+        rotate=True,
+        inductor=False,
+        copy=False,
+    )
+    got = launch_probe.probe(case, {}, point, args, None)
+    assert got["input_sets"] == 3
+    assert got["default"] == 1.0  # per call: the graph's time over its 6 calls
+    (calls,) = captured.values()
+    assert len(calls) == 6 and len(set(calls)) == 3  # every set, each in turn
+    assert calls[:3] == calls[3:]
+
+    # --copy: a torch copy and the Triton copies of the point's bytes, each
+    # cycling as many buffers as the inputs do (stubbed: no GPU here).
+    made = []
+
+    def fake_copy(nbytes, *launch, **kw):
+        made.append(nbytes)
+        return lambda: None
+
+    monkeypatch.setattr(launch_probe, "same_size_copy", fake_copy)
+    monkeypatch.setattr(launch_probe, "triton_copy", fake_copy)
+    # On the CPU the scaffold has no PDL, so no copy is timed with it either.
+    args.copy = True
+    got = launch_probe.probe(case, {}, point, args, None)
+    copies = sorted(k for k in got if k.startswith("copy_"))
+    assert copies == [
+        "copy_torch",
+        "copy_triton_16k4",
+        "copy_triton_32k8",
+        "copy_triton_8k4",
+    ]
+    hidden = point.sizes["hidden"]  # x and out of 16 rows, and the weight
+    assert got["bytes"] == (2 * 16 + 1) * hidden * 4 and set(made) == {got["bytes"]}
+    assert len(made) == 3 * 4  # each copy once a set
+
+
+@pytest.mark.parametrize("nbytes", [8, 8 * 4096 * 3 + 8 * 5])
+def test_triton_copy_moves_every_word(nbytes):
+    # Under the interpreter on the CPU: the kernel is the one timed on a GPU.
+    copy = launch_probe.triton_copy(nbytes, block=4096, warps=4, device="cpu")
+    copy.src.copy_(launch_probe.torch.randint(-(2**31), 2**31 - 1, copy.src.shape))
+    dst = copy()
+    dst.fill_(-1)  # poison: a word the kernel skips stays -1
+    assert launch_probe.torch.equal(copy(), copy.src)
+    assert copy.src.numel() == nbytes // 8  # half the bytes read, half written

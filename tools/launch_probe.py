@@ -29,6 +29,7 @@ import argparse
 import contextlib
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -40,7 +41,11 @@ from porter.bench import (
     compiled_references,
     graph_times,
     reference_calls,
+    rotating,
+    rotation_sets,
+    same_size_copy,
     sweep,
+    tensor_bytes,
 )
 from porter.sizes import add_point_options, parse_dims
 from porter.testing.parity import (
@@ -157,17 +162,107 @@ def _candidates(mod, args) -> list[tuple[str, dict]]:
     return out
 
 
+_COPY_KERNEL = None
+
+
+def _copy_kernel():
+    """A plain streaming copy in Triton (built on first use: only the GPU
+    timing needs it)."""
+    global _COPY_KERNEL
+    if _COPY_KERNEL is None:
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def copy_kernel(src_ptr, dst_ptr, n, BLOCK: tl.constexpr, PDL: tl.constexpr):
+            if PDL:
+                tl.extra.cuda.gdc_wait()
+                tl.extra.cuda.gdc_launch_dependents()
+            offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+            mask = offs < n
+            data = tl.load(src_ptr + offs, mask, eviction_policy="evict_first")
+            tl.store(dst_ptr + offs, data, mask)
+
+        _COPY_KERNEL = copy_kernel
+    return _COPY_KERNEL
+
+
+# --copy's first Triton copy: 16 KB a program (4096 int32 words), 4 warps, 8
+# 16-byte accesses a thread each way. Timed 20 calls a graph on the H200 it
+# moved 86-92% of the copy bandwidth at 67-537 MB, where torch's copy_ moved
+# 90-101% (docs/benchmarks/NOTES.md, "Calls BU-"): porter bench keeps torch's.
+COPY_BLOCK = 4096
+COPY_WARPS = 4
+
+
+def triton_copy(
+    nbytes: int,
+    block: int = COPY_BLOCK,
+    warps: int = COPY_WARPS,
+    pdl: bool = False,
+    device: str = "cuda",
+) -> Callable[[], Any] | None:
+    """A copy moving `nbytes` (half read, half written) as a Triton kernel of
+    int32 words, launched as a scaffold is (with programmatic dependent launch
+    where `pdl`); None where its buffers do not fit. The call returns the
+    destination (and the source as `.src` of the callable)."""
+    words = max(nbytes // 8, 1)
+    try:
+        src = torch.empty(words, dtype=torch.int32, device=device)
+        dst = torch.empty_like(src)
+    except torch.cuda.OutOfMemoryError:
+        torch.cuda.empty_cache()
+        return None
+    kernel = _copy_kernel()
+    grid = (-(-words // block),)
+
+    def copy():
+        kernel[grid](
+            src, dst, words, BLOCK=block, PDL=pdl, num_warps=warps, launch_pdl=pdl
+        )
+        return dst
+
+    copy.src = src
+    return copy
+
+
+def copies(nbytes: int, pdl: bool) -> dict[str, Callable]:
+    """--copy: copies of a point's bytes to time beside it, by name: torch's
+    copy_ (a memcpy node in the graph, as porter bench times it) and a Triton
+    kernel in three launches (16 KB a program with 4 warps, 32 KB with 8, 8
+    KB with 4), each also with programmatic dependent launch where the
+    scaffold has it; None where one does not fit."""
+    out = {"copy_torch": same_size_copy(nbytes)}
+    for block, warps in ((COPY_BLOCK, COPY_WARPS), (8192, 8), (2048, 4)):
+        for on in (False, True) if pdl else (False,):
+            name = f"copy_triton_{block * 4 // 1024}k{warps}" + ("_pdl" if on else "")
+            out[name] = triton_copy(nbytes, block, warps, pdl=on)
+    return out
+
+
 def probe(case, variants: dict, point, args, compiled: tuple | None) -> dict:
     """Time the scaffold and every candidate at one point of the sweep, each
     captured once in a CUDA graph and timed in `args.rounds` rounds of
-    alternating order (porter.bench.graph_times), the lowest round kept."""
+    alternating order (porter.bench.graph_times), the lowest round kept.
+    With --rotate, the calls of a graph cycle through input sets
+    (porter.bench.rotation_sets), each checked on the first."""
     mod = case.kernel
-    inputs = make_inputs(case, Scenario(args.dtype, point.sizes), "cuda", seed=0)
+    sc = Scenario(args.dtype, point.sizes)
+    inputs = make_inputs(case, sc, "cuda", seed=0)
     results = {"case": args.case, "sizes": point.sizes, "dtype": args.dtype}
     fn = scaffold_entry(case, args.dtype, "cuda")
     expected = fn(*inputs)
+    nbytes = tensor_bytes(inputs) + tensor_bytes(expected)
+    sets = rotation_sets(nbytes, args.launches) if args.rotate else 1
+    every = [inputs] + [make_inputs(case, sc, "cuda", seed=k) for k in range(1, sets)]
+    if args.rotate:
+        results["input_sets"] = sets
     first = neighbour(args.behind) if args.behind else None
     graphs = {}
+
+    def each(make):
+        # One call a set, in turn; the first call (the check below) takes set 0.
+        return rotating([make(one) for one in every])
 
     def add(label, call):
         # Another reduction order may move the last bit: a sanity check, not
@@ -178,24 +273,34 @@ def probe(case, variants: dict, point, args, compiled: tuple | None) -> dict:
         else:
             results[label] = "differs"
 
-    add("default", lambda: fn(*inputs))
+    add("default", each(lambda one: lambda: fn(*one)))
     if first:
         results["behind_kind"] = args.behind
         graphs["behind"] = capture_graph(first, args.launches)
 
     for label, attrs in _candidates(mod, args):
         with _patched(mod, **attrs):
-            add(label, lambda: fn(*inputs))
+            add(label, each(lambda one: lambda: fn(*one)))
     for path, vmod in variants.items():
         vfn = scaffold_entry(case, args.dtype, "cuda", kernel=vmod)
-        add(f"variant={path}", lambda vfn=vfn: vfn(*inputs))
+        add(f"variant={path}", each(lambda one, vfn=vfn: lambda: vfn(*one)))
     if args.inductor:
         with torch.no_grad():
-            references = reference_calls(
-                case, compiled, args.dtype, inputs, point.num_tokens
-            )
-            add("inductor", references["inductor"])
-            add("inductor_static", references["inductor_static"])
+            references = [
+                reference_calls(case, compiled, args.dtype, one, point.num_tokens)
+                for one in every
+            ]
+            for name in ("inductor", "inductor_static"):
+                add(name, rotating([r[name] for r in references]))
+    if args.copy:
+        results["bytes"] = nbytes
+        pdl = getattr(mod, "pdl_enabled", lambda device: False)(inputs[0].device)
+        made = [copies(nbytes, pdl) for _ in range(sets)]
+        for name, call in made[0].items():
+            if all(m[name] is not None for m in made):
+                graphs[name] = capture_graph(
+                    rotating([m[name] for m in made]), args.launches
+                )
     times = graph_times(
         {k: g.replay for k, g in graphs.items()}, _median_us, args.rounds
     )
@@ -263,6 +368,19 @@ def main() -> int:
         "elementwise sum over 1 MiB, which never lets the next kernel launch "
         "early; mm: a 16 x 4096 x 4096 bf16 cuBLAS matmul): the pair's time; "
         "the neighbour alone is reported as 'behind'",
+    )
+    ap.add_argument(
+        "--rotate",
+        action="store_true",
+        help="with --launches, each call in a graph takes the next of several "
+        "input sets, together at least 256 MB, so that no call reads what the "
+        "one before it left in the L2 cache",
+    )
+    ap.add_argument(
+        "--copy",
+        action="store_true",
+        help="also time copies of the point's bytes (inputs and outputs, half "
+        "read, half written): torch's copy_ and Triton kernels",
     )
     args = ap.parse_args()
     if args.launches < 1:
