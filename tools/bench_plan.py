@@ -1,6 +1,8 @@
 """Print the PLAN lines for tools/h200_bench.sh that time stored benchmark rows
 again the way they were timed: for each case, model size and dtype, its token
-counts with the rows' own graph rounds and launches, one line per token range
+counts with the rows' own graph rounds and launches (the most any row of the
+sweep's range took: a range timed partly in graphs of several calls is timed
+all that way, input sets rotated as porter bench does), one line per token range
 (decode below PREFILL_FROM, 1024 tokens, prefill from there: the ranges porter
 bench traces a dynamic compile for), which also keeps apart the decode rows'
 several launches a graph. Lines with the same sizes, tokens and timing

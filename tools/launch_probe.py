@@ -13,6 +13,7 @@ output is not close to the scaffold's is reported as differing, not timed.
         --tokens 1 16 256 --reduce 1x2 2x2 --rounds 6 --inductor
     python3 tools/launch_probe.py rmsnorm --tokens 1 16 --launches 20 --no-pdl
     python3 tools/launch_probe.py silu_and_mul --tokens 1 256 --launches 20 --behind mm
+    python3 tools/launch_probe.py rmsnorm --tokens 4096 --launches 20 --rotate --copy
 
 One JSON line per (case, sizes): {"default": us, "<candidate>": us, ...}, each
 the lowest of --rounds graph-replay timings taken in alternating orders (a
@@ -20,7 +21,11 @@ graph of --launches calls, its time divided by them);
 --inductor adds the reference under torch.compile ("inductor", "inductor_static").
 --behind puts another kernel before every call in the graph, as an engine's
 neighbours come: each time is then of the pair, and "behind" holds the
-neighbour's own time alone.
+neighbour's own time alone. --rotate cycles the calls of a graph through input
+sets of their own ("input_sets": how many), as porter bench does; --copy adds
+copies of the point's bytes ("bytes"): "copy_torch" (torch's copy_) and
+"copy_triton_<KB a program>k<warps>", also "..._pdl" where the scaffold
+launches with PDL.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from pathlib import Path
 
 import torch
 import triton
+import triton.language as tl
 
 from porter.bench import (
     _median_us,
@@ -162,35 +168,25 @@ def _candidates(mod, args) -> list[tuple[str, dict]]:
     return out
 
 
-_COPY_KERNEL = None
-
-
-def _copy_kernel():
-    """A plain streaming copy in Triton (built on first use: only the GPU
-    timing needs it)."""
-    global _COPY_KERNEL
-    if _COPY_KERNEL is None:
-        import triton
-        import triton.language as tl
-
-        @triton.jit
-        def copy_kernel(src_ptr, dst_ptr, n, BLOCK: tl.constexpr, PDL: tl.constexpr):
-            if PDL:
-                tl.extra.cuda.gdc_wait()
-                tl.extra.cuda.gdc_launch_dependents()
-            offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-            mask = offs < n
-            data = tl.load(src_ptr + offs, mask, eviction_policy="evict_first")
-            tl.store(dst_ptr + offs, data, mask)
-
-        _COPY_KERNEL = copy_kernel
-    return _COPY_KERNEL
+@triton.jit
+def copy_kernel(src_ptr, dst_ptr, n, BLOCK: tl.constexpr, PDL: tl.constexpr):
+    """--copy's Triton copy: a plain streaming copy, launched as a scaffold is
+    (waiting for the kernel before it and letting the next one launch where
+    PDL)."""
+    if PDL:
+        tl.extra.cuda.gdc_wait()
+        tl.extra.cuda.gdc_launch_dependents()
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    data = tl.load(src_ptr + offs, mask, eviction_policy="evict_first")
+    tl.store(dst_ptr + offs, data, mask)
 
 
 # --copy's first Triton copy: 16 KB a program (4096 int32 words), 4 warps, 8
-# 16-byte accesses a thread each way. Timed 20 calls a graph on the H200 it
-# moved 86-92% of the copy bandwidth at 67-537 MB, where torch's copy_ moved
-# 90-101% (docs/benchmarks/NOTES.md, "Calls BU-"): porter bench keeps torch's.
+# 16-byte accesses a thread each way (`copies` adds two more launches). Timed
+# 20 calls a graph on the H200, the best of the three moved 86-92% of the copy
+# bandwidth at 67-537 MB, where torch's copy_ moved 90-101%
+# (docs/benchmarks/NOTES.md, "Calls BU-BX"): porter bench keeps torch's.
 COPY_BLOCK = 4096
 COPY_WARPS = 4
 
@@ -213,11 +209,10 @@ def triton_copy(
     except torch.cuda.OutOfMemoryError:
         torch.cuda.empty_cache()
         return None
-    kernel = _copy_kernel()
     grid = (-(-words // block),)
 
     def copy():
-        kernel[grid](
+        copy_kernel[grid](
             src, dst, words, BLOCK=block, PDL=pdl, num_warps=warps, launch_pdl=pdl
         )
         return dst
