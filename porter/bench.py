@@ -795,6 +795,38 @@ def within_bar(p_over_dynamic: float, p_over_static: float) -> bool:
     return p_over_dynamic <= 1.0 and p_over_static <= STATIC_SLACK
 
 
+# Issue 6's bandwidth clause: memory-bound cases move at least BW_BAR_PCT % of
+# the copy bandwidth at every point from BW_BAR_FROM tokens.
+BW_BAR_PCT = 90
+BW_BAR_FROM = 4096
+
+
+def bandwidth_note(swept: list[tuple[str, str, str, list[dict]]]) -> str:
+    """How many sweeps (case, dtype, model sizes, rows) reach BW_BAR_PCT % of
+    the copy bandwidth at every point from BW_BAR_FROM tokens, and the lowest
+    point of each that does not; sweeps without such points are left out."""
+    short, met = [], 0
+    for case, dtype, model, rows in swept:
+        big = [r for r in rows if r["num_tokens"] >= BW_BAR_FROM]
+        if not big:
+            continue
+        low = min(big, key=lambda r: r["pct_copy_bw"])
+        if low["pct_copy_bw"] >= BW_BAR_PCT:
+            met += 1
+        else:
+            short.append(
+                f"{case} {dtype} {model} ({low['pct_copy_bw']}% at "
+                f"{low['num_tokens']})"
+            )
+    if not met and not short:
+        return ""
+    text = (
+        f"At {BW_BAR_PCT}% of the copy bandwidth or more at every point from "
+        f"{BW_BAR_FROM} tokens: {met} of {met + len(short)} sweeps"
+    )
+    return text + (f"; short of it: {'; '.join(short)}." if short else ".")
+
+
 def size_copy_note(rows: list[dict], at: int = 4096) -> str:
     """What a copy of the same bytes reached at `at` tokens (rows that timed
     one), beside the bandwidth clause: how far a copy of that size, timed the
@@ -854,6 +886,7 @@ def aggregate(folder: Path, captured: Path | None = None) -> str:
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     every = []  # all cases' rows, for the notes below the table
+    swept = []  # (case, dtype, model sizes, rows) of every sweep
     changed, unrecorded = [], 0
     for path in sorted(folder.glob("*.json")):
         rows = json.loads(path.read_text())
@@ -872,7 +905,8 @@ def aggregate(folder: Path, captured: Path | None = None) -> str:
             within = len(sub) - len(missing)
             wd, rd = max(pd, key=lambda t: t[0])
             ws, rs = max(ps, key=lambda t: t[0])
-            big = [r["pct_copy_bw"] for r in sub if r["num_tokens"] >= 4096]
+            swept.append((path.stem, dtype, model, sub))
+            big = [r["pct_copy_bw"] for r in sub if r["num_tokens"] >= BW_BAR_FROM]
             bw = f"{min(big)}%" if big else "n/a"
             r0 = sub[0]
             lines.append(
@@ -893,9 +927,9 @@ def aggregate(folder: Path, captured: Path | None = None) -> str:
             f"{len(decode)} up to {DECODE_MAX_TOKENS} tokens, {met[2]} of "
             f"{len(above)} above.",
         ]
-    note = size_copy_note(every)
-    if note:
-        lines += ["", note]
+    for note in (bandwidth_note(swept), size_copy_note(every)):
+        if note:
+            lines += ["", note]
     if changed:
         lines += [
             "",

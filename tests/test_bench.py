@@ -742,3 +742,28 @@ def test_graphs_of_several_calls_cycle_through_input_sets(monkeypatch):
         assert reads[name][:3] == reads[name][3:]  # each set in turn
     assert copies == [row["bytes"]] * 3  # a copy's buffers a set
     assert len(reads["copy"]) == 6
+
+
+def test_bandwidth_note_names_the_sweeps_short_of_the_clause():
+    def rows(*points):
+        return [{"num_tokens": n, "pct_copy_bw": pct} for n, pct in points]
+
+    swept = [
+        ("rmsnorm", "bfloat16", "hidden=4096", rows((1024, 40.0), (4096, 92.5))),
+        ("softmax", "bfloat16", "vocab=32768", rows((4096, 84.8), (16384, 95.0))),
+        ("quant", "float32", "hidden=1024", rows((4096, 90.0), (65536, 63.1))),
+        ("decode_only", "bfloat16", "hidden=1024", rows((256, 5.0))),
+    ]
+    note = bench.bandwidth_note(swept)
+    # Below 4096 tokens nothing counts (rmsnorm's 40% at 1024); 90.0 meets it;
+    # a sweep's lowest point from 4096 is the one named; decode-only sweeps
+    # are left out of the count.
+    assert note.startswith(
+        "At 90% of the copy bandwidth or more at every point from 4096 tokens: "
+        "1 of 3 sweeps; short of it: "
+    )
+    assert "softmax bfloat16 vocab=32768 (84.8% at 4096)" in note
+    assert "quant float32 hidden=1024 (63.1% at 65536)" in note
+    assert "rmsnorm" not in note and "decode_only" not in note
+    assert bench.bandwidth_note(swept[:1]).endswith(": 1 of 1 sweeps.")
+    assert bench.bandwidth_note(swept[3:]) == ""
