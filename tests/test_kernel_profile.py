@@ -60,3 +60,20 @@ def test_without_a_gpu_it_says_so_in_one_line(monkeypatch, capsys):
     monkeypatch.setattr("sys.argv", ["kernel_profile.py", "rmsnorm", "--tokens", "16"])
     assert kernel_profile.main() == 2
     assert capsys.readouterr().err == "kernel_profile: needs a CUDA GPU\n"
+
+
+def test_without_pdl_launches_the_call_with_pdl_off_and_restores_it():
+    import types
+
+    mod = types.SimpleNamespace(pdl_enabled=lambda device: True)
+    seen = []
+
+    def launcher():  # as a scaffold's launcher asks, at every call
+        seen.append(mod.pdl_enabled("cuda"))
+        return "out"
+
+    call = kernel_profile.without_pdl(mod, launcher)
+    assert call() == "out" and seen == [False]
+    assert mod.pdl_enabled("cuda") is True  # the scaffold as it was
+    launcher()
+    assert seen == [False, True]

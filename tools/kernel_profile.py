@@ -11,7 +11,11 @@ decode sizes, this tells a longer kernel from a longer gap between kernels.
 One JSON line per (sizes, call): {"call": "ported", "kernels": [...],
 "gap_us": ...}; "kernels" lists each kernel (and memset or memcpy) name once,
 with its launches per call and mean duration. --variant adds other kernel.py
-files as calls. Under the profiler the spans need not keep porter bench's
+files as calls; --no-pdl adds the scaffold launched without programmatic
+dependent launch ("pdl=off"); --rotate cycles each graph's calls through input
+sets of their own, as porter bench does with several launches a graph (the
+inputs' L2 state then matches its rows). Under the profiler the spans need not
+keep porter bench's
 order between calls: read it for what runs and how it is launched, and time
 with porter bench or launch_probe.
 """
@@ -33,7 +37,10 @@ from porter.bench import (
     capture_graph,
     compiled_references,
     reference_calls,
+    rotating,
+    rotation_sets,
     sweep,
+    tensor_bytes,
 )
 from porter.sizes import add_point_options, parse_dims
 from porter.testing.parity import (
@@ -89,6 +96,21 @@ def summarize(kernels: list[dict], calls: int) -> dict:
     }
 
 
+def without_pdl(mod, call):
+    """call, with the scaffold module's pdl_enabled answering False while it
+    runs (a graph captures the launch as made then)."""
+
+    def run():
+        saved = mod.pdl_enabled
+        mod.pdl_enabled = lambda device: False
+        try:
+            return call()
+        finally:
+            mod.pdl_enabled = saved
+
+    return run
+
+
 def profiled(graph, replays: int) -> list[dict]:
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         for _ in range(replays):
@@ -109,6 +131,17 @@ def main() -> int:
     add_point_options(ap)
     ap.add_argument("--launches", type=int, default=20)
     ap.add_argument("--static", action="store_true", help="also the static compile")
+    ap.add_argument(
+        "--no-pdl",
+        action="store_true",
+        help="also the scaffold launched without programmatic dependent launch",
+    )
+    ap.add_argument(
+        "--rotate",
+        action="store_true",
+        help="each call in a graph on the next of several input sets, 256 MB or "
+        "more together, as porter bench times graphs of several calls",
+    )
     args = ap.parse_args()
     if not torch.cuda.is_available():
         print("kernel_profile: needs a CUDA GPU", file=sys.stderr)
@@ -117,22 +150,36 @@ def main() -> int:
     compiled = compiled_references(case)
     model = parse_dims(args.dims)
     points = sweep(case.manifest, tuple(args.tokens), (args.dtype,), model_sizes=model)
+    variants = [
+        _import(Path(path), f"variant{i}") for i, path in enumerate(args.variant)
+    ]
     for point in points:
-        inputs = make_inputs(case, Scenario(args.dtype, point.sizes), "cuda", seed=0)
+        sc = Scenario(args.dtype, point.sizes)
+        inputs = make_inputs(case, sc, "cuda", seed=0)
         fn = scaffold_entry(case, args.dtype, "cuda")
-        calls = {"ported": lambda: fn(*inputs)}
-        for i, path in enumerate(args.variant):
-            vfn = scaffold_entry(
-                case, args.dtype, "cuda", kernel=_import(Path(path), f"variant{i}")
+        sets = 1
+        if args.rotate:
+            nbytes = tensor_bytes(inputs) + tensor_bytes(fn(*inputs))
+            sets = rotation_sets(nbytes, args.launches)
+        every = [inputs] + [
+            make_inputs(case, sc, "cuda", seed=k) for k in range(1, sets)
+        ]
+        calls = {"ported": rotating([lambda one=one: fn(*one) for one in every])}
+        if args.no_pdl and hasattr(case.kernel, "pdl_enabled"):
+            calls["pdl=off"] = without_pdl(case.kernel, calls["ported"])
+        for path, vmod in zip(args.variant, variants):
+            vfn = scaffold_entry(case, args.dtype, "cuda", kernel=vmod)
+            calls[f"variant={path}"] = rotating(
+                [lambda one=one, vfn=vfn: vfn(*one) for one in every]
             )
-            calls[f"variant={path}"] = lambda vfn=vfn: vfn(*inputs)
         with torch.no_grad():
-            references = reference_calls(
-                case, compiled, args.dtype, inputs, point.num_tokens
-            )
-            calls["inductor"] = references["inductor"]
-            if args.static:
-                calls["inductor_static"] = references["inductor_static"]
+            references = [
+                reference_calls(case, compiled, args.dtype, one, point.num_tokens)
+                for one in every
+            ]
+            names = ["inductor"] + (["inductor_static"] if args.static else [])
+            for name in names:
+                calls[name] = rotating([r[name] for r in references])
             for label, call in calls.items():
                 try:
                     graph = capture_graph(call, args.launches)
@@ -146,6 +193,7 @@ def main() -> int:
                             "sizes": point.sizes,
                             "dtype": args.dtype,
                             "call": label,
+                            "input_sets": sets,
                             **out,
                         }
                     ),
