@@ -186,7 +186,7 @@ def copy_kernel(src_ptr, dst_ptr, n, BLOCK: tl.constexpr, PDL: tl.constexpr):
 # 16-byte accesses a thread each way (`copies` adds two more launches). Timed
 # 20 calls a graph on the H200, the best of the three moved 86-92% of the copy
 # bandwidth at 67-537 MB, where torch's copy_ moved 90-101%
-# (docs/benchmarks/NOTES.md, "Calls BU-BX"): porter bench keeps torch's.
+# (docs/benchmarks/NOTES.md, "Calls BU-BY"): porter bench keeps torch's.
 COPY_BLOCK = 4096
 COPY_WARPS = 4
 
