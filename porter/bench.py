@@ -239,6 +239,27 @@ def rotating(calls: list[Callable[[], Any]]) -> Callable[[], Any]:
     return lambda: calls[next(turn) % len(calls)]()
 
 
+def input_sets(case, scenario, first: list, sets: int, seed: int = 0) -> list[list]:
+    """`first` and `sets - 1` more input sets of the same scenario on the GPU,
+    each of its own seed, for a graph's calls to cycle through."""
+    from porter.testing.parity import make_inputs
+
+    more = [
+        make_inputs(case, scenario, "cuda", seed=seed + 1000 * k)
+        for k in range(1, sets)
+    ]
+    return [first] + more
+
+
+def rotated_references(
+    case, compiled: tuple, dtype: str, every: list[list], num_tokens: int
+) -> dict[str, Callable[[], Any]]:
+    """reference_calls over each input set of `every`, each name's calls taken
+    in turn (rotating)."""
+    refs = [reference_calls(case, compiled, dtype, one, num_tokens) for one in every]
+    return {name: rotating([r[name] for r in refs]) for name in refs[0]}
+
+
 def copy_bandwidth_gbps(nbytes: int = 1 << 30) -> float:
     """Device-to-device copy, bytes read plus bytes written, in GB/s."""
     src = torch.empty(nbytes // 2, dtype=torch.uint8, device="cuda")
@@ -377,26 +398,20 @@ def run(
                     row[f"{name}_us"] = round(_median_us(fn), 2)
                 nbytes = tensor_bytes(inputs) + tensor_bytes(calls["ported"]())
                 sets = rotation_sets(nbytes, launches)
-                graphed = {name: [fn] for name, fn in calls.items()}
-                for k in range(1, sets):
-                    more = make_inputs(case, sc, "cuda", seed=i + 1000 * k)
-                    graphed["ported"].append(
-                        lambda more=more: scaffold(point.dtype)(*more)
-                    )
-                    refs = reference_calls(
-                        case, compiled, point.dtype, more, point.num_tokens
-                    )
-                    for name, fn in refs.items():
-                        graphed[name].append(fn)
+                every = input_sets(case, sc, inputs, sets, seed=i)
+                graphed = {
+                    "ported": rotating(
+                        [lambda one=one: scaffold(point.dtype)(*one) for one in every]
+                    ),
+                    **rotated_references(
+                        case, compiled, point.dtype, every, point.num_tokens
+                    ),
+                }
                 copies = [same_size_copy(nbytes) for _ in range(sets)]
                 if all(c is not None for c in copies):
                     # Timed among the others, so it shares their rounds' order.
-                    graphed["copy"] = copies
-                timed = graph_times(
-                    {name: rotating(fns) for name, fns in graphed.items()},
-                    lambda f: _graph_us(f, launches),
-                    rounds,
-                )
+                    graphed["copy"] = rotating(copies)
+                timed = graph_times(graphed, lambda f: _graph_us(f, launches), rounds)
                 for name, us in timed.items():
                     row[f"{name}_graph_us"] = round(us, 2)
                 row["graph_rounds"] = rounds

@@ -140,12 +140,16 @@ def test_rotate_cycles_each_graph_through_its_input_sets(monkeypatch):
     from porter.testing.parity import load_case
 
     case = load_case(ROOT / "captured" / "rmsnorm")
-    make = launch_probe.make_inputs
-    monkeypatch.setattr(
-        launch_probe,
-        "make_inputs",
-        lambda c, sc, device, seed: make(c, sc, "cpu", seed),
-    )
+    from porter.testing import parity
+
+    make = parity.make_inputs
+
+    def on_cpu(c, sc, device, seed=0):
+        return make(c, sc, "cpu", seed)
+
+    # The probe's first set, and the others porter.bench.input_sets makes.
+    monkeypatch.setattr(launch_probe, "make_inputs", on_cpu)
+    monkeypatch.setattr(parity, "make_inputs", on_cpu)
     read = []
     real = case.kernel.rmsnorm
 

@@ -36,7 +36,8 @@ from torch.profiler import ProfilerActivity, profile
 from porter.bench import (
     capture_graph,
     compiled_references,
-    reference_calls,
+    input_sets,
+    rotated_references,
     rotating,
     rotation_sets,
     sweep,
@@ -161,9 +162,7 @@ def main() -> int:
         if args.rotate:
             nbytes = tensor_bytes(inputs) + tensor_bytes(fn(*inputs))
             sets = rotation_sets(nbytes, args.launches)
-        every = [inputs] + [
-            make_inputs(case, sc, "cuda", seed=k) for k in range(1, sets)
-        ]
+        every = input_sets(case, sc, inputs, sets)
         calls = {"ported": rotating([lambda one=one: fn(*one) for one in every])}
         if args.no_pdl and hasattr(case.kernel, "pdl_enabled"):
             calls["pdl=off"] = without_pdl(case.kernel, calls["ported"])
@@ -173,13 +172,12 @@ def main() -> int:
                 [lambda one=one, vfn=vfn: vfn(*one) for one in every]
             )
         with torch.no_grad():
-            references = [
-                reference_calls(case, compiled, args.dtype, one, point.num_tokens)
-                for one in every
-            ]
-            names = ["inductor"] + (["inductor_static"] if args.static else [])
-            for name in names:
-                calls[name] = rotating([r[name] for r in references])
+            references = rotated_references(
+                case, compiled, args.dtype, every, point.num_tokens
+            )
+            calls["inductor"] = references["inductor"]
+            if args.static:
+                calls["inductor_static"] = references["inductor_static"]
             for label, call in calls.items():
                 try:
                     graph = capture_graph(call, args.launches)

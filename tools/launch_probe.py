@@ -46,7 +46,8 @@ from porter.bench import (
     capture_graph,
     compiled_references,
     graph_times,
-    reference_calls,
+    input_sets,
+    rotated_references,
     rotating,
     rotation_sets,
     same_size_copy,
@@ -249,7 +250,7 @@ def probe(case, variants: dict, point, args, compiled: tuple | None) -> dict:
     expected = fn(*inputs)
     nbytes = tensor_bytes(inputs) + tensor_bytes(expected)
     sets = rotation_sets(nbytes, args.launches) if args.rotate else 1
-    every = [inputs] + [make_inputs(case, sc, "cuda", seed=k) for k in range(1, sets)]
+    every = input_sets(case, sc, inputs, sets)
     if args.rotate:
         results["input_sets"] = sets
     first = neighbour(args.behind) if args.behind else None
@@ -281,12 +282,11 @@ def probe(case, variants: dict, point, args, compiled: tuple | None) -> dict:
         add(f"variant={path}", each(lambda one, vfn=vfn: lambda: vfn(*one)))
     if args.inductor:
         with torch.no_grad():
-            references = [
-                reference_calls(case, compiled, args.dtype, one, point.num_tokens)
-                for one in every
-            ]
-            for name in ("inductor", "inductor_static"):
-                add(name, rotating([r[name] for r in references]))
+            references = rotated_references(
+                case, compiled, args.dtype, every, point.num_tokens
+            )
+            add("inductor", references["inductor"])
+            add("inductor_static", references["inductor_static"])
     if args.copy:
         results["bytes"] = nbytes
         pdl = getattr(mod, "pdl_enabled", lambda device: False)(inputs[0].device)
