@@ -22,13 +22,7 @@ REPO = Path(__file__).parent.parent
 
 # (rule, line) for every finding in each bad file, in report order.
 EXPECTED = {
-    "pt001_bad.py": [
-        ("PT001", 19),
-        ("PT001", 25),
-        ("PT001", 30),
-        ("PT001", 36),
-        ("PT001", 43),
-    ],
+    "pt001_bad.py": [("PT001", 19), ("PT001", 25), ("PT001", 30), ("PT001", 36), ("PT001", 43)],
     "pt002_bad.py": [
         ("PT002", 14),
         ("PT002", 15),
