@@ -102,35 +102,23 @@ def test_addmm_is_split_only_for_unit_scales():
     assert _addmm("torch.mm(x, w, out=out)") is None
 
 
-def _calls(monkeypatch):
-    seen = []
-    for name in ("mm", "addmm"):
-        real = getattr(torch, name)
-
-        def spy(*args, _real=real, _name=name, **kwargs):
-            seen.append(_name)
-            return _real(*args, **kwargs)
-
-        monkeypatch.setattr(torch, name, spy)
-    return seen
-
-
 @pytest.mark.parametrize(
     "dtype, matmul", [("bfloat16", "mm"), ("float16", "mm"), ("float32", "addmm")]
 )
 def test_the_scaffold_adds_the_bias_in_the_kernel_for_2_byte_outputs(
-    dtype, matmul, monkeypatch, porter_device
+    dtype, matmul, monkeypatch, porter_device, matmul_calls, gelu_linear_reference
 ):
     case = load_case(CASE)
+    # The cuBLAS path at any size (small 2-byte matmuls otherwise take the
+    # one-kernel form, porter.port.matmul; tests/test_matmul.py).
+    monkeypatch.setattr(case.kernel, "MATMUL_EPILOGUE_MAX_MACS", 0)
     sizes = {"num_tokens": 3, "in_features": 16, "out_features": 40}
     x, weight, bias = make_inputs(case, Scenario(dtype, sizes), porter_device, seed=0)
     # A large bias, so that leaving it out (or adding it twice) cannot pass.
     bias = (bias + 4).to(bias.dtype)
-    seen = _calls(monkeypatch)
     (got,) = _tuple(scaffold_entry(case, dtype, porter_device)(x, weight, bias))
-    assert seen == [matmul]
-    y = x.double() @ weight.double().T + bias.double()
-    want = 0.5 * y * (1 + torch.tanh(0.7978845608028654 * (y + 0.044715 * y**3)))
+    assert matmul_calls == [matmul]
+    want = gelu_linear_reference(x, weight, bias)
     tol = 1e-5 if dtype == "float32" else 2e-2
     assert not got.isnan().any()
     torch.testing.assert_close(got.double(), want, atol=tol, rtol=tol)
@@ -171,24 +159,37 @@ def test_a_kernelbench_linear_is_tiled_and_takes_its_bias_in_the_kernel(kb_linea
     assert "row_size: tl.constexpr" in text
     assert "offsets = rows * row_size + cols" in text
     assert "bias_ptr=fc_bias" in text and "ADD_BIAS=add_bias" in text
+    assert "model_matmul_kernel[" in text and "inner_size: tl.constexpr" in text
 
 
-@pytest.mark.parametrize("dtype, matmul", [("bfloat16", "mm"), ("float32", "addmm")])
+# max_macs 0: the cuBLAS path; None: small 2-byte matmuls in one kernel
+# (porter.port.matmul).
+@pytest.mark.parametrize(
+    "dtype, max_macs, matmul",
+    [("bfloat16", 0, ["mm"]), ("bfloat16", None, []), ("float32", None, ["addmm"])],
+)
 def test_the_kernelbench_scaffold_matches_the_reference(
-    kb_linear, dtype, matmul, monkeypatch, porter_device
+    kb_linear,
+    dtype,
+    max_macs,
+    matmul,
+    monkeypatch,
+    porter_device,
+    matmul_calls,
+    gelu_linear_reference,
 ):
     case = load_case(kb_linear)
+    if max_macs is not None:
+        monkeypatch.setattr(case.kernel, "MATMUL_EPILOGUE_MAX_MACS", max_macs)
     model = scaffold_entry(case, dtype, porter_device)
     with torch.no_grad():
         model.fc.bias.add_(4)  # so that a bias left out cannot pass
     x = torch.randn(5, 64, generator=torch.Generator().manual_seed(0))
     x = x.to(device=porter_device, dtype=getattr(torch, dtype))
-    seen = _calls(monkeypatch)
     with torch.no_grad():
         got = model(x)
-    assert seen == [matmul]
-    y = x.double() @ model.fc.weight.double().T + model.fc.bias.double()
-    want = 0.5 * y * (1 + torch.tanh(0.7978845608028654 * (y + 0.044715 * y**3)))
+    assert matmul_calls == matmul
+    want = gelu_linear_reference(x, model.fc.weight, model.fc.bias)
     tol = 1e-5 if dtype == "float32" else 2e-2
     assert not got.isnan().any()
     torch.testing.assert_close(got.double(), want, atol=tol, rtol=tol)

@@ -237,10 +237,21 @@ def test_pdl_forms_move_the_trigger_and_keep_the_wait_first(
 
 
 def test_pdl_forms_leave_a_kernel_without_pdl_alone():
-    # linear_gelu's epilogue follows the matmul and launches without PDL.
+    # linear_gelu's epilogue follows the matmul and launches without PDL;
+    # only its matmul kernel (porter.port.matmul) takes a form.
     src = (ROOT / "captured" / "linear_gelu" / "kernel.py").read_text()
+
+    def epilogue(text):
+        tree = ast.parse(text)
+        fn = next(
+            f for f in tree.body if getattr(f, "name", "") == "linear_gelu_kernel"
+        )
+        return ast.unparse(fn)
+
     for form in ("pdl-early", "pdl-loaded", "pdl-wait"):
-        assert kernel_variant.variant(src, form) == (src, [])
+        out, changed = kernel_variant.variant(src, form)
+        assert set(changed) <= {"linear_gelu_matmul_kernel"}
+        assert epilogue(out) == epilogue(src)
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,8 @@ What porter changed:
 - renamed index variables and temporaries after what they hold
 - pointwise kernels run on (rows, column blocks) tiles: no 64-bit % and // per element, contiguous columns the compiler can vectorize
 - 2-byte outputs: the matmul runs without its bias, which the kernel after it adds (as Inductor does on a GPU); fp32 keeps cuBLAS's addmm
+- small matmuls (2-byte outputs): a second kernel computes the matmul's tile with tl.dot and applies the epilogue to it in registers (one launch, no round trip of the matmul's output); larger ones keep cuBLAS
+- on Hopper and later GPUs the kernels launch with programmatic dependent launch: each waits for the kernel before it, then lets the next one launch (a pointwise kernel's blocks over long rows once their loads are issued)
 """
 
 import torch
@@ -40,6 +42,73 @@ def linear_gelu_kernel(
     mask = (rows < num_tokens) & (cols < out_features)
     offsets = rows * out_features + cols
     out = tl.load(out_ptr + offsets, mask).to(tl.float32)
+    if ADD_BIAS:
+        # the matmul's bias, one per column (kept in cache)
+        out = out + tl.load(
+            bias_ptr + cols, cols < out_features, eviction_policy="evict_last"
+        ).to(tl.float32)
+    tmp1 = 0.5
+    tmp2 = out * tmp1
+    tmp3 = out * out
+    tmp4 = tmp3 * out
+    tmp5 = 0.044715
+    tmp6 = tmp4 * tmp5
+    tmp7 = out + tmp6
+    tmp8 = 0.7978845608028654
+    tmp9 = tmp7 * tmp8
+    tmp10 = libdevice.tanh(tmp9)
+    tmp11 = 1.0
+    tmp12 = tmp10 + tmp11
+    tmp13 = tmp2 * tmp12
+    tl.store(out_ptr + offsets, tmp13.to(out_ptr.dtype.element_ty), mask)
+
+
+@triton.jit(do_not_specialize=["num_tokens"])
+def linear_gelu_matmul_kernel(
+    lhs_ptr,
+    rhs_ptr,
+    out_ptr,
+    bias_ptr,
+    num_tokens,
+    lhs_row_stride: tl.int64,
+    rhs_k_stride,
+    rhs_col_stride,
+    in_features: tl.constexpr,
+    out_features: tl.constexpr,
+    ADD_BIAS: tl.constexpr,
+    BLOCK_ROWS: tl.constexpr,
+    BLOCK_COLS: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    COL_BLOCKS: tl.constexpr,
+    LAUNCH_PDL: tl.constexpr,
+):
+    if LAUNCH_PDL:
+        # wait for the kernel before this one, then let the next one launch
+        tl.extra.cuda.gdc_wait()
+        tl.extra.cuda.gdc_launch_dependents()
+    row_block = tl.program_id(0) // COL_BLOCKS
+    col_block = tl.program_id(0) % COL_BLOCKS
+    rows = row_block.to(tl.int64) * BLOCK_ROWS + tl.arange(0, BLOCK_ROWS)[:, None]
+    cols = col_block * BLOCK_COLS + tl.arange(0, BLOCK_COLS)[None, :]
+    mask = (rows < num_tokens) & (cols < out_features)
+    offsets = rows * out_features + cols
+    # the matmul's tile in fp32, BLOCK_K of the inner dimension a step
+    out = tl.zeros((BLOCK_ROWS, BLOCK_COLS), dtype=tl.float32)
+    for k_start in range(0, in_features, BLOCK_K):
+        k_cols = (k_start + tl.arange(0, BLOCK_K)).to(tl.int64)
+        lhs_tile = tl.load(
+            lhs_ptr + rows * lhs_row_stride + k_cols[None, :],
+            (rows < num_tokens) & (k_cols[None, :] < in_features),
+            other=0.0,
+        )
+        rhs_tile = tl.load(
+            rhs_ptr
+            + k_cols[:, None] * rhs_k_stride
+            + cols.to(tl.int64) * rhs_col_stride,
+            (k_cols[:, None] < in_features) & (cols < out_features),
+            other=0.0,
+        )
+        out = tl.dot(lhs_tile, rhs_tile, out)
     if ADD_BIAS:
         # the matmul's bias, one per column (kept in cache)
         out = out + tl.load(
@@ -90,11 +159,63 @@ def tile_settings(num_rows, row_size, elem_bytes=2, heavy=False):
     return block_rows, block_cols, min(32, max(4, warps))
 
 
+# Up to these many rows and multiply-adds (rows x inner x columns), a matmul in
+# 2-byte types and its epilogue run as one Triton kernel instead of a cuBLAS
+# call and the epilogue's kernel. Inside a CUDA graph of 20 calls on an H200,
+# inputs rotated past the L2 cache, the one kernel took 0.49-0.64 of
+# Inductor's time at 1-1024 tokens of 128 -> 256 features (bf16, fp16) but
+# 1.03-1.06 at 4096 tokens (2^27 multiply-adds); 0.88 at 1-16 tokens of
+# 4096 -> 4096 (2^28 at 16 tokens) but 1.08-1.28 at 64 (2^30), where
+# cuBLAS's larger blocks win. fp32 keeps cuBLAS: tl.dot at full fp32
+# precision took 1.6x its time at one token (docs/benchmarks/NOTES.md).
+MATMUL_EPILOGUE_MAX_ROWS = 1024
+MATMUL_EPILOGUE_MAX_MACS = 1 << 28
+
+
+def matmul_settings(num_rows, inner_size):
+    """(rows, columns, inner block, warps, stages) of a block of the
+    matmul-and-epilogue kernel: 16 or 32 rows (tl.dot's least is 16) by 32
+    columns, up to 128 of the inner dimension a step, 4 warps, 4 stages.
+    Many small blocks keep every SM busy at these sizes: at 64-1024 tokens of
+    128 -> 256 features, blocks of up to 64 rows took 1.20-1.25x the time,
+    and with 64 columns 1.4-1.7x (H200, docs/benchmarks/NOTES.md)."""
+    block_rows = 16 if num_rows <= 16 else 32
+    block_k = max(16, min(triton.next_power_of_2(inner_size), 128))
+    return block_rows, 32, block_k, 4, 4
+
+
 def reinterpret(t, size, stride, offset):
     """A view of t's elements as Inductor's wrapper laid them out (it assumed a
     contiguous tensor); offset counts from t's first element, not its storage."""
     t = t.contiguous()
     return t.as_strided(size, stride, t.storage_offset() + offset)
+
+
+# Kernels on a GPU of compute capability 9.0 or later (Hopper) launch with
+# programmatic dependent launch (launch_pdl=True, LAUNCH_PDL): each may start
+# while the kernel before it in the stream drains, and waits for that kernel's
+# writes before touching memory. Inside a CUDA graph of 20 calls on an H200,
+# decode-sized calls took 0.66-0.85 of their time without it at 1-256 tokens
+# (docs/benchmarks/NOTES.md). Triton's interpreter and older GPUs launch
+# without it.
+_PDL_BY_DEVICE = {}
+
+
+def pdl_enabled(device):
+    """Whether kernels on this device launch with programmatic dependent launch
+    (asked once a device: the launcher runs on every call). Never under
+    Triton's interpreter (TRITON_INTERPRET=1), which has no gdc_wait, even for
+    tensors on a Hopper GPU."""
+    if triton.knobs.runtime.interpret:
+        return False
+    if device not in _PDL_BY_DEVICE:
+        where = torch.device(device)
+        _PDL_BY_DEVICE[device] = (
+            where.type == "cuda"
+            and torch.version.hip is None
+            and torch.cuda.get_device_capability(where)[0] >= 9
+        )
+    return _PDL_BY_DEVICE[device]
 
 
 def linear_gelu(x, weight, bias):
@@ -111,6 +232,42 @@ def linear_gelu(x, weight, bias):
         dtype=weight.dtype,
         device=weight.device,
     )
+    pdl = pdl_enabled(weight.device)
+    if (
+        out.element_size() == 2
+        and num_tokens <= MATMUL_EPILOGUE_MAX_ROWS
+        and num_tokens * in_features * out_features <= MATMUL_EPILOGUE_MAX_MACS
+    ):
+        # A small matmul in 2-byte types: one kernel for the matmul and what
+        # follows it, no cuBLAS call and no round trip of its output
+        # (MATMUL_EPILOGUE_MAX_ROWS and _MAX_MACS say where it wins).
+        rhs = reinterpret(weight, (in_features, out_features), (1, in_features), 0)
+        BLOCK_ROWS, BLOCK_COLS, BLOCK_K, num_warps, num_stages = matmul_settings(
+            num_tokens, in_features
+        )
+        COL_BLOCKS = triton.cdiv(out_features, BLOCK_COLS)
+        linear_gelu_matmul_kernel[(triton.cdiv(num_tokens, BLOCK_ROWS) * COL_BLOCKS,)](
+            lhs_ptr=x,
+            rhs_ptr=rhs,
+            out_ptr=out,
+            bias_ptr=bias,
+            num_tokens=num_tokens,
+            lhs_row_stride=x.stride(0),
+            rhs_k_stride=rhs.stride(0),
+            rhs_col_stride=rhs.stride(1),
+            in_features=in_features,
+            out_features=out_features,
+            ADD_BIAS=True,
+            BLOCK_ROWS=BLOCK_ROWS,
+            BLOCK_COLS=BLOCK_COLS,
+            BLOCK_K=BLOCK_K,
+            COL_BLOCKS=COL_BLOCKS,
+            LAUNCH_PDL=pdl,
+            num_warps=num_warps,
+            launch_pdl=pdl,
+            num_stages=num_stages,
+        )
+        return out
     # 2-byte outputs: the bias is added in the kernel below, as Inductor does on
     # a GPU; cuBLAS's bias epilogue took up to 1.1x the time on an H200. fp32
     # keeps addmm: cuBLAS's plain fp32 matmul took 7.7x its time at 16 rows

@@ -18,6 +18,7 @@ from porter.port.launcher import (
     LOOPED_MIN_ROW_BYTES,
     plan_launcher,
 )
+from porter.port.matmul import fuse_matmul_epilogue
 from porter.port.model import KernelPort
 from porter.port.online import online_max_sum_exp
 from porter.port.passes import PIPELINE as CLEANUP_PASSES
@@ -115,6 +116,8 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
     launcher = plan_launcher(cap, module, ports, ref_module)
     unfuse_bias(launcher, ports, module)
     launches = [s for s in launcher.steps if s.kind == "launch"]
+    fuse_matmul_epilogue(launcher, ports)
+    matmul_steps = {s.kernel: s for s in launcher.steps if s.kind == "matmul"}
     kernels = []
     for step, kp in zip(launches, ports):
         step.kernel = "kernel" if kp.persistent is not None else kp.tree.name
@@ -127,8 +130,12 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
             if step.early_trigger and not trigger_after_loads(form):
                 step.early_trigger = ""  # nothing loads at its top level
             kernels.append({"source": ast.unparse(form), "do_not_specialize": dns})
+        if kp.matmul is not None:
+            if matmul_steps[kp.matmul.name].pdl:
+                dependent_launch(kp.matmul)
+            kernels.append({"source": ast.unparse(kp.matmul), "do_not_specialize": dns})
     notes = _merge_notes(ports)
-    if any(step.pdl for step in launches):
+    if any(step.pdl for step in launcher.steps):
         notes.append(PDL_NOTE)
     todos = [t for kp in ports for t in kp.todos]
     helpers = sorted(set().union(*(kp.helpers for kp in ports)), key=_helper_order)
@@ -170,7 +177,9 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
         uses_persistent=any(kp.persistent is not None for kp in ports),
         uses_online=any(kp.online is not None for kp in ports),
         uses_stream_rows=any(step.kwargs for step in launcher.steps),
-        uses_pdl=any(step.pdl for step in launches),
+        uses_pdl=any(step.pdl for step in launcher.steps),
+        uses_matmul=bool(matmul_steps),
+        uses_early_trigger=any(step.early_trigger for step in launches),
         looped_block_cols=LOOPED_MAX_BLOCK,
         looped_min_row_bytes=LOOPED_MIN_ROW_BYTES,
         uses_min_row_bytes="looped_min_row_bytes(" in setup,

@@ -73,6 +73,10 @@ class LaunchStep:
     # Where the kernel also takes EARLY_TRIGGER (a pointwise tile kernel,
     # porter.port.pdl.trigger_after_loads): the expression it is passed.
     early_trigger: str = ""
+    # Where set, the step runs only under this condition and the launcher
+    # returns after it (porter.port.matmul: the steps after it are the
+    # slower way to the same outputs).
+    when: str = ""
 
 
 @dataclass

@@ -62,6 +62,9 @@ class KernelPort:
     # Record names of the kernels fused into this one (porter.port.fuse); their
     # launches are this kernel's.
     fused: list[str] = field(default_factory=list)
+    # The matmul-and-epilogue form of a tile kernel after a matmul
+    # (porter.port.matmul), launched instead of both for small matmuls.
+    matmul: ast.FunctionDef | None = None
 
     @property
     def name(self) -> str:

@@ -1,0 +1,307 @@
+"""Stage: a small matmul and the pointwise epilogue after it in one Triton kernel.
+
+Inductor (without max-autotune) leaves a matmul to cuBLAS and puts what
+follows it (bias, activation) in a pointwise kernel that reads the matmul's
+output back: two launches and a round trip of the output through memory.
+Where the matmul is small, that overhead is most of the time. For those
+calls the scaffold gets a second kernel that computes the matmul's
+(rows, cols) tile in registers with `tl.dot` and runs the epilogue on it.
+
+`matmul_epilogue_form` derives that kernel from the epilogue's tile kernel:
+its one fp32 load of the matmul's output becomes the matmul itself,
+
+    out = tl.load(out_ptr + offsets, mask).to(tl.float32)
+
+into
+
+    out = tl.zeros((BLOCK_ROWS, BLOCK_COLS), dtype=tl.float32)
+    for k_start in range(0, in_features, BLOCK_K):
+        ...
+        out = tl.dot(lhs_tile, rhs_tile, out)
+
+and everything after it (the bias under ADD_BIAS, the activation, the store)
+stays as it was. `fuse_matmul_epilogue` adds its launch to the launcher ahead
+of the matmul, taken for 2-byte outputs up to MATMUL_EPILOGUE_MAX_ROWS rows
+and MATMUL_EPILOGUE_MAX_MACS multiply-adds (the template says why, with the
+H200 figures), returning there;
+larger calls and fp32 keep cuBLAS and the epilogue kernel.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+
+from porter.port.bias import ADD_BIAS, _loaded_once
+from porter.port.launcher import Launcher, LaunchStep
+from porter.port.model import KernelPort
+from porter.port.passes import _comment, _is_call
+
+LHS_PTR = "lhs_ptr"
+RHS_PTR = "rhs_ptr"
+LHS_ROW_STRIDE = "lhs_row_stride"
+RHS_K_STRIDE = "rhs_k_stride"
+RHS_COL_STRIDE = "rhs_col_stride"
+BLOCK_K = "BLOCK_K"
+# The names the derived kernel adds; an epilogue already using one is left alone.
+_ADDED = {
+    LHS_PTR,
+    RHS_PTR,
+    LHS_ROW_STRIDE,
+    RHS_K_STRIDE,
+    RHS_COL_STRIDE,
+    BLOCK_K,
+    "k_start",
+    "k_cols",
+    "lhs_tile",
+    "rhs_tile",
+}
+NOTE = (
+    "small matmuls (2-byte outputs): a second kernel computes the matmul's tile "
+    "with tl.dot and applies the epilogue to it in registers (one launch, no "
+    "round trip of the matmul's output); larger ones keep cuBLAS"
+)
+_WHY = (
+    "# A small matmul in 2-byte types: one kernel for the matmul and what\n"
+    "# follows it, no cuBLAS call and no round trip of its output\n"
+    "# (MATMUL_EPILOGUE_MAX_ROWS and _MAX_MACS say where it wins)."
+)
+
+
+def _assigned(fn: ast.FunctionDef, name: str) -> ast.Assign | None:
+    """The one top-level `name = ...` of fn, or None."""
+    found = [
+        s
+        for s in fn.body
+        if isinstance(s, ast.Assign) and [ast.unparse(t) for t in s.targets] == [name]
+    ]
+    return found[0] if len(found) == 1 else None
+
+
+def _bounds(fn: ast.FunctionDef) -> tuple[str, str] | None:
+    """(rows bound, cols bound) of a tile kernel's `mask = (rows < R) & (cols < C)`."""
+    mask = _assigned(fn, "mask")
+    if mask is None:
+        return None
+    value = mask.value
+    if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.BitAnd)):
+        return None
+    out = []
+    for side, var in ((value.left, "rows"), (value.right, "cols")):
+        if not (
+            isinstance(side, ast.Compare)
+            and ast.unparse(side.left) == var
+            and len(side.ops) == 1
+            and isinstance(side.ops[0], ast.Lt)
+        ):
+            return None
+        out.append(ast.unparse(side.comparators[0]))
+    return out[0], out[1]
+
+
+def _stored_once(fn: ast.FunctionDef, ptr: str) -> bool:
+    """fn stores through ptr once, at `ptr + offsets` (the tile it loaded)."""
+    stores = [
+        n
+        for n in ast.walk(fn)
+        if _is_call(n, "tl.store")
+        and n.args
+        and ptr in {m.id for m in ast.walk(n.args[0]) if isinstance(m, ast.Name)}
+    ]
+    return len(stores) == 1 and ast.unparse(stores[0].args[0]) == f"{ptr} + offsets"
+
+
+def _arg(name: str, annotation: str = "") -> ast.arg:
+    ann = ast.parse(annotation, mode="eval").body if annotation else None
+    return ast.arg(name, annotation=ann)
+
+
+def matmul_epilogue_form(
+    fn: ast.FunctionDef, ptr: str, k_size: str
+) -> ast.FunctionDef | None:
+    """A copy of the tile kernel fn whose one fp32 load through ptr is the
+    matmul of lhs (rows by k_size, unit stride along k) and rhs (k_size by
+    cols) instead (module docstring); k_size becomes a constexpr parameter.
+    None (fn unchanged either way) where fn is not a (rows, cols) tile
+    kernel that loads and stores the tile at ptr + offsets once, or already
+    uses a name the form adds."""
+    names = {a.arg for a in fn.args.args}
+    used = names | {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
+    if ptr not in names or not {"BLOCK_ROWS", "BLOCK_COLS"} <= names:
+        return None
+    if (_ADDED | {k_size}) & used:
+        return None
+    bounds = _bounds(fn)
+    offsets = _assigned(fn, "offsets")
+    if bounds is None or offsets is None:
+        return None
+    row_bound, col_bound = bounds
+    if ast.unparse(offsets.value) != f"rows * {col_bound} + cols":
+        return None
+    if _loaded_once(fn, ptr) is None or not _stored_once(fn, ptr):
+        return None
+    if row_bound not in names:
+        return None
+    new = copy.deepcopy(fn)
+    load = _loaded_once(new, ptr)
+    acc = load.targets[0].id
+    matmul = ast.parse(
+        f"{acc} = tl.zeros((BLOCK_ROWS, BLOCK_COLS), dtype=tl.float32)\n"
+        f"for k_start in range(0, {k_size}, {BLOCK_K}):\n"
+        f"    k_cols = (k_start + tl.arange(0, {BLOCK_K})).to(tl.int64)\n"
+        f"    lhs_tile = tl.load(\n"
+        f"        {LHS_PTR} + rows * {LHS_ROW_STRIDE} + k_cols[None, :],\n"
+        f"        (rows < {row_bound}) & (k_cols[None, :] < {k_size}),\n"
+        f"        other=0.0,\n"
+        f"    )\n"
+        f"    rhs_tile = tl.load(\n"
+        f"        {RHS_PTR} + k_cols[:, None] * {RHS_K_STRIDE}"
+        f" + cols.to(tl.int64) * {RHS_COL_STRIDE},\n"
+        f"        (k_cols[:, None] < {k_size}) & (cols < {col_bound}),\n"
+        f"        other=0.0,\n"
+        f"    )\n"
+        f"    {acc} = tl.dot(lhs_tile, rhs_tile, {acc})"
+    ).body
+    matmul.insert(
+        0,
+        _comment("the matmul's tile in fp32, BLOCK_K of the inner dimension a step"),
+    )
+    at = new.body.index(load)
+    new.body[at : at + 1] = matmul
+    args = new.args.args
+    args[0:0] = [_arg(LHS_PTR), _arg(RHS_PTR)]
+    at = next(i for i, a in enumerate(args) if a.arg == row_bound) + 1
+    # The weight's strides are fixed per model: left to Triton's specialization
+    # (a unit stride becomes a constant, so its loads are vectorized).
+    args[at:at] = [
+        _arg(LHS_ROW_STRIDE, "tl.int64"),
+        _arg(RHS_K_STRIDE),
+        _arg(RHS_COL_STRIDE),
+    ]
+    # The inner size, a per-model size, goes with the others (before the
+    # output's row size, or else the block sizes).
+    before = col_bound if col_bound in {a.arg for a in args} else "BLOCK_ROWS"
+    at = next(i for i, a in enumerate(args) if a.arg == before)
+    args.insert(at, _arg(k_size, "tl.constexpr"))
+    at = next(i for i, a in enumerate(args) if a.arg == "BLOCK_COLS") + 1
+    args.insert(at, _arg(BLOCK_K, "tl.constexpr"))
+    base = fn.name[: -len("_kernel")] if fn.name.endswith("_kernel") else fn.name
+    new.name = f"{base}_matmul_kernel"
+    return new
+
+
+def _mm(call: str) -> ast.Call | None:
+    """The one `torch.mm(lhs, rhs, out=out)` of an extern step's text."""
+    try:
+        tree = ast.parse(call)
+    except SyntaxError:
+        return None
+    found = [n for n in ast.walk(tree) if _is_call(n, "torch.mm")]
+    if len(found) != 1:
+        return None
+    node = found[0]
+    kw = {k.arg: k.value for k in node.keywords}
+    if len(node.args) != 2 or set(kw) != {"out"}:
+        return None
+    if not isinstance(kw["out"], ast.Name):
+        return None
+    return node
+
+
+def fuse_matmul_epilogue(launcher: Launcher, ports: list[KernelPort]) -> bool:
+    """Put the matmul-and-epilogue launch ahead of the last step pair
+    `torch.mm(lhs, rhs, out=out)` (or unfuse_bias's form of it) + a tile
+    kernel over `out`, where that pair ends the launcher; False (unchanged)
+    where there is none."""
+    steps = launcher.steps
+    if len(steps) < 2 or steps[-2].kind != "extern" or steps[-1].kind != "launch":
+        return False
+    extern, epilogue = steps[-2], steps[-1]
+    launches = [s for s in steps if s.kind == "launch"]
+    kp = dict(zip(map(id, launches), ports)).get(id(epilogue))
+    mm = _mm(extern.call)
+    if kp is None or kp.tile is None or mm is None or kp.persistent is not None:
+        return False
+    out = mm.keywords[0].value.id
+    operands = {n.id for a in mm.args for n in ast.walk(a) if isinstance(n, ast.Name)}
+    if out in operands:
+        return False
+    alloc = next((a for a in launcher.allocs if a.var == out), None)
+    _, cols, rows = kp.tile
+    if alloc is None or alloc.strides != [cols, "1"]:
+        return False
+    ptr = next((name for name, value in epilogue.args if value == out), None)
+    lhs, rhs = (ast.unparse(a) for a in mm.args)
+    lhs_var = lhs if lhs.isidentifier() else "lhs"
+    k_dim = next((d for d in launcher.dims if d.expr == f"{lhs_var}.shape[1]"), None)
+    k_size = k_dim.name if k_dim is not None else "inner_size"
+    # Without a named size for it, the inner size is the weight's, which the
+    # input must match (cuBLAS would refuse; the kernel would read past it).
+    k_expr = k_dim.name if k_dim is not None else "rhs.shape[0]"
+    form = matmul_epilogue_form(kp.tree, ptr, k_size) if ptr else None
+    if form is None:
+        return False
+    row_bound, col_bound = _bounds(kp.tree)
+    setup = [_WHY]
+    if lhs_var != lhs:
+        setup.append(f"{lhs_var} = {lhs}")
+    unit = f"{lhs_var} = {lhs_var} if {lhs_var}.stride(-1) == 1 else"
+    if not any(line.startswith(unit) for line in launcher.prelude):
+        # The kernel takes the inner dimension at unit stride.
+        setup.append(
+            f"{lhs_var} = {lhs_var} if {lhs_var}.stride(-1) == 1 else "
+            f"{lhs_var}.contiguous()"
+        )
+    setup.append(f"rhs = {rhs}")
+    if k_dim is None:
+        setup.append(
+            f"if {lhs_var}.shape[1] != rhs.shape[0]:\n"
+            f"    raise ValueError(f'{lhs_var} has {{{lhs_var}.shape[1]}} columns; "
+            f"the matmul takes {{rhs.shape[0]}}')"
+        )
+    setup += [
+        f"BLOCK_ROWS, BLOCK_COLS, BLOCK_K, num_warps, num_stages = "
+        f"matmul_settings({rows}, {k_expr})",
+        f"COL_BLOCKS = triton.cdiv({cols}, BLOCK_COLS)",
+    ]
+    args = []
+    for name, value in epilogue.args:
+        if name == ADD_BIAS:
+            value = "True"  # the branch is for 2-byte outputs only
+        args.append((name, value))
+        if name == row_bound:
+            args += [
+                (LHS_ROW_STRIDE, f"{lhs_var}.stride(0)"),
+                (RHS_K_STRIDE, "rhs.stride(0)"),
+                (RHS_COL_STRIDE, "rhs.stride(1)"),
+            ]
+        if name == "BLOCK_COLS":
+            args.append((BLOCK_K, BLOCK_K))
+    at = next(
+        (i for i, (name, _) in enumerate(args) if name in (col_bound, "BLOCK_ROWS")),
+        len(args),
+    )
+    args.insert(at, (k_size, k_expr))
+    args[0:0] = [(LHS_PTR, lhs_var), (RHS_PTR, "rhs")]
+    # The branch's condition comes before rhs is made.
+    when_k = k_dim.name if k_dim is not None else f"({lhs}).shape[1]"
+    if lhs.isidentifier():
+        when_k = when_k.replace(f"({lhs})", lhs)
+    step = LaunchStep(
+        "matmul",
+        kernel=form.name,
+        grid=epilogue.grid,
+        args=args,
+        setup=setup,
+        num_warps="num_warps",
+        num_stages="num_stages",
+        pdl=True,
+        when=(
+            f"{out}.element_size() == 2 and {rows} <= MATMUL_EPILOGUE_MAX_ROWS "
+            f"and {rows} * {when_k} * {cols} <= MATMUL_EPILOGUE_MAX_MACS"
+        ),
+    )
+    kp.matmul = form
+    kp.notes.append(NOTE)
+    steps.insert(len(steps) - 2, step)
+    return True

@@ -1,0 +1,190 @@
+"""porter.port.matmul: a small matmul and its pointwise epilogue in one kernel."""
+
+import ast
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+from porter.port.matmul import _mm, matmul_epilogue_form
+from porter.testing.parity import (
+    Scenario,
+    _tuple,
+    load_case,
+    make_inputs,
+    scaffold_entry,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+CASE = ROOT / "captured" / "linear_gelu"
+
+# The epilogue's tile kernel as porter.port.tile and porter.port.bias leave it.
+TILE_KERNEL = """
+def k_kernel(out_ptr, bias_ptr, num_tokens, out_features: tl.constexpr, ADD_BIAS: tl.constexpr, BLOCK_ROWS: tl.constexpr, BLOCK_COLS: tl.constexpr, COL_BLOCKS: tl.constexpr):
+    row_block = tl.program_id(0) // COL_BLOCKS
+    col_block = tl.program_id(0) % COL_BLOCKS
+    rows = row_block.to(tl.int64) * BLOCK_ROWS + tl.arange(0, BLOCK_ROWS)[:, None]
+    cols = col_block * BLOCK_COLS + tl.arange(0, BLOCK_COLS)[None, :]
+    mask = (rows < num_tokens) & (cols < out_features)
+    offsets = rows * out_features + cols
+    out = tl.load(out_ptr + offsets, mask).to(tl.float32)
+    if ADD_BIAS:
+        out = out + tl.load(bias_ptr + cols, cols < out_features).to(tl.float32)
+    tmp1 = out * 0.5
+    tl.store(out_ptr + offsets, tmp1.to(out_ptr.dtype.element_ty), mask)
+"""
+
+
+def _fn(src: str) -> ast.FunctionDef:
+    return ast.parse(textwrap.dedent(src)).body[0]
+
+
+def test_the_load_of_the_matmul_output_becomes_the_matmul():
+    fn = _fn(TILE_KERNEL)
+    before = ast.unparse(fn)
+    new = matmul_epilogue_form(fn, "out_ptr", "in_features")
+    assert ast.unparse(fn) == before  # the epilogue kernel stays for large calls
+    assert new.name == "k_matmul_kernel"
+    assert [a.arg for a in new.args.args] == [
+        "lhs_ptr",
+        "rhs_ptr",
+        "out_ptr",
+        "bias_ptr",
+        "num_tokens",
+        "lhs_row_stride",
+        "rhs_k_stride",
+        "rhs_col_stride",
+        "in_features",
+        "out_features",
+        "ADD_BIAS",
+        "BLOCK_ROWS",
+        "BLOCK_COLS",
+        "BLOCK_K",
+        "COL_BLOCKS",
+    ]
+    ann = {a.arg: ast.unparse(a.annotation) for a in new.args.args if a.annotation}
+    assert ann["in_features"] == "tl.constexpr" and ann["BLOCK_K"] == "tl.constexpr"
+    assert ann["lhs_row_stride"] == "tl.int64"
+    old = [ast.unparse(s) for s in fn.body]
+    body = [ast.unparse(s) for s in new.body]
+    at = old.index("out = tl.load(out_ptr + offsets, mask).to(tl.float32)")
+    # Everything before and after the load as it was ...
+    assert body[:at] == old[:at]
+    assert body[-3:] == old[at + 1 :]
+    # ... and in its place (after a comment) the accumulator and the loop over
+    # the inner dimension.
+    assert "the matmul's tile in fp32" in body[at]
+    assert body[at + 1] == "out = tl.zeros((BLOCK_ROWS, BLOCK_COLS), dtype=tl.float32)"
+    loop = new.body[at + 2]
+    assert isinstance(loop, ast.For)
+    assert ast.unparse(loop.iter) == "range(0, in_features, BLOCK_K)"
+    assert ast.unparse(loop.body[-1]) == "out = tl.dot(lhs_tile, rhs_tile, out)"
+    loads = [ast.unparse(s) for s in loop.body[1:3]]
+    assert "lhs_ptr + rows * lhs_row_stride + k_cols[None, :]" in loads[0]
+    assert "(rows < num_tokens) & (k_cols[None, :] < in_features)" in loads[0]
+    assert "cols.to(tl.int64) * rhs_col_stride" in loads[1]
+    assert "(k_cols[:, None] < in_features) & (cols < out_features)" in loads[1]
+    assert "out_ptr" not in "".join(ast.unparse(s) for s in new.body[: at + 3])
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        # A second read of the matmul's output.
+        ("tmp1 = out * 0.5", "tmp1 = out * tl.load(out_ptr + offsets + 1, mask)"),
+        # The epilogue writes elsewhere than the tile it read.
+        ("tl.store(out_ptr + offsets", "tl.store(out_ptr + offsets + 1"),
+        # A flat kernel: no (rows, cols) tile to compute.
+        ("offsets = rows * out_features + cols", "offsets = rows + cols"),
+        # A name the matmul form would add.
+        ("tmp1 = out * 0.5", "k_start = out * 0.5\n    tmp1 = k_start"),
+        # Not upcast: the matmul's fp32 tile would replace a rounded value.
+        (".to(tl.float32)\n    if ADD_BIAS", "\n    if ADD_BIAS"),
+    ],
+    ids=["read-twice", "stored-elsewhere", "flat", "name-taken", "not-upcast"],
+)
+def test_other_kernels_get_no_matmul_form(edit):
+    old, new = edit
+    assert old in TILE_KERNEL
+    fn = _fn(TILE_KERNEL.replace(old, new))
+    assert matmul_epilogue_form(fn, "out_ptr", "in_features") is None
+
+
+def test_the_extern_matmul_is_found_in_unfuse_bias_form():
+    call = (
+        "add_bias = out.element_size() == 2\n"
+        "if add_bias:\n    torch.mm(x, w, out=out)\n"
+        "else:\n    torch.addmm(bias, x, w, alpha=1, beta=1, out=out)"
+    )
+    assert ast.unparse(_mm(call)) == "torch.mm(x, w, out=out)"
+    assert ast.unparse(_mm("torch.mm(x, w, out=buf)")) == "torch.mm(x, w, out=buf)"
+    assert _mm("torch.mm(x, w)") is None  # no output buffer to write
+    assert _mm("torch.bmm(x, w, out=out)") is None
+    assert _mm("torch.mm(x, w, out=a)\ntorch.mm(a, w, out=b)") is None
+
+
+def test_the_launcher_takes_the_one_kernel_below_the_bound():
+    text = (CASE / "kernel.py").read_text()
+    assert "def linear_gelu_matmul_kernel(" in text
+    launcher = text[text.index("def linear_gelu(") :]
+    assert launcher.index("linear_gelu_matmul_kernel[") < launcher.index("torch.mm(")
+    assert "MATMUL_EPILOGUE_MAX_MACS" in launcher
+    assert "out.element_size() == 2" in launcher.split("torch.mm(")[0]
+
+
+# 37 tokens: two blocks of 32 rows, the second mostly masked; 40 inner and 40
+# output features: neither a multiple of the blocks (BLOCK_K 64, 32 columns).
+@pytest.mark.parametrize(
+    "dtype, num_tokens, bounds, matmul",
+    [
+        ("bfloat16", 3, {}, []),
+        ("float16", 37, {}, []),
+        # At the bounds: one kernel; past either: cuBLAS.
+        ("bfloat16", 37, {"MACS": 37 * 40 * 40, "ROWS": 37}, []),
+        ("bfloat16", 37, {"MACS": 37 * 40 * 40 - 1}, ["mm"]),
+        ("bfloat16", 37, {"ROWS": 36}, ["mm"]),
+        ("float32", 3, {}, ["addmm"]),  # fp32 always keeps cuBLAS
+    ],
+)
+def test_the_scaffold_computes_small_matmuls_in_one_kernel(
+    dtype,
+    num_tokens,
+    bounds,
+    matmul,
+    monkeypatch,
+    porter_device,
+    matmul_calls,
+    gelu_linear_reference,
+):
+    case = load_case(CASE)
+    for name, value in bounds.items():
+        monkeypatch.setattr(case.kernel, f"MATMUL_EPILOGUE_MAX_{name}", value)
+    sizes = {"num_tokens": num_tokens, "in_features": 40, "out_features": 40}
+    x, weight, bias = make_inputs(case, Scenario(dtype, sizes), porter_device, seed=1)
+    bias = (bias + 4).to(bias.dtype)  # a bias left out cannot pass
+    (got,) = _tuple(scaffold_entry(case, dtype, porter_device)(x, weight, bias))
+    assert matmul_calls == matmul
+    tol = 1e-5 if dtype == "float32" else 2e-2
+    assert not got.isnan().any()
+    torch.testing.assert_close(
+        got.double(), gelu_linear_reference(x, weight, bias), atol=tol, rtol=tol
+    )
+
+
+def test_a_row_sliced_input_reads_by_its_row_stride(
+    porter_device, matmul_calls, gelu_linear_reference
+):
+    case = load_case(CASE)
+    sizes = {"num_tokens": 5, "in_features": 32, "out_features": 48}
+    x, weight, bias = make_inputs(
+        case, Scenario("bfloat16", sizes), porter_device, seed=2
+    )
+    wide = torch.randn(5, 80, device=porter_device).to(x.dtype)
+    wide[:, 16:48] = x
+    view = wide[:, 16:48]  # rows 80 apart, unit stride along them
+    (got,) = _tuple(scaffold_entry(case, "bfloat16", porter_device)(view, weight, bias))
+    assert matmul_calls == []
+    torch.testing.assert_close(
+        got.double(), gelu_linear_reference(x, weight, bias), atol=2e-2, rtol=2e-2
+    )
