@@ -188,3 +188,33 @@ def test_a_row_sliced_input_reads_by_its_row_stride(
     torch.testing.assert_close(
         got.double(), gelu_linear_reference(x, weight, bias), atol=2e-2, rtol=2e-2
     )
+
+
+def _ported_text():
+    from porter.port import port_capture
+    from porter.records import Capture
+    from porter.reference import load_reference
+    from porter.store import read_manifest
+
+    cap = Capture.from_dict(read_manifest(CASE))
+    return port_capture(cap, load_reference(CASE / "reference.py").module).kernel_py
+
+
+def test_no_matmul_form_where_the_launcher_has_its_own_rhs(monkeypatch):
+    import porter.port as port
+
+    assert "def linear_gelu_matmul_kernel(" in _ported_text()
+    real = port.unfuse_bias
+
+    def bias_named_rhs(launcher, ports, module):
+        # As if the caller's bias were an argument named `rhs`: the branch's
+        # `rhs = <weight view>` would hand the kernel the weight as the bias.
+        done = real(launcher, ports, module)
+        step = launcher.steps[-1]
+        step.args = [(n, "rhs" if v == "bias" else v) for n, v in step.args]
+        return done
+
+    monkeypatch.setattr(port, "unfuse_bias", bias_named_rhs)
+    text = _ported_text()
+    assert "_matmul_kernel" not in text and "MATMUL_EPILOGUE" not in text
+    assert "bias_ptr=rhs" in text

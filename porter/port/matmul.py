@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import re
 
 from porter.port.bias import ADD_BIAS, _loaded_once
 from porter.port.launcher import Launcher, LaunchStep
@@ -238,6 +239,14 @@ def fuse_matmul_epilogue(launcher: Launcher, ports: list[KernelPort]) -> bool:
     # Without a named size for it, the inner size is the weight's, which the
     # input must match (cuBLAS would refuse; the kernel would read past it).
     k_expr = k_dim.name if k_dim is not None else "rhs.shape[0]"
+    # The branch names the weight's view `rhs` (and an lhs expression `lhs`):
+    # not where the launcher already has a name of its own for them.
+    taken = set(re.findall(r"[A-Za-z_]\w*", launcher.signature))
+    taken |= {
+        n for _, value in epilogue.args for n in re.findall(r"[A-Za-z_]\w*", value)
+    }
+    if "rhs" in taken or (lhs_var != lhs and lhs_var in taken):
+        return False
     form = matmul_epilogue_form(kp.tree, ptr, k_size) if ptr else None
     if form is None:
         return False
@@ -283,10 +292,12 @@ def fuse_matmul_epilogue(launcher: Launcher, ports: list[KernelPort]) -> bool:
     )
     args.insert(at, (k_size, k_expr))
     args[0:0] = [(LHS_PTR, lhs_var), (RHS_PTR, "rhs")]
-    # The branch's condition comes before rhs is made.
-    when_k = k_dim.name if k_dim is not None else f"({lhs}).shape[1]"
-    if lhs.isidentifier():
-        when_k = when_k.replace(f"({lhs})", lhs)
+    # The branch's condition comes before rhs (and lhs) are made.
+    when_k = (
+        k_dim.name
+        if k_dim is not None
+        else (f"{lhs}.shape[1]" if lhs.isidentifier() else f"({lhs}).shape[1]")
+    )
     step = LaunchStep(
         "matmul",
         kernel=form.name,
