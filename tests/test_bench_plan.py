@@ -67,3 +67,16 @@ def test_a_case_without_model_dims_has_no_dims_word():
     assert bench_plan.plan(rows, "abc", {"decode"}, needing=False) == [
         "kb --dtype float32 --tokens 1 2 --rounds 6 --launches 20 --merge"
     ]
+
+
+def test_needing_keeps_the_rows_timed_in_graphs_of_fewer_calls():
+    rows = [_row("bfloat16", n, graph_launches=20) for n in (1024, 4096)]
+    rows += [_row("bfloat16", n) for n in (16384, 32768)]  # one call a graph
+    rows += [_row("float32", n, graph_launches=20) for n in (1024, 4096, 16384)]
+    # The bf16 rows of one call a graph, with 1024, where the dynamic compile
+    # is traced, 20 calls a graph as the range's other rows; fp32 is whole.
+    (line,) = bench_plan.plan(rows, "abc", {"prefill"}, needing=True)
+    assert line == (
+        "rmsnorm --dims hidden=4096 --dtype bfloat16 --tokens 1024 16384 32768 "
+        "--rounds 6 --launches 20 --merge"
+    )

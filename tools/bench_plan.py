@@ -14,7 +14,9 @@ share one line with several dtypes.
 
 --needing keeps the rows `porter report` flags: timed on another kernel.py than
 the case folder holds, or before porter bench turned Inductor's caches off (no
-`inductor_caches` record). Each sweep's flagged rows are re-timed with the row
+`inductor_caches` record); and the rows timed in graphs of fewer calls than
+another row of their range (one call a graph where the range's other rows took
+20), which the line times the range's way. Each sweep's flagged rows are re-timed with the row
 its range's dynamic compile is traced at (the first above one token: porter
 bench traces at a run's first point of a range), so the trace stays where the
 sweep's other rows have it; --whole re-times the whole sweep instead.
@@ -33,9 +35,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from porter.bench import DTYPE_ORDER, PREFILL_FROM, kernel_fingerprint, model_label
 
 
-def _needs_timing(row: dict, current: str | None) -> bool:
+def _needs_timing(row: dict, current: str | None, launches: int = 1) -> bool:
+    """The row is flagged: stale, timed with Inductor's caches on, or in graphs
+    of fewer calls than `launches` (the most of its range)."""
     stale = current is not None and row.get("kernel_sha") != current
-    return stale or row.get("inductor_caches") != "off"
+    fewer = row.get("graph_launches", 1) < launches
+    return stale or fewer or row.get("inductor_caches") != "off"
 
 
 def _dims(model: str) -> str:
@@ -43,11 +48,13 @@ def _dims(model: str) -> str:
     return "" if model == "-" else " ".join(model.split("x"))
 
 
-def _tokens(sweep: list[dict], current: str | None, only_flagged: bool) -> tuple:
+def _tokens(
+    sweep: list[dict], current: str | None, only_flagged: bool, launches: int = 1
+) -> tuple:
     every = sorted({r["num_tokens"] for r in sweep})
     if not only_flagged:
         return tuple(every)
-    flagged = {r["num_tokens"] for r in sweep if _needs_timing(r, current)}
+    flagged = {r["num_tokens"] for r in sweep if _needs_timing(r, current, launches)}
     traced = [n for n in every if n > 1][:1]  # dynamic_hints: one token apart
     return tuple(sorted(flagged | set(traced)))
 
@@ -69,11 +76,11 @@ def plan(
         sweeps.setdefault(key, []).append(r)
     lines: dict[tuple, list[str]] = {}
     for (model, span, dtype), sweep in sweeps.items():
-        if needing and not any(_needs_timing(r, current) for r in sweep):
-            continue
-        tokens = _tokens(sweep, current, needing and not whole)
         rounds = max(r.get("graph_rounds", 1) for r in sweep)
         launches = max(r.get("graph_launches", 1) for r in sweep)
+        if needing and not any(_needs_timing(r, current, launches) for r in sweep):
+            continue
+        tokens = _tokens(sweep, current, needing and not whole, launches)
         lines.setdefault((model, span, tokens, rounds, launches), []).append(dtype)
     out = []
     for (model, _, tokens, rounds, launches), dtypes in lines.items():
@@ -99,7 +106,8 @@ def main() -> int:
         "--needing",
         action="store_true",
         help="only sweeps with a row porter report flags (stale kernel.py, or "
-        "timed with Inductor's caches on)",
+        "timed with Inductor's caches on) or timed in graphs of fewer calls than "
+        "another row of its range",
     )
     ap.add_argument(
         "--whole",
