@@ -218,3 +218,42 @@ def test_no_matmul_form_where_the_launcher_has_its_own_rhs(monkeypatch):
     text = _ported_text()
     assert "_matmul_kernel" not in text and "MATMUL_EPILOGUE" not in text
     assert "bias_ptr=rhs" in text
+
+
+MM_SILU = ROOT / "tests" / "references" / "mm_silu.py"
+
+
+@pytest.fixture(scope="module")
+def mm_silu(tmp_path_factory):
+    # A matmul without a bias (`torch.mm`, no unfuse_bias form) and SiLU.
+    from porter.pipeline import capture
+
+    out = tmp_path_factory.mktemp("mm")
+    capture(MM_SILU, out=out, device="cpu", progress=lambda _: None)
+    return out / "mm_silu"
+
+
+@pytest.mark.parametrize(
+    "dtype, bounds, matmul",
+    [
+        ("bfloat16", {}, []),
+        ("bfloat16", {"ROWS": 0}, ["mm"]),
+        ("float32", {}, ["mm"]),
+    ],
+)
+def test_a_matmul_without_bias_takes_the_one_kernel_too(
+    mm_silu, dtype, bounds, matmul, monkeypatch, porter_device, matmul_calls
+):
+    text = (mm_silu / "kernel.py").read_text()
+    assert "def mm_silu_matmul_kernel(" in text and "ADD_BIAS" not in text
+    case = load_case(mm_silu)
+    for name, value in bounds.items():
+        monkeypatch.setattr(case.kernel, f"MATMUL_EPILOGUE_MAX_{name}", value)
+    sizes = {"num_tokens": 19, "in_features": 24, "out_features": 40}
+    x, w = make_inputs(case, Scenario(dtype, sizes), porter_device, seed=3)
+    (got,) = _tuple(scaffold_entry(case, dtype, porter_device)(x, w))
+    assert matmul_calls == matmul
+    y = x.double() @ w.double().T
+    tol = 1e-5 if dtype == "float32" else 2e-2
+    assert not got.isnan().any()
+    torch.testing.assert_close(got.double(), y * torch.sigmoid(y), atol=tol, rtol=tol)
