@@ -70,3 +70,29 @@ def test_a_rule_that_changes_nothing_writes_nothing(tmp_path):
     )
     assert run.returncode == 1 and "changes nothing" in run.stderr
     assert "Traceback" not in run.stderr and not out.exists()
+
+
+def test_matmul_fp32_takes_fp32_into_the_one_kernel(
+    tmp_path, porter_device, matmul_calls, gelu_linear_reference
+):
+    text = port_variant.kernel_py(CASE, False, "tf32x3")
+    assert "out = tl.dot(lhs_tile, rhs_tile, out, input_precision=DOT_PRECISION)" in (
+        text
+    )
+    assert "out.element_size() in (2, 4)" in text
+    assert 'DOT_PRECISION="tf32x3" if out.element_size() == 4 else "tf32"' in text
+    path = tmp_path / "variant.py"
+    path.write_text(text)
+    variant = _import(path, "linear_gelu_fp32_variant")
+    case = load_case(CASE)
+    sizes = {"num_tokens": 5, "in_features": 24, "out_features": 40}
+    x, weight, bias = make_inputs(case, Scenario("float32", sizes), porter_device, 4)
+    bias = bias + 4  # a bias left out cannot pass
+    (got,) = _tuple(
+        scaffold_entry(case, "float32", porter_device, kernel=variant)(x, weight, bias)
+    )
+    # No cuBLAS call. The interpreter computes tl.dot exactly whatever the
+    # precision: TF32's numerics are the GPU's to check.
+    assert matmul_calls == []
+    want = gelu_linear_reference(x, weight, bias)
+    torch.testing.assert_close(got.double(), want, atol=1e-5, rtol=1e-5)

@@ -16,6 +16,14 @@ Rules:
                       16 x 4096 x 4096 torch.mm PDL took 0.8-1.2 us off a
                       call of silu_and_mul or rmsnorm (calls BM-BN,
                       docs/benchmarks/NOTES.md).
+  --matmul-fp32 P     The one kernel for a small matmul and its epilogue
+                      (porter/port/matmul.py) takes fp32 outputs too, with
+                      tl.dot at input precision P (ieee, tf32x3 or tf32; the
+                      2-byte dtypes as before). The generator leaves fp32 to
+                      cuBLAS: at full precision (ieee) the kernel took 1.6-1.8x
+                      Inductor's time at one token (H200, call BZ). tf32x3
+                      (three TF32 products a term) and tf32 (one) change the
+                      numerics: check parity on the GPU before timing.
 """
 
 from __future__ import annotations
@@ -31,16 +39,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from porter.records import Capture  # noqa: E402
 from porter.errors import PorterError  # noqa: E402
 from porter.pipeline import port_files  # noqa: E402
-from porter.port import launcher  # noqa: E402
+from porter.port import launcher, matmul  # noqa: E402
 from porter.reference import load_reference  # noqa: E402
 from porter.store import read_manifest  # noqa: E402
 
 
-def kernel_py(case: Path, pdl_after_extern: bool) -> str:
-    """The case's kernel.py ported again from its manifest under the rule."""
+def kernel_py(
+    case: Path, pdl_after_extern: bool, matmul_fp32: str | None = None
+) -> str:
+    """The case's kernel.py ported again from its manifest under the rules."""
     cap = Capture.from_dict(read_manifest(case))
     ref = load_reference(case / "reference.py")
-    with mock.patch.object(launcher, "PDL_AFTER_EXTERN", pdl_after_extern):
+    with (
+        mock.patch.object(launcher, "PDL_AFTER_EXTERN", pdl_after_extern),
+        mock.patch.object(matmul, "MATMUL_FP32_PRECISION", matmul_fp32),
+    ):
         return port_files(cap, ref.module, case.name).files["kernel.py"]
 
 
@@ -53,23 +66,32 @@ def main() -> int:
         action="store_true",
         help="the kernel right after an extern call launches with PDL too",
     )
+    ap.add_argument(
+        "--matmul-fp32",
+        choices=["ieee", "tf32x3", "tf32"],
+        help="the one kernel for a small matmul takes fp32 too, tl.dot at this "
+        "input precision",
+    )
     args = ap.parse_args()
     case = Path(args.case)
     if not (case / "manifest.json").is_file():
         print(f"port_variant: {case}: no manifest.json there", file=sys.stderr)
         return 1
-    if not args.pdl_after_extern:
-        print("port_variant: name a rule (--pdl-after-extern)", file=sys.stderr)
+    if not args.pdl_after_extern and not args.matmul_fp32:
+        print(
+            "port_variant: name a rule (--pdl-after-extern, --matmul-fp32)",
+            file=sys.stderr,
+        )
         return 1
     try:
-        text = kernel_py(case, args.pdl_after_extern)
+        text = kernel_py(case, args.pdl_after_extern, args.matmul_fp32)
     except PorterError as e:
         print(f"port_variant: {e}", file=sys.stderr)
         return 1
     if text == (case / "kernel.py").read_text():
         print(
             f"port_variant: {case}: the rule changes nothing there (no kernel "
-            "right after an extern call)",
+            "right after an extern call, or no small matmul's kernel)",
             file=sys.stderr,
         )
         return 1

@@ -44,6 +44,12 @@ LHS_ROW_STRIDE = "lhs_row_stride"
 RHS_K_STRIDE = "rhs_k_stride"
 RHS_COL_STRIDE = "rhs_col_stride"
 BLOCK_K = "BLOCK_K"
+DOT_PRECISION = "DOT_PRECISION"
+# None: fp32 keeps cuBLAS. tools/port_variant.py --matmul-fp32 sets it to
+# "ieee", "tf32x3" or "tf32" to write the form that also takes fp32 outputs,
+# tl.dot at that input precision, to time against cuBLAS ("ieee" took 1.6-1.8x
+# Inductor's time at one token on an H200; docs/benchmarks/NOTES.md).
+MATMUL_FP32_PRECISION: str | None = None
 # The names the derived kernel adds; an epilogue already using one is left alone.
 _ADDED = {
     LHS_PTR,
@@ -118,19 +124,20 @@ def _arg(name: str, annotation: str = "") -> ast.arg:
 
 
 def matmul_epilogue_form(
-    fn: ast.FunctionDef, ptr: str, k_size: str
+    fn: ast.FunctionDef, ptr: str, k_size: str, precision: bool = False
 ) -> ast.FunctionDef | None:
     """A copy of the tile kernel fn whose one fp32 load through ptr is the
     matmul of lhs (rows by k_size, unit stride along k) and rhs (k_size by
     cols) instead (module docstring); k_size becomes a constexpr parameter.
     None (fn unchanged either way) where fn is not a (rows, cols) tile
     kernel that loads and stores the tile at ptr + offsets once, or already
-    uses a name the form adds."""
+    uses a name the form adds. precision: tl.dot takes its input precision
+    from a DOT_PRECISION constexpr (for fp32 operands)."""
     names = {a.arg for a in fn.args.args}
     used = names | {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
     if ptr not in names or not {"BLOCK_ROWS", "BLOCK_COLS"} <= names:
         return None
-    if (_ADDED | {k_size}) & used:
+    if (_ADDED | {k_size, DOT_PRECISION}) & used:
         return None
     bounds = _bounds(fn)
     offsets = _assigned(fn, "offsets")
@@ -161,7 +168,8 @@ def matmul_epilogue_form(
         f"        (k_cols[:, None] < {k_size}) & (cols < {col_bound}),\n"
         f"        other=0.0,\n"
         f"    )\n"
-        f"    {acc} = tl.dot(lhs_tile, rhs_tile, {acc})"
+        f"    {acc} = tl.dot(lhs_tile, rhs_tile, {acc}"
+        + (f", input_precision={DOT_PRECISION})" if precision else ")")
     ).body
     matmul.insert(
         0,
@@ -186,6 +194,8 @@ def matmul_epilogue_form(
     args.insert(at, _arg(k_size, "tl.constexpr"))
     at = next(i for i, a in enumerate(args) if a.arg == "BLOCK_COLS") + 1
     args.insert(at, _arg(BLOCK_K, "tl.constexpr"))
+    if precision:
+        args.insert(at + 1, _arg(DOT_PRECISION, "tl.constexpr"))
     base = fn.name[: -len("_kernel")] if fn.name.endswith("_kernel") else fn.name
     new.name = f"{base}_matmul_kernel"
     return new
@@ -247,11 +257,12 @@ def fuse_matmul_epilogue(launcher: Launcher, ports: list[KernelPort]) -> bool:
     }
     if "rhs" in taken or (lhs_var != lhs and lhs_var in taken):
         return False
-    form = matmul_epilogue_form(kp.tree, ptr, k_size) if ptr else None
+    fp32 = MATMUL_FP32_PRECISION
+    form = matmul_epilogue_form(kp.tree, ptr, k_size, fp32 is not None) if ptr else None
     if form is None:
         return False
     row_bound, col_bound = _bounds(kp.tree)
-    setup = [_WHY]
+    setup = [_WHY if fp32 is None else _WHY.replace(" in 2-byte types", "")]
     if lhs_var != lhs:
         setup.append(f"{lhs_var} = {lhs}")
     unit = f"{lhs_var} = {lhs_var} if {lhs_var}.stride(-1) == 1 else"
@@ -276,7 +287,7 @@ def fuse_matmul_epilogue(launcher: Launcher, ports: list[KernelPort]) -> bool:
     args = []
     for name, value in epilogue.args:
         if name == ADD_BIAS:
-            value = "True"  # the branch is for 2-byte outputs only
+            value = "True"  # the bias is this kernel's in every dtype it takes
         args.append((name, value))
         if name == row_bound:
             args += [
@@ -286,6 +297,14 @@ def fuse_matmul_epilogue(launcher: Launcher, ports: list[KernelPort]) -> bool:
             ]
         if name == "BLOCK_COLS":
             args.append((BLOCK_K, BLOCK_K))
+            if fp32 is not None:
+                # tf32 (Triton's default) concerns fp32 operands only.
+                args.append(
+                    (
+                        DOT_PRECISION,
+                        f'"{fp32}" if {out}.element_size() == 4 else "tf32"',
+                    )
+                )
     at = next(
         (i for i, (name, _) in enumerate(args) if name in (col_bound, "BLOCK_ROWS")),
         len(args),
@@ -308,7 +327,12 @@ def fuse_matmul_epilogue(launcher: Launcher, ports: list[KernelPort]) -> bool:
         num_stages="num_stages",
         pdl=True,
         when=(
-            f"{out}.element_size() == 2 and {rows} <= MATMUL_EPILOGUE_MAX_ROWS "
+            (
+                f"{out}.element_size() in (2, 4)"
+                if fp32
+                else f"{out}.element_size() == 2"
+            )
+            + f" and {rows} <= MATMUL_EPILOGUE_MAX_ROWS "
             f"and {rows} * {when_k} * {cols} <= MATMUL_EPILOGUE_MAX_MACS"
         ),
     )
