@@ -97,6 +97,12 @@ def _jitcheck(args: argparse.Namespace) -> int:
     if device == "cpu":
         _interpreter_for_cpu()
     case = load_case(args.case)
+    dtype = args.dtype or case.dtypes[0]
+    if dtype not in case.dtypes:
+        raise PorterError(
+            f"--dtype {dtype}: {case.name} was captured for "
+            f"{', '.join(case.dtypes)}; pick one of those"
+        )
     warm = (
         ("contiguous", "offset", "row_sliced") if args.warm_views else ("contiguous",)
     )
@@ -106,13 +112,14 @@ def _jitcheck(args: argparse.Namespace) -> int:
         device=device,
         tokens=tokens,
         warm_layouts=warm,
+        dtype=dtype,
         progress=lambda m: print(f"porter: {m}", file=sys.stderr),
     )
     if device == "cuda" and args.baseline:
         from porter.jitcheck import GPU_SWEEP
 
         report.torch_compile = torch_compile_baseline(
-            case, device, tokens or GPU_SWEEP, case.dtypes[0]
+            case, device, tokens or GPU_SWEEP, dtype
         )
     print(format_report(report))
     return 0 if report.clean else 1
@@ -305,6 +312,11 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         help="token counts to sweep (on the CPU, from 1024 the launches are keyed "
         "without running the kernels)",
+    )
+    p.add_argument(
+        "--dtype",
+        help="the inputs' dtype (default: the case's first; a scaffold may launch "
+        "other kernels in another, e.g. linear_gelu's one-kernel matmul in bf16)",
     )
     p.add_argument(
         "--warm-views",

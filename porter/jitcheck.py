@@ -94,6 +94,7 @@ class JitReport:
     advice: list[str] = field(default_factory=list)
     warmup_tokens: list[int] = field(default_factory=list)
     keys_only_tokens: list[int] = field(default_factory=list)  # CPU: keyed, not run
+    dtype: str = ""  # the inputs' dtype (a scaffold may launch other kernels by it)
 
     @property
     def clean(self) -> bool:
@@ -290,6 +291,7 @@ def jitcheck(
     )
     report.warmup_tokens = list(warm_tokens)
     report.keys_only_tokens = sorted(keys_only)
+    report.dtype = dtype
     report.advice = _advice(report)
     return report
 
@@ -363,7 +365,9 @@ def torch_compile_baseline(
 
 def format_report(report: JitReport) -> str:
     lines = [
-        f"{report.case} on {report.device}: {report.launches} launches, "
+        f"{report.case} on {report.device}"
+        + (f" in {report.dtype}" if report.dtype else "")
+        + f": {report.launches} launches, "
         f"{report.warm_variants} variant(s) after warming up {', '.join(report.warmup_layouts)} inputs"
         + (
             f" at {', '.join(map(str, report.warmup_tokens))} tokens"

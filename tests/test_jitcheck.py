@@ -23,6 +23,33 @@ def test_scaffolds_compile_once_per_layout(case, porter_jitcheck):
     assert report.launches >= len(TOKENS) * len(VIEWS)
 
 
+def test_the_one_kernel_matmul_of_2_byte_dtypes_compiles_once_per_layout(
+    porter_jitcheck,
+):
+    """linear_gelu launches its matmul kernel only for bf16 and fp16 inputs,
+    which the case's first dtype (fp32) never reaches."""
+    case = CAPTURED / "linear_gelu"
+    report = porter_jitcheck(case, tokens=TOKENS, warm_layouts=VIEWS, dtype="bfloat16")
+    assert report.clean and report.dtype == "bfloat16"
+    # Warmed on contiguous inputs only, the offset view's variants are all the
+    # matmul kernel's: it is what ran at these token counts.
+    report = porter_jitcheck(
+        case, tokens=TOKENS, sweep_layouts=("contiguous", "offset"), dtype="bfloat16"
+    )
+    assert {v.kernel for v in report.new_variants} == {"linear_gelu_matmul_kernel"}
+
+
+def test_jitcheck_refuses_a_dtype_the_case_was_not_captured_for(capsys):
+    from porter.cli import main
+
+    assert main(["jitcheck", str(CAPTURED / "linear_gelu"), "--dtype", "int8"]) == 1
+    err = capsys.readouterr().err
+    assert (
+        "--dtype int8: linear_gelu was captured for float32, float16, bfloat16" in err
+    )
+    assert "Traceback" not in err
+
+
 def test_offset_view_after_aligned_warmup_is_found(porter_jitcheck):
     report = porter_jitcheck(
         CAPTURED / "rmsnorm", tokens=TOKENS, sweep_layouts=("contiguous", "offset")
