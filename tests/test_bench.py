@@ -470,7 +470,7 @@ def test_report_lists_rows_of_another_kernel_py(tmp_path):
     results, case = tmp_path / "results", tmp_path / "captured" / "demo"
     results.mkdir()
     case.mkdir(parents=True)
-    (case / "kernel.py").write_text("# the scaffold as timed\n")
+    (case / "kernel.py").write_text("BLOCK = 1024  # the scaffold as timed\n")
     timed = bench.kernel_fingerprint(case)
     rows = _rows()
     rows[0]["kernel_sha"] = timed
@@ -478,7 +478,7 @@ def test_report_lists_rows_of_another_kernel_py(tmp_path):
     summary = _summary(results, rows, tmp_path / "captured")
     assert "older kernel.py" not in summary and "kernel_sha" not in summary
     # An engineer (or porter port) rewrites kernel.py: both rows are now stale.
-    (case / "kernel.py").write_text("# the scaffold, edited\n")
+    (case / "kernel.py").write_text("BLOCK = 512  # the scaffold, edited\n")
     assert bench.kernel_fingerprint(case) != timed
     summary = bench.aggregate(results, tmp_path / "captured")
     assert "demo bfloat16 hidden=4096 (2 of 2)" in summary
@@ -487,6 +487,45 @@ def test_report_lists_rows_of_another_kernel_py(tmp_path):
     summary = _summary(results, rows, tmp_path / "captured")
     assert "demo bfloat16 hidden=4096 (1 of 2)" in summary
     assert "1 of 2 rows were timed before porter bench recorded" in summary
+
+
+KERNEL_PY = '''"""A scaffold.
+
+Measured: 0.9x (a figure that changes)."""
+
+import triton
+
+
+def settings(n):
+    """Blocks by size: 1.1x at 64 tokens."""
+    # why, with a figure: 0.95
+    return 512 if n <= 64 else 1024  # 4 warps
+
+
+MESSAGE = "# not a comment"
+'''
+
+
+@pytest.mark.parametrize(
+    "edit, same",
+    [
+        (("0.9x", "0.8x"), True),  # the module docstring
+        (("1.1x at 64", "1.2x at 64"), True),  # a function's docstring
+        (("# why, with a figure: 0.95", "# why: 0.97\n    # more"), True),
+        (("  # 4 warps", "  # 8 warps"), True),  # a trailing comment
+        (("\n\nMESSAGE", "\n\n\nMESSAGE"), True),  # blank lines
+        (("n <= 64", "n <= 128"), False),  # code
+        (("# not a comment", "# not a comment!"), False),  # a string's '#'
+        (("import triton", "import triton as"), False),  # no longer parses
+    ],
+)
+def test_the_fingerprint_is_of_the_code_not_its_comments(tmp_path, edit, same):
+    (tmp_path / "kernel.py").write_text(KERNEL_PY)
+    before = bench.kernel_fingerprint(tmp_path)
+    old, new = edit
+    assert old in KERNEL_PY
+    (tmp_path / "kernel.py").write_text(KERNEL_PY.replace(old, new))
+    assert (bench.kernel_fingerprint(tmp_path) == before) is same
 
 
 def test_dynamic_hints_follow_the_first_point_of_each_dtype_model_and_range():
