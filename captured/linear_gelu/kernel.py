@@ -1,8 +1,8 @@
-"""A linear layer with a fused bias + tanh-GELU epilogue: the matmul stays an extern call.
+"""A linear layer with a fused bias + tanh-GELU epilogue (Inductor leaves the matmul to cuBLAS).
 
 Ported by porter 0.1.0 from linear_gelu.py::linear_gelu.
 Inductor kernel(s): triton_poi_fused_gelu_0.
-Captured with torch 2.13.0+cpu, triton 3.9.0 on codegen-only Triton target cuda:90 (no GPU; nothing executed by Inductor), 2026-11-30.
+Captured with torch 2.13.0+cpu, triton 3.9.0 on codegen-only Triton target cuda:90 (no GPU; nothing executed by Inductor), 2026-12-02.
 
 What porter changed:
 - dropped Inductor's @triton_heuristics decorator and its meta

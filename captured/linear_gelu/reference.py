@@ -1,4 +1,4 @@
-"""A linear layer with a fused bias + tanh-GELU epilogue: the matmul stays an extern call."""
+"""A linear layer with a fused bias + tanh-GELU epilogue (Inductor leaves the matmul to cuBLAS)."""
 
 import torch
 import torch.nn.functional as F

@@ -37,7 +37,7 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/porter-inductor-78yvn9ni/tmppa3wuuy3/yt/cytjpnuozk4cycayymlfcxbr3eeyczuqczcqu3nxkz2sizx72u46.py
+# kernel path: /tmp/porter-inductor-l6ipyams/tmp_kdm8tot/yt/cytjpnuozk4cycayymlfcxbr3eeyczuqczcqu3nxkz2sizx72u46.py
 # Topologically Sorted Source Nodes: [gelu], Original ATen: [aten.gelu]
 # Source node to ATen node mapping:
 #   gelu => add_10, add_11, mul_10, mul_11, mul_6, mul_7, mul_8, mul_9, tanh
