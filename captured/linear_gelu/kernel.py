@@ -162,12 +162,13 @@ def tile_settings(num_rows, row_size, elem_bytes=2, heavy=False):
 # Up to these many rows and multiply-adds (rows x inner x columns), a matmul in
 # 2-byte types and its epilogue run as one Triton kernel instead of a cuBLAS
 # call and the epilogue's kernel. Inside a CUDA graph of 20 calls on an H200,
-# inputs rotated past the L2 cache, the one kernel took 0.49-0.64 of
+# inputs rotated past the L2 cache, the one kernel took 0.48-0.64 of
 # Inductor's time at 1-1024 tokens of 128 -> 256 features (bf16, fp16) but
-# 1.03-1.06 at 4096 tokens (2^27 multiply-adds); 0.88 at 1-16 tokens of
+# 1.03-1.06 at 4096 tokens (2^27 multiply-adds); 0.90-0.91 at 1-16 tokens of
 # 4096 -> 4096 (2^28 at 16 tokens) but 1.08-1.28 at 64 (2^30), where
 # cuBLAS's larger blocks win. fp32 keeps cuBLAS: tl.dot at full fp32
-# precision took 1.6x its time at one token (docs/benchmarks/NOTES.md).
+# precision took 1.6-1.8x Inductor's time at one token
+# (docs/benchmarks/NOTES.md).
 MATMUL_EPILOGUE_MAX_ROWS = 1024
 MATMUL_EPILOGUE_MAX_MACS = 1 << 28
 
