@@ -9,6 +9,7 @@ kernel, which size symbol each integer argument is, and where extern ops
 from __future__ import annotations
 
 import ast
+import copy
 import re
 from typing import TYPE_CHECKING
 
@@ -161,6 +162,7 @@ class _Wrapper:
         self.size_vars: dict[str, tuple[str, str]] = {}  # arg2_1_size -> (arg2_1, size)
         self.alias: dict[str, str] = {}  # reused buffer name -> its allocation
         self.views: dict[str, dict] = {}  # reinterpret_tensor views by name
+        self.view_calls: dict[str, ast.Call] = {}  # the same views, as written
         self.buffers: dict[str, Buffer] = {}
         self.steps: list[Step] = []
         self.outputs: list[str] = []
@@ -235,6 +237,7 @@ class _Wrapper:
         ):
             self.alias[name] = self.canon(ast.unparse(value.args[0]))
             self.views[name] = self.view_of(value)
+            self.view_calls[name] = value
         elif not isinstance(value, ast.Call):
             self.locals[name] = self.expr(value)  # ps0 = s27 // 2; k_xnumel = ...
         else:
@@ -263,7 +266,27 @@ class _Wrapper:
         ) and not fname.endswith(("set_device", "synchronize")):
             args = [self.bind(f"arg{i}", a) for i, a in enumerate(node.args)]
             args += [self.bind(kw.arg, kw.value) for kw in node.keywords if kw.arg]
-            self.steps.append(Step("extern", fname, args, text))
+            self.steps.append(Step("extern", fname, args, self.unaliased(node, text)))
+
+    def unaliased(self, node: ast.Call, text: str) -> str:
+        """The extern call's text with every buffer name Inductor reused under
+        another name (`buf1 = buf0; del buf0  # reuse`, or a reinterpret_tensor
+        view) written as the allocation it names: the launcher knows buffers
+        by their allocations."""
+        names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+        if not names & set(self.alias):
+            return text
+        parser = self
+
+        class Unalias(ast.NodeTransformer):
+            def visit_Name(self, n: ast.Name) -> ast.AST:
+                if n.id in parser.view_calls:
+                    return self.visit(copy.deepcopy(parser.view_calls[n.id]))
+                if n.id in parser.alias:
+                    return ast.Name(parser.canon(n.id), ast.Load())
+                return n
+
+        return ast.unparse(Unalias().visit(copy.deepcopy(node)))
 
     def launch(self, kname: str, node: ast.Call, text: str) -> Step:
         params = [a for a in self.kernels[kname].signature if a.type != "constexpr"]
