@@ -220,17 +220,20 @@ def test_no_matmul_form_where_the_launcher_has_its_own_rhs(monkeypatch):
     assert "bias_ptr=rhs" in text
 
 
-MM_SILU = ROOT / "tests" / "references" / "mm_silu.py"
+def _captured(tmp_path_factory, name: str) -> Path:
+    """tests/references/<name>.py captured on the CPU: its case folder."""
+    from porter.pipeline import capture
+
+    out = tmp_path_factory.mktemp(name)
+    reference = ROOT / "tests" / "references" / f"{name}.py"
+    capture(reference, out=out, device="cpu", progress=lambda _: None)
+    return out / name
 
 
 @pytest.fixture(scope="module")
 def mm_silu(tmp_path_factory):
     # A matmul without a bias (`torch.mm`, no unfuse_bias form) and SiLU.
-    from porter.pipeline import capture
-
-    out = tmp_path_factory.mktemp("mm")
-    capture(MM_SILU, out=out, device="cpu", progress=lambda _: None)
-    return out / "mm_silu"
+    return _captured(tmp_path_factory, "mm_silu")
 
 
 @pytest.mark.parametrize(
@@ -257,3 +260,77 @@ def test_a_matmul_without_bias_takes_the_one_kernel_too(
     tol = 1e-5 if dtype == "float32" else 2e-2
     assert not got.isnan().any()
     torch.testing.assert_close(got.double(), y * torch.sigmoid(y), atol=tol, rtol=tol)
+
+
+@pytest.fixture(scope="module")
+def mlp(tmp_path_factory):
+    # Two matmuls: the first with a bias and GELU after it, the second alone.
+    return _captured(tmp_path_factory, "mlp_gelu")
+
+
+@pytest.mark.parametrize(
+    "dtype, bounds, matmul",
+    [
+        ("bfloat16", {}, ["mm"]),  # the first layer in one kernel
+        ("bfloat16", {"ROWS": 0}, ["mm", "mm"]),
+        ("float32", {}, ["addmm", "mm"]),
+    ],
+)
+def test_a_matmul_pair_before_other_steps_takes_an_if_else(
+    mlp, dtype, bounds, matmul, monkeypatch, porter_device, matmul_calls
+):
+    text = (mlp / "kernel.py").read_text()
+    launcher = text[text.index("def mlp_gelu(") :]
+    # The one kernel or the pair, then the second matmul either way; its
+    # input is the first's buffer, which Inductor renamed (porter.parse).
+    at = [launcher.index(s) for s in ("mlp_gelu_matmul_kernel[", "else:")]
+    assert at == sorted(at) and "return out" not in launcher[: at[1]]
+    assert launcher.rindex("torch.mm(scratch_buf0, ") > launcher.index(
+        "mlp_gelu_kernel["
+    )
+    case = load_case(mlp)
+    for name, value in bounds.items():
+        monkeypatch.setattr(case.kernel, f"MATMUL_EPILOGUE_MAX_{name}", value)
+    sizes = {"num_tokens": 5, "hidden": 16, "inter": 48}
+    x, w1, b1, w2 = make_inputs(case, Scenario(dtype, sizes), porter_device, seed=0)
+    (got,) = _tuple(scaffold_entry(case, dtype, porter_device)(x, w1, b1, w2))
+    assert matmul_calls == matmul
+    h = x.double() @ w1.double().T + b1.double()
+    h = 0.5 * h * (1 + torch.tanh(0.7978845608028654 * (h + 0.044715 * h**3)))
+    want = h @ w2.double().T
+    tol = 1e-5 if dtype == "float32" else 3e-2
+    assert not got.isnan().any()
+    torch.testing.assert_close(got.double(), want, atol=tol, rtol=tol)
+
+
+@pytest.fixture(scope="module")
+def mm_chain(tmp_path_factory):
+    # A matmul right after another: its one kernel follows a cuBLAS call.
+    return _captured(tmp_path_factory, "mm_chain")
+
+
+def test_the_one_kernel_behind_an_extern_call_launches_without_pdl(
+    mm_chain, porter_device, matmul_calls
+):
+    text = (mm_chain / "kernel.py").read_text()
+    tree = ast.parse(text)
+    kernel = next(
+        f for f in tree.body if getattr(f, "name", "") == "mm_chain_matmul_kernel"
+    )
+    assert "LAUNCH_PDL" not in ast.unparse(kernel)
+    launcher = text[text.index("def mm_chain(") :]
+    branch = launcher[launcher.index("if (") : launcher.index("return out")]
+    assert "No programmatic dependent launch right after the extern call" in branch
+    assert "launch_pdl" not in branch
+    # The inner size is the first matmul's output's named column count.
+    assert "num_tokens * hidden * inter <= MATMUL_EPILOGUE_MAX_MACS" in branch
+    case = load_case(mm_chain)
+    sizes = {"num_tokens": 3, "hidden": 16, "inter": 40}
+    x, w1, w2, b2 = make_inputs(
+        case, Scenario("bfloat16", sizes), porter_device, seed=0
+    )
+    (got,) = _tuple(scaffold_entry(case, "bfloat16", porter_device)(x, w1, w2, b2))
+    assert matmul_calls == ["mm"]  # the first matmul only
+    y = x.double() @ w1.double().T @ w2.double().T + b2.double()
+    want = 0.5 * y * (1 + torch.tanh(0.7978845608028654 * (y + 0.044715 * y**3)))
+    torch.testing.assert_close(got.double(), want, atol=3e-2, rtol=3e-2)

@@ -18,7 +18,7 @@ from porter.port.launcher import (
     LOOPED_MIN_ROW_BYTES,
     plan_launcher,
 )
-from porter.port.matmul import fuse_matmul_epilogue
+from porter.port.matmul import all_steps, fuse_matmul_epilogue
 from porter.port.model import KernelPort
 from porter.port.online import online_max_sum_exp
 from porter.port.passes import PIPELINE as CLEANUP_PASSES
@@ -117,7 +117,8 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
     unfuse_bias(launcher, ports, module)
     launches = [s for s in launcher.steps if s.kind == "launch"]
     fuse_matmul_epilogue(launcher, ports)
-    matmul_steps = {s.kernel: s for s in launcher.steps if s.kind == "matmul"}
+    every_step = list(all_steps(launcher.steps))
+    matmul_steps = {s.kernel: s for s in every_step if s.kind == "matmul"}
     kernels = []
     for step, kp in zip(launches, ports):
         step.kernel = "kernel" if kp.persistent is not None else kp.tree.name
@@ -135,7 +136,7 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
                 dependent_launch(kp.matmul)
             kernels.append({"source": ast.unparse(kp.matmul), "do_not_specialize": dns})
     notes = _merge_notes(ports)
-    if any(step.pdl for step in launcher.steps):
+    if any(step.pdl for step in every_step):
         notes.append(PDL_NOTE)
     todos = [t for kp in ports for t in kp.todos]
     helpers = sorted(set().union(*(kp.helpers for kp in ports)), key=_helper_order)
@@ -160,7 +161,7 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
         doc.splitlines()[0] if doc else f"{cap.reference_name}, ported from Inductor"
     )
     # The launcher's setup lines, to tell which sizing helpers it calls.
-    setup = "\n".join(line for step in launcher.steps for line in step.setup)
+    setup = "\n".join(line for step in every_step for line in step.setup)
     text = render(
         "kernel.py.j2",
         cap=cap,
@@ -176,8 +177,8 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
         uses_tile=any(kp.tile is not None for kp in ports),
         uses_persistent=any(kp.persistent is not None for kp in ports),
         uses_online=any(kp.online is not None for kp in ports),
-        uses_stream_rows=any(step.kwargs for step in launcher.steps),
-        uses_pdl=any(step.pdl for step in launcher.steps),
+        uses_stream_rows=any(step.kwargs for step in every_step),
+        uses_pdl=any(step.pdl for step in every_step),
         uses_matmul=bool(matmul_steps),
         uses_early_trigger=any(step.early_trigger for step in launches),
         looped_block_cols=LOOPED_MAX_BLOCK,
@@ -186,7 +187,7 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
         uses_flat="flat_settings(" in setup,
         uses_launch_settings="launch_settings(" in setup,
         uses_reinterpret=any(
-            "reinterpret(" in s.call for s in launcher.steps if s.kind == "extern"
+            "reinterpret(" in s.call for s in every_step if s.kind == "extern"
         )
         or "reinterpret(" in launcher.returns,
     )

@@ -73,10 +73,11 @@ class LaunchStep:
     # Where the kernel also takes EARLY_TRIGGER (a pointwise tile kernel,
     # porter.port.pdl.trigger_after_loads): the expression it is passed.
     early_trigger: str = ""
-    # Where set, the step runs only under this condition and the launcher
-    # returns after it (porter.port.matmul: the steps after it are the
-    # slower way to the same outputs).
+    # Where set, the step runs only under this condition, and either the
+    # launcher returns after it or, where `otherwise` holds steps, those run
+    # instead (porter.port.matmul: the slower way to the same outputs).
     when: str = ""
+    otherwise: list["LaunchStep"] = field(default_factory=list)
 
 
 @dataclass

@@ -34,7 +34,8 @@ import copy
 import re
 
 from porter.port.bias import ADD_BIAS, _loaded_once
-from porter.port.launcher import Launcher, LaunchStep
+from porter.port import launcher as launch_rules
+from porter.port.launcher import NO_PDL_AFTER_EXTERN, Launcher, LaunchStep
 from porter.port.model import KernelPort
 from porter.port.passes import _comment, _is_call
 
@@ -219,54 +220,102 @@ def _mm(call: str) -> ast.Call | None:
     return node
 
 
+def _names(text: str) -> set[str]:
+    return set(re.findall(r"[A-Za-z_]\w*", text))
+
+
 def fuse_matmul_epilogue(launcher: Launcher, ports: list[KernelPort]) -> bool:
-    """Put the matmul-and-epilogue launch ahead of the last step pair
-    `torch.mm(lhs, rhs, out=out)` (or unfuse_bias's form of it) + a tile
-    kernel over `out`, where that pair ends the launcher; False (unchanged)
-    where there is none."""
-    steps = launcher.steps
-    if len(steps) < 2 or steps[-2].kind != "extern" or steps[-1].kind != "launch":
-        return False
-    extern, epilogue = steps[-2], steps[-1]
-    launches = [s for s in steps if s.kind == "launch"]
-    kp = dict(zip(map(id, launches), ports)).get(id(epilogue))
+    """Give every step pair `torch.mm(lhs, rhs, out=out)` (or unfuse_bias's
+    form of it) + a tile kernel over `out` a matmul-and-epilogue launch taken
+    instead for small calls: ahead of the pair, returning after it, where the
+    pair ends the launcher; else in an if/else around the pair (the step's
+    `otherwise`). False (unchanged) where there is none."""
+    launches = [s for s in launcher.steps if s.kind == "launch"]
+    port_of = dict(zip(map(id, launches), ports))
+    fused = False
+    # From the end: a pair nested in an if/else leaves the indices before it.
+    for i in range(len(launcher.steps) - 2, -1, -1):
+        steps = launcher.steps
+        if steps[i].kind != "extern" or steps[i + 1].kind != "launch":
+            continue
+        step = _matmul_step(launcher, steps[i], steps[i + 1], port_of)
+        if step is None:
+            continue
+        behind_extern = i > 0 and steps[i - 1].kind == "extern"
+        if behind_extern and not launch_rules.PDL_AFTER_EXTERN:
+            step.pdl = False  # the launcher's rule for a kernel behind an extern call
+            step.setup.insert(0, NO_PDL_AFTER_EXTERN)
+        if i + 2 == len(steps):
+            steps.insert(i, step)
+        else:
+            step.otherwise = steps[i : i + 2]
+            steps[i : i + 2] = [step]
+        fused = True
+    return fused
+
+
+def _matmul_step(
+    launcher: Launcher,
+    extern: LaunchStep,
+    epilogue: LaunchStep,
+    port_of: dict,
+) -> LaunchStep | None:
+    """The matmul-and-epilogue launch for one (extern, epilogue) pair, or None
+    where the pair is not a matmul and a tile kernel over its output."""
+    kp = port_of.get(id(epilogue))
     mm = _mm(extern.call)
     if kp is None or kp.tile is None or mm is None or kp.persistent is not None:
-        return False
+        return None
     out = mm.keywords[0].value.id
     operands = {n.id for a in mm.args for n in ast.walk(a) if isinstance(n, ast.Name)}
     if out in operands:
-        return False
+        return None
     alloc = next((a for a in launcher.allocs if a.var == out), None)
     _, cols, rows = kp.tile
     if alloc is None or alloc.strides != [cols, "1"]:
-        return False
+        return None
     ptr = next((name for name, value in epilogue.args if value == out), None)
     lhs, rhs = (ast.unparse(a) for a in mm.args)
     lhs_var = lhs if lhs.isidentifier() else "lhs"
-    k_dim = next((d for d in launcher.dims if d.expr == f"{lhs_var}.shape[1]"), None)
+    # The inner size by name: the dim the launcher reads off the lhs, or the
+    # column count of a buffer the launcher allocates (contiguous rows).
+    lhs_alloc = next((a for a in launcher.allocs if a.var == lhs_var), None)
+    if lhs_alloc is not None and not (
+        len(lhs_alloc.strides) == 2 and lhs_alloc.strides[1] == "1"
+    ):
+        lhs_alloc = None
+    k_dim = next(
+        (
+            d
+            for d in launcher.dims
+            if d.expr == f"{lhs_var}.shape[1]"
+            or (lhs_alloc is not None and d.name == lhs_alloc.sizes[1])
+        ),
+        None,
+    )
     k_size = k_dim.name if k_dim is not None else "inner_size"
     # Without a named size for it, the inner size is the weight's, which the
     # input must match (cuBLAS would refuse; the kernel would read past it).
     k_expr = k_dim.name if k_dim is not None else "rhs.shape[0]"
     # The branch names the weight's view `rhs` (and an lhs expression `lhs`):
     # not where the launcher already has a name of its own for them.
-    taken = set(re.findall(r"[A-Za-z_]\w*", launcher.signature))
-    taken |= {
-        n for _, value in epilogue.args for n in re.findall(r"[A-Za-z_]\w*", value)
-    }
+    taken = _names(launcher.signature) | _names(" ".join(launcher.prelude))
+    for other in all_steps(launcher.steps):
+        taken |= _names(other.call) | {n for _, v in other.args for n in _names(v)}
     if "rhs" in taken or (lhs_var != lhs and lhs_var in taken):
-        return False
+        return None
     fp32 = MATMUL_FP32_PRECISION
     form = matmul_epilogue_form(kp.tree, ptr, k_size, fp32 is not None) if ptr else None
     if form is None:
-        return False
+        return None
     row_bound, col_bound = _bounds(kp.tree)
     setup = [_WHY if fp32 is None else _WHY.replace(" in 2-byte types", "")]
     if lhs_var != lhs:
         setup.append(f"{lhs_var} = {lhs}")
     unit = f"{lhs_var} = {lhs_var} if {lhs_var}.stride(-1) == 1 else"
-    if not any(line.startswith(unit) for line in launcher.prelude):
+    if lhs_alloc is None and not any(
+        line.startswith(unit) for line in launcher.prelude
+    ):
         # The kernel takes the inner dimension at unit stride.
         setup.append(
             f"{lhs_var} = {lhs_var} if {lhs_var}.stride(-1) == 1 else "
@@ -338,5 +387,11 @@ def fuse_matmul_epilogue(launcher: Launcher, ports: list[KernelPort]) -> bool:
     )
     kp.matmul = form
     kp.notes.append(NOTE)
-    steps.insert(len(steps) - 2, step)
-    return True
+    return step
+
+
+def all_steps(steps: list[LaunchStep]):
+    """Every step, with those nested in an if/else (`otherwise`)."""
+    for step in steps:
+        yield step
+        yield from all_steps(step.otherwise)
