@@ -20,11 +20,12 @@ into
         out = tl.dot(lhs_tile, rhs_tile, out)
 
 and everything after it (the bias under ADD_BIAS, the activation, the store)
-stays as it was. `fuse_matmul_epilogue` adds its launch to the launcher ahead
-of the matmul, taken for 2-byte outputs up to MATMUL_EPILOGUE_MAX_ROWS rows
-and MATMUL_EPILOGUE_MAX_MACS multiply-adds (the template says why, with the
-H200 figures), returning there;
-larger calls and fp32 keep cuBLAS and the epilogue kernel.
+stays as it was. `fuse_matmul_epilogue` gives the launcher that kernel's
+launch in place of the pair, taken for 2-byte outputs up to
+MATMUL_EPILOGUE_MAX_ROWS rows and MATMUL_EPILOGUE_MAX_MACS multiply-adds (the
+template says why, with the H200 figures): ahead of the pair, returning
+after it, where the pair ends the launcher; in an if/else around the pair
+elsewhere. Larger calls and fp32 keep cuBLAS and the epilogue kernel.
 """
 
 from __future__ import annotations
