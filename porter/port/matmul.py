@@ -198,8 +198,11 @@ def matmul_epilogue_form(
     args.insert(at, _arg(BLOCK_K, "tl.constexpr"))
     if precision:
         args.insert(at + 1, _arg(DOT_PRECISION, "tl.constexpr"))
-    base = fn.name[: -len("_kernel")] if fn.name.endswith("_kernel") else fn.name
-    new.name = f"{base}_matmul_kernel"
+    # linear_gelu_kernel -> linear_gelu_matmul_kernel; mlp_kernel_0 ->
+    # mlp_matmul_kernel_0.
+    named = re.fullmatch(r"(.*)_kernel(_\d+)?", fn.name)
+    base, number = named.groups() if named else (fn.name, None)
+    new.name = f"{base}_matmul_kernel{number or ''}"
     return new
 
 
@@ -302,6 +305,8 @@ def _matmul_step(
     # not where the launcher already has a name of its own for them.
     taken = _names(launcher.signature) | _names(" ".join(launcher.prelude))
     for other in all_steps(launcher.steps):
+        if other.kind == "matmul":
+            continue  # another pair's branch, whose rhs is its own
         taken |= _names(other.call) | {n for _, v in other.args for n in _names(v)}
     if "rhs" in taken or (lhs_var != lhs and lhs_var in taken):
         return None

@@ -1,4 +1,4 @@
-"""Two linear layers with tanh-GELU between them."""
+"""Two linear layers, tanh-GELU between them and SiLU after."""
 
 import torch
 import torch.nn.functional as F
@@ -17,7 +17,7 @@ def make_inputs(num_tokens, hidden, inter, dtype=torch.float32, device="cpu"):
 
 
 def mlp_gelu(x, w1, b1, w2):
-    return F.gelu(x @ w1.t() + b1, approximate="tanh") @ w2.t()
+    return F.silu(F.gelu(x @ w1.t() + b1, approximate="tanh") @ w2.t())
 
 
 REFERENCE = mlp_gelu
