@@ -158,7 +158,7 @@ def plan_launcher(
         else:
             # The kernels assume unit stride along the last axis; other strides
             # are arguments.
-            prelude.append(f"{t} = {t} if {t}.stride(-1) == 1 else {t}.contiguous()")
+            prelude.append(unit_stride(t))
     params = [
         gi.target
         for gi in module.inputs
@@ -251,6 +251,12 @@ def plan_launcher(
             returns.append(_extern_call(o, wrapper_var, var_of, symbols))
     ret = returns[0] if len(returns) == 1 else ", ".join(returns)
     return Launcher(name, signature, checks, prelude, dims, allocs, steps, ret, device)
+
+
+def unit_stride(t: str) -> str:
+    """The launcher line that gives tensor `t` unit stride along its last
+    axis, copying it only where it has another."""
+    return f"{t} = {t} if {t}.stride(-1) == 1 else {t}.contiguous()"
 
 
 def _signature_text(sig: inspect.Signature) -> str:

@@ -36,7 +36,12 @@ import re
 
 from porter.port.bias import ADD_BIAS, _loaded_once
 from porter.port import launcher as launch_rules
-from porter.port.launcher import NO_PDL_AFTER_EXTERN, Launcher, LaunchStep
+from porter.port.launcher import (
+    NO_PDL_AFTER_EXTERN,
+    Launcher,
+    LaunchStep,
+    unit_stride,
+)
 from porter.port.model import KernelPort
 from porter.port.passes import _comment, _is_call
 
@@ -318,15 +323,9 @@ def _matmul_step(
     setup = [_WHY if fp32 is None else _WHY.replace(" in 2-byte types", "")]
     if lhs_var != lhs:
         setup.append(f"{lhs_var} = {lhs}")
-    unit = f"{lhs_var} = {lhs_var} if {lhs_var}.stride(-1) == 1 else"
-    if lhs_alloc is None and not any(
-        line.startswith(unit) for line in launcher.prelude
-    ):
+    if lhs_alloc is None and unit_stride(lhs_var) not in launcher.prelude:
         # The kernel takes the inner dimension at unit stride.
-        setup.append(
-            f"{lhs_var} = {lhs_var} if {lhs_var}.stride(-1) == 1 else "
-            f"{lhs_var}.contiguous()"
-        )
+        setup.append(unit_stride(lhs_var))
     setup.append(f"rhs = {rhs}")
     if k_dim is None:
         setup.append(
