@@ -90,10 +90,13 @@ def test_hint_always_matches_the_scaffold_below_stream_rows(tmp_path, porter_dev
         if isinstance(f, ast.FunctionDef) and f.name == "fused_add_rmsnorm_kernel"
     )
     kernel = ast.unparse(fn)
-    # No row-count branch left (the LAUNCH_PDL block still opens the kernel);
-    # the hinted loads and the (unread) argument stay.
+    # No row-count branch left (the LAUNCH_PDL block still opens the kernel,
+    # and the late trigger's follows the loads); the hinted loads and the
+    # (unread) argument stay.
     branches = [ast.unparse(n.test) for n in ast.walk(fn) if isinstance(n, ast.If)]
-    assert branches == ["LAUNCH_PDL"] and is_pdl_block(fn.body[0])
+    assert sorted(branches) == sorted(
+        ["LAUNCH_PDL", "EARLY_TRIGGER", "LAUNCH_PDL", "not EARLY_TRIGGER"]
+    ) and is_pdl_block(fn.body[0])
     assert "evict_first" in kernel and "STREAM_ROWS" in kernel
     sizes = {"num_tokens": 3, "hidden": 64}  # 3 rows: below STREAM_ROWS
     inputs = make_inputs(case, Scenario("float32", sizes), porter_device, seed=0)
@@ -172,9 +175,14 @@ def test_stream_helper_branches_once_around_the_body():
     # The LAUNCH_PDL block stays in the launched kernel, ahead of the branch.
     assert [type(s).__name__ for s in kernel.body] == ["If", "If"]
     assert is_pdl_block(kernel.body[0])
-    assert "LAUNCH_PDL" not in ast.unparse(body.body)
+    # The helper waits for nothing; it keeps only the late trigger, after
+    # its loads.
+    assert "gdc_wait" not in ast.unparse(body.body)
+    assert [ast.unparse(s.test) for s in body.body if is_pdl_block(s)] == ["LAUNCH_PDL"]
+    # Each side passes its hint where the helper takes ROW_EVICTION.
+    at = [a.arg for a in body.args.args].index("ROW_EVICTION")
     calls = [
-        ast.unparse(n.args[-1])
+        ast.unparse(n.args[at])
         for n in ast.walk(kernel.body[1])
         if isinstance(n, ast.Call)
     ]

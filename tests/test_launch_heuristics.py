@@ -260,25 +260,28 @@ def test_stream_rows_is_where_the_tensor_reaches_stream_min_bytes():
         assert (rows - 1) * row * elem < 32 << 20 <= rows * row * elem
 
 
-def test_only_the_persistent_kernel_takes_the_eviction_hint():
+def test_only_the_persistent_kernel_takes_the_eviction_hint_and_trigger_switch():
     source = (CAPTURED / "fused_add_rmsnorm" / "kernel.py").read_text()
     launcher = source[source.index("def fused_add_rmsnorm(") :]
     persistent = launcher.index("kernel = fused_add_rmsnorm_kernel\n")
     looped = launcher.index("kernel = fused_add_rmsnorm_kernel_looped\n")
-    assert 'hint = {"STREAM_ROWS": stream_rows(' in launcher[persistent:looped]
-    assert "hint = {}" in launcher[looped:]
-    assert launcher.rstrip().endswith("**hint,\n    )\n    return out0, out1")
+    assert '"STREAM_ROWS": stream_rows(' in launcher[persistent:looped]
+    assert '"EARLY_TRIGGER": BLOCK_ROWS == 1' in launcher[persistent:looped]
+    assert "persistent_args = {}" in launcher[looped:]
+    assert launcher.rstrip().endswith(
+        "**persistent_args,\n    )\n    return out0, out1"
+    )
     kernels = source[: source.index("def fused_add_rmsnorm_kernel_looped(")]
     assert "STREAM_ROWS: tl.constexpr" in kernels
+    assert "EARLY_TRIGGER: tl.constexpr" in kernels
     assert "if num_tokens < STREAM_ROWS:" in kernels
-    assert (
-        "STREAM_ROWS"
-        not in source[
-            source.index("def fused_add_rmsnorm_kernel_looped(") : source.index(
-                "MAX_FUSED_COLS ="
-            )
-        ]
-    )
+    looped_kernel = source[
+        source.index("def fused_add_rmsnorm_kernel_looped(") : source.index(
+            "MAX_FUSED_COLS ="
+        )
+    ]
+    assert "STREAM_ROWS" not in looped_kernel
+    assert "EARLY_TRIGGER" not in looped_kernel
 
 
 def _template_function(name: str):

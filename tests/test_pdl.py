@@ -243,7 +243,25 @@ def test_a_caller_turns_pdl_off_for_a_device_before_the_first_call(monkeypatch):
     assert asked == [torch.device("cuda", 1)]
 
 
-TILE_CASES = [c for c in CASES if "EARLY_TRIGGER" in (c / "kernel.py").read_text()]
+TILE_CASES = [
+    c
+    for c in CASES
+    if "EARLY_TRIGGER=BLOCK_COLS <= DECODE_BLOCK" in (c / "kernel.py").read_text()
+]
+# Reductions whose persistent kernel takes the switch, on the rows a program
+# holds: passed directly (Inductor's persistent kernel, the only one) or in
+# persistent_args (porter's, beside the looped kernel).
+ROWS_CASES = [
+    c
+    for c in CASES
+    if any(
+        form in (c / "kernel.py").read_text()
+        for form in (
+            "EARLY_TRIGGER=BLOCK_ROWS == 1",
+            '"EARLY_TRIGGER": BLOCK_ROWS == 1',
+        )
+    )
+]
 
 
 def test_the_tile_kernels_take_the_trigger_switch():
@@ -260,12 +278,28 @@ def test_the_tile_kernels_take_the_trigger_switch():
     assert tiled and {c.name for c in TILE_CASES} == tiled
 
 
+def test_the_reductions_take_the_rows_trigger_switch():
+    # Every scaffold that sizes a reduction by launch_settings, and no tile one.
+    reductions = {
+        c.name
+        for c in CASES
+        if "= launch_settings(" in (c / "kernel.py").read_text()
+        and "pdl_enabled(" in (c / "kernel.py").read_text()
+    }
+    assert reductions and {c.name for c in ROWS_CASES} == reductions
+    assert not set(ROWS_CASES) & set(TILE_CASES)
+
+
+def _late_blocks(fn: ast.FunctionDef) -> list[ast.stmt]:
+    return [s for s in fn.body[1:] if is_pdl_block(s)]
+
+
 @pytest.mark.parametrize("case", TILE_CASES, ids=lambda p: p.name)
 def test_a_tile_launch_triggers_early_only_in_a_decode_sized_block(case):
     kernels, launches = _kernels_and_launches(case)
     for fn in kernels:
         assert EARLY_TRIGGER in [a.arg for a in fn.args.args]
-        late = [s for s in fn.body[1:] if is_pdl_block(s)]
+        late = _late_blocks(fn)
         assert len(late) == 1 and "not EARLY_TRIGGER" in ast.unparse(late[0])
     mod = _import(case / "kernel.py", f"trigger_{case.name}")
     # Early in every decode-sized block and in blocks of short rows; after
@@ -276,6 +310,39 @@ def test_a_tile_launch_triggers_early_only_in_a_decode_sized_block(case):
     for call in launches:
         kw = {k.arg: ast.unparse(k.value) for k in call.keywords if k.arg}
         assert kw[EARLY_TRIGGER] == "BLOCK_COLS <= DECODE_BLOCK"
+
+
+@pytest.mark.parametrize("case", ROWS_CASES, ids=lambda p: p.name)
+def test_a_reduction_triggers_late_only_where_a_program_holds_several_rows(case):
+    kernels, _ = _kernels_and_launches(case)
+    switched = [f for f in kernels if EARLY_TRIGGER in [a.arg for a in f.args.args]]
+    # The persistent kernel, alone: the looped and online kernels keep the
+    # trigger beside the wait.
+    assert [f.name for f in switched] == [
+        f.name for f in kernels if not f.name.endswith(("_looped", "_online"))
+    ]
+    for fn in kernels:
+        late = _late_blocks(fn)
+        if fn in switched:
+            assert len(late) == 1 and "not EARLY_TRIGGER" in ast.unparse(late[0])
+            # After the last top-level statement that loads, before the row's
+            # reduction.
+            at = fn.body.index(late[0])
+            assert "tl.load" in ast.unparse(fn.body[at - 1])
+            assert not any("tl.load" in ast.unparse(st) for st in fn.body[at + 1 :])
+        else:
+            assert not late
+            assert ast.unparse(fn.body[0]).count("gdc_launch_dependents") == 1
+    mod = _import(case / "kernel.py", f"rows_trigger_{case.name}")
+    # One row a program (decode sizes, wide rows) triggers early; several
+    # narrow rows a program late.
+    for rows, row_size, early in (
+        (16, 512, True),
+        (4096, 512, False),
+        (4096, 4096, True),
+    ):
+        block_rows, _, _ = mod.launch_settings(rows, row_size, 4)
+        assert (block_rows == 1) == early
 
 
 def test_the_cpu_launch_passes_pdl_off(monkeypatch):

@@ -112,8 +112,9 @@ def stream_helper(fn: ast.FunctionDef) -> list[ast.FunctionDef] | None:
         else:
             flat.append(stmt)
     body.body = flat
-    params = [a.arg for a in fn.args.args if a.arg != STREAM_ROWS]
-    call = f"{body.name}({', '.join(params)}, {{}})"
+    # In the helper's own order, the hint where STREAM_ROWS was.
+    params = ["{}" if a.arg == ROW_EVICTION else a.arg for a in body.args.args]
+    call = f"{body.name}({', '.join(params)})"
     dispatch = copy.deepcopy(fn)
     dispatch.body = ast.parse(
         f"if {rows} < {STREAM_ROWS}:\n"

@@ -18,7 +18,7 @@ What porter changed:
 - renamed index variables and temporaries after what they hold
 - turned 1 division(s) by a per-row value into multiplication by its reciprocal
 - derived a persistent kernel for rows that fit in registers (x read once); the looped kernel serves wider rows
-- on Hopper and later GPUs the kernels launch with programmatic dependent launch: each waits for the kernel before it, then lets the next one launch (a pointwise kernel's blocks over long rows once their loads are issued)
+- on Hopper and later GPUs the kernels launch with programmatic dependent launch: each waits for the kernel before it, then lets the next one launch (a reduction's programs of several rows once their loads are issued)
 """
 
 import torch
@@ -89,11 +89,13 @@ def add_layernorm_kernel(
     BLOCK_COLS: tl.constexpr,
     STREAM_ROWS: tl.constexpr,
     LAUNCH_PDL: tl.constexpr,
+    EARLY_TRIGGER: tl.constexpr,
 ):
     if LAUNCH_PDL:
-        # wait for the kernel before this one, then let the next one launch
+        # wait for the kernel before this one; a program of one row lets the next one launch now
         tl.extra.cuda.gdc_wait()
-        tl.extra.cuda.gdc_launch_dependents()
+        if EARLY_TRIGGER:
+            tl.extra.cuda.gdc_launch_dependents()
     row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
@@ -127,6 +129,10 @@ def add_layernorm_kernel(
             col_mask & row_mask,
             other=0.0,
         ).to(tl.float32)
+    if LAUNCH_PDL:
+        if not EARLY_TRIGGER:
+            # a program of several rows lets the next kernel launch once its loads are issued
+            tl.extra.cuda.gdc_launch_dependents()
     tmp2 = x + residual
     tl.store(
         out1_ptr + (cols + rows * out1_stride0),
@@ -389,7 +395,10 @@ def add_layernorm(x, residual, weight, bias, eps: float = 1e-05):
         num_tokens, hidden, x.element_size()
     )
     kernel = add_layernorm_kernel
-    hint = {"STREAM_ROWS": stream_rows(hidden, x.element_size())}
+    persistent_args = {
+        "STREAM_ROWS": stream_rows(hidden, x.element_size()),
+        "EARLY_TRIGGER": BLOCK_ROWS == 1,
+    }
     if (
         BLOCK_COLS > MAX_FUSED_COLS
         or BLOCK_COLS * x.element_size()
@@ -399,7 +408,7 @@ def add_layernorm(x, residual, weight, bias, eps: float = 1e-05):
         BLOCK_ROWS = 1
         BLOCK_COLS, num_warps = looped_settings(num_tokens, hidden, x.element_size())
         kernel = add_layernorm_kernel_looped
-        hint = {}
+        persistent_args = {}
     kernel[(triton.cdiv(num_tokens, BLOCK_ROWS),)](
         x_ptr=x,
         residual_ptr=residual,
@@ -418,6 +427,6 @@ def add_layernorm(x, residual, weight, bias, eps: float = 1e-05):
         LAUNCH_PDL=pdl,
         num_warps=num_warps,
         launch_pdl=pdl,
-        **hint,
+        **persistent_args,
     )
     return out0, out1

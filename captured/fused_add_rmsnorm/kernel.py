@@ -17,7 +17,7 @@ What porter changed:
 - loads upcast to fp32, stores cast to the output's element type (fp32/fp16/bf16 alike)
 - renamed index variables and temporaries after what they hold
 - derived a persistent kernel for rows that fit in registers (x read once); the looped kernel serves wider rows
-- on Hopper and later GPUs the kernels launch with programmatic dependent launch: each waits for the kernel before it, then lets the next one launch (a pointwise kernel's blocks over long rows once their loads are issued)
+- on Hopper and later GPUs the kernels launch with programmatic dependent launch: each waits for the kernel before it, then lets the next one launch (a reduction's programs of several rows once their loads are issued)
 """
 
 import torch
@@ -42,11 +42,13 @@ def fused_add_rmsnorm_kernel(
     BLOCK_COLS: tl.constexpr,
     STREAM_ROWS: tl.constexpr,
     LAUNCH_PDL: tl.constexpr,
+    EARLY_TRIGGER: tl.constexpr,
 ):
     if LAUNCH_PDL:
-        # wait for the kernel before this one, then let the next one launch
+        # wait for the kernel before this one; a program of one row lets the next one launch now
         tl.extra.cuda.gdc_wait()
-        tl.extra.cuda.gdc_launch_dependents()
+        if EARLY_TRIGGER:
+            tl.extra.cuda.gdc_launch_dependents()
     row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
@@ -77,6 +79,10 @@ def fused_add_rmsnorm_kernel(
             col_mask & row_mask,
             other=0.0,
         ).to(tl.float32)
+    if LAUNCH_PDL:
+        if not EARLY_TRIGGER:
+            # a program of several rows lets the next kernel launch once its loads are issued
+            tl.extra.cuda.gdc_launch_dependents()
     tmp2 = x + residual
     tmp3 = tmp2 * tmp2
     _tmp5 = tl.where(col_mask & row_mask, tmp3, 0)
@@ -321,7 +327,10 @@ def fused_add_rmsnorm(x, residual, weight, eps: float = 1e-06):
         num_tokens, hidden, x.element_size()
     )
     kernel = fused_add_rmsnorm_kernel
-    hint = {"STREAM_ROWS": stream_rows(hidden, x.element_size())}
+    persistent_args = {
+        "STREAM_ROWS": stream_rows(hidden, x.element_size()),
+        "EARLY_TRIGGER": BLOCK_ROWS == 1,
+    }
     if (
         BLOCK_COLS > MAX_FUSED_COLS
         or BLOCK_COLS * x.element_size()
@@ -331,7 +340,7 @@ def fused_add_rmsnorm(x, residual, weight, eps: float = 1e-06):
         BLOCK_ROWS = 1
         BLOCK_COLS, num_warps = looped_settings(num_tokens, hidden, x.element_size())
         kernel = fused_add_rmsnorm_kernel_looped
-        hint = {}
+        persistent_args = {}
     kernel[(triton.cdiv(num_tokens, BLOCK_ROWS),)](
         x_ptr=x,
         residual_ptr=residual,
@@ -349,6 +358,6 @@ def fused_add_rmsnorm(x, residual, weight, eps: float = 1e-06):
         LAUNCH_PDL=pdl,
         num_warps=num_warps,
         launch_pdl=pdl,
-        **hint,
+        **persistent_args,
     )
     return out0, out1

@@ -15,7 +15,7 @@ What porter changed:
 - loads upcast to fp32, stores cast to the output's element type (fp32/fp16/bf16 alike)
 - renamed index variables and temporaries after what they hold
 - turned 1 division(s) by a per-row value into multiplication by its reciprocal
-- on Hopper and later GPUs the kernels launch with programmatic dependent launch: each waits for the kernel before it, then lets the next one launch (a pointwise kernel's blocks over long rows once their loads are issued)
+- on Hopper and later GPUs the kernels launch with programmatic dependent launch: each waits for the kernel before it, then lets the next one launch (a reduction's programs of several rows once their loads are issued)
 """
 
 import torch
@@ -36,11 +36,13 @@ def model_kernel(
     BLOCK_ROWS: tl.constexpr,
     BLOCK_COLS: tl.constexpr,
     LAUNCH_PDL: tl.constexpr,
+    EARLY_TRIGGER: tl.constexpr,
 ):
     if LAUNCH_PDL:
-        # wait for the kernel before this one, then let the next one launch
+        # wait for the kernel before this one; a program of one row lets the next one launch now
         tl.extra.cuda.gdc_wait()
-        tl.extra.cuda.gdc_launch_dependents()
+        if EARLY_TRIGGER:
+            tl.extra.cuda.gdc_launch_dependents()
     row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < batch
@@ -54,6 +56,10 @@ def model_kernel(
     weight = tl.load(weight_ptr + cols, None, eviction_policy="evict_last").to(
         tl.float32
     )
+    if LAUNCH_PDL:
+        if not EARLY_TRIGGER:
+            # a program of several rows lets the next kernel launch once its loads are issued
+            tl.extra.cuda.gdc_launch_dependents()
     tmp1 = x * x
     tmp4 = tl.where(row_mask, tmp1, 0)
     row_sum = tl.sum(tmp4, 1)[:, None].to(tl.float32)
@@ -158,6 +164,7 @@ class ModelNew(nn.Module):
             BLOCK_ROWS=BLOCK_ROWS,
             BLOCK_COLS=BLOCK_COLS,
             LAUNCH_PDL=pdl,
+            EARLY_TRIGGER=BLOCK_ROWS == 1,
             num_warps=num_warps,
             launch_pdl=pdl,
         )

@@ -15,7 +15,7 @@ What porter changed:
 - pointwise kernels run on (rows, column blocks) tiles: no 64-bit % and // per element, contiguous columns the compiler can vectorize
 - 2-byte outputs: the matmul runs without its bias, which the kernel after it adds (as Inductor does on a GPU); fp32 keeps cuBLAS's addmm
 - small matmuls (2-byte outputs): a second kernel computes the matmul's tile with tl.dot and applies the epilogue to it in registers (one launch, no round trip of the matmul's output); larger ones keep cuBLAS
-- on Hopper and later GPUs the kernels launch with programmatic dependent launch: each waits for the kernel before it, then lets the next one launch (a pointwise kernel's blocks over long rows once their loads are issued)
+- on Hopper and later GPUs the kernels launch with programmatic dependent launch: each waits for the kernel before it, then lets the next one launch
 """
 
 import torch

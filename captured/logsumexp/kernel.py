@@ -17,7 +17,7 @@ What porter changed:
 - renamed index variables and temporaries after what they hold
 - derived a persistent kernel for rows that fit in registers (x read once); the looped kernel serves wider rows
 - derived a single-pass looped kernel (a running max and sum of exp per row) for many very wide rows
-- on Hopper and later GPUs the kernels launch with programmatic dependent launch: each waits for the kernel before it, then lets the next one launch (a pointwise kernel's blocks over long rows once their loads are issued)
+- on Hopper and later GPUs the kernels launch with programmatic dependent launch: each waits for the kernel before it, then lets the next one launch (a reduction's programs of several rows once their loads are issued)
 """
 
 import torch
@@ -57,11 +57,13 @@ def logsumexp_kernel(
     BLOCK_COLS: tl.constexpr,
     STREAM_ROWS: tl.constexpr,
     LAUNCH_PDL: tl.constexpr,
+    EARLY_TRIGGER: tl.constexpr,
 ):
     if LAUNCH_PDL:
-        # wait for the kernel before this one, then let the next one launch
+        # wait for the kernel before this one; a program of one row lets the next one launch now
         tl.extra.cuda.gdc_wait()
-        tl.extra.cuda.gdc_launch_dependents()
+        if EARLY_TRIGGER:
+            tl.extra.cuda.gdc_launch_dependents()
     row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
@@ -78,6 +80,10 @@ def logsumexp_kernel(
         logits = tl.load(
             logits_ptr + (cols + rows * logits_stride0), col_mask & row_mask, other=0.0
         ).to(tl.float32)
+    if LAUNCH_PDL:
+        if not EARLY_TRIGGER:
+            # a program of several rows lets the next kernel launch once its loads are issued
+            tl.extra.cuda.gdc_launch_dependents()
     _tmp2 = tl.where(col_mask & row_mask, logits, float("-inf"))
     row_max = max_nan(_tmp2, 1)[:, None]
     tmp5 = tl.abs(row_max)
@@ -366,14 +372,17 @@ def logsumexp(logits: torch.Tensor):
         num_tokens, vocab, logits.element_size()
     )
     kernel = logsumexp_kernel
-    hint = {"STREAM_ROWS": stream_rows(vocab, logits.element_size())}
+    persistent_args = {
+        "STREAM_ROWS": stream_rows(vocab, logits.element_size()),
+        "EARLY_TRIGGER": BLOCK_ROWS == 1,
+    }
     if BLOCK_COLS >= ONLINE_MIN_COLS and num_tokens >= ONLINE_MIN_ROWS:
         # Many very wide rows: one pass over each row, in blocks.
         BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(
             num_tokens, ONLINE_BLOCK_COLS, logits.element_size()
         )
         kernel = logsumexp_kernel_online
-        hint = {}
+        persistent_args = {}
     elif (
         BLOCK_COLS > MAX_FUSED_COLS
         or BLOCK_COLS * logits.element_size()
@@ -385,7 +394,7 @@ def logsumexp(logits: torch.Tensor):
             num_tokens, vocab, logits.element_size()
         )
         kernel = logsumexp_kernel_looped
-        hint = {}
+        persistent_args = {}
     kernel[(triton.cdiv(num_tokens, BLOCK_ROWS),)](
         out_ptr=out,
         logits_ptr=logits,
@@ -397,6 +406,6 @@ def logsumexp(logits: torch.Tensor):
         LAUNCH_PDL=pdl,
         num_warps=num_warps,
         launch_pdl=pdl,
-        **hint,
+        **persistent_args,
     )
     return out

@@ -17,7 +17,7 @@ What porter changed:
 - renamed index variables and temporaries after what they hold
 - turned 1 division(s) by a per-row value into multiplication by its reciprocal
 - derived a persistent kernel for rows that fit in registers (x read once); the looped kernel serves wider rows
-- on Hopper and later GPUs the kernels launch with programmatic dependent launch: each waits for the kernel before it, then lets the next one launch (a pointwise kernel's blocks over long rows once their loads are issued)
+- on Hopper and later GPUs the kernels launch with programmatic dependent launch: each waits for the kernel before it, then lets the next one launch (a reduction's programs of several rows once their loads are issued)
 """
 
 import torch
@@ -59,11 +59,13 @@ def quant_int8_kernel(
     BLOCK_COLS: tl.constexpr,
     STREAM_ROWS: tl.constexpr,
     LAUNCH_PDL: tl.constexpr,
+    EARLY_TRIGGER: tl.constexpr,
 ):
     if LAUNCH_PDL:
-        # wait for the kernel before this one, then let the next one launch
+        # wait for the kernel before this one; a program of one row lets the next one launch now
         tl.extra.cuda.gdc_wait()
-        tl.extra.cuda.gdc_launch_dependents()
+        if EARLY_TRIGGER:
+            tl.extra.cuda.gdc_launch_dependents()
     row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
@@ -80,6 +82,10 @@ def quant_int8_kernel(
         x = tl.load(
             x_ptr + (cols + rows * x_stride0), col_mask & row_mask, other=0.0
         ).to(tl.float32)
+    if LAUNCH_PDL:
+        if not EARLY_TRIGGER:
+            # a program of several rows lets the next kernel launch once its loads are issued
+            tl.extra.cuda.gdc_launch_dependents()
     tmp1 = tl.abs(x)
     _tmp3 = tl.where(col_mask & row_mask, tmp1, float("-inf"))
     row_max = max_nan(_tmp3, 1)[:, None]
@@ -302,7 +308,10 @@ def quant_int8(x: torch.Tensor):
         num_tokens, hidden, x.element_size()
     )
     kernel = quant_int8_kernel
-    hint = {"STREAM_ROWS": stream_rows(hidden, x.element_size())}
+    persistent_args = {
+        "STREAM_ROWS": stream_rows(hidden, x.element_size()),
+        "EARLY_TRIGGER": BLOCK_ROWS == 1,
+    }
     if (
         BLOCK_COLS > MAX_FUSED_COLS
         or BLOCK_COLS * x.element_size()
@@ -312,7 +321,7 @@ def quant_int8(x: torch.Tensor):
         BLOCK_ROWS = 1
         BLOCK_COLS, num_warps = looped_settings(num_tokens, hidden, x.element_size())
         kernel = quant_int8_kernel_looped
-        hint = {}
+        persistent_args = {}
     kernel[(triton.cdiv(num_tokens, BLOCK_ROWS),)](
         out1_ptr=out1_view0,
         x_ptr=x,
@@ -326,6 +335,6 @@ def quant_int8(x: torch.Tensor):
         LAUNCH_PDL=pdl,
         num_warps=num_warps,
         launch_pdl=pdl,
-        **hint,
+        **persistent_args,
     )
     return out0, out1

@@ -16,7 +16,7 @@ What porter changed:
 - loads upcast to fp32, stores cast to the output's element type (fp32/fp16/bf16 alike)
 - renamed index variables and temporaries after what they hold
 - derived a persistent kernel for rows that fit in registers (x read once); the looped kernel serves wider rows
-- on Hopper and later GPUs the kernels launch with programmatic dependent launch: each waits for the kernel before it, then lets the next one launch (a pointwise kernel's blocks over long rows once their loads are issued)
+- on Hopper and later GPUs the kernels launch with programmatic dependent launch: each waits for the kernel before it, then lets the next one launch (a reduction's programs of several rows once their loads are issued)
 """
 
 import torch
@@ -37,11 +37,13 @@ def rmsnorm_kernel(
     BLOCK_COLS: tl.constexpr,
     STREAM_ROWS: tl.constexpr,
     LAUNCH_PDL: tl.constexpr,
+    EARLY_TRIGGER: tl.constexpr,
 ):
     if LAUNCH_PDL:
-        # wait for the kernel before this one, then let the next one launch
+        # wait for the kernel before this one; a program of one row lets the next one launch now
         tl.extra.cuda.gdc_wait()
-        tl.extra.cuda.gdc_launch_dependents()
+        if EARLY_TRIGGER:
+            tl.extra.cuda.gdc_launch_dependents()
     row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
@@ -63,6 +65,10 @@ def rmsnorm_kernel(
     weight = tl.load(
         weight_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
     ).to(tl.float32)
+    if LAUNCH_PDL:
+        if not EARLY_TRIGGER:
+            # a program of several rows lets the next kernel launch once its loads are issued
+            tl.extra.cuda.gdc_launch_dependents()
     row_sum = tl.sum(_tmp3, 1)[:, None]
     tmp6 = tl.cast(hidden, tl.float32)
     tmp8 = row_sum / tmp6
@@ -277,7 +283,10 @@ def rmsnorm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-06):
         num_tokens, hidden, x.element_size()
     )
     kernel = rmsnorm_kernel
-    hint = {"STREAM_ROWS": stream_rows(hidden, x.element_size())}
+    persistent_args = {
+        "STREAM_ROWS": stream_rows(hidden, x.element_size()),
+        "EARLY_TRIGGER": BLOCK_ROWS == 1,
+    }
     if (
         BLOCK_COLS > MAX_FUSED_COLS
         or BLOCK_COLS * x.element_size()
@@ -287,7 +296,7 @@ def rmsnorm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-06):
         BLOCK_ROWS = 1
         BLOCK_COLS, num_warps = looped_settings(num_tokens, hidden, x.element_size())
         kernel = rmsnorm_kernel_looped
-        hint = {}
+        persistent_args = {}
     kernel[(triton.cdiv(num_tokens, BLOCK_ROWS),)](
         x_ptr=x,
         weight_ptr=weight,
@@ -301,6 +310,6 @@ def rmsnorm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-06):
         LAUNCH_PDL=pdl,
         num_warps=num_warps,
         launch_pdl=pdl,
-        **hint,
+        **persistent_args,
     )
     return out

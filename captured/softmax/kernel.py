@@ -20,7 +20,7 @@ What porter changed:
 - replaced Inductor's per-element finite-row test in softmax(x/c) by one test a row: (x - max x) / c, exact at the max, and NaN rows where max(x) / c overflows, as in torch
 - derived a persistent kernel for rows that fit in registers (x read once); the looped kernel serves wider rows
 - the looped kernel recomputes a value it stored only to reload it (the output is written once)
-- on Hopper and later GPUs the kernels launch with programmatic dependent launch: each waits for the kernel before it, then lets the next one launch (a pointwise kernel's blocks over long rows once their loads are issued)
+- on Hopper and later GPUs the kernels launch with programmatic dependent launch: each waits for the kernel before it, then lets the next one launch (a reduction's programs of several rows once their loads are issued)
 """
 
 import torch
@@ -54,11 +54,13 @@ def softmax_kernel(
     BLOCK_COLS: tl.constexpr,
     STREAM_ROWS: tl.constexpr,
     LAUNCH_PDL: tl.constexpr,
+    EARLY_TRIGGER: tl.constexpr,
 ):
     if LAUNCH_PDL:
-        # wait for the kernel before this one, then let the next one launch
+        # wait for the kernel before this one; a program of one row lets the next one launch now
         tl.extra.cuda.gdc_wait()
-        tl.extra.cuda.gdc_launch_dependents()
+        if EARLY_TRIGGER:
+            tl.extra.cuda.gdc_launch_dependents()
     row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
@@ -75,6 +77,10 @@ def softmax_kernel(
         logits = tl.load(
             logits_ptr + (cols + rows * logits_stride0), col_mask & row_mask, other=0.0
         ).to(tl.float32)
+    if LAUNCH_PDL:
+        if not EARLY_TRIGGER:
+            # a program of several rows lets the next kernel launch once its loads are issued
+            tl.extra.cuda.gdc_launch_dependents()
     tmp13 = 1.0
     tmp14 = logits * tmp13
     _tmp16 = tl.where(col_mask & row_mask, tmp14, float("-inf"))
@@ -315,7 +321,10 @@ def softmax(logits: torch.Tensor, temperature: float = 0.7):
         num_tokens, vocab, logits.element_size()
     )
     kernel = softmax_kernel
-    hint = {"STREAM_ROWS": stream_rows(vocab, logits.element_size())}
+    persistent_args = {
+        "STREAM_ROWS": stream_rows(vocab, logits.element_size()),
+        "EARLY_TRIGGER": BLOCK_ROWS == 1,
+    }
     if (
         BLOCK_COLS > MAX_FUSED_COLS
         or BLOCK_COLS * logits.element_size()
@@ -327,7 +336,7 @@ def softmax(logits: torch.Tensor, temperature: float = 0.7):
             num_tokens, vocab, logits.element_size()
         )
         kernel = softmax_kernel_looped
-        hint = {}
+        persistent_args = {}
     kernel[(triton.cdiv(num_tokens, BLOCK_ROWS),)](
         out_ptr=out,
         logits_ptr=logits,
@@ -340,6 +349,6 @@ def softmax(logits: torch.Tensor, temperature: float = 0.7):
         LAUNCH_PDL=pdl,
         num_warps=num_warps,
         launch_pdl=pdl,
-        **hint,
+        **persistent_args,
     )
     return out

@@ -14,7 +14,9 @@ from porter.port.fuse import fuse_pointwise
 from porter.port.generalize import bind_parameters, explicit_dtypes, readable_names
 from porter.port.guards import drop_finite_row_guard
 from porter.port.launcher import (
+    EARLY_TRIGGER_EXPR,
     LOOPED_MAX_BLOCK,
+    ROWS_EARLY_TRIGGER_EXPR,
     LOOPED_MIN_ROW_BYTES,
     plan_launcher,
 )
@@ -23,7 +25,13 @@ from porter.port.model import KernelPort
 from porter.port.online import online_max_sum_exp
 from porter.port.passes import PIPELINE as CLEANUP_PASSES
 from porter.port.passes import reciprocal_divisors
-from porter.port.pdl import PDL_NOTE, dependent_launch, trigger_after_loads
+from porter.port.pdl import (
+    ROWS_NOTES,
+    TILE_NOTES,
+    dependent_launch,
+    pdl_note,
+    trigger_after_loads,
+)
 from porter.port.persist import persist as persistent_form
 from porter.port.recompute import recompute_reloads
 from porter.port.tile import tile_rows_by_cols
@@ -128,8 +136,15 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
                 continue
             if step.pdl:
                 dependent_launch(form)
-            if step.early_trigger and not trigger_after_loads(form):
-                step.early_trigger = ""  # nothing loads at its top level
+            if step.early_trigger:
+                notes_ = TILE_NOTES if kp.tile is not None else ROWS_NOTES
+                if not trigger_after_loads(form, notes_):
+                    step.early_trigger = ""  # nothing loads at its top level
+            elif step.persistent_trigger and form is kp.persistent:
+                # The launcher passes EARLY_TRIGGER to it, having seen it load
+                # at its top level, so the split holds.
+                if not trigger_after_loads(form, ROWS_NOTES):
+                    raise RuntimeError(f"porter: {form.name} took no EARLY_TRIGGER")
             kernels.append({"source": ast.unparse(form), "do_not_specialize": dns})
         if kp.matmul is not None:
             if matmul_steps[kp.matmul.name].pdl:
@@ -137,7 +152,10 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
             kernels.append({"source": ast.unparse(kp.matmul), "do_not_specialize": dns})
     notes = _merge_notes(ports)
     if any(step.pdl for step in every_step):
-        notes.append(PDL_NOTE)
+        late = ["tile" for s in launches if s.early_trigger == EARLY_TRIGGER_EXPR]
+        late += ["rows" for s in launches if s.persistent_trigger]
+        late += ["rows" for s in launches if s.early_trigger == ROWS_EARLY_TRIGGER_EXPR]
+        notes.append(pdl_note(late))
     todos = [t for kp in ports for t in kp.todos]
     helpers = sorted(set().union(*(kp.helpers for kp in ports)), key=_helper_order)
     combine_fns, seen = [], set()
@@ -177,10 +195,12 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
         uses_tile=any(kp.tile is not None for kp in ports),
         uses_persistent=any(kp.persistent is not None for kp in ports),
         uses_online=any(kp.online is not None for kp in ports),
-        uses_stream_rows=any(step.kwargs for step in every_step),
+        uses_stream_rows="stream_rows(" in setup,
         uses_pdl=any(step.pdl for step in every_step),
         uses_matmul=bool(matmul_steps),
-        uses_early_trigger=any(step.early_trigger for step in launches),
+        uses_early_trigger=any(
+            step.early_trigger == EARLY_TRIGGER_EXPR for step in launches
+        ),
         looped_block_cols=LOOPED_MAX_BLOCK,
         looped_min_row_bytes=LOOPED_MIN_ROW_BYTES,
         uses_min_row_bytes="looped_min_row_bytes(" in setup,

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from porter.port.generalize import _launcher_expr
 from porter.port.model import KernelPort
+from porter.port.pdl import loads
 from porter.port.persist import STREAM_ROWS, _is_col_loop
 from porter.records import Capture, CompiledModule
 
@@ -37,6 +38,12 @@ NO_PDL_AFTER_EXTERN = (
 # block spans a few columns (at most tile_settings' DECODE_BLOCK), and after its
 # loads where it spans a long row (porter.port.pdl).
 EARLY_TRIGGER_EXPR = "BLOCK_COLS <= DECODE_BLOCK"
+# A reduction's persistent kernel does so where a program holds one row, and
+# after its loads where it holds several narrow rows.
+ROWS_EARLY_TRIGGER_EXPR = "BLOCK_ROWS == 1"
+# The launcher's dict of the arguments only the persistent kernel takes
+# (rendered `**persistent_args`); its other kernels' branches empty it.
+PERSISTENT_ARGS = "persistent_args"
 
 
 @dataclass
@@ -70,9 +77,13 @@ class LaunchStep:
     # Launched with programmatic dependent launch where the device has it
     # (porter.port.pdl): LAUNCH_PDL=pdl, launch_pdl=pdl.
     pdl: bool = False
-    # Where the kernel also takes EARLY_TRIGGER (a pointwise tile kernel,
-    # porter.port.pdl.trigger_after_loads): the expression it is passed.
+    # Where the kernel also takes EARLY_TRIGGER (a pointwise tile kernel, or
+    # Inductor's persistent reduction; porter.port.pdl.trigger_after_loads):
+    # the expression it is passed.
     early_trigger: str = ""
+    # Where porter's persistent kernel takes EARLY_TRIGGER, passed in
+    # PERSISTENT_ARGS (the looped kernels do not take it).
+    persistent_trigger: bool = False
     # Where set, the step runs only under this condition, and either the
     # launcher returns after it or, where `otherwise` holds steps, those run
     # instead (porter.port.matmul: the slower way to the same outputs).
@@ -233,8 +244,8 @@ def plan_launcher(
             continue
         kp = port_by_name.get(step.name)
         if kp is not None:  # None: fused into an earlier kernel's launch
-            launch = _launch(kp, inputs)
-            launch.pdl = PDL_AFTER_EXTERN or not steps or steps[-1].kind != "extern"
+            pdl = PDL_AFTER_EXTERN or not steps or steps[-1].kind != "extern"
+            launch = _launch(kp, inputs, pdl)
             if not launch.pdl:
                 launch.setup.insert(0, NO_PDL_AFTER_EXTERN)
             elif kp.tile is not None:
@@ -289,8 +300,10 @@ def _extern_call(text: str, wrapper_var, var_of, symbols) -> str:
     return ast.unparse(Fix().visit(node))
 
 
-def _launch(kp: KernelPort, inputs: set[str]) -> LaunchStep:
+def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
     cfg = kp.record.config
+    early_trigger = ""
+    persistent_trigger = False
     args = []
     for p in kp.params:
         args.append((p.name, p.value))
@@ -332,17 +345,23 @@ def _launch(kp: KernelPort, inputs: set[str]) -> LaunchStep:
                 f"BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings({numel}, {row}{elem})"
             )
             setup.append(f"kernel = {kp.persistent.name}")
-            hinted = any(a.arg == STREAM_ROWS for a in kp.persistent.args.args)
-            if hinted:
-                # Only the persistent kernel takes the hint; the others reset it.
-                setup.append(f'hint = {{"{STREAM_ROWS}": stream_rows({row}{elem})}}')
-                kwargs = "hint"
+            # Only the persistent kernel takes these; the others' branches
+            # empty the dict.
+            only = []
+            if any(a.arg == STREAM_ROWS for a in kp.persistent.args.args):
+                only.append(f'"{STREAM_ROWS}": stream_rows({row}{elem})')
+            if pdl and any(loads(st) for st in kp.persistent.body):
+                only.append(f'"EARLY_TRIGGER": {ROWS_EARLY_TRIGGER_EXPR}')
+                persistent_trigger = True
+            if only:
+                setup.append(f"{PERSISTENT_ARGS} = {{{', '.join(only)}}}")
+                kwargs = PERSISTENT_ARGS
             looped = [
                 "# Wide rows: stream the row in blocks, re-reading it from cache.",
                 "BLOCK_ROWS = 1",
                 f"BLOCK_COLS, num_warps = looped_settings({numel}, {row}{elem})",
                 f"kernel = {kp.looped_name}",
-            ] + (["hint = {}"] if hinted else [])
+            ] + ([f"{PERSISTENT_ARGS} = {{}}"] if only else [])
             if cfg:
                 looped[1] = f"BLOCK_ROWS = {rows_per_program}"
                 looped.append(
@@ -361,7 +380,7 @@ def _launch(kp: KernelPort, inputs: set[str]) -> LaunchStep:
                     "# Many very wide rows: one pass over each row, in blocks.",
                     f"BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings({numel}, ONLINE_BLOCK_COLS{elem})",
                     f"kernel = {kp.online.name}",
-                ] + (["hint = {}"] if hinted else [])
+                ] + ([f"{PERSISTENT_ARGS} = {{}}"] if only else [])
                 branches = (
                     f"if BLOCK_COLS >= ONLINE_MIN_COLS and {numel} >= ONLINE_MIN_ROWS:\n"
                     + _indent(online)
@@ -374,6 +393,8 @@ def _launch(kp: KernelPort, inputs: set[str]) -> LaunchStep:
             setup.append(
                 f"BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings({numel}, {row}{elem})"
             )
+            if pdl and any(loads(st) for st in kp.tree.body):
+                early_trigger = ROWS_EARLY_TRIGGER_EXPR
         else:
             setup.append(f"BLOCK_ROWS = {rows_per_program}")
             setup.append(
@@ -394,6 +415,9 @@ def _launch(kp: KernelPort, inputs: set[str]) -> LaunchStep:
         num_warps=warps,
         num_stages=str(cfg.num_stages) if cfg else "",
         kwargs=kwargs,
+        pdl=pdl,
+        early_trigger=early_trigger,
+        persistent_trigger=persistent_trigger,
     )
 
 

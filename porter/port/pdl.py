@@ -32,6 +32,15 @@ trigger's time that way at 256 tokens, 0.91-1.01 at 128-1024; triggering
 after the loads in the decode-sized blocks of 64 tokens took 1.12-1.21 of
 it, and in rotary_neox's blocks of 16 rows of 64, 1.17 at 4096 tokens in bf16
 (docs/benchmarks/NOTES.md).
+
+A reduction's persistent kernel is split the same way, on the rows a program
+holds: one row (every decode size, and every wide row) triggers right after
+the wait, several narrow rows once their loads are issued. Over 20 calls a
+graph of rotated inputs on an H200, the late trigger took 0.73 of the early
+one's time for kb_scaled_rmsnorm fp32 at 4096 rows of 512 (4.75 against
+6.54 µs), 0.90-0.96 at 1024 rows of 512-1024 fp32, 0.98-1.01 from 4096
+rows elsewhere; at 1-16 rows of one row a program it took 1.10-1.24
+(docs/benchmarks/NOTES.md).
 """
 
 from __future__ import annotations
@@ -45,8 +54,22 @@ LAUNCH_PDL = "LAUNCH_PDL"
 PDL_NOTE = (
     "on Hopper and later GPUs the kernels launch with programmatic dependent "
     "launch: each waits for the kernel before it, then lets the next one launch"
-    " (a pointwise kernel's blocks over long rows once their loads are issued)"
 )
+# What pdl_note adds where the scaffold's kernels trigger after their loads.
+LATE_TRIGGER_NOTES = {
+    "tile": "a pointwise kernel's blocks over long rows",
+    "rows": "a reduction's programs of several rows",
+}
+
+
+def pdl_note(late: list[str]) -> str:
+    """PDL_NOTE, with the kernels that let the next one launch only once their
+    loads are issued (keys of LATE_TRIGGER_NOTES, in that order)."""
+    kinds = [LATE_TRIGGER_NOTES[k] for k in LATE_TRIGGER_NOTES if k in late]
+    if not kinds:
+        return PDL_NOTE
+    return f"{PDL_NOTE} ({' and '.join(kinds)} once their loads are issued)"
+
 
 EARLY_TRIGGER = "EARLY_TRIGGER"
 GDC_WAIT = "tl.extra.cuda.gdc_wait()"
@@ -88,13 +111,30 @@ def loads(stmt: ast.stmt) -> bool:
     return any(_is_call(n, "tl.load") for n in ast.walk(stmt))
 
 
-def trigger_after_loads(fn: ast.FunctionDef) -> bool:
+# What the split block says, by what the launcher compares: a tile kernel's
+# block columns, a persistent reduction's rows a program.
+TILE_NOTES = (
+    "wait for the kernel before this one; a block of a few columns "
+    "lets the next one launch now",
+    "a block over a long row lets the next kernel launch once its loads are issued",
+)
+ROWS_NOTES = (
+    "wait for the kernel before this one; a program of one row "
+    "lets the next one launch now",
+    "a program of several rows lets the next kernel launch once its loads are issued",
+)
+
+
+def trigger_after_loads(
+    fn: ast.FunctionDef, notes: tuple[str, str] = TILE_NOTES
+) -> bool:
     """Split the LAUNCH_PDL block of a kernel dependent_launch opened: the
     trigger stays beside the wait under `if EARLY_TRIGGER:`, and is repeated
     under `if not EARLY_TRIGGER:` after the last top-level statement that
-    loads; adds the EARLY_TRIGGER constexpr after LAUNCH_PDL. False
-    (unchanged) where the kernel has no such block, already has the
-    parameter, or loads nothing at its top level."""
+    loads; adds the EARLY_TRIGGER constexpr after LAUNCH_PDL. `notes` are the
+    two blocks' comments (TILE_NOTES, ROWS_NOTES). False (unchanged) where the
+    kernel has no such block, already has the parameter, or loads nothing at
+    its top level."""
     if any(a.arg == EARLY_TRIGGER for a in fn.args.args):
         return False
     at = next((i for i, s in enumerate(fn.body) if is_pdl_block(s)), None)
@@ -103,22 +143,15 @@ def trigger_after_loads(fn: ast.FunctionDef) -> bool:
     loading = [i for i, s in enumerate(fn.body) if i > at and loads(s)]
     if not loading:
         return False
+    early_note, late_note = notes
     fn.body[at].body = [
-        _comment(
-            "wait for the kernel before this one; a block of a few columns "
-            "lets the next one launch now"
-        ),
+        _comment(early_note),
         *ast.parse(f"{GDC_WAIT}\nif {EARLY_TRIGGER}:\n    {GDC_LAUNCH}").body,
     ]
     late = ast.parse(
         f"if {LAUNCH_PDL}:\n    if not {EARLY_TRIGGER}:\n        {GDC_LAUNCH}"
     ).body[0]
-    late.body[0].body.insert(
-        0,
-        _comment(
-            "a block over a long row lets the next kernel launch once its loads are issued"
-        ),
-    )
+    late.body[0].body.insert(0, _comment(late_note))
     fn.body.insert(loading[-1] + 1, late)
     pdl = next(i for i, a in enumerate(fn.args.args) if a.arg == LAUNCH_PDL)
     fn.args.args.insert(
