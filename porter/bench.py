@@ -992,6 +992,17 @@ def aggregate(folder: Path, captured: Path | None = None) -> str:
             "Timed on an older kernel.py than the case folder holds now (re-run "
             "porter bench for them): " + "; ".join(changed) + ".",
         ]
+    carried = [r for r in every if r.get("carried")]
+    if carried:
+        tritons = sorted({r["carried"].get("triton", "?") for r in carried})
+        lines += [
+            "",
+            f"{len(carried)} of {len(every)} rows were timed on an earlier "
+            "kernel.py whose launches at their points compile to the same SASS, "
+            "grid and launch options as today's (`tools/carry_rows.py`, "
+            f"compiled for sm_90 with triton {', '.join(tritons)}): they time "
+            "today's kernels and count as its rows.",
+        ]
     if unrecorded:
         lines += [
             "",

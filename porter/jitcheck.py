@@ -158,15 +158,16 @@ def specialization_key(kernel, bound: inspect.BoundArguments) -> tuple:
 class _Recorder:
     """Wraps each kernel's `run` to record the specialization key of every launch;
     with execute=False the kernels are not run (keys of sizes too large to run).
-    on_launch(name, kernel, bound arguments, launch options), if given, sees
-    each launch as well (tools/regcount.py compiles them)."""
+    on_launch(name, kernel, bound arguments, launch options, the launch's other
+    keywords with its grid), if given, sees each launch as well
+    (tools/regcount.py compiles them)."""
 
     def __init__(
         self,
         kernels: dict[str, Any],
         execute: bool = True,
         on_launch: (
-            Callable[[str, Any, inspect.BoundArguments, dict], None] | None
+            Callable[[str, Any, inspect.BoundArguments, dict, dict], None] | None
         ) = None,
     ) -> None:
         self.kernels = kernels
@@ -195,7 +196,10 @@ class _Recorder:
                 self.seen.setdefault(key, self.context)
                 self.launches += 1
                 if self.on_launch is not None:
-                    self.on_launch(_name, _kernel, bound, options)
+                    # What the launch passes besides the kernel's arguments
+                    # (grid, launch_pdl, num_warps ...), as the caller gave it.
+                    launch = {k: v for k, v in kwargs.items() if k not in params}
+                    self.on_launch(_name, _kernel, bound, options, launch)
                 return _original(*args, **kwargs) if self.execute else None
 
             kernel.run = run

@@ -489,6 +489,26 @@ def test_report_lists_rows_of_another_kernel_py(tmp_path):
     assert "1 of 2 rows were timed before porter bench recorded" in summary
 
 
+def test_report_counts_rows_carried_over_a_kernel_py_change(tmp_path):
+    results, case = tmp_path / "results", tmp_path / "captured" / "demo"
+    results.mkdir()
+    case.mkdir(parents=True)
+    (case / "kernel.py").write_text("BLOCK = 512\n")
+    rows = _rows()
+    for r in rows:
+        r["kernel_sha"] = bench.kernel_fingerprint(case)
+    summary = _summary(results, rows, tmp_path / "captured")
+    assert "carry_rows" not in summary
+    rows[0]["carried"] = {
+        "from": "0123456789ab",
+        "triton": "3.6.0",
+        "date": "2026-12-02",
+    }
+    summary = _summary(results, rows, tmp_path / "captured")
+    assert "1 of 2 rows were timed on an earlier kernel.py" in summary
+    assert "with triton 3.6.0" in summary and "older kernel.py" not in summary
+
+
 KERNEL_PY = '''"""A scaffold.
 
 Measured: 0.9x (a figure that changes)."""

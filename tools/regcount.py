@@ -214,9 +214,10 @@ def programs_per_sm(regs: int, warps: int, shared: int) -> int:
 
 
 def launches(case, module, dtype: str, point, pdl: bool = False) -> list[tuple]:
-    """(kernel name, kernel, bound arguments, options) of each launch at a point,
-    recorded without calling the kernels; pdl: as on a Hopper GPU, with
-    programmatic dependent launch (the CPU inputs would turn it off)."""
+    """(kernel name, kernel, bound arguments, options, the launch's other
+    keywords) of each launch at a point, recorded without calling the kernels;
+    pdl: as on a Hopper GPU, with programmatic dependent launch (the CPU inputs
+    would turn it off)."""
     seen = []
     record = _Recorder(
         _kernels(module), execute=False, on_launch=lambda *call: seen.append(call)
@@ -237,7 +238,7 @@ def compile_rows(case, files: dict, dtype: str, points, arch=90, sass=False, pdl
         for label, module in files.items():
             done = set()
             calls = launches(case, module, dtype, point, pdl)
-            for name, kernel, bound, options in calls:
+            for name, kernel, bound, options, _ in calls:
                 src, constexprs = source_of(kernel, bound)
                 key = (
                     name,

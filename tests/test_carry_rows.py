@@ -1,0 +1,136 @@
+"""tools/carry_rows.py: a stored row moves to today's kernel.py only where the
+launches it timed compile to the same SASS, grid and launch options (compiled
+for sm_90 with the wheel's ptxas, no GPU)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from porter.bench import kernel_fingerprint
+from porter.testing.parity import _import
+
+ROOT = Path(__file__).resolve().parents[1]
+carry_rows = _import(ROOT / "tools" / "carry_rows.py", "carry_rows_tool")
+kernel_variant = _import(ROOT / "tools" / "kernel_variant.py", "kernel_variant_tool")
+KB = ROOT / "captured" / "kb_scaled_rmsnorm"
+
+
+def test_point_of_reads_the_rows_shape():
+    point = carry_rows.point_of(
+        {"dtype": "float32", "shape": "num_tokens=4096xhidden=1024"}
+    )
+    assert point.dtype == "float32"
+    assert point.sizes == {"num_tokens": 4096, "hidden": 1024}
+
+
+def test_first_difference_names_the_step_and_part():
+    launch = ("launch", "k", "sass1", "(4,)", {"num_warps": "4"})
+    alloc = ("op", "aten.empty_strided", (((4,), (1,), "torch.float32"),))
+    assert carry_rows.first_difference([alloc, launch], [alloc, launch]) is None
+    other = ("launch", "k", "sass2", "(4,)", {"num_warps": "8"})
+    assert carry_rows.first_difference([alloc, launch], [alloc, other]) == (
+        "step 2 (launch k): its SASS and launch options differ"
+    )
+    assert carry_rows.first_difference([launch], [launch, launch]) == "1 steps -> 2"
+    assert carry_rows.first_difference([alloc], [launch]).startswith("step 1: op")
+
+
+def test_a_launcher_doing_torch_work_is_not_carried():
+    trace = [
+        ("op", "aten.empty_strided", ()),
+        ("op", "aten.addmm", ()),
+        ("launch", "k", "s", "(1,)", {}),
+    ]
+    assert carry_rows.costly_ops(trace) == ["aten.addmm"]
+    assert carry_rows.costly_ops(trace[:1]) == []
+
+
+def _carry(tmp_path, versions: dict[str, str], rows: list[tuple[str, str]]):
+    """Run the tool in a process of its own (the test session runs Triton's
+    interpreter, whose kernels cannot be compiled) over kb_scaled_rmsnorm rows
+    (shape, name of the kernel.py text it timed, or a kernel_sha), with those
+    texts as its history; the rows written back and what it said."""
+    bench, hist = tmp_path / "bench", tmp_path / "hist" / "kb_scaled_rmsnorm"
+    bench.mkdir()
+    hist.mkdir(parents=True)
+    for name, text in versions.items():
+        (hist / f"{name}.py").write_text(text)
+    stored = [
+        {
+            "dtype": "float32",
+            "shape": shape,
+            "kernel_sha": (
+                carry_rows.sha_of(versions[timed]) if timed in versions else timed
+            ),
+            "ported_graph_us": 1.0,
+        }
+        for shape, timed in rows
+    ]
+    (bench / "kb_scaled_rmsnorm.json").write_text(json.dumps(stored))
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    argv = ["kb_scaled_rmsnorm", "--dir", str(bench), "--history", str(hist.parent)]
+    done = subprocess.run(
+        [sys.executable, "tools/carry_rows.py", *argv, "--write"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads((bench / "kb_scaled_rmsnorm.json").read_text()), done.stderr
+
+
+def test_rows_carry_where_the_change_folds_away_and_only_there(tmp_path):
+    # The kernel before its trigger moved after the loads where a program
+    # holds several rows: at 16 rows (one row a program) it compiles to the
+    # same SASS, at 4096 (two rows) it does not.
+    today = (KB / "kernel.py").read_text()
+    before, changed = kernel_variant.variant(today, "pdl-early")
+    assert changed and carry_rows.sha_of(before) != kernel_fingerprint(KB)
+    rows, said = _carry(
+        tmp_path, {"before": before}, [("batch=16", "before"), ("batch=4096", "before")]
+    )
+    assert rows[0]["kernel_sha"] == kernel_fingerprint(KB)
+    assert rows[0]["carried"]["from"] == carry_rows.sha_of(before)
+    assert rows[1]["kernel_sha"] == carry_rows.sha_of(before)
+    assert "carried" not in rows[1]
+    assert (
+        "batch=4096: not carried, step 2 (launch model_kernel): its SASS differs"
+        in said
+    )
+    assert "kb_scaled_rmsnorm: 1 row(s) carried" in said
+
+
+def test_rows_of_other_warps_or_unknown_code_stay(tmp_path):
+    today = (KB / "kernel.py").read_text()
+    more_warps = today.replace(
+        "return rows, block, min(rows, 8)", "return rows, block, min(rows, 8) * 2"
+    )
+    assert more_warps != today
+    rows, said = _carry(
+        tmp_path,
+        {"warps": more_warps},
+        [("batch=4096", "warps"), ("batch=16", "0123456789ab")],
+    )
+    assert [r["kernel_sha"] for r in rows] == [
+        carry_rows.sha_of(more_warps),
+        "0123456789ab",
+    ]
+    assert not any("carried" in r for r in rows)
+    assert (
+        "batch=4096: not carried, step 2 (launch model_kernel): its SASS and launch options differ"
+        in said
+    )
+    assert "batch=16: no kernel.py 0123456789ab in the history; not carried" in said
+
+
+def test_help_names_the_history_options(capsys, monkeypatch):
+    monkeypatch.setattr("sys.argv", ["carry_rows", "--help"])
+    with pytest.raises(SystemExit):
+        carry_rows.main()
+    out = capsys.readouterr().out
+    assert "--history DIR" in out and "--save-history DIR" in out and "--write" in out

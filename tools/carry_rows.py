@@ -1,0 +1,327 @@
+"""Carry stored benchmark rows over a kernel.py change that leaves their
+launches as they were.
+
+A row records the kernel.py it timed (`kernel_sha`, the hash of
+porter.bench.code_text), and `porter report` flags a row timed on another
+kernel.py than its case holds now. Many generator changes leave most points'
+launches alone: a branch on a constexpr that folds away at those points, a
+launcher that passes an argument under a new name. For each such row this
+finds the kernel.py it timed in git history, runs that launcher and today's at
+the row's point on uninitialized CPU inputs without calling the kernels, as on
+a Hopper GPU (programmatic dependent launch on, tools/regcount.py's way),
+compiles every launch for sm_90 with the triton installed and compares the two
+launch by launch: the kernel's name and SASS, the grid, and the launch's own
+arguments (warps, stages, launch_pdl). The torch ops each launcher runs are
+compared too, and a launcher that runs any but allocations and views is not
+carried (its rows time torch's work as well).
+
+Where everything matches, `--write` gives the row today's kernel_sha and
+records `carried` (the sha it was timed on, the triton that compiled the
+check, the date); elsewhere the row stays as it is and the first difference is
+printed. Run it with the triton the rows were timed with (the GPU machine's),
+so that the SASS compared is the SASS that ran:
+
+    python3 tools/carry_rows.py rmsnorm softmax --write
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import hashlib
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import torch  # noqa: E402
+import triton  # noqa: E402
+from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
+from triton.backends.compiler import GPUTarget  # noqa: E402
+
+from porter.bench import Point, code_text, kernel_fingerprint  # noqa: E402
+from porter.jitcheck import _kernels, _Recorder  # noqa: E402
+from porter.testing.parity import _import, load_case  # noqa: E402
+
+regcount = _import(ROOT / "tools" / "regcount.py", "regcount_for_carry")
+
+# Torch ops a launcher may run without adding work a graph replay times:
+# allocations and views (overload packets, as torch names them).
+CHEAP_OPS = {
+    "aten.empty_strided",
+    "aten.empty",
+    "aten.view",
+    "aten._unsafe_view",
+    "aten.as_strided",
+    "aten.t",
+    "aten.transpose",
+    "aten.permute",
+    "aten.expand",
+    "aten.slice",
+    "aten.select",
+    "aten.unsqueeze",
+    "aten.squeeze",
+    "aten.alias",
+    "aten.detach",
+}
+
+
+class _Ops(TorchDispatchMode):
+    """Records the torch ops run under it, with their outputs' shapes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ops: list[tuple] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        shapes = tuple(
+            (tuple(t.shape), tuple(t.stride()), str(t.dtype))
+            for t in (out if isinstance(out, (tuple, list)) else [out])
+            if isinstance(t, torch.Tensor)
+        )
+        self.ops.append((str(func.overloadpacket), shapes))
+        return out
+
+
+def history(case_dir: Path) -> dict[str, str]:
+    """kernel_sha -> the kernel.py text, for every committed version of the
+    case's kernel.py (newest first wins nothing: equal hashes, equal code)."""
+    rel = case_dir.resolve().relative_to(ROOT) / "kernel.py"
+    commits = subprocess.run(
+        ["git", "log", "--format=%H", "--", str(rel)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    found = {}
+    for commit in commits:
+        text = subprocess.run(
+            ["git", "show", f"{commit}:{rel}"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        ).stdout
+        if not text:
+            continue
+        try:
+            found.setdefault(sha_of(text), text)
+        except SyntaxError:
+            continue
+    return found
+
+
+def sha_of(text: str) -> str:
+    """A kernel.py text's kernel_sha (porter.bench.kernel_fingerprint's)."""
+    return hashlib.sha256(code_text(text).encode()).hexdigest()[:12]
+
+
+def point_of(row: dict) -> Point:
+    """The row's point: its dtype and sizes ("num_tokens=4096xhidden=1024")."""
+    sizes = {k: int(v) for k, v in (p.split("=") for p in row["shape"].split("x"))}
+    return Point(row["dtype"], sizes)
+
+
+class Fingerprints:
+    """The launch trace of a module at a point, its SASS compiled once per
+    distinct specialization."""
+
+    def __init__(self, arch: int = 90) -> None:
+        self.target = GPUTarget("cuda", arch, 32)
+        self.sass: dict[tuple, str] = {}
+
+    def _sass(self, kernel, bound, options) -> str:
+        src, constexprs = regcount.source_of(kernel, bound)
+        key = (
+            hashlib.sha256(kernel.src.encode()).hexdigest(),
+            repr(src.signature),
+            repr(constexprs),
+            repr(src.attrs),
+            repr(options),
+        )
+        if key not in self.sass:
+            compiled = triton.compile(src, target=self.target, options=options)
+            listing = regcount._cuobjdump(compiled.asm["cubin"], "--dump-sass")
+            self.sass[key] = hashlib.sha256(listing.encode()).hexdigest()[:16]
+        return self.sass[key]
+
+    def trace(self, case, module, point: Point) -> list[tuple]:
+        """[("op", name, shapes) | ("launch", kernel, sass, grid, options)]
+        in the order the launcher runs them."""
+        ops = _Ops()
+        seen: list[tuple] = []  # (ops run before it, the launch)
+        record = _Recorder(
+            _kernels(module),
+            execute=False,
+            on_launch=lambda *call: seen.append((len(ops.ops), call)),
+        )
+        inputs = regcount.make_inputs(
+            case, regcount.Scenario(point.dtype, point.sizes), "cpu", 0, filled=False
+        )
+        entry = regcount.scaffold_entry(case, point.dtype, "cpu", kernel=module)
+        # As on a Hopper GPU; a kernel.py from before PDL has no switch.
+        hopper = (
+            regcount.mock.patch.object(module, "pdl_enabled", lambda _: True)
+            if hasattr(module, "pdl_enabled")
+            else regcount.contextlib.nullcontext()
+        )
+        with hopper, record, torch.no_grad(), ops:
+            entry(*inputs)
+        out: list[tuple] = []
+        at = 0
+        for mark, (name, kernel, bound, options, launch) in seen:
+            out += [("op", *op) for op in ops.ops[at:mark]]
+            at = mark
+            grid = launch.get("grid")
+            if callable(grid):
+                grid = grid(dict(bound.arguments))
+            extra = {
+                k: repr(v) for k, v in launch.items() if k not in ("grid", "warmup")
+            }
+            out.append(
+                ("launch", name, self._sass(kernel, bound, options), repr(grid), extra)
+            )
+        out += [("op", *op) for op in ops.ops[at:]]
+        return out
+
+
+def costly_ops(trace: list[tuple]) -> list[str]:
+    """The torch ops of a trace that do work a replay would time."""
+    return sorted({t[1] for t in trace if t[0] == "op" and t[1] not in CHEAP_OPS})
+
+
+_PARTS = {
+    "launch": ("kernel", "SASS", "grid", "launch options"),
+    "op": ("op", "outputs"),
+}
+
+
+def first_difference(old: list[tuple], new: list[tuple]) -> str | None:
+    """Where two launch traces first differ, in words; None where they match."""
+    for i, (a, b) in enumerate(zip(old, new), 1):
+        if a == b:
+            continue
+        if a[0] != b[0]:
+            return f"step {i}: {a[0]} {a[1]} -> {b[0]} {b[1]}"
+        parts = [n for n, x, y in zip(_PARTS[a[0]], a[1:], b[1:]) if x != y]
+        verb = "differs" if len(parts) == 1 else "differ"
+        return f"step {i} ({a[0]} {a[1]}): its {' and '.join(parts)} {verb}"
+    if len(old) != len(new):
+        return f"{len(old)} steps -> {len(new)}"
+    return None
+
+
+def carry_case(
+    case_dir: Path, rows: list[dict], prints: Fingerprints, say, texts=None
+) -> int:
+    """Carry the case's stale rows that match (in place); how many. texts:
+    kernel_sha -> kernel.py text (default: the case's git history)."""
+    current = kernel_fingerprint(case_dir)
+    stale = [r for r in rows if r.get("kernel_sha") and r["kernel_sha"] != current]
+    if not stale:
+        return 0
+    texts = history(case_dir) if texts is None else texts
+    case = load_case(case_dir)
+    today = case.kernel
+    modules: dict[str, object] = {}
+    carried = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, row in enumerate(stale, 1):
+            label = f"{case_dir.name} {row['dtype']} {row['shape']}"
+            old_sha = row["kernel_sha"]
+            if old_sha not in texts:
+                say(f"{label}: no kernel.py {old_sha} in the history; not carried")
+                continue
+            if old_sha not in modules:
+                path = Path(tmp) / f"k_{old_sha}.py"
+                path.write_text(texts[old_sha])
+                modules[old_sha] = _import(path, f"carry_{case_dir.name}_{old_sha}")
+            point = point_of(row)
+            old = prints.trace(case, modules[old_sha], point)
+            new = prints.trace(case, today, point)
+            costly = costly_ops(old) or costly_ops(new)
+            diff = first_difference(old, new)
+            if costly:
+                say(f"{label}: the launcher runs {', '.join(costly)}; not carried")
+            elif diff:
+                say(f"{label}: not carried, {diff}")
+            else:
+                row["kernel_sha"] = current
+                row["carried"] = {
+                    "from": old_sha,
+                    "triton": triton.__version__,
+                    "date": datetime.date.today().isoformat(),
+                }
+                carried += 1
+            if i % 10 == 0:
+                say(f"{case_dir.name}: {i} of {len(stale)} stale rows checked")
+    return carried
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("cases", nargs="*", help="case names (default: every stored)")
+    ap.add_argument("--dir", default=str(ROOT / "docs" / "benchmarks"))
+    ap.add_argument("--captured", default=str(ROOT / "captured"))
+    ap.add_argument("--arch", type=int, default=90, help="compute capability")
+    ap.add_argument("--write", action="store_true", help="write the carried rows back")
+    ap.add_argument(
+        "--history",
+        metavar="DIR",
+        help="kernel.py versions as DIR/<case>/<kernel_sha>.py, in place of git "
+        "history (a machine without the repository's .git)",
+    )
+    ap.add_argument(
+        "--save-history",
+        metavar="DIR",
+        help="write the cases' kernel.py versions from git history there, for "
+        "--history, and stop",
+    )
+    args = ap.parse_args()
+    folder = Path(args.dir)
+    names = args.cases or sorted(p.stem for p in folder.glob("*.json"))
+    prints = Fingerprints(args.arch)
+
+    def say(line: str) -> None:
+        print(f"carry_rows: {line}", file=sys.stderr, flush=True)
+
+    total = 0
+    for name in names:
+        path = folder / f"{name}.json"
+        case_dir = Path(args.captured) / name
+        if not path.is_file() or not (case_dir / "kernel.py").is_file():
+            say(f"{name}: no stored rows or no case folder; skipped")
+            continue
+        if args.save_history:
+            out = Path(args.save_history) / name
+            out.mkdir(parents=True, exist_ok=True)
+            for sha, text in history(case_dir).items():
+                (out / f"{sha}.py").write_text(text)
+            continue
+        texts = None
+        if args.history:
+            # Keyed by their own code's hash, whatever the files are called.
+            texts = {}
+            for version in (Path(args.history) / name).glob("*.py"):
+                text = version.read_text()
+                texts[sha_of(text)] = text
+        rows = json.loads(path.read_text())
+        carried = carry_case(case_dir, rows, prints, say, texts)
+        total += carried
+        say(f"{name}: {carried} row(s) carried")
+        if carried and args.write:
+            path.write_text(json.dumps(rows, indent=1) + "\n")
+    if args.save_history:
+        say(f"kernel.py versions written under {args.save_history}")
+        return 0
+    say(f"{total} row(s) carried" + ("" if args.write else " (not written: --write)"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
