@@ -224,12 +224,16 @@ def test_pdl_enabled_never_under_the_interpreter(monkeypatch):
     assert mod.pdl_enabled(torch.device("cuda", 0))
 
 
-def test_a_caller_turns_pdl_off_for_a_device_before_the_first_call(monkeypatch):
+PDL_CASES = [c for c in CASES if "pdl_enabled(" in (c / "kernel.py").read_text()]
+
+
+@pytest.mark.parametrize("case", PDL_CASES, ids=lambda p: p.name)
+def test_set_pdl_turns_it_off_and_on_by_device(case, monkeypatch):
     # docs/port.md: behind a kernel that never lets the next one launch early,
-    # PDL costs a call 0.2-0.3 us on the H200; the cache is the switch.
+    # PDL costs a call 0.2-0.3 us on the H200; an engine turns it off there.
     import triton
 
-    mod = _scaffold("silu_and_mul")
+    mod = _import(case / "kernel.py", f"set_pdl_{case.name}")
     monkeypatch.setattr(triton.knobs.runtime, "interpret", False)
     monkeypatch.setattr(torch.version, "hip", None)
     asked = []
@@ -237,10 +241,25 @@ def test_a_caller_turns_pdl_off_for_a_device_before_the_first_call(monkeypatch):
         torch.cuda, "get_device_capability", lambda d: asked.append(d) or (9, 0)
     )
     monkeypatch.setattr(mod, "_PDL_BY_DEVICE", {})
-    mod._PDL_BY_DEVICE[torch.device("cuda:0")] = False
-    assert not mod.pdl_enabled(torch.device("cuda", 0))
-    assert mod.pdl_enabled(torch.device("cuda", 1))
-    assert asked == [torch.device("cuda", 1)]
+    monkeypatch.setattr(mod, "_PDL_WANTED", {None: True})
+    gpu0, gpu1 = torch.device("cuda", 0), torch.device("cuda", 1)
+
+    def on():
+        return [mod.pdl_enabled(gpu0), mod.pdl_enabled(gpu1)]
+
+    assert on() == [True, True]
+    mod.set_pdl(False, "cuda:1")
+    assert on() == [True, False]
+    mod.set_pdl(False)  # every GPU
+    asked.clear()
+    assert on() == [False, False] and asked == []  # off asks CUDA nothing
+    mod.set_pdl(True, gpu0)
+    assert on() == [True, False]
+    mod.set_pdl(True)
+    assert on() == [True, True]
+    with pytest.raises(ValueError, match="'cuda:0'"):
+        mod.set_pdl(False, "cuda")
+    assert on() == [True, True]  # a refused call changes nothing
 
 
 TILE_CASES = [

@@ -284,21 +284,44 @@ def launch_settings(num_rows, row_size, elem_bytes=2):
 # writes before touching memory. Inside a CUDA graph of 20 calls on an H200,
 # decode-sized calls took 0.66-0.85 of their time without it at 1-256 tokens
 # (docs/benchmarks/NOTES.md). Triton's interpreter and older GPUs launch
-# without it.
+# without it, and set_pdl turns it off.
 _PDL_BY_DEVICE = {}
+# What set_pdl asked for, by device; None: every device not named.
+_PDL_WANTED = {None: True}
+
+
+def set_pdl(enabled, device=None):
+    """Launch this module's kernels with programmatic dependent launch (the
+    default, where the GPU has it) or without, on one GPU ("cuda:0", or a
+    tensor's .device) or, with device None, on every GPU, from the next call.
+    Turn it off where an engine runs these kernels behind ones that never let
+    the next kernel launch early (torch's elementwise kernels): there PDL only
+    adds its wait, 0.21-0.32 µs a call on an H200 (docs/benchmarks/NOTES.md)."""
+    if device is None:
+        _PDL_WANTED.clear()
+    else:
+        device = torch.device(device)
+        if device.type == "cuda" and device.index is None:
+            raise ValueError(
+                "set_pdl: name the GPU with its index ('cuda:0'), or pass "
+                "device=None for every GPU"
+            )
+    _PDL_WANTED[device] = bool(enabled)
+    _PDL_BY_DEVICE.clear()
 
 
 def pdl_enabled(device):
     """Whether kernels on this device launch with programmatic dependent launch
     (asked once a device: the launcher runs on every call). Never under
     Triton's interpreter (TRITON_INTERPRET=1), which has no gdc_wait, even for
-    tensors on a Hopper GPU."""
+    tensors on a Hopper GPU, nor where set_pdl turned it off."""
     if triton.knobs.runtime.interpret:
         return False
     if device not in _PDL_BY_DEVICE:
         where = torch.device(device)
         _PDL_BY_DEVICE[device] = (
-            where.type == "cuda"
+            _PDL_WANTED.get(where, _PDL_WANTED[None])
+            and where.type == "cuda"
             and torch.version.hip is None
             and torch.cuda.get_device_capability(where)[0] >= 9
         )
