@@ -311,7 +311,11 @@ def kernel_fingerprint(folder: Path) -> str | None:
     path = Path(folder) / "kernel.py"
     if not path.is_file():
         return None
-    raw = path.read_bytes()
+    return code_fingerprint(path.read_bytes())
+
+
+def code_fingerprint(raw: bytes) -> str:
+    """kernel_fingerprint of a kernel.py's bytes."""
     try:
         raw = code_text(raw.decode()).encode()
     except (SyntaxError, UnicodeDecodeError, tokenize.TokenError):

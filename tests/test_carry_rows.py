@@ -28,12 +28,16 @@ def test_point_of_reads_the_rows_shape():
 
 
 def test_first_difference_names_the_step_and_part():
-    launch = ("launch", "k", "sass1", "(4,)", {"num_warps": "4"})
+    launch = ("launch", "k", "sass1", "(4,)", {"num_warps": "4"}, {"n": "4"})
     alloc = ("op", "aten.empty_strided", (((4,), (1,), "torch.float32"),))
     assert carry_rows.first_difference([alloc, launch], [alloc, launch]) is None
-    other = ("launch", "k", "sass2", "(4,)", {"num_warps": "8"})
+    other = ("launch", "k", "sass2", "(4,)", {"num_warps": "8"}, {"n": "4"})
     assert carry_rows.first_difference([alloc, launch], [alloc, other]) == (
-        "step 2 (launch k): its SASS and launch options differ"
+        "step 2 (launch k) differs in its SASS and launch options"
+    )
+    wider = launch[:5] + ({"n": "8"},)
+    assert carry_rows.first_difference([launch], [wider]) == (
+        "step 1 (launch k) differs in its arguments"
     )
     assert carry_rows.first_difference([launch], [launch, launch]) == "1 steps -> 2"
     assert carry_rows.first_difference([alloc], [launch]).startswith("step 1: op")
@@ -43,7 +47,7 @@ def test_a_launcher_doing_torch_work_is_not_carried():
     trace = [
         ("op", "aten.empty_strided", ()),
         ("op", "aten.addmm", ()),
-        ("launch", "k", "s", "(1,)", {}),
+        ("launch", "k", "s", "(1,)", {}, {}),
     ]
     assert carry_rows.costly_ops(trace) == ["aten.addmm"]
     assert carry_rows.costly_ops(trace[:1]) == []
@@ -52,23 +56,25 @@ def test_a_launcher_doing_torch_work_is_not_carried():
 def _carry(tmp_path, versions: dict[str, str], rows: list[tuple[str, str]]):
     """Run the tool in a process of its own (the test session runs Triton's
     interpreter, whose kernels cannot be compiled) over kb_scaled_rmsnorm rows
-    (shape, name of the kernel.py text it timed, or a kernel_sha), with those
-    texts as its history; the rows written back and what it said."""
+    (shape, name of the kernel.py text it timed or a kernel_sha, and
+    optionally {"carried": the name it was carried from}), with those texts
+    as its history; the rows written back and what it said."""
     bench, hist = tmp_path / "bench", tmp_path / "hist" / "kb_scaled_rmsnorm"
     bench.mkdir()
     hist.mkdir(parents=True)
     for name, text in versions.items():
         (hist / f"{name}.py").write_text(text)
+    sha = {name: carry_rows.sha_of(text) for name, text in versions.items()}
     stored = [
         {
             "dtype": "float32",
             "shape": shape,
-            "kernel_sha": (
-                carry_rows.sha_of(versions[timed]) if timed in versions else timed
-            ),
+            "kernel_sha": sha.get(timed, timed),
             "ported_graph_us": 1.0,
+            **{k: {"from": sha.get(v, v)} for k, v in extra.items()},
         }
-        for shape, timed in rows
+        for shape, timed, *more in rows
+        for extra in [more[0] if more else {}]
     ]
     (bench / "kb_scaled_rmsnorm.json").write_text(json.dumps(stored))
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
@@ -99,10 +105,28 @@ def test_rows_carry_where_the_change_folds_away_and_only_there(tmp_path):
     assert rows[1]["kernel_sha"] == carry_rows.sha_of(before)
     assert "carried" not in rows[1]
     assert (
-        "batch=4096: not carried, step 2 (launch model_kernel): its SASS differs"
+        "batch=4096: not carried, step 2 (launch model_kernel) differs in its SASS"
         in said
     )
     assert "kb_scaled_rmsnorm: 1 row(s) carried" in said
+
+
+def test_a_row_carried_before_is_checked_against_the_kernel_py_it_timed(tmp_path):
+    # Carried once to a kernel.py the history no longer holds: checked again
+    # against the one it was timed on, and keeps that as its origin.
+    before, _ = kernel_variant.variant((KB / "kernel.py").read_text(), "pdl-early")
+    rows, said = _carry(
+        tmp_path,
+        {"before": before},
+        [
+            ("batch=16", "0123456789ab", {"carried": "before"}),
+            ("batch=4096", "0123456789ab", {"carried": "before"}),
+        ],
+    )
+    assert rows[0]["kernel_sha"] == kernel_fingerprint(KB)
+    assert rows[0]["carried"]["from"] == carry_rows.sha_of(before)
+    assert rows[1]["kernel_sha"] == "0123456789ab"  # its SASS differs: stays
+    assert "batch=4096: not carried" in said
 
 
 def test_rows_of_other_warps_or_unknown_code_stay(tmp_path):
@@ -122,7 +146,7 @@ def test_rows_of_other_warps_or_unknown_code_stay(tmp_path):
     ]
     assert not any("carried" in r for r in rows)
     assert (
-        "batch=4096: not carried, step 2 (launch model_kernel): its SASS and launch options differ"
+        "batch=4096: not carried, step 2 (launch model_kernel) differs in its SASS and launch options"
         in said
     )
     assert "batch=16: no kernel.py 0123456789ab in the history; not carried" in said

@@ -10,16 +10,19 @@ finds the kernel.py it timed in git history, runs that launcher and today's at
 the row's point on uninitialized CPU inputs without calling the kernels, as on
 a Hopper GPU (programmatic dependent launch on, tools/regcount.py's way),
 compiles every launch for sm_90 with the triton installed and compares the two
-launch by launch: the kernel's name and SASS, the grid, and the launch's own
-arguments (warps, stages, launch_pdl). The torch ops each launcher runs are
+launch by launch: the kernel's name and SASS, the grid, the launch's options
+(warps, stages, launch_pdl) and its arguments (tensors by dtype, shape,
+strides and offset; the rest by value). The torch ops each launcher runs are
 compared too, and a launcher that runs any but allocations and views is not
 carried (its rows time torch's work as well).
 
 Where everything matches, `--write` gives the row today's kernel_sha and
 records `carried` (the sha it was timed on, the triton that compiled the
 check, the date); elsewhere the row stays as it is and the first difference is
-printed. Run it with the triton the rows were timed with (the GPU machine's),
-so that the SASS compared is the SASS that ran:
+printed. A row carried before is checked again against the kernel.py it was
+timed on, not the one it was carried to. Run it with the triton the rows were
+timed with (the GPU machine's), so that the SASS compared is the SASS that
+ran:
 
     python3 tools/carry_rows.py rmsnorm softmax --write
 """
@@ -43,7 +46,7 @@ import triton  # noqa: E402
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 from triton.backends.compiler import GPUTarget  # noqa: E402
 
-from porter.bench import Point, code_text, kernel_fingerprint  # noqa: E402
+from porter.bench import Point, code_fingerprint, kernel_fingerprint  # noqa: E402
 from porter.jitcheck import _kernels, _Recorder  # noqa: E402
 from porter.testing.parity import _import, load_case  # noqa: E402
 
@@ -71,7 +74,8 @@ CHEAP_OPS = {
 
 
 class _Ops(TorchDispatchMode):
-    """Records the torch ops run under it, with their outputs' shapes."""
+    """Records the torch ops run under it, with their outputs' shapes, strides
+    and dtypes."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -90,7 +94,8 @@ class _Ops(TorchDispatchMode):
 
 def history(case_dir: Path) -> dict[str, str]:
     """kernel_sha -> the kernel.py text, for every committed version of the
-    case's kernel.py (newest first wins nothing: equal hashes, equal code)."""
+    case's kernel.py (versions of equal code share a hash; the newest is
+    kept)."""
     rel = case_dir.resolve().relative_to(ROOT) / "kernel.py"
     commits = subprocess.run(
         ["git", "log", "--format=%H", "--", str(rel)],
@@ -107,18 +112,14 @@ def history(case_dir: Path) -> dict[str, str]:
             capture_output=True,
             text=True,
         ).stdout
-        if not text:
-            continue
-        try:
+        if text:
             found.setdefault(sha_of(text), text)
-        except SyntaxError:
-            continue
     return found
 
 
 def sha_of(text: str) -> str:
-    """A kernel.py text's kernel_sha (porter.bench.kernel_fingerprint's)."""
-    return hashlib.sha256(code_text(text).encode()).hexdigest()[:12]
+    """A kernel.py text's kernel_sha, as porter bench records it."""
+    return code_fingerprint(text.encode())
 
 
 def point_of(row: dict) -> Point:
@@ -151,8 +152,8 @@ class Fingerprints:
         return self.sass[key]
 
     def trace(self, case, module, point: Point) -> list[tuple]:
-        """[("op", name, shapes) | ("launch", kernel, sass, grid, options)]
-        in the order the launcher runs them."""
+        """[("op", name, shapes) | ("launch", kernel, SASS hash, grid, launch
+        options, arguments)] in the order the launcher runs them."""
         ops = _Ops()
         seen: list[tuple] = []  # (ops run before it, the launch)
         record = _Recorder(
@@ -183,11 +184,28 @@ class Fingerprints:
             extra = {
                 k: repr(v) for k, v in launch.items() if k not in ("grid", "warmup")
             }
-            out.append(
-                ("launch", name, self._sass(kernel, bound, options), repr(grid), extra)
-            )
+            sass = self._sass(kernel, bound, options)
+            # Constexprs are in the SASS (a new one folding away is no change).
+            params = regcount.inspect.signature(kernel.fn).parameters
+            args = {
+                k: _argument(v)
+                for k, v in bound.arguments.items()
+                if "constexpr" not in str(params[k].annotation)
+            }
+            out.append(("launch", name, sass, repr(grid), extra, args))
         out += [("op", *op) for op in ops.ops[at:]]
         return out
+
+
+def _argument(value) -> str:
+    """A launch argument as the comparison sees it: a tensor by its layout
+    (its data pointer's alignment is in the SASS), anything else by value."""
+    if isinstance(value, torch.Tensor):
+        return (
+            f"tensor {value.dtype} {tuple(value.shape)} {value.stride()} "
+            f"+{value.storage_offset()}"
+        )
+    return repr(value)
 
 
 def costly_ops(trace: list[tuple]) -> list[str]:
@@ -196,7 +214,7 @@ def costly_ops(trace: list[tuple]) -> list[str]:
 
 
 _PARTS = {
-    "launch": ("kernel", "SASS", "grid", "launch options"),
+    "launch": ("kernel", "SASS", "grid", "launch options", "arguments"),
     "op": ("op", "outputs"),
 }
 
@@ -209,8 +227,7 @@ def first_difference(old: list[tuple], new: list[tuple]) -> str | None:
         if a[0] != b[0]:
             return f"step {i}: {a[0]} {a[1]} -> {b[0]} {b[1]}"
         parts = [n for n, x, y in zip(_PARTS[a[0]], a[1:], b[1:]) if x != y]
-        verb = "differs" if len(parts) == 1 else "differ"
-        return f"step {i} ({a[0]} {a[1]}): its {' and '.join(parts)} {verb}"
+        return f"step {i} ({a[0]} {a[1]}) differs in its {' and '.join(parts)}"
     if len(old) != len(new):
         return f"{len(old)} steps -> {len(new)}"
     return None
@@ -233,7 +250,8 @@ def carry_case(
     with tempfile.TemporaryDirectory() as tmp:
         for i, row in enumerate(stale, 1):
             label = f"{case_dir.name} {row['dtype']} {row['shape']}"
-            old_sha = row["kernel_sha"]
+            # A row carried before is checked against the kernel.py it timed.
+            old_sha = row.get("carried", {}).get("from", row["kernel_sha"])
             if old_sha not in texts:
                 say(f"{label}: no kernel.py {old_sha} in the history; not carried")
                 continue
