@@ -1003,7 +1003,8 @@ def aggregate(folder: Path, captured: Path | None = None) -> str:
             "",
             f"{len(carried)} of {len(every)} rows were timed on an earlier "
             "kernel.py whose launches at their points compile to the same SASS, "
-            "grid and launch options as today's (`tools/carry_rows.py`, "
+            "with the same grid, launch options and arguments, as today's "
+            "(`tools/carry_rows.py`, "
             f"compiled for sm_90 with triton {', '.join(tritons)}): they time "
             "today's kernels and count as its rows.",
         ]

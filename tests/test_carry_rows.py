@@ -1,6 +1,6 @@
 """tools/carry_rows.py: a stored row moves to today's kernel.py only where the
-launches it timed compile to the same SASS, grid and launch options (compiled
-for sm_90 with the wheel's ptxas, no GPU)."""
+launches it timed compile to the same SASS, with the same grid, launch options
+and arguments (compiled for sm_90 with the wheel's ptxas, no GPU)."""
 
 import json
 import os
