@@ -140,7 +140,9 @@ def set_pdl(enabled, device=None):
     tensor's .device) or, with device None, on every GPU, from the next call.
     Turn it off where an engine runs these kernels behind ones that never let
     the next kernel launch early (torch's elementwise kernels): there PDL only
-    adds its wait, 0.21-0.32 µs a call on an H200 (docs/benchmarks/NOTES.md)."""
+    adds its wait, 0.21-0.32 µs a call on an H200 (docs/benchmarks/NOTES.md).
+    Set it before warming up: LAUNCH_PDL is a constexpr, so each kernel
+    compiles once more the first time it runs the other way."""
     if device is None:
         _PDL_WANTED.clear()
     else:
