@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from porter.bench import kernel_fingerprint
 from porter.testing.parity import _import
@@ -43,14 +44,36 @@ def test_first_difference_names_the_step_and_part():
     assert carry_rows.first_difference([alloc], [launch]).startswith("step 1: op")
 
 
-def test_a_launcher_doing_torch_work_is_not_carried():
-    trace = [
-        ("op", "aten.empty_strided", ()),
-        ("op", "aten.addmm", ()),
-        ("launch", "k", "s", "(1,)", {}, {}),
+def test_torch_work_is_recorded_by_its_arguments_not_computed():
+    # A 16384 x 4096 x 4096 matmul would take the CPU minutes: the check
+    # records what the launcher asks of torch, allocations and views run.
+    x = torch.empty(16384, 4096, dtype=torch.bfloat16)
+    w = torch.empty(4096, 4096, dtype=torch.bfloat16)
+    bias = torch.empty(4096, dtype=torch.bfloat16)
+    ops = carry_rows._Ops()
+    with ops:
+        out = torch.empty_strided((16384, 4096), (4096, 1), dtype=torch.bfloat16)
+        torch.mm(x, w.t(), out=out)
+        summed = torch.addmm(bias, x, w)
+    names = [op[0] for op in ops.ops]
+    assert names == [
+        "aten.empty_strided.default",
+        "aten.t.default",
+        "aten.mm.out",
+        "aten.addmm.default",
     ]
-    assert carry_rows.costly_ops(trace) == ["aten.addmm"]
-    assert carry_rows.costly_ops(trace[:1]) == []
+    assert "(4096, 4096) (1, 4096)" in ops.ops[2][1]  # w.t(): its strides
+    assert summed.shape == (16384, 4096) and summed.dtype == torch.bfloat16
+    # The same calls on other layouts are other work.
+    other = carry_rows._Ops()
+    with other:
+        out = torch.empty_strided((16384, 4096), (4096, 1), dtype=torch.bfloat16)
+        torch.mm(x, w, out=out)
+    assert other.ops[1][1] != ops.ops[2][1]
+    trace = [("op", *op) for op in ops.ops]
+    assert carry_rows.first_difference(trace[2:3], [("op", *other.ops[1])]) == (
+        "step 1 (op aten.mm.out) differs in its arguments"
+    )
 
 
 def _carry(tmp_path, versions: dict[str, str], rows: list[tuple[str, str]]):

@@ -12,9 +12,11 @@ a Hopper GPU (programmatic dependent launch on, tools/regcount.py's way),
 compiles every launch for sm_90 with the triton installed and compares the two
 launch by launch: the kernel's name and SASS, the grid, the launch's options
 (warps, stages, launch_pdl) and its arguments (tensors by dtype, shape,
-strides and offset; the rest by value). The torch ops each launcher runs are
-compared too, and a launcher that runs any but allocations and views is not
-carried (its rows time torch's work as well).
+strides and offset; the rest by value). The torch ops each launcher runs (a
+cuBLAS matmul, say) are compared in the same order, by overload and
+arguments, without computing them: the same call with the same arguments is
+the same work on the GPU, whatever the torch version, as long as both are
+compared under one.
 
 Where everything matches, `--write` gives the row today's kernel_sha and
 records `carried` (the sha it was timed on, the triton that compiled the
@@ -44,6 +46,7 @@ sys.path.insert(0, str(ROOT))
 import torch  # noqa: E402
 import triton  # noqa: E402
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
+from torch.utils._pytree import tree_map  # noqa: E402
 from triton.backends.compiler import GPUTarget  # noqa: E402
 
 from porter.bench import Point, code_fingerprint, kernel_fingerprint  # noqa: E402
@@ -52,8 +55,8 @@ from porter.testing.parity import _import, load_case  # noqa: E402
 
 regcount = _import(ROOT / "tools" / "regcount.py", "regcount_for_carry")
 
-# Torch ops a launcher may run without adding work a graph replay times:
-# allocations and views (overload packets, as torch names them).
+# Torch ops the check runs as they are (allocations and views: nothing to
+# compute); any other (a cuBLAS matmul, a copy) it records without computing.
 CHEAP_OPS = {
     "aten.empty_strided",
     "aten.empty",
@@ -73,22 +76,63 @@ CHEAP_OPS = {
 }
 
 
+def _layout(value) -> str:
+    """An argument or output as the comparison sees it: a tensor by its
+    layout (a kernel's data pointer alignment is in its SASS), a sequence item
+    by item, anything else by value."""
+    if isinstance(value, torch.Tensor):
+        return (
+            f"tensor {value.dtype} {tuple(value.shape)} {value.stride()} "
+            f"+{value.storage_offset()}"
+        )
+    if isinstance(value, (list, tuple)):
+        return "(" + ", ".join(_layout(v) for v in value) + ")"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_layout(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
+def _not_computed(func, args, kwargs):
+    """What an op returns, allocated but not computed (nothing here reads it):
+    its `out` tensor, the tensor it mutates, or empty outputs of the shapes
+    and strides it would give (from torch's meta kernels)."""
+    if isinstance(kwargs.get("out"), torch.Tensor):
+        return kwargs["out"]
+    if func._schema.is_mutable and args and isinstance(args[0], torch.Tensor):
+        return args[0]
+
+    def to_meta(t):
+        if not isinstance(t, torch.Tensor):
+            return t
+        return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="meta")
+
+    def from_meta(t):
+        if not isinstance(t, torch.Tensor):
+            return t
+        return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype)
+
+    meta_args, meta_kwargs = tree_map(to_meta, (args, kwargs))
+    return tree_map(from_meta, func(*meta_args, **meta_kwargs))
+
+
 class _Ops(TorchDispatchMode):
-    """Records the torch ops run under it, with their outputs' shapes, strides
-    and dtypes."""
+    """Records each torch op run under it (its overload, its arguments and
+    outputs by _layout). Allocations and views run; any other op is recorded
+    without being computed (_not_computed): the check compares what the
+    launcher asks of torch, which with the same arguments is the same work on
+    the GPU."""
 
     def __init__(self) -> None:
         super().__init__()
         self.ops: list[tuple] = []
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        shapes = tuple(
-            (tuple(t.shape), tuple(t.stride()), str(t.dtype))
-            for t in (out if isinstance(out, (tuple, list)) else [out])
-            if isinstance(t, torch.Tensor)
-        )
-        self.ops.append((str(func.overloadpacket), shapes))
+        kwargs = kwargs or {}
+        if str(func.overloadpacket) in CHEAP_OPS:
+            out = func(*args, **kwargs)
+        else:
+            out = _not_computed(func, args, kwargs)
+        self.ops.append((str(func), _layout((args, kwargs)), _layout(out)))
         return out
 
 
@@ -152,8 +196,8 @@ class Fingerprints:
         return self.sass[key]
 
     def trace(self, case, module, point: Point) -> list[tuple]:
-        """[("op", name, shapes) | ("launch", kernel, SASS hash, grid, launch
-        options, arguments)] in the order the launcher runs them."""
+        """[("op", overload, arguments, outputs) | ("launch", kernel, SASS hash,
+        grid, launch options, arguments)] in the order the launcher runs them."""
         ops = _Ops()
         seen: list[tuple] = []  # (ops run before it, the launch)
         record = _Recorder(
@@ -188,7 +232,7 @@ class Fingerprints:
             # Constexprs are in the SASS (a new one folding away is no change).
             params = regcount.inspect.signature(kernel.fn).parameters
             args = {
-                k: _argument(v)
+                k: _layout(v)
                 for k, v in bound.arguments.items()
                 if "constexpr" not in str(params[k].annotation)
             }
@@ -197,25 +241,9 @@ class Fingerprints:
         return out
 
 
-def _argument(value) -> str:
-    """A launch argument as the comparison sees it: a tensor by its layout
-    (its data pointer's alignment is in the SASS), anything else by value."""
-    if isinstance(value, torch.Tensor):
-        return (
-            f"tensor {value.dtype} {tuple(value.shape)} {value.stride()} "
-            f"+{value.storage_offset()}"
-        )
-    return repr(value)
-
-
-def costly_ops(trace: list[tuple]) -> list[str]:
-    """The torch ops of a trace that do work a replay would time."""
-    return sorted({t[1] for t in trace if t[0] == "op" and t[1] not in CHEAP_OPS})
-
-
 _PARTS = {
     "launch": ("kernel", "SASS", "grid", "launch options", "arguments"),
-    "op": ("op", "outputs"),
+    "op": ("op", "arguments", "outputs"),
 }
 
 
@@ -262,11 +290,8 @@ def carry_case(
             point = point_of(row)
             old = prints.trace(case, modules[old_sha], point)
             new = prints.trace(case, today, point)
-            costly = costly_ops(old) or costly_ops(new)
             diff = first_difference(old, new)
-            if costly:
-                say(f"{label}: the launcher runs {', '.join(costly)}; not carried")
-            elif diff:
+            if diff:
                 say(f"{label}: not carried, {diff}")
             else:
                 row["kernel_sha"] = current
