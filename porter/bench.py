@@ -947,11 +947,18 @@ def aggregate(folder: Path, captured: Path | None = None) -> str:
     ]
     every = []  # all cases' rows, for the notes below the table
     swept = []  # (case, dtype, model sizes, rows) of every sweep
-    changed, unrecorded = [], 0
+    changed, unrecorded, carried = [], 0, []
     for path in sorted(folder.glob("*.json")):
         rows = json.loads(path.read_text())
         every += rows
         current = kernel_fingerprint(captured / path.stem) if captured else None
+        # Carried to the kernel.py there now (a row carried to an earlier one
+        # is stale, listed as such).
+        carried += [
+            r
+            for r in rows
+            if r.get("carried") and (current is None or r.get("kernel_sha") == current)
+        ]
         for (dtype, model), sub in sweeps(rows).items():
             other, none = stale_rows(sub, current)
             unrecorded += none
@@ -996,7 +1003,6 @@ def aggregate(folder: Path, captured: Path | None = None) -> str:
             "Timed on an older kernel.py than the case folder holds now (re-run "
             "porter bench for them): " + "; ".join(changed) + ".",
         ]
-    carried = [r for r in every if r.get("carried")]
     if carried:
         tritons = sorted({r["carried"].get("triton", "?") for r in carried})
         lines += [

@@ -507,6 +507,11 @@ def test_report_counts_rows_carried_over_a_kernel_py_change(tmp_path):
     summary = _summary(results, rows, tmp_path / "captured")
     assert "1 of 2 rows were timed on an earlier kernel.py" in summary
     assert "with triton 3.6.0" in summary and "older kernel.py" not in summary
+    # kernel.py changes again: the carried row is stale, and listed as such.
+    (case / "kernel.py").write_text("BLOCK = 256\n")
+    summary = bench.aggregate(results, tmp_path / "captured")
+    assert "rows were timed on an earlier kernel.py" not in summary
+    assert "demo bfloat16 hidden=4096 (2 of 2)" in summary
 
 
 KERNEL_PY = '''"""A scaffold.

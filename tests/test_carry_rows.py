@@ -76,14 +76,14 @@ def test_torch_work_is_recorded_by_its_arguments_not_computed():
     )
 
 
-def _carry(tmp_path, versions: dict[str, str], rows: list[tuple[str, str]]):
+def _carry(tmp_path, versions: dict[str, str], rows: list[tuple], *flags: str):
     """Run the tool in a process of its own (the test session runs Triton's
     interpreter, whose kernels cannot be compiled) over kb_scaled_rmsnorm rows
     (shape, name of the kernel.py text it timed or a kernel_sha, and
     optionally {"carried": the name it was carried from}), with those texts
     as its history; the rows written back and what it said."""
     bench, hist = tmp_path / "bench", tmp_path / "hist" / "kb_scaled_rmsnorm"
-    bench.mkdir()
+    bench.mkdir(parents=True)
     hist.mkdir(parents=True)
     for name, text in versions.items():
         (hist / f"{name}.py").write_text(text)
@@ -103,7 +103,7 @@ def _carry(tmp_path, versions: dict[str, str], rows: list[tuple[str, str]]):
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     argv = ["kb_scaled_rmsnorm", "--dir", str(bench), "--history", str(hist.parent)]
     done = subprocess.run(
-        [sys.executable, "tools/carry_rows.py", *argv, "--write"],
+        [sys.executable, "tools/carry_rows.py", *argv, "--write", *flags],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -148,8 +148,30 @@ def test_a_row_carried_before_is_checked_against_the_kernel_py_it_timed(tmp_path
     )
     assert rows[0]["kernel_sha"] == kernel_fingerprint(KB)
     assert rows[0]["carried"]["from"] == carry_rows.sha_of(before)
-    assert rows[1]["kernel_sha"] == "0123456789ab"  # its SASS differs: stays
-    assert "batch=4096: not carried" in said
+    # Its SASS differs: back to the kernel.py it was timed on, plainly stale.
+    assert rows[1]["kernel_sha"] == carry_rows.sha_of(before)
+    assert "carried" not in rows[1]
+    assert "batch=4096: carried before, not now" in said
+
+
+def test_recheck_confirms_carried_rows_or_sends_them_back(tmp_path):
+    # Rows carried (by an earlier check, say with another triton) from the
+    # form before: checked again, the one-row point stays carried, the
+    # two-row one, whose SASS differs, goes back to the kernel.py it timed.
+    before, _ = kernel_variant.variant((KB / "kernel.py").read_text(), "pdl-early")
+    today = kernel_fingerprint(KB)
+    rows = [
+        ("batch=16", today, {"carried": "before"}),
+        ("batch=4096", today, {"carried": "before"}),
+    ]
+    kept, said = _carry(tmp_path / "a", {"before": before}, rows)
+    assert [r["kernel_sha"] for r in kept] == [today, today]  # not rechecked
+    rows_after, said = _carry(tmp_path / "b", {"before": before}, rows, "--recheck")
+    assert rows_after[0]["kernel_sha"] == today
+    assert rows_after[0]["carried"]["from"] == carry_rows.sha_of(before)
+    assert rows_after[1]["kernel_sha"] == carry_rows.sha_of(before)
+    assert "carried" not in rows_after[1]
+    assert "batch=4096: carried before, not now: step 2" in said
 
 
 def test_rows_of_other_warps_or_unknown_code_stay(tmp_path):
@@ -172,7 +194,7 @@ def test_rows_of_other_warps_or_unknown_code_stay(tmp_path):
         "batch=4096: not carried, step 2 (launch model_kernel) differs in its SASS and launch options"
         in said
     )
-    assert "batch=16: no kernel.py 0123456789ab in the history; not carried" in said
+    assert "batch=16: not carried, no kernel.py 0123456789ab in the history" in said
 
 
 def test_help_names_the_history_options(capsys, monkeypatch):

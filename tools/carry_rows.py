@@ -24,9 +24,12 @@ check, the date); elsewhere the row stays as it is and the first difference is
 printed. A row carried before is checked again against the kernel.py it was
 timed on, not the one it was carried to. Run it with the triton the rows were
 timed with (the GPU machine's), so that the SASS compared is the SASS that
-ran:
+ran, and `--recheck` to check the rows carried with another triton again
+(one that no longer matches goes back to the kernel.py it was timed on):
 
     python3 tools/carry_rows.py rmsnorm softmax --write
+    python3 tools/carry_rows.py --save-history H     # where the repository is
+    python3 tools/carry_rows.py --history H --recheck --write  # on the GPU machine
 """
 
 from __future__ import annotations
@@ -262,13 +265,26 @@ def first_difference(old: list[tuple], new: list[tuple]) -> str | None:
 
 
 def carry_case(
-    case_dir: Path, rows: list[dict], prints: Fingerprints, say, texts=None
+    case_dir: Path,
+    rows: list[dict],
+    prints: Fingerprints,
+    say,
+    texts=None,
+    recheck: bool = False,
 ) -> int:
-    """Carry the case's stale rows that match (in place); how many. texts:
-    kernel_sha -> kernel.py text (default: the case's git history)."""
+    """Carry the case's stale rows that match (in place), and with recheck
+    check the rows carried before again; how many rows end carried. A row
+    carried before that no longer matches goes back to the kernel_sha it was
+    timed on. texts: kernel_sha -> kernel.py text (default: the case's git
+    history)."""
     current = kernel_fingerprint(case_dir)
-    stale = [r for r in rows if r.get("kernel_sha") and r["kernel_sha"] != current]
-    if not stale:
+    todo = [
+        r
+        for r in rows
+        if r.get("kernel_sha")
+        and (r["kernel_sha"] != current or (recheck and r.get("carried")))
+    ]
+    if not todo:
         return 0
     texts = history(case_dir) if texts is None else texts
     case = load_case(case_dir)
@@ -276,23 +292,29 @@ def carry_case(
     modules: dict[str, object] = {}
     carried = 0
     with tempfile.TemporaryDirectory() as tmp:
-        for i, row in enumerate(stale, 1):
+        for i, row in enumerate(todo, 1):
             label = f"{case_dir.name} {row['dtype']} {row['shape']}"
             # A row carried before is checked against the kernel.py it timed.
             old_sha = row.get("carried", {}).get("from", row["kernel_sha"])
+            diff = None
             if old_sha not in texts:
-                say(f"{label}: no kernel.py {old_sha} in the history; not carried")
-                continue
-            if old_sha not in modules:
-                path = Path(tmp) / f"k_{old_sha}.py"
-                path.write_text(texts[old_sha])
-                modules[old_sha] = _import(path, f"carry_{case_dir.name}_{old_sha}")
-            point = point_of(row)
-            old = prints.trace(case, modules[old_sha], point)
-            new = prints.trace(case, today, point)
-            diff = first_difference(old, new)
+                diff = f"no kernel.py {old_sha} in the history"
+            else:
+                if old_sha not in modules:
+                    path = Path(tmp) / f"k_{old_sha}.py"
+                    path.write_text(texts[old_sha])
+                    name = f"carry_{case_dir.name}_{old_sha}"
+                    modules[old_sha] = _import(path, name)
+                point = point_of(row)
+                old = prints.trace(case, modules[old_sha], point)
+                diff = first_difference(old, prints.trace(case, today, point))
             if diff:
-                say(f"{label}: not carried, {diff}")
+                if row.get("carried"):
+                    # Back to the kernel.py it was timed on: plainly stale.
+                    row["kernel_sha"] = row.pop("carried")["from"]
+                    say(f"{label}: carried before, not now: {diff}")
+                else:
+                    say(f"{label}: not carried, {diff}")
             else:
                 row["kernel_sha"] = current
                 row["carried"] = {
@@ -302,17 +324,34 @@ def carry_case(
                 }
                 carried += 1
             if i % 10 == 0:
-                say(f"{case_dir.name}: {i} of {len(stale)} stale rows checked")
+                say(f"{case_dir.name}: {i} of {len(todo)} rows checked")
     return carried
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0].replace("\n", " ")
+    )
     ap.add_argument("cases", nargs="*", help="case names (default: every stored)")
-    ap.add_argument("--dir", default=str(ROOT / "docs" / "benchmarks"))
-    ap.add_argument("--captured", default=str(ROOT / "captured"))
+    ap.add_argument(
+        "--dir",
+        default=str(ROOT / "docs" / "benchmarks"),
+        help="the stored rows, <case>.json (default: docs/benchmarks)",
+    )
+    ap.add_argument(
+        "--captured",
+        default=str(ROOT / "captured"),
+        help="the case folders (default: captured)",
+    )
     ap.add_argument("--arch", type=int, default=90, help="compute capability")
     ap.add_argument("--write", action="store_true", help="write the carried rows back")
+    ap.add_argument(
+        "--recheck",
+        action="store_true",
+        help="check the rows carried before again too (with the triton the rows "
+        "were timed with, say); one that no longer matches goes back to the "
+        "kernel.py it was timed on",
+    )
     ap.add_argument(
         "--history",
         metavar="DIR",
@@ -354,10 +393,10 @@ def main() -> int:
                 text = version.read_text()
                 texts[sha_of(text)] = text
         rows = json.loads(path.read_text())
-        carried = carry_case(case_dir, rows, prints, say, texts)
+        carried = carry_case(case_dir, rows, prints, say, texts, args.recheck)
         total += carried
         say(f"{name}: {carried} row(s) carried")
-        if carried and args.write:
+        if args.write:
             path.write_text(json.dumps(rows, indent=1) + "\n")
     if args.save_history:
         say(f"kernel.py versions written under {args.save_history}")
