@@ -30,7 +30,12 @@ def test_point_of_reads_the_rows_shape():
 
 def test_first_difference_names_the_step_and_part():
     launch = ("launch", "k", "sass1", "(4,)", {"num_warps": "4"}, {"n": "4"})
-    alloc = ("op", "aten.empty_strided", (((4,), (1,), "torch.float32"),))
+    alloc = (
+        "op",
+        "aten.empty_strided.default",
+        "(((4,), (1,)), {dtype: torch.float32})",
+        "tensor torch.float32 (4,) (1,) +0",
+    )
     assert carry_rows.first_difference([alloc, launch], [alloc, launch]) is None
     other = ("launch", "k", "sass2", "(4,)", {"num_warps": "8"}, {"n": "4"})
     assert carry_rows.first_difference([alloc, launch], [alloc, other]) == (
