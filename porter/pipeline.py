@@ -100,7 +100,12 @@ def port_files(cap: Capture, ref_module, name: str) -> PortFiles:
     result = port_capture(cap, ref_module)
     test = render("test_parity.py.j2", cap=cap, name=name, folder=f"captured/{name}")
     readme = render_text(
-        "case_readme.md.j2", cap=cap, name=name, title=result.title, todos=result.todos
+        "case_readme.md.j2",
+        cap=cap,
+        name=name,
+        title=result.title,
+        todos=result.todos,
+        pdl=result.pdl,
     )
     files = {"kernel.py": result.kernel_py, "test_parity.py": test, "README.md": readme}
     return PortFiles(files, result.todos)

@@ -379,3 +379,19 @@ def test_the_cpu_launch_passes_pdl_off(monkeypatch):
     monkeypatch.setattr(mod, "silu_and_mul_kernel", Recorder())
     mod.silu_and_mul(torch.randn(3, 16))
     assert seen[LAUNCH_PDL] is False and seen["launch_pdl"] is False
+
+
+@pytest.mark.parametrize("pdl", [True, False])
+def test_the_case_readme_says_how_to_turn_pdl_off_where_it_is_on(pdl):
+    from porter.store import read_manifest
+    from porter.records import Capture
+    from porter.render import render_text
+
+    case = ROOT / "captured" / "rmsnorm"
+    cap = Capture.from_dict(read_manifest(case))
+    readme = render_text(
+        "case_readme.md.j2", cap=cap, name="rmsnorm", title="t", todos=[], pdl=pdl
+    )
+    assert ("kernel.set_pdl(False)" in readme) == pdl
+    if pdl:  # as the committed README says it
+        assert "kernel.set_pdl(False)" in (case / "README.md").read_text()

@@ -59,6 +59,8 @@ class PortResult:
     title: str = ""
     todos: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # Whether its kernels launch with programmatic dependent launch (set_pdl).
+    pdl: bool = False
 
 
 def port_kernel(kp: KernelPort, cap: Capture) -> KernelPort:
@@ -211,7 +213,9 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
         )
         or "reinterpret(" in launcher.returns,
     )
-    return PortResult(text, title, todos, notes)
+    return PortResult(
+        text, title, todos, notes, pdl=any(step.pdl for step in every_step)
+    )
 
 
 def _kernel_name(reference: str, i: int, n: int) -> str:
