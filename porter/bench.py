@@ -1014,6 +1014,13 @@ def aggregate(folder: Path, captured: Path | None = None) -> str:
             f"compiled for sm_90 with triton {', '.join(tritons)}): they time "
             "today's kernels and count as its rows.",
         ]
+        other = sum(1 for r in carried if r["carried"].get("triton") != r.get("triton"))
+        if other:
+            lines[-1] += (
+                f" {other} of them were checked with another triton than the one "
+                "that timed them; `tools/carry_rows.py --recheck` run with that "
+                "one checks them again."
+            )
     if unrecorded:
         lines += [
             "",

@@ -497,6 +497,7 @@ def test_report_counts_rows_carried_over_a_kernel_py_change(tmp_path):
     rows = _rows()
     for r in rows:
         r["kernel_sha"] = bench.kernel_fingerprint(case)
+        r["triton"] = "3.6.0"
     summary = _summary(results, rows, tmp_path / "captured")
     assert "carry_rows" not in summary
     rows[0]["carried"] = {
@@ -507,6 +508,10 @@ def test_report_counts_rows_carried_over_a_kernel_py_change(tmp_path):
     summary = _summary(results, rows, tmp_path / "captured")
     assert "1 of 2 rows were timed on an earlier kernel.py" in summary
     assert "with triton 3.6.0" in summary and "older kernel.py" not in summary
+    assert "checked with another triton" not in summary  # the rows' own 3.6.0
+    rows[0]["carried"]["triton"] = "3.9.0"
+    summary = _summary(results, rows, tmp_path / "captured")
+    assert "1 of them were checked with another triton" in summary
     # kernel.py changes again: the carried row is stale, and listed as such.
     (case / "kernel.py").write_text("BLOCK = 256\n")
     summary = bench.aggregate(results, tmp_path / "captured")
