@@ -53,7 +53,6 @@ from torch.utils._pytree import tree_map  # noqa: E402
 from triton.backends.compiler import GPUTarget  # noqa: E402
 
 from porter.bench import Point, code_fingerprint, kernel_fingerprint  # noqa: E402
-from porter.jitcheck import _kernels, _Recorder  # noqa: E402
 from porter.testing.parity import _import, load_case  # noqa: E402
 
 regcount = _import(ROOT / "tools" / "regcount.py", "regcount_for_carry")
@@ -202,27 +201,19 @@ class Fingerprints:
         """[("op", overload, arguments, outputs) | ("launch", kernel, SASS hash,
         grid, launch options, arguments)] in the order the launcher runs them."""
         ops = _Ops()
-        seen: list[tuple] = []  # (ops run before it, the launch)
-        record = _Recorder(
-            _kernels(module),
-            execute=False,
-            on_launch=lambda *call: seen.append((len(ops.ops), call)),
+        marks: list[int] = []  # how many ops ran before each launch
+        seen = regcount.launches(
+            case,
+            module,
+            point.dtype,
+            point,
+            pdl=True,
+            around=ops,
+            on_launch=lambda *_: marks.append(len(ops.ops)),
         )
-        inputs = regcount.make_inputs(
-            case, regcount.Scenario(point.dtype, point.sizes), "cpu", 0, filled=False
-        )
-        entry = regcount.scaffold_entry(case, point.dtype, "cpu", kernel=module)
-        # As on a Hopper GPU; a kernel.py from before PDL has no switch.
-        hopper = (
-            regcount.mock.patch.object(module, "pdl_enabled", lambda _: True)
-            if hasattr(module, "pdl_enabled")
-            else regcount.contextlib.nullcontext()
-        )
-        with hopper, record, torch.no_grad(), ops:
-            entry(*inputs)
         out: list[tuple] = []
         at = 0
-        for mark, (name, kernel, bound, options, launch) in seen:
+        for mark, (name, kernel, bound, options, launch) in zip(marks, seen):
             out += [("op", *op) for op in ops.ops[at:mark]]
             at = mark
             grid = launch.get("grid")

@@ -213,20 +213,29 @@ def programs_per_sm(regs: int, warps: int, shared: int) -> int:
     return min(SM90["programs"], by_regs, by_warps, by_shared)
 
 
-def launches(case, module, dtype: str, point, pdl: bool = False) -> list[tuple]:
+def launches(
+    case, module, dtype: str, point, pdl: bool = False, around=None, on_launch=None
+) -> list[tuple]:
     """(kernel name, kernel, bound arguments, options, the launch's other
     keywords) of each launch at a point, recorded without calling the kernels;
     pdl: as on a Hopper GPU, with programmatic dependent launch (the CPU inputs
-    would turn it off)."""
+    would turn it off). around: a context the launcher runs in (its inputs made
+    already); on_launch(*call), if given, sees each launch as it comes."""
     seen = []
-    record = _Recorder(
-        _kernels(module), execute=False, on_launch=lambda *call: seen.append(call)
-    )
+
+    def record_call(*call):
+        seen.append(call)
+        if on_launch is not None:
+            on_launch(*call)
+
+    record = _Recorder(_kernels(module), execute=False, on_launch=record_call)
     inputs = make_inputs(case, Scenario(dtype, point.sizes), "cpu", 0, filled=False)
+    entry = scaffold_entry(case, dtype, "cpu", kernel=module)
     on = pdl and hasattr(module, "pdl_enabled")
     hopper = mock.patch.object(module, "pdl_enabled", lambda device: True)
     with hopper if on else contextlib.nullcontext(), record, torch.no_grad():
-        scaffold_entry(case, dtype, "cpu", kernel=module)(*inputs)
+        with around if around is not None else contextlib.nullcontext():
+            entry(*inputs)
     return seen
 
 
