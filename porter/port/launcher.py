@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from porter.port.generalize import _launcher_expr
 from porter.port.model import KernelPort
-from porter.port.pdl import loads
+from porter.port.pdl import loads_at_top
 from porter.port.persist import STREAM_ROWS, _is_col_loop
 from porter.records import Capture, CompiledModule
 
@@ -350,7 +350,7 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
             only = []
             if any(a.arg == STREAM_ROWS for a in kp.persistent.args.args):
                 only.append(f'"{STREAM_ROWS}": stream_rows({row}{elem})')
-            if pdl and any(loads(st) for st in kp.persistent.body):
+            if pdl and loads_at_top(kp.persistent):
                 only.append(f'"EARLY_TRIGGER": {ROWS_EARLY_TRIGGER_EXPR}')
                 persistent_trigger = True
             if only:
@@ -393,7 +393,7 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
             setup.append(
                 f"BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings({numel}, {row}{elem})"
             )
-            if pdl and any(loads(st) for st in kp.tree.body):
+            if pdl and loads_at_top(kp.tree):
                 early_trigger = ROWS_EARLY_TRIGGER_EXPR
         else:
             setup.append(f"BLOCK_ROWS = {rows_per_program}")

@@ -114,6 +114,12 @@ def loads(stmt: ast.stmt) -> bool:
     return any(_is_call(n, "tl.load") for n in ast.walk(stmt))
 
 
+def loads_at_top(fn: ast.FunctionDef) -> bool:
+    """Whether a top-level statement of the kernel loads: where
+    trigger_after_loads has a place for the late trigger."""
+    return any(loads(stmt) for stmt in fn.body)
+
+
 # What the split block says, by what the launcher compares: a tile kernel's
 # block columns, a persistent reduction's rows a program.
 TILE_NOTES = (
