@@ -178,16 +178,39 @@ def test_a_kernel_right_after_the_matmul_launches_without_pdl(tmp_path):
     assert matmul.index("launch_pdl=pdl") < matmul.index("return out")
 
 
+@pytest.fixture
+def runtime_knobs():
+    """triton.knobs.runtime, restored afterwards: a knob set by monkeypatch stays
+    set on undo (and writes TRITON_INTERPRET), so a later test in the worker
+    would no longer see the variable it sets."""
+    import triton
+
+    with triton.knobs.runtime.scope():
+        yield triton.knobs.runtime
+
+
+def test_runtime_knobs_leave_triton_interpret_as_it_was(runtime_knobs):
+    # On the GPU a leaked interpret=False kept a later test's
+    # TRITON_INTERPRET=1 from reaching @triton.jit.
+    import os
+
+    import triton
+
+    before = os.environ.get("TRITON_INTERPRET")
+    with triton.knobs.runtime.scope():
+        runtime_knobs.interpret = not runtime_knobs.interpret
+    assert "interpret" not in vars(triton.knobs.runtime)
+    assert os.environ.get("TRITON_INTERPRET") == before
+
+
 def _scaffold(name: str):
     return _import(ROOT / "captured" / name / "kernel.py", f"pdl_{name}")
 
 
-def test_pdl_enabled_only_on_hopper_and_later(monkeypatch):
-    import triton
-
+def test_pdl_enabled_only_on_hopper_and_later(monkeypatch, runtime_knobs):
     mod = _scaffold("rmsnorm")
     # The suite runs under the interpreter, where PDL is off whatever the GPU.
-    monkeypatch.setattr(triton.knobs.runtime, "interpret", False)
+    runtime_knobs.interpret = False
     asked = []
 
     def capability(device):
@@ -211,16 +234,14 @@ def test_pdl_enabled_only_on_hopper_and_later(monkeypatch):
     assert not mod.pdl_enabled(torch.device("cuda", 0))  # ROCm: no gdc_* there
 
 
-def test_pdl_enabled_never_under_the_interpreter(monkeypatch):
-    import triton
-
+def test_pdl_enabled_never_under_the_interpreter(monkeypatch, runtime_knobs):
     mod = _scaffold("rmsnorm")
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda d: (9, 0))
     monkeypatch.setattr(torch.version, "hip", None)
     monkeypatch.setattr(mod, "_PDL_BY_DEVICE", {})
-    monkeypatch.setattr(triton.knobs.runtime, "interpret", True)
+    runtime_knobs.interpret = True
     assert not mod.pdl_enabled(torch.device("cuda", 0))  # no gdc_wait there
-    monkeypatch.setattr(triton.knobs.runtime, "interpret", False)
+    runtime_knobs.interpret = False
     assert mod.pdl_enabled(torch.device("cuda", 0))
 
 
@@ -228,13 +249,11 @@ PDL_CASES = [c for c in CASES if "pdl_enabled(" in (c / "kernel.py").read_text()
 
 
 @pytest.mark.parametrize("case", PDL_CASES, ids=lambda p: p.name)
-def test_set_pdl_turns_it_off_and_on_by_device(case, monkeypatch):
+def test_set_pdl_turns_it_off_and_on_by_device(case, monkeypatch, runtime_knobs):
     # docs/port.md: behind a kernel that never lets the next one launch early,
     # PDL costs a call 0.2-0.3 us on the H200; an engine turns it off there.
-    import triton
-
     mod = _import(case / "kernel.py", f"set_pdl_{case.name}")
-    monkeypatch.setattr(triton.knobs.runtime, "interpret", False)
+    runtime_knobs.interpret = False
     monkeypatch.setattr(torch.version, "hip", None)
     asked = []
     monkeypatch.setattr(
