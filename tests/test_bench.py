@@ -813,6 +813,36 @@ def test_graphs_of_several_calls_cycle_through_input_sets(monkeypatch):
     assert len(reads["copy"]) == 6
 
 
+def test_copy_rate_miss_note_counts_misses_where_both_sides_stream():
+    def row(ported, dynamic, static, pct):
+        return {
+            "ported_graph_us": ported,
+            "inductor_graph_us": dynamic,
+            "inductor_static_graph_us": static,
+            "pct_copy_bw": pct,
+        }
+
+    rows = [
+        row(102.0, 100.0, 101.0, 95.0),  # misses p/d; dynamic at 96.9%
+        row(103.1, 120.0, 100.0, 96.2),  # misses p/s; static at 99.2%
+        row(101.0, 100.0, 100.0, 89.0),  # misses, the ported kernel under 90%
+        row(110.0, 100.0, 100.0, 40.0),  # misses, far from the copy rate
+        row(99.0, 100.0, 100.0, 99.0),  # within: not a miss
+    ]
+    note = bench.copy_rate_miss_note(rows)
+    assert note.startswith(
+        "2 of the 4 points missing the time bar are at the copy rate: "
+        "the ported kernel moves 95.0-96.2% of the copy bandwidth there and "
+        "the faster of the two compiles 96.9-99.2%;"
+    )
+    assert note.endswith(
+        "at most 1.020x the dynamic compile's time and 1.031x the static one's."
+    )
+    # Misses away from the copy rate alone, or none at all: no note.
+    assert bench.copy_rate_miss_note(rows[2:]) == ""
+    assert bench.copy_rate_miss_note(rows[4:]) == ""
+
+
 def test_bandwidth_note_names_the_sweeps_short_of_the_clause():
     def rows(*points):
         return [{"num_tokens": n, "pct_copy_bw": pct} for n, pct in points]
