@@ -225,7 +225,9 @@ def looped_settings(num_rows, row_size, elem_bytes=2):
 # 0.91-0.96 of its time from 16 rows, in fp32 at 4096 0.91-0.92 from 16384;
 # softmax in fp32 at 4096 (16 KB) 0.91-0.97 from 4096 rows, but in bf16 at
 # 4096 (8 KB) 1.06-1.34; fused_add_rmsnorm in bf16 at 4096 (8 KB) lost 2-3%
-# from 4096 rows (docs/benchmarks/NOTES.md).
+# from 4096 rows; softmax in fp32 at 8192 (32 KB) held in registers took
+# 1.03-1.05 of the looped kernel's time from 16384 rows, at 4 to 32 warps
+# (docs/benchmarks/NOTES.md).
 LOOPED_MIN_ROW_BYTES = {(2, 1): 8192, (3, 1): 16384, (2, 2): 16384}
 
 
