@@ -2,6 +2,8 @@
 (before/after), which launches take it, and the scaffold's device check."""
 
 import ast
+import contextlib
+import os
 import re
 import textwrap
 from pathlib import Path
@@ -178,27 +180,32 @@ def test_a_kernel_right_after_the_matmul_launches_without_pdl(tmp_path):
     assert matmul.index("launch_pdl=pdl") < matmul.index("return out")
 
 
-@pytest.fixture
-def runtime_knobs():
-    """triton.knobs.runtime, restored afterwards: a knob set by monkeypatch stays
-    set on undo (and writes TRITON_INTERPRET), so a later test in the worker
-    would no longer see the variable it sets."""
+@contextlib.contextmanager
+def _runtime_knobs_restored():
+    """triton.knobs.runtime, restored afterwards (knobs and environment): a
+    knob set by monkeypatch stays set on undo (and writes TRITON_INTERPRET), so
+    a later test in the worker would no longer see the variable it sets."""
     import triton
 
     with triton.knobs.runtime.scope():
         yield triton.knobs.runtime
 
 
-def test_runtime_knobs_leave_triton_interpret_as_it_was(runtime_knobs):
+@pytest.fixture
+def runtime_knobs():
+    with _runtime_knobs_restored() as knobs:
+        yield knobs
+
+
+def test_runtime_knobs_leave_triton_interpret_as_it_was():
     # On the GPU a leaked interpret=False kept a later test's
     # TRITON_INTERPRET=1 from reaching @triton.jit.
-    import os
-
     import triton
 
     before = os.environ.get("TRITON_INTERPRET")
-    with triton.knobs.runtime.scope():
-        runtime_knobs.interpret = not runtime_knobs.interpret
+    with _runtime_knobs_restored() as knobs:
+        knobs.interpret = not knobs.interpret
+        assert os.environ.get("TRITON_INTERPRET") != before  # set writes it
     assert "interpret" not in vars(triton.knobs.runtime)
     assert os.environ.get("TRITON_INTERPRET") == before
 
