@@ -895,8 +895,7 @@ def copy_rate_miss_note(rows: list[dict]) -> str:
     missed = [r for r in rows if not _row_within_bar(r)]
     at_rate = []
     for r in missed:
-        pd = r["ported_graph_us"] / r["inductor_graph_us"]
-        ps = r["ported_graph_us"] / r["inductor_static_graph_us"]
+        pd, ps = _ratios(r)
         # The same bytes in the faster compile's time.
         theirs = r["pct_copy_bw"] * max(pd, ps)
         if r["pct_copy_bw"] >= BW_BAR_PCT and theirs >= BW_BAR_PCT:
@@ -935,12 +934,18 @@ def size_copy_note(rows: list[dict], at: int = 4096) -> str:
     )
 
 
-def _row_within_bar(r: dict) -> bool:
-    """A stored row's point meets the time bar, by graph replay."""
-    return within_bar(
+def _ratios(r: dict) -> tuple[float, float]:
+    """A stored row's (p/d, p/s): the ported graph time over the dynamic and
+    the static compile's."""
+    return (
         r["ported_graph_us"] / r["inductor_graph_us"],
         r["ported_graph_us"] / r["inductor_static_graph_us"],
     )
+
+
+def _row_within_bar(r: dict) -> bool:
+    """A stored row's point meets the time bar, by graph replay."""
+    return within_bar(*_ratios(r))
 
 
 def stale_rows(rows: list[dict], current: str | None) -> tuple[int, int]:
@@ -992,14 +997,12 @@ def aggregate(folder: Path, captured: Path | None = None) -> str:
             unrecorded += none
             if other:
                 changed.append(f"{path.stem} {dtype} {model} ({other} of {len(sub)})")
-            pd = [(r["ported_graph_us"] / r["inductor_graph_us"], r) for r in sub]
-            ps = [
-                (r["ported_graph_us"] / r["inductor_static_graph_us"], r) for r in sub
-            ]
             missing = [r["num_tokens"] for r in sub if not _row_within_bar(r)]
             within = len(sub) - len(missing)
-            wd, rd = max(pd, key=lambda t: t[0])
-            ws, rs = max(ps, key=lambda t: t[0])
+            # The worst p/d and p/s, and the rows they are at.
+            rd = max(sub, key=lambda r: _ratios(r)[0])
+            rs = max(sub, key=lambda r: _ratios(r)[1])
+            wd, ws = _ratios(rd)[0], _ratios(rs)[1]
             swept.append((path.stem, dtype, model, sub))
             big = [r["pct_copy_bw"] for r in sub if r["num_tokens"] >= BW_BAR_FROM]
             bw = f"{min(big)}%" if big else "n/a"

@@ -292,10 +292,10 @@ def jitcheck(
         compiled_after_warmup=(
             compiled_after - compiled_warm if compiled_after is not None else None
         ),
+        dtype=dtype,
     )
     report.warmup_tokens = list(warm_tokens)
     report.keys_only_tokens = sorted(keys_only)
-    report.dtype = dtype
     report.advice = _advice(report)
     return report
 
