@@ -153,7 +153,8 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
                 dependent_launch(kp.matmul)
             kernels.append({"source": ast.unparse(kp.matmul), "do_not_specialize": dns})
     notes = _merge_notes(ports)
-    if any(step.pdl for step in every_step):
+    pdl = any(step.pdl for step in every_step)
+    if pdl:
         late = ["tile" for s in launches if s.early_trigger == EARLY_TRIGGER_EXPR]
         late += ["rows" for s in launches if s.persistent_trigger]
         late += ["rows" for s in launches if s.early_trigger == ROWS_EARLY_TRIGGER_EXPR]
@@ -198,7 +199,7 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
         uses_persistent=any(kp.persistent is not None for kp in ports),
         uses_online=any(kp.online is not None for kp in ports),
         uses_stream_rows="stream_rows(" in setup,
-        uses_pdl=any(step.pdl for step in every_step),
+        uses_pdl=pdl,
         uses_matmul=bool(matmul_steps),
         uses_early_trigger=any(
             step.early_trigger == EARLY_TRIGGER_EXPR for step in launches
@@ -213,9 +214,7 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
         )
         or "reinterpret(" in launcher.returns,
     )
-    return PortResult(
-        text, title, todos, notes, pdl=any(step.pdl for step in every_step)
-    )
+    return PortResult(text, title, todos, notes, pdl=pdl)
 
 
 def _kernel_name(reference: str, i: int, n: int) -> str:

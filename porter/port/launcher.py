@@ -34,6 +34,14 @@ NO_PDL_AFTER_EXTERN = (
     "# less only at 1-16 tokens of 4096 -> 4096 (docs/benchmarks/NOTES.md)."
 )
 
+
+def pdl_behind(previous: "LaunchStep | None") -> bool:
+    """Whether a kernel launched after `previous` (None: first) takes
+    programmatic dependent launch: not right after an extern call, unless
+    PDL_AFTER_EXTERN (read when called: port_variant patches it)."""
+    return PDL_AFTER_EXTERN or previous is None or previous.kind != "extern"
+
+
 # A tile kernel lets the next kernel launch right after its wait where its
 # block spans a few columns (at most tile_settings' DECODE_BLOCK), and after its
 # loads where it spans a long row (porter.port.pdl).
@@ -244,8 +252,7 @@ def plan_launcher(
             continue
         kp = port_by_name.get(step.name)
         if kp is not None:  # None: fused into an earlier kernel's launch
-            pdl = PDL_AFTER_EXTERN or not steps or steps[-1].kind != "extern"
-            launch = _launch(kp, inputs, pdl)
+            launch = _launch(kp, inputs, pdl_behind(steps[-1] if steps else None))
             if not launch.pdl:
                 launch.setup.insert(0, NO_PDL_AFTER_EXTERN)
             elif kp.tile is not None:

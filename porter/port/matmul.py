@@ -35,11 +35,11 @@ import copy
 import re
 
 from porter.port.bias import ADD_BIAS, _loaded_once
-from porter.port import launcher as launch_rules
 from porter.port.launcher import (
     NO_PDL_AFTER_EXTERN,
     Launcher,
     LaunchStep,
+    pdl_behind,
     unit_stride,
 )
 from porter.port.model import KernelPort
@@ -250,8 +250,7 @@ def fuse_matmul_epilogue(launcher: Launcher, ports: list[KernelPort]) -> bool:
         step = _matmul_step(launcher, steps[i], steps[i + 1], port_of)
         if step is None:
             continue
-        behind_extern = i > 0 and steps[i - 1].kind == "extern"
-        if behind_extern and not launch_rules.PDL_AFTER_EXTERN:
+        if not pdl_behind(steps[i - 1] if i > 0 else None):
             step.pdl = False  # the launcher's rule for a kernel behind an extern call
             step.setup.insert(0, NO_PDL_AFTER_EXTERN)
         if i + 2 == len(steps):
