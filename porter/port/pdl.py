@@ -38,12 +38,13 @@ holds: one row (every decode size, and every wide row) triggers right after
 the wait, several narrow rows once their loads are issued. Over 20 calls a
 graph of rotated inputs on an H200, the late trigger took 0.73 of the early
 one's time for kb_scaled_rmsnorm fp32 at 4096 rows of 512 (4.75 against
-6.54 µs), 0.92-1.01 at 4096-16384 rows of the other narrow-row sweeps; at
-1024 rows it went both ways (0.90-0.98 in fp32, 1.03-1.13 in bf16 and for
-quant_int8 fp32 over 1024, three rounds), and at 1-16 rows of one row a
-program it took 1.10-1.24 (docs/benchmarks/NOTES.md). A rule by row count
-as well would compile one more variant in the middle of prefill sizes,
-where BLOCK_ROWS does not change.
+6.54 µs), 0.92-1.01 at 4096-16384 rows of the other narrow-row sweeps,
+0.90-1.03 at 1024 rows and 0.74-1.00 at 2048 (six rounds; three had shown
+1.03-1.13 at 1024 rows in 2-byte types); at 512 rows it took 1.02-1.11 in
+six of seven sweeps, and at 1-16 rows of one row a program 1.10-1.24
+(docs/benchmarks/NOTES.md). A rule by row count as well would compile one
+more variant in the middle of prefill sizes, where BLOCK_ROWS does not
+change.
 """
 
 from __future__ import annotations
