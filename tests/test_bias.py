@@ -109,7 +109,7 @@ def test_the_scaffold_adds_the_bias_in_the_kernel_for_2_byte_outputs(
     dtype, matmul, monkeypatch, porter_device, matmul_calls, gelu_linear_reference
 ):
     case = load_case(CASE)
-    # The cuBLAS path at any size (small 2-byte matmuls otherwise take the
+    # The cuBLAS path at any size (small matmuls otherwise take the
     # one-kernel form, porter.port.matmul; tests/test_matmul.py).
     monkeypatch.setattr(case.kernel, "MATMUL_EPILOGUE_MAX_MACS", 0)
     sizes = {"num_tokens": 3, "in_features": 16, "out_features": 40}
@@ -162,11 +162,16 @@ def test_a_kernelbench_linear_is_tiled_and_takes_its_bias_in_the_kernel(kb_linea
     assert "model_matmul_kernel[" in text and "inner_size: tl.constexpr" in text
 
 
-# max_macs 0: the cuBLAS path; None: small 2-byte matmuls in one kernel
+# max_macs 0: the cuBLAS path; None: small matmuls in one kernel
 # (porter.port.matmul).
 @pytest.mark.parametrize(
     "dtype, max_macs, matmul",
-    [("bfloat16", 0, ["mm"]), ("bfloat16", None, []), ("float32", None, ["addmm"])],
+    [
+        ("bfloat16", 0, ["mm"]),
+        ("bfloat16", None, []),
+        ("float32", None, []),
+        ("float32", 0, ["addmm"]),
+    ],
 )
 def test_the_kernelbench_scaffold_matches_the_reference(
     kb_linear,

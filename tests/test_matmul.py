@@ -129,8 +129,8 @@ def test_the_launcher_takes_the_one_kernel_below_the_bound():
     assert "def linear_gelu_matmul_kernel(" in text
     launcher = text[text.index("def linear_gelu(") :]
     assert launcher.index("linear_gelu_matmul_kernel[") < launcher.index("torch.mm(")
-    assert "MATMUL_EPILOGUE_MAX_MACS" in launcher
-    assert "out.element_size() == 2" in launcher.split("torch.mm(")[0]
+    when = "matmul_in_one_kernel(num_tokens, in_features, out_features, out.element_size())"
+    assert when in launcher.split("torch.mm(")[0]
 
 
 # 37 tokens: two blocks of 32 rows, the second mostly masked; 40 inner and 40
@@ -144,7 +144,13 @@ def test_the_launcher_takes_the_one_kernel_below_the_bound():
         ("bfloat16", 37, {"MACS": 37 * 40 * 40, "ROWS": 37}, []),
         ("bfloat16", 37, {"MACS": 37 * 40 * 40 - 1}, ["mm"]),
         ("bfloat16", 37, {"ROWS": 36}, ["mm"]),
-        ("float32", 3, {}, ["addmm"]),  # fp32 always keeps cuBLAS
+        # fp32 too (tl.dot in tf32x3); one row of a large weight keeps cuBLAS.
+        ("float32", 3, {}, []),
+        ("float32", 1, {}, []),
+        ("float32", 1, {"FP32_ONE_ROW_MAX_MACS": 40 * 40}, []),
+        ("float32", 1, {"FP32_ONE_ROW_MAX_MACS": 40 * 40 - 1}, ["addmm"]),
+        ("float32", 2, {"FP32_ONE_ROW_MAX_MACS": 0}, []),
+        ("float32", 37, {"ROWS": 36}, ["addmm"]),
     ],
 )
 def test_the_scaffold_computes_small_matmuls_in_one_kernel(
@@ -159,7 +165,8 @@ def test_the_scaffold_computes_small_matmuls_in_one_kernel(
 ):
     case = load_case(CASE)
     for name, value in bounds.items():
-        monkeypatch.setattr(case.kernel, f"MATMUL_EPILOGUE_MAX_{name}", value)
+        prefix = "MATMUL_" if name.startswith("FP32") else "MATMUL_EPILOGUE_MAX_"
+        monkeypatch.setattr(case.kernel, prefix + name, value)
     sizes = {"num_tokens": num_tokens, "in_features": 40, "out_features": 40}
     x, weight, bias = make_inputs(case, Scenario(dtype, sizes), porter_device, seed=1)
     bias = (bias + 4).to(bias.dtype)  # a bias left out cannot pass
@@ -241,7 +248,8 @@ def mm_silu(tmp_path_factory):
     [
         ("bfloat16", {}, []),
         ("bfloat16", {"ROWS": 0}, ["mm"]),
-        ("float32", {}, ["mm"]),
+        ("float32", {}, []),
+        ("float32", {"ROWS": 0}, ["mm"]),
     ],
 )
 def test_a_matmul_without_bias_takes_the_one_kernel_too(
@@ -274,7 +282,8 @@ def mlp(tmp_path_factory):
     [
         ("bfloat16", {}, []),  # both layers in one kernel each
         ("bfloat16", {"ROWS": 0}, ["mm", "mm"]),
-        ("float32", {}, ["addmm", "mm"]),
+        ("float32", {}, []),
+        ("float32", {"ROWS": 0}, ["addmm", "mm"]),
     ],
 )
 def test_every_matmul_pair_gets_the_one_kernel(
@@ -323,11 +332,13 @@ def test_the_one_kernel_behind_an_extern_call_launches_without_pdl(
     )
     assert "LAUNCH_PDL" not in ast.unparse(kernel)
     launcher = text[text.index("def mm_chain(") :]
-    branch = launcher[launcher.index("if (") : launcher.index("return out")]
+    branch = launcher[
+        launcher.index("if matmul_in_one_kernel(") : launcher.index("return out")
+    ]
     assert "No programmatic dependent launch right after the extern call" in branch
     assert "launch_pdl" not in branch
     # The inner size is the first matmul's output's named column count.
-    assert "num_tokens * hidden * inter <= MATMUL_EPILOGUE_MAX_MACS" in branch
+    assert "matmul_in_one_kernel(num_tokens, hidden, inter, " in branch
     case = load_case(mm_chain)
     sizes = {"num_tokens": 3, "hidden": 16, "inter": 40}
     x, w1, w2, b2 = make_inputs(

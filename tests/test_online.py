@@ -59,7 +59,7 @@ def test_logsumexp_online_kernel_reads_the_row_once():
     assert "def rescale_sum" in ast.unparse(tree)
     # The launcher takes it for many very wide rows, before the two-pass one.
     launcher = ast.unparse(_function(tree, "logsumexp"))
-    online = launcher.index("num_tokens >= ONLINE_MIN_ROWS")
+    online = launcher.index("num_tokens >= online_min_rows(logits.element_size())")
     assert online < launcher.index("elif BLOCK_COLS > MAX_FUSED_COLS")
 
 

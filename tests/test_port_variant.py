@@ -72,18 +72,25 @@ def test_a_rule_that_changes_nothing_writes_nothing(tmp_path):
     assert "Traceback" not in run.stderr and not out.exists()
 
 
-def test_matmul_fp32_takes_fp32_into_the_one_kernel(
+def test_the_generator_takes_fp32_into_the_one_kernel_and_the_variant_names_it():
+    # The generator's precision is tf32x3: naming it writes kernel.py again,
+    # which the tool refuses as a variant that changes nothing.
+    text = port_variant.kernel_py(CASE, False, "tf32x3")
+    assert text == (CASE / "kernel.py").read_text()
+    assert 'DOT_PRECISION="tf32x3" if out.element_size() == 4 else "tf32"' in text
+    ieee = port_variant.kernel_py(CASE, False, "ieee")
+    assert 'DOT_PRECISION="ieee" if out.element_size() == 4 else "tf32"' in ieee
+
+
+def test_matmul_fp32_cublas_leaves_fp32_to_cublas(
     tmp_path, porter_device, matmul_calls, gelu_linear_reference
 ):
-    text = port_variant.kernel_py(CASE, False, "tf32x3")
-    assert "out = tl.dot(lhs_tile, rhs_tile, out, input_precision=DOT_PRECISION)" in (
-        text
-    )
-    assert "out.element_size() in (2, 4)" in text
-    assert 'DOT_PRECISION="tf32x3" if out.element_size() == 4 else "tf32"' in text
+    text = port_variant.kernel_py(CASE, False, "cublas")
+    assert "out = tl.dot(lhs_tile, rhs_tile, out)" in text
+    assert "DOT_PRECISION" not in text and "MATMUL_FP32_ONE_ROW_MAX_MACS" not in text
     path = tmp_path / "variant.py"
     path.write_text(text)
-    variant = _import(path, "linear_gelu_fp32_variant")
+    variant = _import(path, "linear_gelu_cublas_variant")
     case = load_case(CASE)
     sizes = {"num_tokens": 5, "in_features": 24, "out_features": 40}
     x, weight, bias = make_inputs(case, Scenario("float32", sizes), porter_device, 4)
@@ -91,8 +98,10 @@ def test_matmul_fp32_takes_fp32_into_the_one_kernel(
     (got,) = _tuple(
         scaffold_entry(case, "float32", porter_device, kernel=variant)(x, weight, bias)
     )
-    # No cuBLAS call. The interpreter computes tl.dot exactly whatever the
-    # precision: TF32's numerics are the GPU's to check.
-    assert matmul_calls == []
+    assert matmul_calls == ["addmm"]
     want = gelu_linear_reference(x, weight, bias)
     torch.testing.assert_close(got.double(), want, atol=1e-5, rtol=1e-5)
+    # The 2-byte dtypes keep the one kernel.
+    x, weight, bias = make_inputs(case, Scenario("bfloat16", sizes), porter_device, 4)
+    scaffold_entry(case, "bfloat16", porter_device, kernel=variant)(x, weight, bias)
+    assert matmul_calls == ["addmm"]

@@ -16,14 +16,15 @@ Rules:
                       16 x 4096 x 4096 torch.mm PDL took 0.8-1.2 us off a
                       call of silu_and_mul or rmsnorm (calls BM-BN,
                       docs/benchmarks/NOTES.md).
-  --matmul-fp32 P     The one kernel for a small matmul and its epilogue
-                      (porter/port/matmul.py) takes fp32 outputs too, with
-                      tl.dot at input precision P (ieee, tf32x3 or tf32; the
-                      2-byte dtypes as before). The generator leaves fp32 to
-                      cuBLAS: at full precision (ieee) the kernel took 1.6-1.8x
-                      Inductor's time at one token (H200, call BZ). tf32x3
-                      (three TF32 products a term) and tf32 (one) change the
-                      numerics: check parity on the GPU before timing.
+  --matmul-fp32 P     fp32 outputs of a small matmul and its epilogue
+                      (porter/port/matmul.py) as P: "cublas" leaves them to
+                      cuBLAS and the epilogue kernel, as the generator did
+                      before; "ieee" or "tf32" run the one kernel with tl.dot
+                      at that input precision instead of the generator's
+                      "tf32x3". At full precision (ieee) the kernel took up to
+                      1.5x Inductor's time (H200, calls BZ and CM); tf32
+                      drops mantissa bits: check parity on the GPU before
+                      timing it.
 """
 
 from __future__ import annotations
@@ -47,12 +48,18 @@ from porter.store import read_manifest  # noqa: E402
 def kernel_py(
     case: Path, pdl_after_extern: bool, matmul_fp32: str | None = None
 ) -> str:
-    """The case's kernel.py ported again from its manifest under the rules."""
+    """The case's kernel.py ported again from its manifest under the rules
+    (matmul_fp32: None, the generator's precision; "cublas", none)."""
     cap = Capture.from_dict(read_manifest(case))
     ref = load_reference(case / "reference.py")
+    precision = matmul.MATMUL_FP32_PRECISION if matmul_fp32 is None else matmul_fp32
     with (
         mock.patch.object(launcher, "PDL_AFTER_EXTERN", pdl_after_extern),
-        mock.patch.object(matmul, "MATMUL_FP32_PRECISION", matmul_fp32),
+        mock.patch.object(
+            matmul,
+            "MATMUL_FP32_PRECISION",
+            None if precision == "cublas" else precision,
+        ),
     ):
         return port_files(cap, ref.module, case.name).files["kernel.py"]
 
@@ -68,9 +75,10 @@ def main() -> int:
     )
     ap.add_argument(
         "--matmul-fp32",
-        choices=["ieee", "tf32x3", "tf32"],
-        help="the one kernel for a small matmul takes fp32 too, tl.dot at this "
-        "input precision",
+        choices=["cublas", "ieee", "tf32x3", "tf32"],
+        help="fp32 outputs of a small matmul: cuBLAS and the epilogue kernel "
+        "(cublas), or the one kernel with tl.dot at this input precision "
+        "(the generator's: tf32x3)",
     )
     args = ap.parse_args()
     case = Path(args.case)

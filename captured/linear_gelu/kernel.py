@@ -14,7 +14,7 @@ What porter changed:
 - renamed index variables and temporaries after what they hold
 - pointwise kernels run on (rows, column blocks) tiles: no 64-bit % and // per element, contiguous columns the compiler can vectorize
 - 2-byte outputs: the matmul runs without its bias, which the kernel after it adds (as Inductor does on a GPU); fp32 keeps cuBLAS's addmm
-- small matmuls (2-byte outputs): a second kernel computes the matmul's tile with tl.dot and applies the epilogue to it in registers (one launch, no round trip of the matmul's output); larger ones keep cuBLAS
+- small matmuls: a second kernel computes the matmul's tile with tl.dot and applies the epilogue to it in registers (one launch, no round trip of the matmul's output); larger ones keep cuBLAS
 - on Hopper and later GPUs the kernels launch with programmatic dependent launch: each waits for the kernel before it, then lets the next one launch
 """
 
@@ -79,6 +79,7 @@ def linear_gelu_matmul_kernel(
     BLOCK_ROWS: tl.constexpr,
     BLOCK_COLS: tl.constexpr,
     BLOCK_K: tl.constexpr,
+    DOT_PRECISION: tl.constexpr,
     COL_BLOCKS: tl.constexpr,
     LAUNCH_PDL: tl.constexpr,
 ):
@@ -108,7 +109,7 @@ def linear_gelu_matmul_kernel(
             (k_cols[:, None] < in_features) & (cols < out_features),
             other=0.0,
         )
-        out = tl.dot(lhs_tile, rhs_tile, out)
+        out = tl.dot(lhs_tile, rhs_tile, out, input_precision=DOT_PRECISION)
     if ADD_BIAS:
         # the matmul's bias, one per column (kept in cache)
         out = out + tl.load(
@@ -159,18 +160,35 @@ def tile_settings(num_rows, row_size, elem_bytes=2, heavy=False):
     return block_rows, block_cols, min(32, max(4, warps))
 
 
-# Up to these many rows and multiply-adds (rows x inner x columns), a matmul in
-# 2-byte types and its epilogue run as one Triton kernel instead of a cuBLAS
-# call and the epilogue's kernel. Inside a CUDA graph of 20 calls on an H200,
-# inputs rotated past the L2 cache, the one kernel took 0.48-0.64 of
-# Inductor's time at 1-1024 tokens of 128 -> 256 features (bf16, fp16) but
-# 1.03-1.06 at 4096 tokens (2^27 multiply-adds); 0.90-0.91 at 1-16 tokens of
-# 4096 -> 4096 (2^28 at 16 tokens) but 1.08-1.28 at 64 (2^30), where
-# cuBLAS's larger blocks win. fp32 keeps cuBLAS: tl.dot at full fp32
-# precision took 1.6-1.8x Inductor's time at one token
-# (docs/benchmarks/NOTES.md).
+# Up to these many rows and multiply-adds (rows x inner x columns), a matmul and
+# its epilogue run as one Triton kernel instead of a cuBLAS call and the
+# epilogue's kernel. Inside a CUDA graph of 20 calls on an H200, inputs rotated
+# past the L2 cache, the one kernel took 0.48-0.64 of Inductor's time at 1-1024
+# tokens of 128 -> 256 features (bf16, fp16) but 1.03-1.06 at 4096 tokens
+# (2^27 multiply-adds); 0.90-0.91 at 1-16 tokens of 4096 -> 4096 (2^28 at 16
+# tokens) but 1.08-1.28 at 64 (2^30), where cuBLAS's larger blocks win.
 MATMUL_EPILOGUE_MAX_ROWS = 1024
 MATMUL_EPILOGUE_MAX_MACS = 1 << 28
+# fp32 operands go through tl.dot as three TF32 products a term ("tf32x3",
+# about fp32's accuracy): 0.67-0.88 of Inductor's time at 1, 64, 256 and 1024
+# tokens of 128 -> 256 (0.08 at 16, where its cuBLAS call took 33 us), 0.69 at
+# 16 tokens of 4096 -> 4096. At one token cuBLAS's matrix-vector kernel streams
+# a large weight faster: 1.47x its time at 4096 -> 4096 (64 MB). So one fp32
+# row takes the kernel up to MATMUL_FP32_ONE_ROW_MAX_MACS multiply-adds
+# (docs/benchmarks/NOTES.md).
+MATMUL_FP32_ONE_ROW_MAX_MACS = 1 << 20
+
+
+def matmul_in_one_kernel(num_rows, inner_size, num_cols, elem_bytes):
+    """Whether a matmul of num_rows x inner_size by inner_size x num_cols, out
+    in elem_bytes elements, and its epilogue run as one Triton kernel."""
+    if num_rows > MATMUL_EPILOGUE_MAX_ROWS:
+        return False
+    if num_rows * inner_size * num_cols > MATMUL_EPILOGUE_MAX_MACS:
+        return False
+    if elem_bytes == 4:
+        return num_rows > 1 or inner_size * num_cols <= MATMUL_FP32_ONE_ROW_MAX_MACS
+    return elem_bytes == 2
 
 
 def matmul_settings(num_rows, inner_size):
@@ -259,14 +277,10 @@ def linear_gelu(x, weight, bias):
         device=weight.device,
     )
     pdl = pdl_enabled(weight.device)
-    if (
-        out.element_size() == 2
-        and num_tokens <= MATMUL_EPILOGUE_MAX_ROWS
-        and num_tokens * in_features * out_features <= MATMUL_EPILOGUE_MAX_MACS
-    ):
-        # A small matmul in 2-byte types: one kernel for the matmul and what
-        # follows it, no cuBLAS call and no round trip of its output
-        # (MATMUL_EPILOGUE_MAX_ROWS and _MAX_MACS say where it wins).
+    if matmul_in_one_kernel(num_tokens, in_features, out_features, out.element_size()):
+        # A small matmul: one kernel for the matmul and what follows it, no
+        # cuBLAS call and no round trip of its output (matmul_in_one_kernel
+        # says where it wins).
         rhs = reinterpret(weight, (in_features, out_features), (1, in_features), 0)
         BLOCK_ROWS, BLOCK_COLS, BLOCK_K, num_warps, num_stages = matmul_settings(
             num_tokens, in_features
@@ -287,6 +301,7 @@ def linear_gelu(x, weight, bias):
             BLOCK_ROWS=BLOCK_ROWS,
             BLOCK_COLS=BLOCK_COLS,
             BLOCK_K=BLOCK_K,
+            DOT_PRECISION="tf32x3" if out.element_size() == 4 else "tf32",
             COL_BLOCKS=COL_BLOCKS,
             LAUNCH_PDL=pdl,
             num_warps=num_warps,

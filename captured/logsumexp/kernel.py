@@ -275,14 +275,20 @@ def looped_settings(num_rows, row_size, elem_bytes=2):
 LOOPED_MIN_ROW_BYTES = {(2, 1): 8192, (3, 1): 16384, (2, 2): 16384}
 
 
-def looped_min_row_bytes(key, elem_bytes=2):
-    """LOOPED_MIN_ROW_BYTES[key] for rows of elem_bytes elements. 2-byte rows
-    that the kernel reads three times stay in registers up to MAX_FUSED_COLS:
-    softmax in bf16 at 8192 (16 KB) held in registers took 0.86-0.96 of the
-    looped kernel's time from 16 rows (1.03 at one), though fp32 at 4096 (16
-    KB too) lost."""
+def looped_min_row_bytes(key, num_rows, elem_bytes=2):
+    """LOOPED_MIN_ROW_BYTES[key] for num_rows rows of elem_bytes elements.
+    2-byte rows that the kernel reads three times stay in registers up to
+    MAX_FUSED_COLS: softmax in bf16 at 8192 (16 KB) held in registers took
+    0.86-0.96 of the looped kernel's time from 16 rows (1.03 at one), though
+    fp32 at 4096 (16 KB too) lost. Rows of 16 KB from two inputs stay in
+    registers at 16 rows or fewer and from 1024: add_layernorm and
+    fused_add_rmsnorm in fp32 at 4096 took 0.78-0.90 of the looped kernel's
+    time at 1-16 rows and 0.96-0.97 from 1024, in bf16 at 8192 0.87-0.98 from
+    1024, but 1.01-1.10 at 256 rows."""
     if key[0] >= 3 and elem_bytes <= 2:
         return float("inf")
+    if key == (2, 2) and (num_rows <= 16 or num_rows >= 1024):
+        return 2 * LOOPED_MIN_ROW_BYTES[key]
     return LOOPED_MIN_ROW_BYTES[key]
 
 
@@ -312,6 +318,15 @@ def stream_rows(row_size, elem_bytes=2):
 ONLINE_MIN_COLS = 32768
 ONLINE_MIN_ROWS = 1024
 ONLINE_BLOCK_COLS = 2048
+
+
+def online_min_rows(elem_bytes=2):
+    """ONLINE_MIN_ROWS for rows of elem_bytes elements. 2-byte rows read half
+    the bytes a block, so the looped kernel keeps them up to four times as many
+    rows: over 32768 columns on an H200 it took 0.75-0.78 of the single pass's
+    time at 1024 rows and 0.94-0.96 at 2048 in bf16 and fp16, but 1.03-1.05
+    at 4096; in fp32 1.07-1.14 at 1024-2048 rows (docs/benchmarks/NOTES.md)."""
+    return ONLINE_MIN_ROWS * (4 if elem_bytes <= 2 else 1)
 
 
 def launch_settings(num_rows, row_size, elem_bytes=2):
@@ -403,7 +418,9 @@ def logsumexp(logits: torch.Tensor):
         "STREAM_ROWS": stream_rows(vocab, logits.element_size()),
         "EARLY_TRIGGER": BLOCK_ROWS == 1,
     }
-    if BLOCK_COLS >= ONLINE_MIN_COLS and num_tokens >= ONLINE_MIN_ROWS:
+    if BLOCK_COLS >= ONLINE_MIN_COLS and num_tokens >= online_min_rows(
+        logits.element_size()
+    ):
         # Many very wide rows: one pass over each row, in blocks.
         BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(
             num_tokens, ONLINE_BLOCK_COLS, logits.element_size()
@@ -413,7 +430,7 @@ def logsumexp(logits: torch.Tensor):
     elif (
         BLOCK_COLS > MAX_FUSED_COLS
         or BLOCK_COLS * logits.element_size()
-        >= looped_min_row_bytes((2, 1), logits.element_size())
+        >= looped_min_row_bytes((2, 1), num_tokens, logits.element_size())
     ):
         # Wide rows: stream the row in blocks, re-reading it from cache.
         BLOCK_ROWS = 1

@@ -231,14 +231,20 @@ def looped_settings(num_rows, row_size, elem_bytes=2):
 LOOPED_MIN_ROW_BYTES = {(2, 1): 8192, (3, 1): 16384, (2, 2): 16384}
 
 
-def looped_min_row_bytes(key, elem_bytes=2):
-    """LOOPED_MIN_ROW_BYTES[key] for rows of elem_bytes elements. 2-byte rows
-    that the kernel reads three times stay in registers up to MAX_FUSED_COLS:
-    softmax in bf16 at 8192 (16 KB) held in registers took 0.86-0.96 of the
-    looped kernel's time from 16 rows (1.03 at one), though fp32 at 4096 (16
-    KB too) lost."""
+def looped_min_row_bytes(key, num_rows, elem_bytes=2):
+    """LOOPED_MIN_ROW_BYTES[key] for num_rows rows of elem_bytes elements.
+    2-byte rows that the kernel reads three times stay in registers up to
+    MAX_FUSED_COLS: softmax in bf16 at 8192 (16 KB) held in registers took
+    0.86-0.96 of the looped kernel's time from 16 rows (1.03 at one), though
+    fp32 at 4096 (16 KB too) lost. Rows of 16 KB from two inputs stay in
+    registers at 16 rows or fewer and from 1024: add_layernorm and
+    fused_add_rmsnorm in fp32 at 4096 took 0.78-0.90 of the looped kernel's
+    time at 1-16 rows and 0.96-0.97 from 1024, in bf16 at 8192 0.87-0.98 from
+    1024, but 1.01-1.10 at 256 rows."""
     if key[0] >= 3 and elem_bytes <= 2:
         return float("inf")
+    if key == (2, 2) and (num_rows <= 16 or num_rows >= 1024):
+        return 2 * LOOPED_MIN_ROW_BYTES[key]
     return LOOPED_MIN_ROW_BYTES[key]
 
 
@@ -355,7 +361,7 @@ def softmax(logits: torch.Tensor, temperature: float = 0.7):
     if (
         BLOCK_COLS > MAX_FUSED_COLS
         or BLOCK_COLS * logits.element_size()
-        >= looped_min_row_bytes((3, 1), logits.element_size())
+        >= looped_min_row_bytes((3, 1), num_tokens, logits.element_size())
     ):
         # Wide rows: stream the row in blocks, re-reading it from cache.
         BLOCK_ROWS = 1

@@ -20,6 +20,7 @@ from porter.port.launcher import (
     LOOPED_MIN_ROW_BYTES,
     plan_launcher,
 )
+from porter.port import matmul as matmul_stage
 from porter.port.matmul import all_steps, fuse_matmul_epilogue
 from porter.port.model import KernelPort
 from porter.port.online import online_max_sum_exp
@@ -201,6 +202,8 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
         uses_stream_rows="stream_rows(" in setup,
         uses_pdl=pdl,
         uses_matmul=bool(matmul_steps),
+        # tools/port_variant.py patches the stage's setting: read it at port time.
+        matmul_fp32=matmul_stage.MATMUL_FP32_PRECISION is not None,
         uses_early_trigger=any(
             step.early_trigger == EARLY_TRIGGER_EXPR for step in launches
         ),

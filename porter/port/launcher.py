@@ -380,7 +380,7 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
                 # The looped kernel beats holding the row in registers from a
                 # row size that depends on how it reads the row (the template
                 # says why).
-                wide += f" or BLOCK_COLS * {elem_bytes} >= looped_min_row_bytes({key}, {elem_bytes})"
+                wide += f" or BLOCK_COLS * {elem_bytes} >= looped_min_row_bytes({key}, {numel}, {elem_bytes})"
             branches = f"if {wide}:\n" + _indent(looped)
             if kp.online is not None:
                 online = [
@@ -389,7 +389,7 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
                     f"kernel = {kp.online.name}",
                 ] + ([f"{PERSISTENT_ARGS} = {{}}"] if only else [])
                 branches = (
-                    f"if BLOCK_COLS >= ONLINE_MIN_COLS and {numel} >= ONLINE_MIN_ROWS:\n"
+                    f"if BLOCK_COLS >= ONLINE_MIN_COLS and {numel} >= online_min_rows({elem_bytes or ''}):\n"
                     + _indent(online)
                     + "\nel"
                     + branches

@@ -21,11 +21,12 @@ into
 
 and everything after it (the bias under ADD_BIAS, the activation, the store)
 stays as it was. `fuse_matmul_epilogue` gives the launcher that kernel's
-launch in place of the pair, taken for 2-byte outputs up to
-MATMUL_EPILOGUE_MAX_ROWS rows and MATMUL_EPILOGUE_MAX_MACS multiply-adds (the
-template says why, with the H200 figures): ahead of the pair, returning
-after it, where the pair ends the launcher; in an if/else around the pair
-elsewhere. Larger calls and fp32 keep cuBLAS and the epilogue kernel.
+launch in place of the pair, taken up to MATMUL_EPILOGUE_MAX_ROWS rows and
+MATMUL_EPILOGUE_MAX_MACS multiply-adds, for fp32 outputs (tl.dot in tf32x3)
+not at one row of a large weight (`matmul_in_one_kernel` in the template says
+why, with the H200 figures): ahead of the pair, returning after it, where the
+pair ends the launcher; in an if/else around the pair elsewhere. Larger calls
+keep cuBLAS and the epilogue kernel.
 """
 
 from __future__ import annotations
@@ -52,11 +53,12 @@ RHS_K_STRIDE = "rhs_k_stride"
 RHS_COL_STRIDE = "rhs_col_stride"
 BLOCK_K = "BLOCK_K"
 DOT_PRECISION = "DOT_PRECISION"
-# None: fp32 keeps cuBLAS. tools/port_variant.py --matmul-fp32 sets it to
-# "ieee", "tf32x3" or "tf32" to write the form that also takes fp32 outputs,
-# tl.dot at that input precision, to time against cuBLAS ("ieee" took 1.6-1.8x
-# Inductor's time at one token on an H200; docs/benchmarks/NOTES.md).
-MATMUL_FP32_PRECISION: str | None = None
+# tl.dot's input precision for fp32 operands: "tf32x3" (three TF32 products a
+# term, about fp32's accuracy) took 0.67-0.88 of Inductor's time at 1-1024
+# tokens of 128 -> 256 on an H200, where "ieee" (no tensor cores) took up to
+# 1.5x (docs/benchmarks/NOTES.md). None: fp32 keeps cuBLAS.
+# tools/port_variant.py --matmul-fp32 sets it to write the other forms.
+MATMUL_FP32_PRECISION: str | None = "tf32x3"
 # The names the derived kernel adds; an epilogue already using one is left alone.
 _ADDED = {
     LHS_PTR,
@@ -71,14 +73,14 @@ _ADDED = {
     "rhs_tile",
 }
 NOTE = (
-    "small matmuls (2-byte outputs): a second kernel computes the matmul's tile "
+    "small matmuls: a second kernel computes the matmul's tile "
     "with tl.dot and applies the epilogue to it in registers (one launch, no "
     "round trip of the matmul's output); larger ones keep cuBLAS"
 )
 _WHY = (
-    "# A small matmul in 2-byte types: one kernel for the matmul and what\n"
-    "# follows it, no cuBLAS call and no round trip of its output\n"
-    "# (MATMUL_EPILOGUE_MAX_ROWS and _MAX_MACS say where it wins)."
+    "# A small matmul: one kernel for the matmul and what follows it, no\n"
+    "# cuBLAS call and no round trip of its output (matmul_in_one_kernel\n"
+    "# says where it wins)."
 )
 
 
@@ -319,7 +321,7 @@ def _matmul_step(
     if form is None:
         return None
     row_bound, col_bound = _bounds(kp.tree)
-    setup = [_WHY if fp32 is None else _WHY.replace(" in 2-byte types", "")]
+    setup = [_WHY]
     if lhs_var != lhs:
         setup.append(f"{lhs_var} = {lhs}")
     if lhs_alloc is None and unit_stride(lhs_var) not in launcher.prelude:
@@ -379,15 +381,7 @@ def _matmul_step(
         num_warps="num_warps",
         num_stages="num_stages",
         pdl=True,
-        when=(
-            (
-                f"{out}.element_size() in (2, 4)"
-                if fp32
-                else f"{out}.element_size() == 2"
-            )
-            + f" and {rows} <= MATMUL_EPILOGUE_MAX_ROWS "
-            f"and {rows} * {when_k} * {cols} <= MATMUL_EPILOGUE_MAX_MACS"
-        ),
+        when=f"matmul_in_one_kernel({rows}, {when_k}, {cols}, {out}.element_size())",
     )
     kp.matmul = form
     kp.notes.append(NOTE)
