@@ -238,13 +238,13 @@ def looped_min_row_bytes(key, num_rows, elem_bytes=2):
     MAX_FUSED_COLS: softmax in bf16 at 8192 (16 KB) held in registers took
     0.86-0.96 of the looped kernel's time from 16 rows (1.03 at one), though
     fp32 at 4096 (16 KB too) lost. Rows of 16 KB from two inputs stay in
-    registers at 16 rows or fewer and from 1024: add_layernorm and
-    fused_add_rmsnorm in fp32 at 4096 took 0.78-0.90 of the looped kernel's
-    time at 1-16 rows and 0.96-0.97 from 1024, in bf16 at 8192 0.87-0.98 from
+    registers at 64 rows or fewer and from 1024: add_layernorm and
+    fused_add_rmsnorm in fp32 at 4096 took 0.78-0.91 of the looped kernel's
+    time at 1-64 rows and 0.96-0.97 from 1024, in bf16 at 8192 0.87-0.98 from
     1024, but 1.01-1.10 at 256 rows."""
     if key[0] >= 3 and elem_bytes <= 2:
         return float("inf")
-    if key == (2, 2) and (num_rows <= 16 or num_rows >= 1024):
+    if key == (2, 2) and (num_rows <= 64 or num_rows >= 1024):
         return 2 * LOOPED_MIN_ROW_BYTES[key]
     return LOOPED_MIN_ROW_BYTES[key]
 

@@ -172,11 +172,13 @@ MATMUL_EPILOGUE_MAX_MACS = 1 << 28
 # fp32 operands go through tl.dot as three TF32 products a term ("tf32x3",
 # about fp32's accuracy): 0.67-0.88 of Inductor's time at 1, 64, 256 and 1024
 # tokens of 128 -> 256 (0.08 at 16, where its cuBLAS call took 33 us), 0.69 at
-# 16 tokens of 4096 -> 4096. At one token cuBLAS's matrix-vector kernel streams
-# a large weight faster: 1.47x its time at 4096 -> 4096 (64 MB). So one fp32
-# row takes the kernel up to MATMUL_FP32_ONE_ROW_MAX_MACS multiply-adds
-# (docs/benchmarks/NOTES.md).
-MATMUL_FP32_ONE_ROW_MAX_MACS = 1 << 20
+# 16 tokens of 4096 -> 4096. At one token cuBLAS's matrix-vector kernel is
+# faster from 1024 -> 1024 (the kernel took 2.0x its time; 1.6-3.0x at 1024 to
+# 2048 features, 1.47x at 4096 -> 4096): there the tiles of 32 columns give a
+# few dozen programs. So one fp32 row takes the kernel up to
+# MATMUL_FP32_ONE_ROW_MAX_MACS multiply-adds, 128 -> 256, where it was measured
+# to win (docs/benchmarks/NOTES.md).
+MATMUL_FP32_ONE_ROW_MAX_MACS = 1 << 15
 
 
 def matmul_in_one_kernel(num_rows, inner_size, num_cols, elem_bytes):
