@@ -174,8 +174,8 @@ MATMUL_EPILOGUE_MAX_MACS = 1 << 28
 # tokens of 128 -> 256 (0.08 at 16, where its cuBLAS call took 33 us), 0.69 at
 # 16 tokens of 4096 -> 4096. At one token cuBLAS's matrix-vector kernel is
 # faster from 1024 -> 1024 (the kernel took 2.0x its time; 1.6-3.0x at 1024 to
-# 2048 features, 1.47x at 4096 -> 4096): there the tiles of 32 columns give a
-# few dozen programs. So one fp32 row takes the kernel up to
+# 2048 features, 1.47x at 4096 -> 4096): one row in tiles of 32 columns is
+# out_features / 32 programs. So one fp32 row takes the kernel up to
 # MATMUL_FP32_ONE_ROW_MAX_MACS multiply-adds, 128 -> 256, where it was measured
 # to win (docs/benchmarks/NOTES.md).
 MATMUL_FP32_ONE_ROW_MAX_MACS = 1 << 15

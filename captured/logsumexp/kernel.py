@@ -324,7 +324,7 @@ def online_min_rows(elem_bytes=2):
     """ONLINE_MIN_ROWS for rows of elem_bytes elements. 2-byte rows read half
     the bytes a block, so the looped kernel keeps them up to four times as many
     rows: over 32768 columns on an H200 it took 0.75-0.78 of the single pass's
-    time at 1024 rows and 0.94-0.96 at 2048 in bf16 and fp16, but 1.03-1.05
+    time at 1024 rows and 0.94-0.95 at 2048 in bf16 and fp16, but 1.03-1.05
     at 4096; in fp32 1.07-1.14 at 1024-2048 rows (docs/benchmarks/NOTES.md)."""
     return ONLINE_MIN_ROWS * (4 if elem_bytes <= 2 else 1)
 
