@@ -54,9 +54,9 @@ RHS_COL_STRIDE = "rhs_col_stride"
 BLOCK_K = "BLOCK_K"
 DOT_PRECISION = "DOT_PRECISION"
 # tl.dot's input precision for fp32 operands: "tf32x3" (three TF32 products a
-# term, about fp32's accuracy) took 0.67-0.88 of Inductor's time at 1-1024
-# tokens of 128 -> 256 on an H200, where "ieee" (no tensor cores) took up to
-# 1.5x (docs/benchmarks/NOTES.md). None: fp32 keeps cuBLAS.
+# term, about fp32's accuracy) took 0.67-0.88 of Inductor's time at 1, 64, 256
+# and 1024 tokens of 128 -> 256 on an H200, where "ieee" (no tensor cores)
+# took up to 1.5x (docs/benchmarks/NOTES.md). None: fp32 keeps cuBLAS.
 # tools/port_variant.py --matmul-fp32 sets it to write the other forms.
 MATMUL_FP32_PRECISION: str | None = "tf32x3"
 # The names the derived kernel adds; an epilogue already using one is left alone.
