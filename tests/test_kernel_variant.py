@@ -270,7 +270,11 @@ def test_pdl_forms_leave_a_kernel_without_pdl_alone():
         ("logsumexp", {"MAX_FUSED_COLS": 16, "ONLINE_MIN_ROWS": 1 << 30}),
         (
             "logsumexp",
-            {"ONLINE_MIN_COLS": 64, "ONLINE_MIN_ROWS": 1, "ONLINE_BLOCK_COLS": 32},
+            {
+                "ONLINE_MIN_COLS": 64,
+                "ONLINE_MIN_ROWS": 1,
+                "online_block_cols": lambda elem_bytes=4: 32,
+            },
         ),
         ("softmax", {"MAX_FUSED_COLS": 16}),
     ],

@@ -17,12 +17,39 @@ What porter changed:
 - renamed index variables and temporaries after what they hold
 - derived a persistent kernel for rows that fit in registers (x read once); the looped kernel serves wider rows
 - derived a single-pass looped kernel (a running max and sum of exp per row) for many very wide rows
+- exp as ex2.approx.ftz.f32 on NVIDIA GPUs (exp_ftz): tl.exp's own approximation, with results under 2^-126 flushed to 0
 - on Hopper and later GPUs the kernels launch with programmatic dependent launch: each waits for the kernel before it, then lets the next one launch (a reduction's programs of several rows once their loads are issued)
 """
 
 import torch
 import triton
 import triton.language as tl
+
+# exp_ftz's PTX where the kernels compile for an NVIDIA GPU. Triton's
+# interpreter runs no inline assembly, and other GPUs take other assembly:
+# there it is tl.exp. Read when the module is imported, as @triton.jit itself
+# reads TRITON_INTERPRET.
+EXP_FTZ = tl.constexpr(not triton.knobs.runtime.interpret and torch.version.hip is None)
+
+
+@triton.jit
+def exp_ftz(x):
+    # tl.exp's own approximation (ex2.approx of x * log2(e)) with results under
+    # 2^-126 flushed to 0: tl.exp keeps them at a compare and two multiplies an
+    # element. Over 32768 columns on an H200 this took 0.91-0.96 of tl.exp's
+    # time in bf16 and fp16, but 1.05x in softmax's looped kernel in fp32
+    # blocks of 16384 (docs/benchmarks/NOTES.md).
+    if EXP_FTZ and x.dtype == tl.float32:
+        return tl.inline_asm_elementwise(
+            "ex2.approx.ftz.f32 $0, $1;",
+            "=f,f",
+            [x * 1.4426950408889634],
+            dtype=tl.float32,
+            is_pure=True,
+            pack=1,
+        )
+    else:
+        return tl.exp(x)
 
 
 @triton.jit
@@ -43,7 +70,7 @@ def max_nan(x, axis):
 def rescale_sum(acc, shift_old, shift_new):
     # acc holds sum(exp(x - shift_old)): the same sum against shift_new. An
     # empty sum stays 0 (0 * exp(inf) would be NaN); a NaN sum stays NaN.
-    return tl.where(acc == 0, 0.0, acc * tl.exp(shift_old - shift_new))
+    return tl.where(acc == 0, 0.0, acc * exp_ftz(shift_old - shift_new))
 
 
 @triton.jit(do_not_specialize=["num_tokens"])
@@ -92,7 +119,7 @@ def logsumexp_kernel(
     tmp8 = 0.0
     tmp9 = tl.where(tmp7, tmp8, row_max)
     tmp10 = logits - tmp9
-    exp = tl.exp(tmp10)
+    exp = exp_ftz(tmp10)
     _tmp13 = tl.where(col_mask & row_mask, exp, 0)
     row_sum = tl.sum(_tmp13, 1)[:, None]
     tmp15 = tl.log(row_sum)
@@ -153,7 +180,7 @@ def logsumexp_kernel_looped(
         tmp8 = 0.0
         tmp9 = tl.where(tmp7, tmp8, row_max)
         tmp10 = logits_2 - tmp9
-        exp = tl.exp(tmp10)
+        exp = exp_ftz(tmp10)
         tmp14 = _tmp13 + exp
         _tmp13 = tl.where(col_mask & row_mask, tmp14, _tmp13)
     row_sum = tl.sum(_tmp13, 1)[:, None]
@@ -211,7 +238,7 @@ def logsumexp_kernel_online(
         tmp7_new = tmp5_new == tmp6_new
         tmp8_new = 0.0
         tmp9_new = tl.where(tmp7_new, tmp8_new, tmp3)
-        exp = tl.exp(logits - tmp9_new)
+        exp = exp_ftz(logits - tmp9_new)
         tmp14 = tl.sum(tl.where(col_mask & row_mask, exp, 0.0), 1)[:, None]
         _tmp13 = rescale_sum(_tmp13, tmp9_run, tmp9_new) + tmp14
         _tmp2 = tmp3
@@ -260,38 +287,6 @@ def looped_settings(num_rows, row_size, elem_bytes=2):
     return LOOPED_BLOCK_COLS, LOOPED_WARPS
 
 
-# Rows of LOOPED_MIN_ROW_BYTES[reads, inputs] bytes or more take the looped
-# kernel even where the persistent one could hold them. reads: how many times
-# the looped kernel reads the row (rmsnorm 2, softmax 3); inputs: how many
-# row-shaped tensors it reads (fused_add_rmsnorm 2). It does not hold the row
-# in registers across the reduction, and its re-reads come from cache. On an
-# H200, against the persistent kernel: rmsnorm in bf16 at 4096 (8 KB) took
-# 0.91-0.96 of its time from 16 rows, in fp32 at 4096 0.91-0.92 from 16384;
-# softmax in fp32 at 4096 (16 KB) 0.91-0.97 from 4096 rows, but in bf16 at
-# 4096 (8 KB) 1.06-1.34; fused_add_rmsnorm in bf16 at 4096 (8 KB) lost 2-3%
-# from 4096 rows; softmax in fp32 at 8192 (32 KB) held in registers took
-# 1.03-1.05 of the looped kernel's time from 16384 rows, at 4 to 32 warps
-# (docs/benchmarks/NOTES.md).
-LOOPED_MIN_ROW_BYTES = {(2, 1): 8192, (3, 1): 16384, (2, 2): 16384}
-
-
-def looped_min_row_bytes(key, num_rows, elem_bytes=2):
-    """LOOPED_MIN_ROW_BYTES[key] for num_rows rows of elem_bytes elements.
-    2-byte rows that the kernel reads three times stay in registers up to
-    MAX_FUSED_COLS: softmax in bf16 at 8192 (16 KB) held in registers took
-    0.86-0.96 of the looped kernel's time from 16 rows (1.03 at one), though
-    fp32 at 4096 (16 KB too) lost. Rows of 16 KB from two inputs stay in
-    registers at 64 rows or fewer and from 1024: add_layernorm and
-    fused_add_rmsnorm in fp32 at 4096 took 0.78-0.91 of the looped kernel's
-    time at 1-64 rows and 0.96-0.97 from 1024, in bf16 at 8192 0.87-0.98 from
-    1024, but 1.01-1.10 at 256 rows."""
-    if key[0] >= 3 and elem_bytes <= 2:
-        return float("inf")
-    if key == (2, 2) and (num_rows <= 64 or num_rows >= 1024):
-        return 2 * LOOPED_MIN_ROW_BYTES[key]
-    return LOOPED_MIN_ROW_BYTES[key]
-
-
 # The persistent kernel reads each row once; while a tensor fits well inside
 # the L2 cache (50 MB on an H200) its loads are marked evict_first, and from
 # STREAM_MIN_BYTES on they carry no hint. On an H200, without the hint from 32
@@ -310,14 +305,22 @@ def stream_rows(row_size, elem_bytes=2):
 
 
 # Rows of ONLINE_MIN_COLS or more, ONLINE_MIN_ROWS of them or more, take the
-# single-pass kernel in blocks of ONLINE_BLOCK_COLS: one 32-warp program per SM
+# single-pass kernel in blocks of ONLINE_BLOCK_BYTES: one 32-warp program per SM
 # holding such a row in registers hides memory latency worse than many small
 # programs streaming it. With few rows the single pass's per-block reductions
 # cost more than a second read (from cache), so wider rows take the two-pass
 # looped kernel (logsumexp on an H200, docs/benchmarks/NOTES.md).
 ONLINE_MIN_COLS = 32768
 ONLINE_MIN_ROWS = 1024
-ONLINE_BLOCK_COLS = 2048
+ONLINE_BLOCK_BYTES = 8192
+
+
+def online_block_cols(elem_bytes=4):
+    """The single-pass kernel's block: ONLINE_BLOCK_BYTES of elem_bytes
+    elements, 2048 fp32 or 4096 bf16/fp16 ones. Over 32768 columns on an H200,
+    2-byte blocks of 4096 took 0.91-0.95 of 2048's time from 4096 rows, 8192
+    1.15-1.18 (docs/benchmarks/NOTES.md)."""
+    return ONLINE_BLOCK_BYTES // elem_bytes
 
 
 def online_min_rows(elem_bytes=2):
@@ -423,15 +426,11 @@ def logsumexp(logits: torch.Tensor):
     ):
         # Many very wide rows: one pass over each row, in blocks.
         BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(
-            num_tokens, ONLINE_BLOCK_COLS, logits.element_size()
+            num_tokens, online_block_cols(logits.element_size()), logits.element_size()
         )
         kernel = logsumexp_kernel_online
         persistent_args = {}
-    elif (
-        BLOCK_COLS > MAX_FUSED_COLS
-        or BLOCK_COLS * logits.element_size()
-        >= looped_min_row_bytes((2, 1), num_tokens, logits.element_size())
-    ):
+    elif BLOCK_COLS > MAX_FUSED_COLS:
         # Wide rows: stream the row in blocks, re-reading it from cache.
         BLOCK_ROWS = 1
         BLOCK_COLS, num_warps = looped_settings(

@@ -20,6 +20,7 @@ from porter.port.launcher import (
     LOOPED_MIN_ROW_BYTES,
     plan_launcher,
 )
+from porter.port import fastexp
 from porter.port import matmul as matmul_stage
 from porter.port.matmul import all_steps, fuse_matmul_epilogue
 from porter.port.model import KernelPort
@@ -102,7 +103,7 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
                 online = copy.deepcopy(kp.tree)
                 if online_max_sum_exp(online):
                     kp.online = online
-                    kp.helpers.add("rescale_sum")
+                    kp.helpers |= {"rescale_sum", fastexp.HELPER}
                     kp.notes.append(
                         "derived a single-pass looped kernel (a running max and sum "
                         "of exp per row) for many very wide rows"
@@ -137,6 +138,8 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
         for form in (kp.persistent, kp.tree, kp.online):
             if form is None:
                 continue
+            if kp.record.kind in fastexp.KINDS and fastexp.exp_ftz(form):
+                kp.helpers.add(fastexp.HELPER)
             if step.pdl:
                 dependent_launch(form)
             if step.early_trigger:
@@ -154,6 +157,8 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
                 dependent_launch(kp.matmul)
             kernels.append({"source": ast.unparse(kp.matmul), "do_not_specialize": dns})
     notes = _merge_notes(ports)
+    if any(fastexp.HELPER in kp.helpers for kp in ports):
+        notes.append(fastexp.NOTE)
     pdl = any(step.pdl for step in every_step)
     if pdl:
         late = ["tile" for s in launches if s.early_trigger == EARLY_TRIGGER_EXPR]
@@ -236,6 +241,7 @@ def _merge_notes(ports: list[KernelPort]) -> list[str]:
 
 
 _HELPER_ORDER = [
+    "exp_ftz",
     "maximum_nan",
     "minimum_nan",
     "max_nan",

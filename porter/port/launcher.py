@@ -20,7 +20,8 @@ DEFAULT_POINTWISE_BLOCK = 1024
 LOOPED_MAX_BLOCK = 4096
 # Row size in bytes from which the looped kernel is taken over the persistent
 # one, by (times the looped kernel reads the row, row-shaped inputs it reads);
-# combinations not listed keep the persistent kernel up to MAX_FUSED_COLS.
+# combinations not listed, and kernels that write one value a row
+# (_stores_row), keep the persistent kernel up to MAX_FUSED_COLS.
 # templates/kernel.py.j2 renders it and says why (H200 figures).
 LOOPED_MIN_ROW_BYTES = {(2, 1): 8192, (3, 1): 16384, (2, 2): 16384}
 # A kernel right after an extern call (a cuBLAS matmul) launches without
@@ -376,7 +377,7 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
                 )
             wide = "BLOCK_COLS > MAX_FUSED_COLS"
             key = (_passes_over_row(kp.tree), _row_inputs(kp, inputs))
-            if elem_bytes and key in LOOPED_MIN_ROW_BYTES:
+            if elem_bytes and key in LOOPED_MIN_ROW_BYTES and _stores_row(kp.tree):
                 # The looped kernel beats holding the row in registers from a
                 # row size that depends on how it reads the row (the template
                 # says why).
@@ -385,7 +386,7 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
             if kp.online is not None:
                 online = [
                     "# Many very wide rows: one pass over each row, in blocks.",
-                    f"BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings({numel}, ONLINE_BLOCK_COLS{elem})",
+                    f"BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings({numel}, online_block_cols({elem_bytes}){elem})",
                     f"kernel = {kp.online.name}",
                 ] + ([f"{PERSISTENT_ARGS} = {{}}"] if only else [])
                 branches = (
@@ -431,6 +432,24 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
 def _passes_over_row(fn: ast.FunctionDef) -> int:
     """How many loops over the row a looped reduction kernel makes."""
     return sum(_is_col_loop(s) for s in fn.body)
+
+
+def _stores_row(fn: ast.FunctionDef) -> bool:
+    """Whether a looped reduction kernel writes a row (a store inside a loop
+    over the row, as rmsnorm's), not one value a row (logsumexp's). Kernels
+    that write one value a row hold their rows in registers up to
+    MAX_FUSED_COLS whatever LOOPED_MIN_ROW_BYTES says: logsumexp in fp32 over
+    4096 columns (16 KB) took 0.75-0.85 of the looped kernel's time so from
+    4096 rows on an H200, where rmsnorm in fp32 over 4096 took 0.91-0.92 of
+    the persistent kernel's time looped (docs/benchmarks/NOTES.md)."""
+    return any(
+        _is_col_loop(s)
+        and any(
+            isinstance(n, ast.Call) and ast.unparse(n.func) == "tl.store"
+            for n in ast.walk(s)
+        )
+        for s in fn.body
+    )
 
 
 def _row_inputs(kp: KernelPort, inputs: set[str]) -> int:

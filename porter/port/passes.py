@@ -198,8 +198,8 @@ HELPER_DEPENDS = {
     "max_nan": {"maximum_nan"},
     "min_nan": {"minimum_nan"},
     "welford_finish": {"welford_merge"},
-    "online_softmax_finish": {"max_nan", "maximum_nan"},
-    "online_softmax_accumulate": {"maximum_nan"},
+    "online_softmax_finish": {"max_nan", "maximum_nan", "exp_ftz"},
+    "online_softmax_accumulate": {"maximum_nan", "exp_ftz"},
     "argmax_rows": {"argmax_step"},
     "argmin_rows": {"argmin_step"},
 }
