@@ -279,16 +279,20 @@ def test_pdl_forms_leave_a_kernel_without_pdl_alone():
         ("softmax", {"MAX_FUSED_COLS": 16}),
     ],
 )
-def test_loop_stages_pipelines_every_loop_and_matches_the_scaffold(
-    name, patches, tmp_path, monkeypatch, porter_device
+@pytest.mark.parametrize(
+    "form, keyword",
+    [("loop-stages", "num_stages=3"), ("loop-unroll", "loop_unroll_factor=2")],
+)
+def test_loop_forms_set_every_loop_and_match_the_scaffold(
+    form, keyword, name, patches, tmp_path, monkeypatch, porter_device
 ):
     case = load_case(ROOT / "captured" / name)
-    text, changed, variant = _variant_module(case, "loop-stages", tmp_path)
+    text, changed, variant = _variant_module(case, form, tmp_path)
     assert changed and all("looped" in k or "online" in k for k in changed)
     for fn in ast.parse(text).body:
         if isinstance(fn, ast.FunctionDef) and fn.name in changed:
             loops = [n for n in ast.walk(fn) if isinstance(n, ast.For)]
-            assert loops and all("num_stages=3" in ast.unparse(n.iter) for n in loops)
+            assert loops and all(keyword in ast.unparse(n.iter) for n in loops)
     for module in (case.kernel, variant):
         for key, value in patches.items():
             monkeypatch.setattr(module, key, value)
@@ -298,6 +302,7 @@ def test_loop_stages_pipelines_every_loop_and_matches_the_scaffold(
     _assert_same_outputs(case, variant, inputs, porter_device)
 
 
-def test_loop_stages_leaves_a_kernel_without_a_loop_alone():
+@pytest.mark.parametrize("form", ["loop-stages", "loop-unroll"])
+def test_loop_forms_leave_a_kernel_without_a_loop_alone(form):
     src = (ROOT / "captured" / "silu_and_mul" / "kernel.py").read_text()
-    assert kernel_variant.variant(src, "loop-stages") == (src, [])
+    assert kernel_variant.variant(src, form) == (src, [])

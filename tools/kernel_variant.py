@@ -48,6 +48,11 @@ Forms:
                  regcount --sass), where the scaffold's loop loads one block
                  a trip. A candidate for wide rows that stream below a
                  copy's rate at 4096 tokens (docs/benchmarks/NOTES.md).
+  loop-unroll    Every `tl.range` loop unrolled twice by Triton
+                 (loop_unroll_factor=2). With exp_ftz, LLVM no longer fully
+                 unrolls the two-trip loops of softmax's looped kernel in
+                 fp32 blocks of 16384 (16 row loads in the PTX, not 20), and
+                 that launch lost 5% on an H200 (docs/benchmarks/NOTES.md).
 
 The other forms keep a kernel's LAUNCH_PDL block first, so that nothing they
 move reads memory before the wait. To price PDL itself, `launch_probe.py
@@ -288,23 +293,35 @@ def _trigger_moved(where: str):
 
 
 LOOP_STAGES = 3
+LOOP_UNROLL = 2
 
 
-def loop_stages(fn: ast.FunctionDef) -> list[ast.FunctionDef] | None:
-    """The kernel with every `tl.range` loop pipelined (`num_stages=
-    LOOP_STAGES`): its loads issued that many blocks ahead, through shared
-    memory, where the scaffold's loop loads one block at a time; None for a
-    kernel without such a loop."""
-    out = copy.deepcopy(fn)
-    loops = [
-        n.iter
-        for n in ast.walk(out)
-        if isinstance(n, ast.For) and _is_call(n.iter, "tl.range")
-    ]
-    for call in loops:
-        call.keywords = [k for k in call.keywords if k.arg != "num_stages"]
-        call.keywords.append(ast.keyword("num_stages", ast.Constant(LOOP_STAGES)))
-    return [out] if loops else None
+def _loop_keyword(name: str, value: int):
+    """The form that sets `name=value` on every `tl.range` loop of a kernel;
+    None for a kernel without such a loop."""
+
+    def form(fn: ast.FunctionDef) -> list[ast.FunctionDef] | None:
+        out = copy.deepcopy(fn)
+        loops = [
+            n.iter
+            for n in ast.walk(out)
+            if isinstance(n, ast.For) and _is_call(n.iter, "tl.range")
+        ]
+        for call in loops:
+            call.keywords = [k for k in call.keywords if k.arg != name]
+            call.keywords.append(ast.keyword(name, ast.Constant(value)))
+        return [out] if loops else None
+
+    return form
+
+
+# The kernel with every `tl.range` loop pipelined (`num_stages=LOOP_STAGES`):
+# its loads issued that many blocks ahead, through shared memory, where the
+# scaffold's loop loads one block at a time.
+loop_stages = _loop_keyword("num_stages", LOOP_STAGES)
+# The kernel with every `tl.range` loop unrolled LOOP_UNROLL times by Triton
+# (`loop_unroll_factor`), whatever LLVM's own unroller decides.
+loop_unroll = _loop_keyword("loop_unroll_factor", LOOP_UNROLL)
 
 
 FORMS = {
@@ -316,6 +333,7 @@ FORMS = {
     "pdl-loaded": _trigger_moved("loaded"),
     "pdl-wait": _trigger_moved("wait"),
     "loop-stages": loop_stages,
+    "loop-unroll": loop_unroll,
 }
 
 
@@ -362,8 +380,8 @@ def main() -> int:
             "STREAM_ROWS branches; int32-offsets: a kernel with int64 program ids or "
             "strides; loads-first: a load of an unstored pointer behind other "
             "statements it does not need; pdl-early, pdl-loaded and pdl-wait: a kernel "
-            "opening with a LAUNCH_PDL block; loop-stages: a kernel with a tl.range "
-            "loop)",
+            "opening with a LAUNCH_PDL block; loop-stages and loop-unroll: a kernel "
+            "with a tl.range loop)",
             file=sys.stderr,
         )
         return 1
