@@ -439,9 +439,10 @@ def _stores_row(fn: ast.FunctionDef) -> bool:
     over the row, as rmsnorm's), not one value a row (logsumexp's). Kernels
     that write one value a row hold their rows in registers up to
     MAX_FUSED_COLS whatever LOOPED_MIN_ROW_BYTES says: logsumexp in fp32 over
-    4096 columns (16 KB) took 0.75-0.85 of the looped kernel's time so from
-    4096 rows on an H200, where rmsnorm in fp32 over 4096 took 0.91-0.92 of
-    the persistent kernel's time looped (docs/benchmarks/NOTES.md)."""
+    4096 columns (16 KB) held in registers took 0.75-0.85 of the looped
+    kernel's time from 4096 rows on an H200, where rmsnorm in fp32 over 4096
+    took 0.91-0.92 of the persistent kernel's time looped
+    (docs/benchmarks/NOTES.md)."""
     return any(
         _is_col_loop(s)
         and any(
