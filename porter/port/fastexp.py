@@ -11,7 +11,7 @@ outputs smaller than any tolerance can see. On an H200 over 32768 columns it
 took 0.91-0.96 of tl.exp's time in bf16 and fp16 (docs/benchmarks/NOTES.md).
 One launch lost: softmax's looped kernel in fp32 blocks of 16384 took 1.05x
 its time with tl.exp. There LLVM no longer fully unrolls both two-trip loops
-(the PTX under triton 3.9 holds 16 row loads, not 20), so fewer loads are in
+(the PTX under triton 3.6 and 3.9 holds 16 row loads, not 20), so fewer loads are in
 flight; an explicit unroll or other blocks are yet to be timed.
 
 Reductions only (KINDS): there exp is most of the work an element, after a
