@@ -5,12 +5,14 @@ The choices were measured on an H200 (docs/benchmarks/NOTES.md); these tests
 hold the properties the kernels rely on, taken from a rendered scaffold (or
 from the template, for a helper no captured case renders)."""
 
+import ast
 import textwrap
 from pathlib import Path
 
 import pytest
 import triton
 
+from porter.port.launcher import _stores_row
 from porter.testing.parity import _import
 
 CAPTURED = Path(__file__).resolve().parents[1] / "captured"
@@ -369,3 +371,23 @@ def test_two_byte_rows_take_the_online_kernel_from_four_times_the_rows():
     assert base == 1024
     assert online_min_rows(4) == 1024
     assert online_min_rows(2) == online_min_rows(1) == 4096
+
+
+def test_stores_row_tells_a_row_written_in_a_loop_from_one_value_a_row():
+    def kernel(body: str) -> ast.FunctionDef:
+        return ast.parse(textwrap.dedent(body)).body[0]
+
+    row_out = kernel("""
+        def k(x_ptr, out_ptr):
+            for col_start in tl.range(0, hidden, BLOCK_COLS):
+                acc = acc + tl.load(x_ptr + col_start)
+            for col_start in tl.range(0, hidden, BLOCK_COLS):
+                tl.store(out_ptr + col_start, acc)
+        """)
+    value_out = kernel("""
+        def k(x_ptr, out_ptr):
+            for col_start in tl.range(0, vocab, BLOCK_COLS):
+                acc = acc + tl.load(x_ptr + col_start)
+            tl.store(out_ptr + rows, acc)
+        """)
+    assert _stores_row(row_out) and not _stores_row(value_out)
