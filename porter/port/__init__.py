@@ -25,6 +25,7 @@ from porter.port import matmul as matmul_stage
 from porter.port.matmul import all_steps, fuse_matmul_epilogue
 from porter.port.model import KernelPort
 from porter.port.online import online_max_sum_exp
+from porter.port.passes import HELPER_DEPENDS
 from porter.port.passes import PIPELINE as CLEANUP_PASSES
 from porter.port.passes import reciprocal_divisors
 from porter.port.pdl import (
@@ -103,7 +104,7 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
                 online = copy.deepcopy(kp.tree)
                 if online_max_sum_exp(online):
                     kp.online = online
-                    kp.helpers |= {"rescale_sum", fastexp.HELPER}
+                    kp.helpers |= {"rescale_sum", *HELPER_DEPENDS["rescale_sum"]}
                     kp.notes.append(
                         "derived a single-pass looped kernel (a running max and sum "
                         "of exp per row) for many very wide rows"

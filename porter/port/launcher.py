@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from porter.port.generalize import _launcher_expr
 from porter.port.model import KernelPort
+from porter.port.passes import _is_call
 from porter.port.pdl import loads_at_top
 from porter.port.persist import STREAM_ROWS, _is_col_loop
 from porter.records import Capture, CompiledModule
@@ -444,11 +445,7 @@ def _stores_row(fn: ast.FunctionDef) -> bool:
     took 0.91-0.92 of the persistent kernel's time looped
     (docs/benchmarks/NOTES.md)."""
     return any(
-        _is_col_loop(s)
-        and any(
-            isinstance(n, ast.Call) and ast.unparse(n.func) == "tl.store"
-            for n in ast.walk(s)
-        )
+        _is_col_loop(s) and any(_is_call(n, "tl.store") for n in ast.walk(s))
         for s in fn.body
     )
 

@@ -200,6 +200,7 @@ HELPER_DEPENDS = {
     "welford_finish": {"welford_merge"},
     "online_softmax_finish": {"max_nan", "maximum_nan", "exp_ftz"},
     "online_softmax_accumulate": {"maximum_nan", "exp_ftz"},
+    "rescale_sum": {"exp_ftz"},
     "argmax_rows": {"argmax_step"},
     "argmin_rows": {"argmin_step"},
 }
