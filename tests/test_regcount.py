@@ -4,10 +4,6 @@ every captured scaffold loads its rows in vectors at prefill sizes."""
 
 import ast
 import inspect
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +11,7 @@ import torch
 import triton
 import triton.language as tl
 
+from porter.testing.apart import json_lines_apart
 from porter.testing.parity import _import
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,24 +41,9 @@ def test_source_follows_tritons_specialization():
     assert sorted(src.attrs) == [(0,), (3,)]
 
 
-def _compiling(*argv: str) -> list[dict]:
-    """The JSON rows a Python process of its own prints for argv: the test
-    session runs Triton's interpreter, whose kernels cannot be compiled."""
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    out = subprocess.run(
-        [sys.executable, *argv],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    return [json.loads(line) for line in out.splitlines()]
-
-
 def _rows_by_tokens(argv: str) -> dict[int, dict]:
     """tools/regcount.py's rows for one launch a token count, by token count."""
-    out = _compiling("tools/regcount.py", *argv.split())
+    out = json_lines_apart("tools/regcount.py", *argv.split(), cwd=ROOT)
     return {r["sizes"]["num_tokens"]: r for r in out}
 
 
@@ -169,7 +151,7 @@ for name in sys.argv[1:]:
 @pytest.fixture(scope="module")
 def compiled():
     rows: dict[str, list[dict]] = {}
-    for row in _compiling("-c", VECTOR_SCRIPT, *CASES):
+    for row in json_lines_apart("-c", VECTOR_SCRIPT, *CASES, cwd=ROOT):
         rows.setdefault(row["case"], []).append(row)
     return rows
 

@@ -37,8 +37,8 @@ def exp_ftz(x):
     # tl.exp's own approximation (ex2.approx of x * log2(e)) with results under
     # 2^-126 flushed to 0: tl.exp keeps them at a compare and two multiplies an
     # element. Over 32768 columns on an H200 this took 0.91-0.96 of tl.exp's
-    # time in bf16 and fp16, but 1.05x in softmax's looped kernel in fp32
-    # blocks of 16384 (docs/benchmarks/NOTES.md).
+    # time in bf16 and fp16; LLVM then leaves loops that call it rolled, so
+    # a looped kernel unrolls a row of two blocks itself (docs/benchmarks/NOTES.md).
     if EXP_FTZ and x.dtype == tl.float32:
         return tl.inline_asm_elementwise(
             "ex2.approx.ftz.f32 $0, $1;",
@@ -152,7 +152,9 @@ def logsumexp_kernel_looped(
     row_mask = rows < num_tokens
     col_base = tl.arange(0, BLOCK_COLS)[None, :]
     _tmp2 = tl.full([BLOCK_ROWS, BLOCK_COLS], float("-inf"), tl.float32)
-    for col_start in tl.range(0, vocab, BLOCK_COLS):
+    # LLVM leaves loops with exp_ftz rolled: unroll a row of two blocks
+    LOOP_UNROLL: tl.constexpr = 2 if (vocab + BLOCK_COLS - 1) // BLOCK_COLS == 2 else 1
+    for col_start in tl.range(0, vocab, BLOCK_COLS, loop_unroll_factor=LOOP_UNROLL):
         cols = col_start + col_base
         col_mask = cols < vocab
         logits = tl.load(
@@ -165,7 +167,7 @@ def logsumexp_kernel_looped(
         _tmp2 = tl.where(col_mask & row_mask, tmp3, _tmp2)
     row_max = max_nan(_tmp2, 1)[:, None]
     _tmp13 = tl.full([BLOCK_ROWS, BLOCK_COLS], 0, tl.float32)
-    for col_start in tl.range(0, vocab, BLOCK_COLS):
+    for col_start in tl.range(0, vocab, BLOCK_COLS, loop_unroll_factor=LOOP_UNROLL):
         cols = col_start + col_base
         col_mask = cols < vocab
         logits_2 = tl.load(
@@ -220,7 +222,9 @@ def logsumexp_kernel_online(
     tmp7_run = tmp5_run == tmp6_run
     tmp8_run = 0.0
     tmp9_run = tl.where(tmp7_run, tmp8_run, _tmp2)
-    for col_start in tl.range(0, vocab, BLOCK_COLS):
+    # LLVM leaves loops with exp_ftz rolled: unroll a row of two blocks
+    LOOP_UNROLL: tl.constexpr = 2 if (vocab + BLOCK_COLS - 1) // BLOCK_COLS == 2 else 1
+    for col_start in tl.range(0, vocab, BLOCK_COLS, loop_unroll_factor=LOOP_UNROLL):
         cols = col_start + col_base
         col_mask = cols < vocab
         logits = tl.load(

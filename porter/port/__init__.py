@@ -141,6 +141,7 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
                 continue
             if kp.record.kind in fastexp.KINDS and fastexp.exp_ftz(form):
                 kp.helpers.add(fastexp.HELPER)
+                fastexp.unroll_two_blocks(form)
             if step.pdl:
                 dependent_launch(form)
             if step.early_trigger:

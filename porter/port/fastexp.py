@@ -10,9 +10,12 @@ logsumexp only ever add such terms to a sum of at least 1, or write them as
 outputs smaller than any tolerance can see. On an H200 over 32768 columns it
 took 0.91-0.96 of tl.exp's time in bf16 and fp16 (docs/benchmarks/NOTES.md).
 One launch lost: softmax's looped kernel in fp32 blocks of 16384 took 1.05x
-its time with tl.exp. There LLVM no longer fully unrolls both two-trip loops
-(the PTX under triton 3.6 and 3.9 holds 16 row loads, not 20), so fewer loads are in
-flight; an explicit unroll or other blocks are yet to be timed.
+its time with tl.exp. There LLVM no longer fully unrolls the two-trip loops
+(the PTX under triton 3.6 and 3.9 holds 16 row loads, not 20), so fewer loads
+are in flight. The second pass here (`unroll_two_blocks`) asks Triton for the
+unroll where a row is two blocks: that launch then took 0.88-0.89 of its time
+at 4096-32768 rows, 0.92 of tl.exp's. An unroll by two of longer loops lost
+(1.04-1.05x over four blocks of 8192, bf16 and fp32), so it is only for two.
 
 Reductions only (KINDS): there exp is most of the work an element, after a
 load of two bytes. In silu_and_mul, a pointwise kernel at the copy rate, it
@@ -30,7 +33,8 @@ from __future__ import annotations
 
 import ast
 
-from porter.port.passes import _is_call
+from porter.port.passes import _comment, _is_call, _names
+from porter.port.persist import _is_col_loop
 
 HELPER = "exp_ftz"
 # The kernels (KernelRecord.kind) it applies to.
@@ -56,3 +60,51 @@ def exp_ftz(fn: ast.FunctionDef) -> int:
 
     Swap().visit(fn)
     return swapped
+
+
+# The constexpr a kernel computes for its column loops' loop_unroll_factor.
+UNROLL = "LOOP_UNROLL"
+UNROLL_WHY = "LLVM leaves loops with exp_ftz rolled: unroll a row of two blocks"
+
+
+def _is_constexpr_param(fn: ast.FunctionDef, name: str) -> bool:
+    return any(
+        a.arg == name
+        and a.annotation is not None
+        and ast.unparse(a.annotation) == "tl.constexpr"
+        for a in fn.args.args
+    )
+
+
+def unroll_two_blocks(fn: ast.FunctionDef) -> int:
+    """Where a column loop of fn calls exp_ftz and the row size is a
+    constexpr, have Triton unroll every column loop fully when the row is two
+    blocks (a LOOP_UNROLL constexpr computed before the first of them); how
+    many loops it marked. Only loops at the kernel's top level."""
+    loops = [s for s in fn.body if _is_col_loop(s)]
+    if len(loops) != sum(1 for n in ast.walk(fn) if _is_col_loop(n)):
+        return 0
+    calls_exp = any(_is_call(c, HELPER) for loop in loops for c in ast.walk(loop))
+    if (
+        not calls_exp
+        or UNROLL in _names(fn)
+        or any(a.arg == UNROLL for a in fn.args.args)
+    ):
+        return 0
+    bounds = {ast.unparse(loop.iter.args[1]) for loop in loops}
+    row = bounds.pop()
+    if bounds or not _is_constexpr_param(fn, row):
+        # A runtime row size gives no trip count to decide on.
+        return 0
+    for loop in loops:
+        loop.iter.func = ast.parse("tl.range", mode="eval").body
+        loop.iter.keywords.append(
+            ast.keyword("loop_unroll_factor", ast.Name(UNROLL, ast.Load()))
+        )
+    decide = ast.parse(
+        f"{UNROLL}: tl.constexpr = "
+        f"2 if ({row} + BLOCK_COLS - 1) // BLOCK_COLS == 2 else 1"
+    ).body
+    i = fn.body.index(loops[0])
+    fn.body[i:i] = [_comment(UNROLL_WHY), *decide]
+    return len(loops)
