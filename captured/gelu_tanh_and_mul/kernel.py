@@ -12,6 +12,8 @@ What porter changed:
 - loads upcast to fp32, stores cast to the output's element type (fp32/fp16/bf16 alike)
 - renamed index variables and temporaries after what they hold
 - pointwise kernels run on (rows, column blocks) tiles: no 64-bit % and // per element, contiguous columns the compiler can vectorize
+- 1 + tanh(u) as 2 / (1 + exp(-2u)) (the same value: 2 * sigmoid(2u)), with exp_ftz and a fast division in place of libdevice's tanh
+- exp as ex2.approx.ftz.f32 on NVIDIA GPUs (exp_ftz): tl.exp's own approximation, with results under 2^-126 flushed to 0
 - on Hopper and later GPUs the kernels launch with programmatic dependent launch: each waits for the kernel before it, then lets the next one launch (a pointwise kernel's blocks over long rows once their loads are issued)
 """
 
@@ -19,6 +21,32 @@ import torch
 import triton
 import triton.language as tl
 from triton.language.extra import libdevice
+
+# exp_ftz's PTX where the kernels compile for an NVIDIA GPU. Triton's
+# interpreter runs no inline assembly, and other GPUs take other assembly:
+# there it is tl.exp. Read when the module is imported, as @triton.jit itself
+# reads TRITON_INTERPRET.
+EXP_FTZ = tl.constexpr(not triton.knobs.runtime.interpret and torch.version.hip is None)
+
+
+@triton.jit
+def exp_ftz(x):
+    # tl.exp's own approximation (ex2.approx of x * log2(e)) with results under
+    # 2^-126 flushed to 0: tl.exp keeps them at a compare and two multiplies an
+    # element. Over 32768 columns on an H200 this took 0.91-0.96 of tl.exp's
+    # time in bf16 and fp16; LLVM then leaves loops that call it rolled, so
+    # a looped kernel unrolls a row of two blocks itself (docs/benchmarks/NOTES.md).
+    if EXP_FTZ and x.dtype == tl.float32:
+        return tl.inline_asm_elementwise(
+            "ex2.approx.ftz.f32 $0, $1;",
+            "=f,f",
+            [x * 1.4426950408889634],
+            dtype=tl.float32,
+            is_pure=True,
+            pack=1,
+        )
+    else:
+        return tl.exp(x)
 
 
 @triton.jit(do_not_specialize=["num_tokens"])
@@ -65,9 +93,7 @@ def gelu_tanh_and_mul_kernel(
     tmp7 = x + tmp6
     tmp8 = 0.7978845608028654
     tmp9 = tmp7 * tmp8
-    tmp10 = libdevice.tanh(tmp9)
-    tmp11 = 1.0
-    tmp12 = tmp10 + tmp11
+    tmp12 = libdevice.fast_dividef(2.0, 1.0 + exp_ftz(-2.0 * tmp9))
     tmp13 = tmp2 * tmp12
     tmp15 = tmp13 * x_2
     tl.store(

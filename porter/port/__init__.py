@@ -20,7 +20,7 @@ from porter.port.launcher import (
     LOOPED_MIN_ROW_BYTES,
     plan_launcher,
 )
-from porter.port import fastexp
+from porter.port import fastexp, tanh
 from porter.port import matmul as matmul_stage
 from porter.port.matmul import all_steps, fuse_matmul_epilogue
 from porter.port.model import KernelPort
@@ -142,6 +142,10 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
             if kp.record.kind in fastexp.KINDS and fastexp.exp_ftz(form):
                 kp.helpers.add(fastexp.HELPER)
                 fastexp.unroll_two_blocks(form)
+            if tanh.one_plus_tanh(form):
+                kp.helpers |= tanh.HELPERS
+                if tanh.NOTE not in kp.notes:
+                    kp.notes.append(tanh.NOTE)
             if step.pdl:
                 dependent_launch(form)
             if step.early_trigger:
@@ -155,6 +159,12 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
                     raise RuntimeError(f"porter: {form.name} took no EARLY_TRIGGER")
             kernels.append({"source": ast.unparse(form), "do_not_specialize": dns})
         if kp.matmul is not None:
+            # The matmul kernel's epilogue is the pointwise kernel's, computed
+            # on its tile: the same rewrite.
+            if tanh.one_plus_tanh(kp.matmul):
+                kp.helpers |= tanh.HELPERS
+                if tanh.NOTE not in kp.notes:
+                    kp.notes.append(tanh.NOTE)
             if matmul_steps[kp.matmul.name].pdl:
                 dependent_launch(kp.matmul)
             kernels.append({"source": ast.unparse(kp.matmul), "do_not_specialize": dns})

@@ -1,0 +1,110 @@
+"""Stage: `1 + tanh(u)` as `2 / (1 + exp(-2u))` (the tanh GELU's sigmoid form).
+
+Inductor writes the tanh GELU, 0.5 * x * (1 + tanh(u)), with libdevice's tanh
+and an add of 1. The two are equal: 1 + tanh(u) = 2 * sigmoid(2u). The sigmoid
+form takes an exp (exp_ftz, templates/helpers.py.j2) and a fast division
+(`libdevice.fast_dividef`, div.approx.f32) where libdevice's tanh takes a
+polynomial and branches: the kernel of gelu_tanh_and_mul in bf16 over 4096
+columns compiles to 184 SASS instructions for 8 elements a thread, against 272
+(sm_90, triton 3.9). It is also the more accurate form: where tanh(u) is near
+-1, the sum 1 + tanh(u) cancels tanh's rounding error into a large relative
+one, while 2 / (1 + exp(-2u)) keeps a few ulps. Where exp(-2u) overflows to
+inf, the division gives 0, the limit; NaN stays NaN. Results under 2^-125
+become 0 (div.approx gives 0 for divisors from 2^126), as exp_ftz's under
+2^-126 do: a GELU output that small is 0 to any tolerance.
+
+Only `s = t + one` (either order) is rewritten, where `t = libdevice.tanh(u)`
+is read nowhere else and `one` is 1.0, written out or a name bound to it once.
+The tanh statement goes; a name bound to 1.0 that nothing reads any more goes
+too.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from porter.port.fastexp import HELPER as EXP_HELPER
+from porter.port.passes import _is_call
+
+NOTE = (
+    "1 + tanh(u) as 2 / (1 + exp(-2u)) (the same value: 2 * sigmoid(2u)), with "
+    "exp_ftz and a fast division in place of libdevice's tanh"
+)
+HELPERS = {EXP_HELPER}
+
+
+def _loads_of(fn: ast.FunctionDef, name: str) -> int:
+    return sum(
+        1
+        for n in ast.walk(fn)
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+    )
+
+
+def _binds(fn: ast.FunctionDef, name: str) -> list[ast.Assign]:
+    return [
+        s
+        for s in ast.walk(fn)
+        if isinstance(s, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == name for t in s.targets)
+    ]
+
+
+def _is_one(fn: ast.FunctionDef, node: ast.AST) -> bool:
+    """1.0 written out, or a name bound once, to 1.0."""
+    if isinstance(node, ast.Constant):
+        return node.value == 1 and not isinstance(node.value, bool)
+    if isinstance(node, ast.Name):
+        binds = _binds(fn, node.id)
+        return len(binds) == 1 and _is_one(fn, binds[0].value)
+    return False
+
+
+def one_plus_tanh(fn: ast.FunctionDef) -> int:
+    """Rewrite each `1 + tanh(u)` of fn's top level in the sigmoid form, in
+    place; how many."""
+    rewritten = 0
+    for stmt in list(fn.body):
+        if not (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and _is_call(stmt.value, "libdevice.tanh")
+            and len(stmt.value.args) == 1
+        ):
+            continue
+        t = stmt.targets[0].id
+        if _loads_of(fn, t) != 1 or len(_binds(fn, t)) != 1:
+            continue
+        add = next(
+            (
+                s
+                for s in fn.body
+                if isinstance(s, ast.Assign)
+                and isinstance(s.value, ast.BinOp)
+                and isinstance(s.value.op, ast.Add)
+                and any(
+                    isinstance(side, ast.Name) and side.id == t
+                    for side in (s.value.left, s.value.right)
+                )
+            ),
+            None,
+        )
+        if add is None:
+            continue
+        left, right = add.value.left, add.value.right
+        one = right if isinstance(left, ast.Name) and left.id == t else left
+        if not _is_one(fn, one):
+            continue
+        u = ast.unparse(stmt.value.args[0])
+        add.value = ast.parse(
+            f"libdevice.fast_dividef(2.0, 1.0 + {EXP_HELPER}(-2.0 * ({u})))",
+            mode="eval",
+        ).body
+        fn.body.remove(stmt)
+        if isinstance(one, ast.Name) and _loads_of(fn, one.id) == 0:
+            for bind in _binds(fn, one.id):
+                if bind in fn.body:
+                    fn.body.remove(bind)
+        rewritten += 1
+    return rewritten
