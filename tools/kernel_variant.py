@@ -49,10 +49,12 @@ Forms:
                  a trip. A candidate for wide rows that stream below a
                  copy's rate at 4096 tokens (docs/benchmarks/NOTES.md).
   loop-unroll    Every `tl.range` loop unrolled twice by Triton
-                 (loop_unroll_factor=2). With exp_ftz, LLVM no longer fully
-                 unrolls the two-trip loops of softmax's looped kernel in
-                 fp32 blocks of 16384 (16 row loads in the PTX, not 20), and
-                 that launch lost 5% on an H200 (docs/benchmarks/NOTES.md).
+                 (loop_unroll_factor=2, in place of the scaffold's
+                 LOOP_UNROLL). With exp_ftz, LLVM no longer fully unrolls
+                 the two-trip loops of softmax's looped kernel in fp32
+                 blocks of 16384; this form, timed on an H200, led to the
+                 scaffold's own unroll of two-block rows, while over four
+                 blocks it lost (docs/benchmarks/NOTES.md).
 
 The other forms keep a kernel's LAUNCH_PDL block first, so that nothing they
 move reads memory before the wait. To price PDL itself, `launch_probe.py
