@@ -297,8 +297,9 @@ def stream_rows(row_size, elem_bytes=2):
 def launch_settings(num_rows, row_size, elem_bytes=2):
     """(rows a program, block, warps) for a reduction over rows of row_size
     elements of elem_bytes each. Narrow rows are packed to 4 KB a program (2048
-    bf16 elements) and at least two rows, one warp a row (its reduction stays
-    inside the warp), except at decode sizes (256 rows or fewer): one row a
+    bf16 elements) and at least two rows, as many warps as rows (Triton lays
+    them out: over two rows of 1024 both warps span each row, whose sums meet
+    in shared memory), except at decode sizes (256 rows or fewer): one row a
     program, 512 bytes of it a warp. Wider rows: one row, 32 bytes of it a
     thread up to 32 warps, except rows of 4096 when there are many (4 warps).
     Measured fastest on an H200 with tools/launch_probe.py; the figures are in
