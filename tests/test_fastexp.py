@@ -162,12 +162,13 @@ def test_unroll_marks_every_column_loop_of_a_kernel_with_exp_ftz_in_one():
     [
         ("acc + exp_ftz(x)", "acc + tl.exp2(x)"),  # no exp_ftz in a loop
         ("row: tl.constexpr", "row"),  # a runtime row size: no trip count
+        ("BLOCK_COLS: tl.constexpr", "BLOCK_COLS"),  # nor a runtime block
         (
             "tl.range(0, row, BLOCK_COLS):\n            tl.store",
             "tl.range(0, 2 * row, BLOCK_COLS):\n            tl.store",
         ),
     ],
-    ids=["no-exp-ftz", "runtime-row", "two-row-sizes"],
+    ids=["no-exp-ftz", "runtime-row", "runtime-block", "two-row-sizes"],
 )
 def test_unroll_leaves_other_kernels_alone(change):
     src = _LOOPED.replace(*change)

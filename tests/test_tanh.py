@@ -69,8 +69,20 @@ def test_keeps_a_one_that_is_read_elsewhere():
         ("y = half * s", "y = half * s * t"),  # tanh read elsewhere
         ("one = 1.0", "one = 1.5"),  # a name bound to another value
         ("s = t + one", "s = t * one"),  # not a sum
+        ("libdevice.tanh(u)", "libdevice.tanh(u * 2.0)"),  # not a name
+        (
+            "        t = libdevice",
+            "        u = u + 1.0\n        t = libdevice",
+        ),  # u rebound
     ],
-    ids=["two", "tanh-read-twice", "one-is-not-1", "product"],
+    ids=[
+        "two",
+        "tanh-read-twice",
+        "one-is-not-1",
+        "product",
+        "expression",
+        "u-rebound",
+    ],
 )
 def test_leaves_other_uses_of_tanh_alone(change):
     src = _GELU.replace(*change)

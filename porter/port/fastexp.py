@@ -93,8 +93,8 @@ def unroll_two_blocks(fn: ast.FunctionDef) -> int:
         return 0
     bounds = {ast.unparse(loop.iter.args[1]) for loop in loops}
     row = bounds.pop()
-    if bounds or not _is_constexpr_param(fn, row):
-        # A runtime row size gives no trip count to decide on.
+    if bounds or not all(_is_constexpr_param(fn, n) for n in (row, "BLOCK_COLS")):
+        # A runtime row size or block gives no trip count to decide on.
         return 0
     for loop in loops:
         loop.iter.func = ast.parse("tl.range", mode="eval").body
