@@ -142,10 +142,7 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
             if kp.record.kind in fastexp.KINDS and fastexp.exp_ftz(form):
                 kp.helpers.add(fastexp.HELPER)
                 fastexp.unroll_two_blocks(form)
-            if tanh.one_plus_tanh(form):
-                kp.helpers |= tanh.HELPERS
-                if tanh.NOTE not in kp.notes:
-                    kp.notes.append(tanh.NOTE)
+            _sigmoid_form(kp, form)
             if step.pdl:
                 dependent_launch(form)
             if step.early_trigger:
@@ -161,10 +158,7 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
         if kp.matmul is not None:
             # The matmul kernel's epilogue is the pointwise kernel's, computed
             # on its tile: the same rewrite.
-            if tanh.one_plus_tanh(kp.matmul):
-                kp.helpers |= tanh.HELPERS
-                if tanh.NOTE not in kp.notes:
-                    kp.notes.append(tanh.NOTE)
+            _sigmoid_form(kp, kp.matmul)
             if matmul_steps[kp.matmul.name].pdl:
                 dependent_launch(kp.matmul)
             kernels.append({"source": ast.unparse(kp.matmul), "do_not_specialize": dns})
@@ -240,6 +234,15 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
 def _kernel_name(reference: str, i: int, n: int) -> str:
     base = reference.lower() if reference != "Model" else "model"
     return f"{base}_kernel" if n == 1 else f"{base}_kernel_{i}"
+
+
+def _sigmoid_form(kp: KernelPort, fn: ast.FunctionDef) -> None:
+    """porter.port.tanh on one of kp's kernels, with the helpers and the note
+    it then needs."""
+    if tanh.one_plus_tanh(fn):
+        kp.helpers |= tanh.HELPERS
+        if tanh.NOTE not in kp.notes:
+            kp.notes.append(tanh.NOTE)
 
 
 def _merge_notes(ports: list[KernelPort]) -> list[str]:

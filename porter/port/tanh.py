@@ -29,7 +29,7 @@ from __future__ import annotations
 import ast
 
 from porter.port.fastexp import HELPER as EXP_HELPER
-from porter.port.passes import _is_call
+from porter.port.passes import _assigned, _is_call, _loads
 
 NOTE = (
     "1 + tanh(u) as 2 / (1 + exp(-2u)) (the same value: 2 * sigmoid(2u)), with "
@@ -38,21 +38,9 @@ NOTE = (
 HELPERS = {EXP_HELPER}
 
 
-def _loads_of(fn: ast.FunctionDef, name: str) -> int:
-    return sum(
-        1
-        for n in ast.walk(fn)
-        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
-    )
-
-
-def _binds(fn: ast.FunctionDef, name: str) -> list[ast.Assign]:
-    return [
-        s
-        for s in ast.walk(fn)
-        if isinstance(s, ast.Assign)
-        and any(isinstance(t, ast.Name) and t.id == name for t in s.targets)
-    ]
+def _binds(fn: ast.FunctionDef, name: str) -> list[ast.stmt]:
+    """The statements of fn that assign name."""
+    return [s for s in ast.walk(fn) if name in _assigned(s)]
 
 
 def _is_one(fn: ast.FunctionDef, node: ast.AST) -> bool:
@@ -79,7 +67,7 @@ def one_plus_tanh(fn: ast.FunctionDef) -> int:
         ):
             continue
         t = stmt.targets[0].id
-        if _loads_of(fn, t) != 1 or len(_binds(fn, t)) != 1:
+        if _loads(fn).get(t, 0) != 1 or len(_binds(fn, t)) != 1:
             continue
         arg = stmt.value.args[0]
         if not isinstance(arg, ast.Name) or len(_binds(fn, arg.id)) > 1:
@@ -109,7 +97,7 @@ def one_plus_tanh(fn: ast.FunctionDef) -> int:
             mode="eval",
         ).body
         fn.body.remove(stmt)
-        if isinstance(one, ast.Name) and _loads_of(fn, one.id) == 0:
+        if isinstance(one, ast.Name) and one.id not in _loads(fn):
             for bind in _binds(fn, one.id):
                 if bind in fn.body:
                     fn.body.remove(bind)
