@@ -14,8 +14,9 @@ its time with tl.exp. There LLVM no longer fully unrolls the two-trip loops
 (the PTX under triton 3.6 and 3.9 holds 16 row loads, not 20), so fewer loads
 are in flight. The second pass here (`unroll_two_blocks`) asks Triton for the
 unroll where a row is two blocks: that launch then took 0.88-0.89 of its time
-at 4096-32768 rows, 0.92 of tl.exp's. An unroll by two of longer loops lost
-(1.04-1.05x over four blocks of 8192, bf16 and fp32), so it is only for two.
+at 4096-32768 rows, 0.93-0.94 of tl.exp's. An unroll by two of longer loops
+lost (1.02-1.06x over four blocks of 8192, bf16 and fp32), so it is only for
+two.
 
 Reductions only (KINDS): there exp is most of the work an element, after a
 load of two bytes. In silu_and_mul, a pointwise kernel at the copy rate, it
