@@ -221,8 +221,8 @@ def test_a_regime_between_warmup_counts_is_found_on_the_cpu(
     # Later definitions win: the launcher looks launch_settings up when called.
     kernel.write_text(
         kernel.read_text() + "\n\n_original = launch_settings\n\n\n"
-        "def launch_settings(num_rows, row_size, elem_bytes=2):\n"
-        "    rows, block, warps = _original(num_rows, row_size, elem_bytes)\n"
+        "def launch_settings(num_rows, row_size, elem_bytes=2, row_tensors=2):\n"
+        "    rows, block, warps = _original(num_rows, row_size, elem_bytes, row_tensors)\n"
         "    return rows, block, (warps * 2 if 2048 <= num_rows < 8192 else warps)\n"
     )
     report = jitcheck(

@@ -6,6 +6,7 @@ hold the properties the kernels rely on, taken from a rendered scaffold (or
 from the template, for a helper no captured case renders)."""
 
 import ast
+import re
 import textwrap
 from pathlib import Path
 
@@ -57,6 +58,42 @@ def test_launch_settings_pack_narrow_rows_by_bytes(row_size):
     # at least two rows: kb_layernorm's fp32 rows of 768 one a program took
     # 1.08 of the time of two a program at 4096 rows
     assert launch_settings(65536, 1024, 4)[:2] == (2, 1024)
+
+
+@pytest.mark.parametrize("num_rows", (257, 1024, 4096, 65536))
+def test_launch_settings_give_rows_moving_16_kb_one_warp_each(num_rows):
+    # H200, 20 calls a graph: fused_add_rmsnorm fp32 1024 (x, residual and two
+    # outputs, 16 KB a row) took 0.974-0.978 of two rows with two warps' time
+    # at 4096-65536 rows one row with one warp, 1.047 at 1024 rows (taken
+    # there too: one compiled variant past the decode sizes). Moving less a
+    # row, 65536 one-warp programs take 80 us whatever they move: quant_int8
+    # fp32 1024 (8 KB) 1.026 at 65536 rows, kb_layernorm fp32 768 (6 KB)
+    # 1.03-1.18 at 4096-16384.
+    launch_settings = _function("rmsnorm", "launch_settings")
+    assert launch_settings(num_rows, 1024, 4, row_tensors=4) == (1, 1024, 1)
+    assert launch_settings(num_rows, 1024, 4, 2)[:2] == (2, 1024)  # 8 KB
+    assert launch_settings(num_rows, 768, 4, row_tensors=4)[:2] == (2, 1024)
+    assert launch_settings(num_rows, 1024, 2, row_tensors=4)[:2] == (2, 1024)
+    assert launch_settings(256, 1024, 4, row_tensors=4) == (1, 1024, 8)  # decode
+
+
+@pytest.mark.parametrize(
+    "case, tensors",
+    [
+        ("fused_add_rmsnorm", 4),  # x, residual, both outputs
+        ("add_layernorm", 4),
+        ("quant_int8", 2),  # x and the int8 rows; not the scale a row
+        ("kb_layernorm", 2),  # not the weight or bias
+        ("logsumexp", 1),  # one value a row out
+    ],
+)
+def test_launchers_count_the_tensors_a_row_moves(case, tensors):
+    source = (CAPTURED / case / "kernel.py").read_text()
+    # The persistent kernel's call, the first; its arguments on one line.
+    call = re.search(
+        r"BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings\(\n(.*)\n", source
+    )
+    assert call.group(1).endswith(f".element_size(), row_tensors={tensors}")
 
 
 @pytest.mark.parametrize("num_rows", (1, 7, 64, 256))
@@ -125,7 +162,7 @@ def test_launchers_size_warps_by_the_reduced_input_and_loop_with_fixed_warps():
     source = (CAPTURED / "softmax" / "kernel.py").read_text()
     launcher = source[source.index("def softmax(") :]
     assert (
-        "launch_settings(\n        num_tokens, vocab, logits.element_size()\n"
+        "launch_settings(\n        num_tokens, vocab, logits.element_size(), row_tensors=2\n"
         in launcher
     )
     looped = launcher[launcher.index("BLOCK_COLS > MAX_FUSED_COLS") :]

@@ -129,8 +129,9 @@ def _candidates(mod, args) -> list[tuple[str, dict]]:
     out = []
     for r_w in args.reduce:
         r, w = (int(v) for v in r_w.split("x"))
-        # *_: the launchers pass the element size too; it must not bind to r or w.
-        settings = lambda n, c, *_, r=r, w=w: (r, triton.next_power_of_2(c), w)
+        # *_, **__: the launchers pass the element size and row_tensors too;
+        # they must not bind to r or w.
+        settings = lambda n, c, *_, r=r, w=w, **__: (r, triton.next_power_of_2(c), w)
         out.append((f"reduce={r_w}", {"launch_settings": settings}))
     for t in args.tile:
         r, c, w = (int(v) for v in t.split("x"))

@@ -15,6 +15,7 @@ What porter changed:
 - named arguments after what they are bound to; per-call sizes are runtime ints in do_not_specialize, per-model sizes constexpr, row strides int64 arguments
 - loads upcast to fp32, stores cast to the output's element type (fp32/fp16/bf16 alike)
 - renamed index variables and temporaries after what they hold
+- the rows' loads carry no evict_first hint, as Inductor's kernel compiled for a GPU has none
 - on Hopper and later GPUs the kernels launch with programmatic dependent launch: each waits for the kernel before it, then lets the next one launch (a reduction's programs of several rows once their loads are issued)
 """
 
@@ -49,12 +50,9 @@ def model_kernel(
     row_mask = rows < batch
     cols = tl.arange(0, BLOCK_COLS)[None, :]
     col_mask = cols < row_size
-    x = tl.load(
-        x_ptr + (cols + rows * x_stride0),
-        col_mask & row_mask,
-        eviction_policy="evict_first",
-        other=0.0,
-    ).to(tl.float32)
+    x = tl.load(x_ptr + (cols + rows * x_stride0), col_mask & row_mask, other=0.0).to(
+        tl.float32
+    )
     ln_weight = tl.load(
         ln_weight_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
     ).to(tl.float32)
@@ -87,19 +85,28 @@ def model_kernel(
     )
 
 
-def launch_settings(num_rows, row_size, elem_bytes=2):
+def launch_settings(num_rows, row_size, elem_bytes=2, row_tensors=2):
     """(rows a program, block, warps) for a reduction over rows of row_size
-    elements of elem_bytes each. Narrow rows are packed to 4 KB a program (2048
-    bf16 elements) and at least two rows, as many warps as rows (Triton lays
-    them out: over two rows of 1024 both warps span each row, whose sums meet
-    in shared memory), except at decode sizes (256 rows or fewer): one row a
-    program, 512 bytes of it a warp. Wider rows: one row, 32 bytes of it a
-    thread up to 32 warps, except rows of 4096 when there are many (4 warps).
-    Measured fastest on an H200 with tools/launch_probe.py; the figures are in
-    docs/benchmarks/NOTES.md."""
+    elements of elem_bytes each, of which the kernel reads and writes
+    row_tensors (fused_add_rmsnorm: x, residual and its two outputs, 4).
+    Narrow rows are packed to 4 KB a program (2048 bf16 elements) and at least
+    two rows, as many warps as rows (Triton lays them out: over two rows of
+    1024 both warps span each row, whose sums meet in shared memory), except at
+    decode sizes (256 rows or fewer): one row a program, 512 bytes of it a
+    warp; and except where a row moves 16 KB or more (all row_tensors
+    together): one row a program and one warp, as Inductor runs them, with no
+    shared memory (from 4096 rows the faster; at 1024 rows 5% slower, but one
+    compiled variant fewer past the decode sizes). Programs of one warp start
+    at most one every 1.2 ns on an H200 (65536 took 80 us over rows of
+    512-1024 elements, bf16 or fp32), the time 5 KB take at the copy rate.
+    Wider rows: one row, 32 bytes of it a thread up to 32 warps, except rows of
+    4096 when there are many (4 warps). Measured fastest on an H200 with
+    tools/launch_probe.py; the figures are in docs/benchmarks/NOTES.md."""
     block = triton.next_power_of_2(row_size)
     if block <= 1024 and num_rows <= 256:
         return 1, block, min(8, max(1, block * elem_bytes // 512))
+    if block <= 1024 and row_size * elem_bytes * row_tensors >= 16384:
+        return 1, block, 1
     if block <= 1024:
         rows = max(2, 4096 // (block * elem_bytes))
         return rows, block, min(rows, 8)
@@ -192,7 +199,7 @@ class ModelNew(nn.Module):
         )
         pdl = pdl_enabled(x.device)
         BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(
-            batch, 768, x.element_size()
+            batch, 768, x.element_size(), row_tensors=2
         )
         model_kernel[(triton.cdiv(batch, BLOCK_ROWS),)](
             x_ptr=x,

@@ -291,23 +291,6 @@ def looped_settings(num_rows, row_size, elem_bytes=2):
     return LOOPED_BLOCK_COLS, LOOPED_WARPS
 
 
-# The persistent kernel reads each row once; while a tensor fits well inside
-# the L2 cache (50 MB on an H200) its loads are marked evict_first, and from
-# STREAM_MIN_BYTES on they carry no hint. On an H200, without the hint from 32
-# MB: fused_add_rmsnorm fp16 4096 and add_layernorm bf16 4096 took 0.95-0.98
-# of the hinted time, softmax bf16 4096 0.96 at 32768 rows; under 32 MB the
-# hint was worth 2-8% (fused_add_rmsnorm fp32 1024 at 4096 rows, and every
-# case at 16 rows; docs/benchmarks/NOTES.md). The kernel branches on its row
-# count: a constexpr hint would compile one more variant mid-prefill.
-STREAM_MIN_BYTES = 32 << 20
-
-
-def stream_rows(row_size, elem_bytes=2):
-    """Rows from which a tensor of them is STREAM_MIN_BYTES or more: the
-    persistent kernel's row loads drop their hint there (its STREAM_ROWS)."""
-    return triton.cdiv(STREAM_MIN_BYTES, row_size * elem_bytes)
-
-
 # Rows of ONLINE_MIN_COLS or more, ONLINE_MIN_ROWS of them or more, take the
 # single-pass kernel in blocks of ONLINE_BLOCK_BYTES: one 32-warp program per SM
 # holding such a row in registers hides memory latency worse than many small
@@ -336,19 +319,45 @@ def online_min_rows(elem_bytes=2):
     return ONLINE_MIN_ROWS * (4 if elem_bytes <= 2 else 1)
 
 
-def launch_settings(num_rows, row_size, elem_bytes=2):
+# The persistent kernel reads each row once; while a tensor fits well inside
+# the L2 cache (50 MB on an H200) its loads are marked evict_first, and from
+# STREAM_MIN_BYTES on they carry no hint. On an H200, without the hint from 32
+# MB: fused_add_rmsnorm fp16 4096 and add_layernorm bf16 4096 took 0.95-0.98
+# of the hinted time, softmax bf16 4096 0.96 at 32768 rows; under 32 MB the
+# hint was worth 2-8% (fused_add_rmsnorm fp32 1024 at 4096 rows, and every
+# case at 16 rows; docs/benchmarks/NOTES.md). The kernel branches on its row
+# count: a constexpr hint would compile one more variant mid-prefill.
+STREAM_MIN_BYTES = 32 << 20
+
+
+def stream_rows(row_size, elem_bytes=2):
+    """Rows from which a tensor of them is STREAM_MIN_BYTES or more: the
+    persistent kernel's row loads drop their hint there (its STREAM_ROWS)."""
+    return triton.cdiv(STREAM_MIN_BYTES, row_size * elem_bytes)
+
+
+def launch_settings(num_rows, row_size, elem_bytes=2, row_tensors=2):
     """(rows a program, block, warps) for a reduction over rows of row_size
-    elements of elem_bytes each. Narrow rows are packed to 4 KB a program (2048
-    bf16 elements) and at least two rows, as many warps as rows (Triton lays
-    them out: over two rows of 1024 both warps span each row, whose sums meet
-    in shared memory), except at decode sizes (256 rows or fewer): one row a
-    program, 512 bytes of it a warp. Wider rows: one row, 32 bytes of it a
-    thread up to 32 warps, except rows of 4096 when there are many (4 warps).
-    Measured fastest on an H200 with tools/launch_probe.py; the figures are in
-    docs/benchmarks/NOTES.md."""
+    elements of elem_bytes each, of which the kernel reads and writes
+    row_tensors (fused_add_rmsnorm: x, residual and its two outputs, 4).
+    Narrow rows are packed to 4 KB a program (2048 bf16 elements) and at least
+    two rows, as many warps as rows (Triton lays them out: over two rows of
+    1024 both warps span each row, whose sums meet in shared memory), except at
+    decode sizes (256 rows or fewer): one row a program, 512 bytes of it a
+    warp; and except where a row moves 16 KB or more (all row_tensors
+    together): one row a program and one warp, as Inductor runs them, with no
+    shared memory (from 4096 rows the faster; at 1024 rows 5% slower, but one
+    compiled variant fewer past the decode sizes). Programs of one warp start
+    at most one every 1.2 ns on an H200 (65536 took 80 us over rows of
+    512-1024 elements, bf16 or fp32), the time 5 KB take at the copy rate.
+    Wider rows: one row, 32 bytes of it a thread up to 32 warps, except rows of
+    4096 when there are many (4 warps). Measured fastest on an H200 with
+    tools/launch_probe.py; the figures are in docs/benchmarks/NOTES.md."""
     block = triton.next_power_of_2(row_size)
     if block <= 1024 and num_rows <= 256:
         return 1, block, min(8, max(1, block * elem_bytes // 512))
+    if block <= 1024 and row_size * elem_bytes * row_tensors >= 16384:
+        return 1, block, 1
     if block <= 1024:
         rows = max(2, 4096 // (block * elem_bytes))
         return rows, block, min(rows, 8)
@@ -419,7 +428,7 @@ def logsumexp(logits: torch.Tensor):
     )
     pdl = pdl_enabled(logits.device)
     BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(
-        num_tokens, vocab, logits.element_size()
+        num_tokens, vocab, logits.element_size(), row_tensors=1
     )
     kernel = logsumexp_kernel
     persistent_args = {

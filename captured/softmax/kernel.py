@@ -294,19 +294,28 @@ def stream_rows(row_size, elem_bytes=2):
     return triton.cdiv(STREAM_MIN_BYTES, row_size * elem_bytes)
 
 
-def launch_settings(num_rows, row_size, elem_bytes=2):
+def launch_settings(num_rows, row_size, elem_bytes=2, row_tensors=2):
     """(rows a program, block, warps) for a reduction over rows of row_size
-    elements of elem_bytes each. Narrow rows are packed to 4 KB a program (2048
-    bf16 elements) and at least two rows, as many warps as rows (Triton lays
-    them out: over two rows of 1024 both warps span each row, whose sums meet
-    in shared memory), except at decode sizes (256 rows or fewer): one row a
-    program, 512 bytes of it a warp. Wider rows: one row, 32 bytes of it a
-    thread up to 32 warps, except rows of 4096 when there are many (4 warps).
-    Measured fastest on an H200 with tools/launch_probe.py; the figures are in
-    docs/benchmarks/NOTES.md."""
+    elements of elem_bytes each, of which the kernel reads and writes
+    row_tensors (fused_add_rmsnorm: x, residual and its two outputs, 4).
+    Narrow rows are packed to 4 KB a program (2048 bf16 elements) and at least
+    two rows, as many warps as rows (Triton lays them out: over two rows of
+    1024 both warps span each row, whose sums meet in shared memory), except at
+    decode sizes (256 rows or fewer): one row a program, 512 bytes of it a
+    warp; and except where a row moves 16 KB or more (all row_tensors
+    together): one row a program and one warp, as Inductor runs them, with no
+    shared memory (from 4096 rows the faster; at 1024 rows 5% slower, but one
+    compiled variant fewer past the decode sizes). Programs of one warp start
+    at most one every 1.2 ns on an H200 (65536 took 80 us over rows of
+    512-1024 elements, bf16 or fp32), the time 5 KB take at the copy rate.
+    Wider rows: one row, 32 bytes of it a thread up to 32 warps, except rows of
+    4096 when there are many (4 warps). Measured fastest on an H200 with
+    tools/launch_probe.py; the figures are in docs/benchmarks/NOTES.md."""
     block = triton.next_power_of_2(row_size)
     if block <= 1024 and num_rows <= 256:
         return 1, block, min(8, max(1, block * elem_bytes // 512))
+    if block <= 1024 and row_size * elem_bytes * row_tensors >= 16384:
+        return 1, block, 1
     if block <= 1024:
         rows = max(2, 4096 // (block * elem_bytes))
         return rows, block, min(rows, 8)
@@ -381,7 +390,7 @@ def softmax(logits: torch.Tensor, temperature: float = 0.7):
     )
     pdl = pdl_enabled(logits.device)
     BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(
-        num_tokens, vocab, logits.element_size()
+        num_tokens, vocab, logits.element_size(), row_tensors=2
     )
     kernel = softmax_kernel
     persistent_args = {

@@ -35,6 +35,7 @@ from porter.port.pdl import (
     pdl_note,
     trigger_after_loads,
 )
+from porter.port.persist import drop_row_hints
 from porter.port.persist import persist as persistent_form
 from porter.port.recompute import recompute_reloads
 from porter.port.tile import tile_rows_by_cols
@@ -92,6 +93,11 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
         kp = KernelPort(record=record, launch=launch, capture_dtype=cap.capture_dtype)
         ports.append(port_kernel(kp, cap))
     for kp in ports:
+        if kp.record.kind == "persistent_reduction" and drop_row_hints(kp.tree):
+            kp.notes.append(
+                "the rows' loads carry no evict_first hint, as Inductor's kernel "
+                "compiled for a GPU has none"
+            )
         if kp.record.kind == "reduction":
             persistent = persistent_form(kp.tree)
             if persistent is not None:

@@ -347,11 +347,13 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
     else:
         row = _param_for(kp, "r0_numel")
         rows_per_program = cfg.kwargs.get("XBLOCK", 1) if cfg else 1
+        # launch_settings' row_tensors: one row takes that many tensors' bytes.
+        tensors = f", row_tensors={_row_tensors(kp)}" if elem else ""
         if kp.persistent is not None:
             # The autotuned config was for Inductor's looped kernel; the
             # persistent one is sized by the heuristic, from the rows and the row.
             setup.append(
-                f"BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings({numel}, {row}{elem})"
+                f"BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings({numel}, {row}{elem}{tensors})"
             )
             setup.append(f"kernel = {kp.persistent.name}")
             # Only the persistent kernel takes these; the others' branches
@@ -400,7 +402,7 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
         elif kp.record.kind == "persistent_reduction" or "R0_BLOCK" in kp.static_sizes:
             # Inductor's own persistent kernel takes any number of rows a program.
             setup.append(
-                f"BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings({numel}, {row}{elem})"
+                f"BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings({numel}, {row}{elem}{tensors})"
             )
             if pdl and loads_at_top(kp.tree):
                 early_trigger = ROWS_EARLY_TRIGGER_EXPR
@@ -455,6 +457,13 @@ def _row_inputs(kp: KernelPort, inputs: set[str]) -> int:
     stride), as x and residual are in fused_add_rmsnorm; a weight is not."""
     strided = {p.value.split(".")[0] for p in kp.params if p.kind == "stride"}
     return len(strided & inputs)
+
+
+def _row_tensors(kp: KernelPort) -> int:
+    """How many tensors the kernel reads or writes a row of (those with a row
+    stride): fused_add_rmsnorm's x, residual and two outputs; not a weight,
+    nor an output of one value a row."""
+    return len({p.value.split(".")[0] for p in kp.params if p.kind == "stride"})
 
 
 def _elem_bytes(kp: KernelPort, inputs: set[str]) -> str:

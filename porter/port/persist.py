@@ -662,6 +662,20 @@ def hint_row_loads(fn: ast.FunctionDef) -> int:
     return hinted
 
 
+def drop_row_hints(fn: ast.FunctionDef) -> int:
+    """Inductor's own persistent kernel, captured on the codegen-only target,
+    marks its one read of each row evict_first; compiled for the GPU, Inductor
+    emits the same loads without it. Unhinted loads took 0.97-0.99 of the
+    hinted time at 32768-65536 rows on an H200 (kb_layernorm, kb_scaled_rmsnorm);
+    a branch on the row count choosing between them (hint_row_loads) cost bf16
+    rows 8-20% at 1024-16384 rows (docs/benchmarks/NOTES.md)."""
+    dropped = 0
+    for load in _hinted_loads(fn):
+        load.keywords = [k for k in load.keywords if not _is_evict_first(k)]
+        dropped += 1
+    return dropped
+
+
 PERSIST_PIPELINE: list[Callable[[ast.FunctionDef], int]] = [
     inline_single_block,
     drop_repeated_assignments,
