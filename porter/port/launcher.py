@@ -452,18 +452,23 @@ def _stores_row(fn: ast.FunctionDef) -> bool:
     )
 
 
+def _strided(kp: KernelPort) -> set[str]:
+    """The tensors the kernel takes a row stride of: those it reads or writes
+    rows of."""
+    return {p.value.split(".")[0] for p in kp.params if p.kind == "stride"}
+
+
 def _row_inputs(kp: KernelPort, inputs: set[str]) -> int:
     """How many of the inputs the kernel reads are rows (they have a row
     stride), as x and residual are in fused_add_rmsnorm; a weight is not."""
-    strided = {p.value.split(".")[0] for p in kp.params if p.kind == "stride"}
-    return len(strided & inputs)
+    return len(_strided(kp) & inputs)
 
 
 def _row_tensors(kp: KernelPort) -> int:
-    """How many tensors the kernel reads or writes a row of (those with a row
-    stride): fused_add_rmsnorm's x, residual and two outputs; not a weight,
-    nor an output of one value a row."""
-    return len({p.value.split(".")[0] for p in kp.params if p.kind == "stride"})
+    """How many tensors the kernel reads or writes a row of:
+    fused_add_rmsnorm's x, residual and two outputs; not a weight, nor an
+    output of one value a row."""
+    return len(_strided(kp))
 
 
 def _elem_bytes(kp: KernelPort, inputs: set[str]) -> str:

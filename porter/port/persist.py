@@ -619,6 +619,11 @@ def _hinted_loads(node: ast.AST) -> list[ast.Call]:
     ]
 
 
+def _unhint(load: ast.Call) -> None:
+    """Drop load's evict_first hint, in place."""
+    load.keywords = [k for k in load.keywords if not _is_evict_first(k)]
+
+
 def _is_stream_branch(stmt: ast.stmt) -> bool:
     return (
         isinstance(stmt, ast.If)
@@ -645,7 +650,7 @@ def hint_row_loads(fn: ast.FunctionDef) -> int:
             continue
         streamed = copy.deepcopy(stmt)
         for load in _hinted_loads(streamed):
-            load.keywords = [k for k in load.keywords if not _is_evict_first(k)]
+            _unhint(load)
         hinted += 1
         if hinted > 1 and body and _is_stream_branch(body[-1]):
             # Adjacent loads (x, then residual) share one branch.
@@ -668,12 +673,11 @@ def drop_row_hints(fn: ast.FunctionDef) -> int:
     emits the same loads without it. Unhinted loads took 0.97-0.99 of the
     hinted time at 32768-65536 rows on an H200 (kb_layernorm, kb_scaled_rmsnorm);
     a branch on the row count choosing between them (hint_row_loads) cost bf16
-    rows 8-20% at 1024-16384 rows (docs/benchmarks/NOTES.md)."""
-    dropped = 0
-    for load in _hinted_loads(fn):
-        load.keywords = [k for k in load.keywords if not _is_evict_first(k)]
-        dropped += 1
-    return dropped
+    rows 6-20% at 1024-16384 rows (docs/benchmarks/NOTES.md)."""
+    loads = _hinted_loads(fn)
+    for load in loads:
+        _unhint(load)
+    return len(loads)
 
 
 PERSIST_PIPELINE: list[Callable[[ast.FunctionDef], int]] = [
