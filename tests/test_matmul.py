@@ -133,6 +133,13 @@ def test_the_launcher_takes_the_one_kernel_below_the_bound():
     assert when in launcher.split("torch.mm(")[0]
 
 
+def _bound(monkeypatch, case, name, value):
+    """Set one of the scaffold's matmul bounds: ROWS and MACS are
+    MATMUL_EPILOGUE_MAX_*, the others MATMUL_*."""
+    prefix = "MATMUL_EPILOGUE_MAX_" if name in ("ROWS", "MACS") else "MATMUL_"
+    monkeypatch.setattr(case.kernel, prefix + name, value)
+
+
 # 37 tokens: two blocks of 32 rows, the second mostly masked; 40 inner and 40
 # output features: neither a multiple of the blocks (BLOCK_K 64, 32 columns).
 @pytest.mark.parametrize(
@@ -143,14 +150,19 @@ def test_the_launcher_takes_the_one_kernel_below_the_bound():
         # At the bounds: one kernel; past either: cuBLAS.
         ("bfloat16", 37, {"MACS": 37 * 40 * 40, "ROWS": 37}, []),
         ("bfloat16", 37, {"MACS": 37 * 40 * 40 - 1}, ["mm"]),
-        ("bfloat16", 37, {"ROWS": 36}, ["mm"]),
+        # Past the rows, an inner size up to the wide bound keeps the one kernel
+        # (in blocks of 64 rows); past that too, cuBLAS.
+        ("bfloat16", 37, {"ROWS": 36}, []),
+        ("bfloat16", 37, {"ROWS": 36, "WIDE_MAX_INNER": {2: 40}}, []),
+        ("bfloat16", 37, {"ROWS": 36, "WIDE_MAX_INNER": {2: 39}}, ["mm"]),
         # fp32 too (tl.dot in tf32x3); one row of a large weight keeps cuBLAS.
         ("float32", 3, {}, []),
         ("float32", 1, {}, []),
         ("float32", 1, {"FP32_ONE_ROW_MAX_MACS": 40 * 40}, []),
         ("float32", 1, {"FP32_ONE_ROW_MAX_MACS": 40 * 40 - 1}, ["addmm"]),
         ("float32", 2, {"FP32_ONE_ROW_MAX_MACS": 0}, []),
-        ("float32", 37, {"ROWS": 36}, ["addmm"]),
+        ("float32", 37, {"ROWS": 36}, []),
+        ("float32", 37, {"ROWS": 36, "WIDE_MAX_INNER": {2: 40, 4: 39}}, ["addmm"]),
     ],
 )
 def test_the_scaffold_computes_small_matmuls_in_one_kernel(
@@ -165,8 +177,7 @@ def test_the_scaffold_computes_small_matmuls_in_one_kernel(
 ):
     case = load_case(CASE)
     for name, value in bounds.items():
-        prefix = "MATMUL_" if name.startswith("FP32") else "MATMUL_EPILOGUE_MAX_"
-        monkeypatch.setattr(case.kernel, prefix + name, value)
+        _bound(monkeypatch, case, name, value)
     sizes = {"num_tokens": num_tokens, "in_features": 40, "out_features": 40}
     x, weight, bias = make_inputs(case, Scenario(dtype, sizes), porter_device, seed=1)
     bias = (bias + 4).to(bias.dtype)  # a bias left out cannot pass
@@ -247,9 +258,10 @@ def mm_silu(tmp_path_factory):
     "dtype, bounds, matmul",
     [
         ("bfloat16", {}, []),
-        ("bfloat16", {"ROWS": 0}, ["mm"]),
+        ("bfloat16", {"ROWS": 0}, []),
+        ("bfloat16", {"ROWS": 0, "WIDE_MAX_INNER": {}}, ["mm"]),
         ("float32", {}, []),
-        ("float32", {"ROWS": 0}, ["mm"]),
+        ("float32", {"ROWS": 0, "WIDE_MAX_INNER": {}}, ["mm"]),
     ],
 )
 def test_a_matmul_without_bias_takes_the_one_kernel_too(
@@ -259,7 +271,7 @@ def test_a_matmul_without_bias_takes_the_one_kernel_too(
     assert "def mm_silu_matmul_kernel(" in text and "ADD_BIAS" not in text
     case = load_case(mm_silu)
     for name, value in bounds.items():
-        monkeypatch.setattr(case.kernel, f"MATMUL_EPILOGUE_MAX_{name}", value)
+        _bound(monkeypatch, case, name, value)
     sizes = {"num_tokens": 19, "in_features": 24, "out_features": 40}
     x, w = make_inputs(case, Scenario(dtype, sizes), porter_device, seed=3)
     (got,) = _tuple(scaffold_entry(case, dtype, porter_device)(x, w))
@@ -281,9 +293,10 @@ def mlp(tmp_path_factory):
     "dtype, bounds, matmul",
     [
         ("bfloat16", {}, []),  # both layers in one kernel each
-        ("bfloat16", {"ROWS": 0}, ["mm", "mm"]),
+        ("bfloat16", {"ROWS": 0}, []),  # both past the rows, in blocks of 64
+        ("bfloat16", {"ROWS": 0, "WIDE_MAX_INNER": {}}, ["mm", "mm"]),
         ("float32", {}, []),
-        ("float32", {"ROWS": 0}, ["addmm", "mm"]),
+        ("float32", {"ROWS": 0, "WIDE_MAX_INNER": {}}, ["addmm", "mm"]),
     ],
 )
 def test_every_matmul_pair_gets_the_one_kernel(
@@ -302,7 +315,7 @@ def test_every_matmul_pair_gets_the_one_kernel(
     assert "torch.mm(scratch_buf0, " in launcher
     case = load_case(mlp)
     for name, value in bounds.items():
-        monkeypatch.setattr(case.kernel, f"MATMUL_EPILOGUE_MAX_{name}", value)
+        _bound(monkeypatch, case, name, value)
     sizes = {"num_tokens": 5, "hidden": 16, "inter": 48}
     x, w1, b1, w2 = make_inputs(case, Scenario(dtype, sizes), porter_device, seed=0)
     (got,) = _tuple(scaffold_entry(case, dtype, porter_device)(x, w1, b1, w2))

@@ -264,7 +264,17 @@ def probe(case, variants: dict, point, args, compiled: tuple | None) -> dict:
     def add(label, call):
         # Another reduction order may move the last bit: a sanity check, not
         # parity (run the parity suite on the settings you keep).
-        if _close(expected, call()):
+        try:
+            got = call()
+        except Exception as exc:  # noqa: BLE001
+            if label == "default":
+                raise
+            # A candidate that does not compile (shared memory, registers) is
+            # reported, and the others are still timed.
+            results[label] = f"failed: {type(exc).__name__}: {str(exc)[:160]}"
+            torch.cuda.synchronize()
+            return
+        if _close(expected, got):
             timed = behind(first, call) if first else call
             graphs[label] = capture_graph(timed, args.launches)
         else:

@@ -188,11 +188,18 @@ def tile_settings(num_rows, row_size, elem_bytes=2, heavy=False):
 # its epilogue run as one Triton kernel instead of a cuBLAS call and the
 # epilogue's kernel. Inside a CUDA graph of 20 calls on an H200, inputs rotated
 # past the L2 cache, the one kernel took 0.48-0.64 of Inductor's time at 1-1024
-# tokens of 128 -> 256 features (bf16, fp16) but 1.03-1.06 at 4096 tokens
-# (2^27 multiply-adds); 0.90-0.91 at 1-16 tokens of 4096 -> 4096 (2^28 at 16
-# tokens) but 1.08-1.28 at 64 (2^30), where cuBLAS's larger blocks win.
+# tokens of 128 -> 256 features (bf16, fp16); 0.90-0.91 at 1-16 tokens of 4096
+# -> 4096 (2^28 at 16 tokens) but 1.08-1.28 at 64 (2^30), where cuBLAS's larger
+# blocks win.
 MATMUL_EPILOGUE_MAX_ROWS = 1024
 MATMUL_EPILOGUE_MAX_MACS = 1 << 28
+# Past MATMUL_EPILOGUE_MAX_ROWS rows the one kernel, in blocks of 64 rows
+# (matmul_settings), still wins where the inner dimension is a few blocks: at
+# 4096-16384 tokens it took 0.64-0.73 of cuBLAS and the epilogue's time over
+# 128 inner features (256 out), 0.74-0.83 over 256 and 0.88-0.94 over 512
+# (bf16), 0.57-0.62 over 128 in fp32; over 2048 it took 1.4-1.5x. By the
+# output's element bytes, the largest inner size measured to win.
+MATMUL_WIDE_MAX_INNER = {2: 512, 4: 128}
 # fp32 operands go through tl.dot as three TF32 products a term ("tf32x3",
 # about fp32's accuracy): 0.67-0.88 of Inductor's time at 1, 64, 256 and 1024
 # tokens of 128 -> 256 (0.08 at 16, where its cuBLAS call took 33 us), 0.69 at
@@ -209,7 +216,7 @@ def matmul_in_one_kernel(num_rows, inner_size, num_cols, elem_bytes):
     """Whether a matmul of num_rows x inner_size by inner_size x num_cols, out
     in elem_bytes elements, and its epilogue run as one Triton kernel."""
     if num_rows > MATMUL_EPILOGUE_MAX_ROWS:
-        return False
+        return inner_size <= MATMUL_WIDE_MAX_INNER.get(elem_bytes, 0)
     if num_rows * inner_size * num_cols > MATMUL_EPILOGUE_MAX_MACS:
         return False
     if elem_bytes == 4:
@@ -217,16 +224,31 @@ def matmul_in_one_kernel(num_rows, inner_size, num_cols, elem_bytes):
     return elem_bytes == 2
 
 
-def matmul_settings(num_rows, inner_size):
+def matmul_settings(num_rows, inner_size, elem_bytes=2):
     """(rows, columns, inner block, warps, stages) of a block of the
-    matmul-and-epilogue kernel: 16 or 32 rows (tl.dot's least is 16) by 32
-    columns, up to 128 of the inner dimension a step, 4 warps, 4 stages.
-    Many small blocks keep every SM busy at these sizes: at 64-1024 tokens of
-    128 -> 256 features, blocks of up to 64 rows took 1.20-1.25x the time,
-    and with 64 columns 1.4-1.7x (H200, docs/benchmarks/NOTES.md)."""
+    matmul-and-epilogue kernel. Up to MATMUL_EPILOGUE_MAX_ROWS rows, 16 or 32
+    rows (tl.dot's least is 16) by 32 columns, 4 warps: many small blocks keep
+    every SM busy there (blocks of up to 64 rows took 1.20-1.25x the time at
+    64-1024 tokens of 128 -> 256 features, with 64 columns 1.4-1.7x). Past it,
+    64 rows by 128 columns with 8 warps in 2-byte types (32 by 32 took 1.45x
+    its time at 4096 tokens of 128 -> 256, 1.9x at 16384), 64 by 64 with 4
+    in fp32. The inner block: up to 128 in 2-byte types at few rows, 64 past
+    them; in fp32 64 (32 past the rows) in 3 stages, whose shared memory
+    leaves room for several programs an SM (taking 128 in 4 stages, 32 by 32
+    blocks took 1.13-1.2x the time at 64-1024 tokens, 2.8-3.4x at
+    4096-16384). One block up to MATMUL_EPILOGUE_MAX_ROWS rows, bar 16 rows
+    at decode sizes: 64 columns, faster at 1024 fp32 rows (0.76x), would
+    compile a third variant mid-prefill. Measured on an H200,
+    docs/benchmarks/NOTES.md."""
+    k_block = max(16, triton.next_power_of_2(inner_size))
+    if num_rows > MATMUL_EPILOGUE_MAX_ROWS:
+        if elem_bytes == 4:
+            return 64, 64, min(k_block, 32), 4, 3
+        return 64, 128, min(k_block, 64), 8, (2 if inner_size <= 128 else 3)
     block_rows = 16 if num_rows <= 16 else 32
-    block_k = max(16, min(triton.next_power_of_2(inner_size), 128))
-    return block_rows, 32, block_k, 4, 4
+    if elem_bytes == 4:
+        return block_rows, 32, min(k_block, 64), 4, 3
+    return block_rows, 32, min(k_block, 128), 4, 4
 
 
 def reinterpret(t, size, stride, offset):
@@ -309,7 +331,7 @@ def linear_gelu(x, weight, bias):
         # says where it wins).
         rhs = reinterpret(weight, (in_features, out_features), (1, in_features), 0)
         BLOCK_ROWS, BLOCK_COLS, BLOCK_K, num_warps, num_stages = matmul_settings(
-            num_tokens, in_features
+            num_tokens, in_features, out.element_size()
         )
         COL_BLOCKS = triton.cdiv(out_features, BLOCK_COLS)
         linear_gelu_matmul_kernel[(triton.cdiv(num_tokens, BLOCK_ROWS) * COL_BLOCKS,)](

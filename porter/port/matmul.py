@@ -22,11 +22,13 @@ into
 and everything after it (the bias under ADD_BIAS, the activation, the store)
 stays as it was. `fuse_matmul_epilogue` gives the launcher that kernel's
 launch in place of the pair, taken up to MATMUL_EPILOGUE_MAX_ROWS rows and
-MATMUL_EPILOGUE_MAX_MACS multiply-adds, for fp32 outputs (tl.dot in tf32x3)
-not at one row of a large weight (`matmul_in_one_kernel` in the template says
-why, with the H200 figures): ahead of the pair, returning after it, where the
-pair ends the launcher; in an if/else around the pair elsewhere. Larger calls
-keep cuBLAS and the epilogue kernel.
+MATMUL_EPILOGUE_MAX_MACS multiply-adds, and past those rows where the inner
+dimension is at most MATMUL_WIDE_MAX_INNER (in larger blocks); for fp32
+outputs (tl.dot in tf32x3) not at one row of a large weight
+(`matmul_in_one_kernel` in the template says why, with the H200 figures):
+ahead of the pair, returning after it, where the pair ends the launcher; in
+an if/else around the pair elsewhere. Other calls keep cuBLAS and the
+epilogue kernel.
 """
 
 from __future__ import annotations
@@ -336,7 +338,7 @@ def _matmul_step(
         )
     setup += [
         f"BLOCK_ROWS, BLOCK_COLS, BLOCK_K, num_warps, num_stages = "
-        f"matmul_settings({rows}, {k_expr})",
+        f"matmul_settings({rows}, {k_expr}, {out}.element_size())",
         f"COL_BLOCKS = triton.cdiv({cols}, BLOCK_COLS)",
     ]
     args = []
