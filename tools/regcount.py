@@ -160,10 +160,12 @@ def access_bytes(sass: str) -> dict[str, dict[str, int]]:
     """Global loads and stores by the bytes each moves ("LDG.E.128": 16),
     {"LDG": {"16": 2}, "STG": {"16": 1}}: a kernel whose row data comes in
     2- or 4-byte accesses where 16 would do was not vectorized (Triton could
-    not prove a thread's elements contiguous, aligned and in bounds together)."""
+    not prove a thread's elements contiguous, aligned and in bounds together).
+    "LDGSTS": loads straight into shared memory (cp.async), which Triton's
+    pipelined loops use for a tl.dot's tiles."""
     counts: dict[str, dict[str, int]] = {}
     for op, *mods in (i.split(".") for i in _instructions(sass)):
-        if op not in ("LDG", "STG"):
+        if op not in ("LDG", "LDGSTS", "STG"):
             continue
         size = next((_ACCESS_BYTES[m] for m in mods if m in _ACCESS_BYTES), 4)
         by_size = counts.setdefault(op, {})
