@@ -162,6 +162,57 @@ def gbps(nbytes: int, us: float) -> float:
     return nbytes / (us * 1e-6) / 1e9
 
 
+# Dense tensor-core peaks in FLOP/s (no sparsity), by GPU name and dtype, from
+# the vendor's datasheet. fp32 at fp32 accuracy on tensor cores takes three
+# TF32 products a term (tf32x3, as porter's matmul kernel computes it): a
+# third of the TF32 peak, the fastest fp32-accurate rate the GPU has.
+PEAK_FLOPS = {
+    "NVIDIA H200": {
+        "bfloat16": 989.4e12,
+        "float16": 989.4e12,
+        "float32": 494.7e12 / 3,
+    },
+}
+
+
+def sizes_of(shape: str) -> dict[str, int]:
+    """A shape label's sizes: "num_tokens=4xhidden=8" -> {"num_tokens": 4, ...}."""
+    return {k: int(v) for k, v in (part.split("=") for part in shape.split("x"))}
+
+
+def point_flops(case, dtype: str, sizes: dict[str, int]) -> int | None:
+    """The matmul FLOPs (two a multiply-add) the reference computes at a point,
+    as torch's FlopCounterMode counts them, run on meta tensors (no data, no
+    GPU); pointwise work and reductions count 0. None where the reference
+    cannot run on meta tensors."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from porter.testing.parity import Scenario, make_inputs, run_reference
+
+    try:
+        inputs = make_inputs(case, Scenario(dtype, dict(sizes)), "meta", seed=0)
+        counter = FlopCounterMode(display=False)
+        with counter:
+            run_reference(case, inputs, dtype, "meta")
+    except Exception:  # noqa: BLE001 - any op without a meta kernel
+        return None
+    return int(counter.get_total_flops())
+
+
+def arithmetic_bound(row: dict) -> bool:
+    """Whether a stored row's point is bound by arithmetic rather than memory:
+    its matmuls (`flops`) at the GPU's dense peak take longer than its bytes
+    at the copy bandwidth of the row's run (the roofline's ridge). False where
+    the flops, the bytes or the GPU's peak are not known: such a point counts
+    as memory-bound."""
+    peak = PEAK_FLOPS.get(row.get("gpu", ""), {}).get(row.get("dtype", ""))
+    flops, nbytes = row.get("flops"), row.get("bytes")
+    if not (peak and flops and nbytes and row.get("pct_copy_bw")):
+        return False
+    copy_gbps = row["ported_gbps"] * 100 / row["pct_copy_bw"]
+    return flops / peak > nbytes / (copy_gbps * 1e9)
+
+
 def pct_size_copy(row: dict) -> float:
     """The ported kernel's rate as % of a copy of the same bytes, both graph
     replays in one run: below 100, the kernel streams slower than a copy of
@@ -465,6 +516,9 @@ def run(
                 row["dynamic_traced_at"] = hints[i]
                 row["inductor_caches"] = "off"  # uncached_compiles: traced here
             row["bytes"] = nbytes
+            flops = point_flops(case, point.dtype, point.sizes)
+            if flops is not None:
+                row["flops"] = flops
             row["ported_gbps"] = round(gbps(nbytes, row["ported_graph_us"]), 1)
             row["pct_copy_bw"] = round(100 * row["ported_gbps"] / copy_bw, 1)
             if "copy_graph_us" in row:
@@ -863,13 +917,29 @@ BW_BAR_FROM = 4096
 
 def bandwidth_note(swept: list[tuple[str, str, str, list[dict]]]) -> str:
     """How many sweeps (case, dtype, model sizes, rows) reach BW_BAR_PCT % of
-    the copy bandwidth at every point from BW_BAR_FROM tokens, and the lowest
-    point of each that does not; sweeps without such points are left out."""
-    short, met = [], 0
+    the copy bandwidth at every memory-bound point from BW_BAR_FROM tokens,
+    and the lowest point of each that does not; sweeps without such points
+    are left out, and those whose points there are all bound by arithmetic
+    (`arithmetic_bound`: the clause is for memory-bound cases) are named."""
+    short, met, bound = [], 0, []
     for case, dtype, model, rows in swept:
         big = [r for r in rows if r["num_tokens"] >= BW_BAR_FROM]
         if not big:
             continue
+        memory = [r for r in big if not arithmetic_bound(r)]
+        if not memory:
+            r = max(big, key=lambda r: r["num_tokens"])
+            copy_gbps = r["ported_gbps"] * 100 / r["pct_copy_bw"]
+            math_us = r["flops"] / PEAK_FLOPS[r["gpu"]][r["dtype"]] * 1e6
+            bytes_us = r["bytes"] / (copy_gbps * 1e3)
+            bound.append(
+                f"{case} {dtype} {model} (at {r['num_tokens']} tokens its "
+                f"matmuls take {math_us:.3g} µs at the GPU's peak, its bytes "
+                f"{bytes_us:.3g} µs at the copy bandwidth; "
+                f"{r['pct_copy_bw']}% of it)"
+            )
+            continue
+        big = memory
         low = min(big, key=lambda r: r["pct_copy_bw"])
         if low["pct_copy_bw"] >= BW_BAR_PCT:
             met += 1
@@ -878,13 +948,21 @@ def bandwidth_note(swept: list[tuple[str, str, str, list[dict]]]) -> str:
                 f"{case} {dtype} {model} ({low['pct_copy_bw']}% at "
                 f"{low['num_tokens']})"
             )
-    if not met and not short:
+    if not met and not short and not bound:
         return ""
     text = (
         f"At {BW_BAR_PCT}% of the copy bandwidth or more at every point from "
         f"{BW_BAR_FROM} tokens: {met} of {met + len(short)} sweeps"
     )
-    return text + (f"; short of it: {'; '.join(short)}." if short else ".")
+    text += f"; short of it: {'; '.join(short)}." if short else "."
+    if bound:
+        text += (
+            " Left out, bound by arithmetic rather than memory at every point "
+            "from there (matmul FLOPs at the GPU's dense peak, bf16 and fp16 "
+            "at 989.4 TFLOP/s, fp32 at a third of TF32's 494.7, against bytes "
+            "at the copy bandwidth): " + "; ".join(bound) + "."
+        )
+    return text
 
 
 def copy_rate_miss_note(rows: list[dict]) -> str:
@@ -961,6 +1039,25 @@ def stale_rows(rows: list[dict], current: str | None) -> tuple[int, int]:
     return other, unrecorded
 
 
+def _fill_flops(rows: list[dict], folder: Path) -> None:
+    """Give stored rows without a `flops` record (timed before porter bench
+    kept one) the count of the case folder's reference, where it loads and
+    runs on meta tensors; the stored files are left as they are."""
+    from porter.testing.parity import load_case
+
+    need = [r for r in rows if "flops" not in r and r.get("gpu") in PEAK_FLOPS]
+    if not need or not (folder / "manifest.json").is_file():
+        return
+    try:
+        case = load_case(folder)
+    except Exception:  # noqa: BLE001 - a case that no longer loads: rows as stored
+        return
+    for r in need:
+        flops = point_flops(case, r["dtype"], sizes_of(r["shape"]))
+        if flops is not None:
+            r["flops"] = flops
+
+
 def aggregate(folder: Path, captured: Path | None = None) -> str:
     """docs/benchmarks/README.md: one line per case, dtype and model size, with
     the worst ratios (and where), the bandwidth reached, and how many points
@@ -983,6 +1080,8 @@ def aggregate(folder: Path, captured: Path | None = None) -> str:
     changed, unrecorded, carried = [], 0, []
     for path in sorted(folder.glob("*.json")):
         rows = json.loads(path.read_text())
+        if captured is not None:
+            _fill_flops(rows, captured / path.stem)
         every += rows
         current = kernel_fingerprint(captured / path.stem) if captured else None
         # Carried to the kernel.py there now (a row carried to an earlier one

@@ -866,3 +866,75 @@ def test_bandwidth_note_names_the_sweeps_short_of_the_clause():
     assert "rmsnorm" not in note and "decode_only" not in note
     assert bench.bandwidth_note(swept[:1]).endswith(": 1 of 1 sweeps.")
     assert bench.bandwidth_note(swept[3:]) == ""
+
+
+def _bound_row(num_tokens, flops, gpu="NVIDIA H200", dtype="bfloat16"):
+    # 1 MB at a copy bandwidth of 4000 GB/s (100 GB/s moved at 2.5% of it):
+    # 0.25 µs of bytes, against flops / 989.4e12 s at the bf16 peak.
+    return {
+        "num_tokens": num_tokens,
+        "dtype": dtype,
+        "gpu": gpu,
+        "bytes": 1_000_000,
+        "flops": flops,
+        "ported_gbps": 100.0,
+        "pct_copy_bw": 2.5,
+    }
+
+
+def test_arithmetic_bound_is_the_roofline_ridge():
+    ridge = 989.4e12 * 0.25e-6  # the flops that take as long as the bytes
+    assert bench.arithmetic_bound(_bound_row(4096, int(ridge * 1.01)))
+    assert not bench.arithmetic_bound(_bound_row(4096, int(ridge * 0.99)))
+    # fp32 runs at a third of TF32's peak, so its ridge is lower.
+    fp32 = 494.7e12 / 3 * 0.25e-6
+    assert bench.arithmetic_bound(_bound_row(4096, int(fp32 * 1.01), dtype="float32"))
+    assert not bench.arithmetic_bound(
+        _bound_row(4096, int(fp32 * 0.99), dtype="float32")
+    )
+    # Unknown: no flops (pointwise work), no record, another GPU.
+    assert not bench.arithmetic_bound(_bound_row(4096, 0))
+    assert not bench.arithmetic_bound(_bound_row(4096, None))
+    assert not bench.arithmetic_bound(_bound_row(4096, 10**15, gpu="OTHER GPU"))
+
+
+def test_bandwidth_note_leaves_out_sweeps_bound_by_arithmetic():
+    big = 10**15  # 1 s at the peak: bound by arithmetic
+    swept = [
+        ("mm", "bfloat16", "k=4096", [_bound_row(4096, big), _bound_row(16384, big)]),
+        # One point from 4096 is memory-bound: the sweep counts, at that point.
+        ("mixed", "bfloat16", "k=128", [_bound_row(4096, 0), _bound_row(16384, big)]),
+    ]
+    note = bench.bandwidth_note(swept)
+    assert note.startswith(
+        "At 90% of the copy bandwidth or more at every point from 4096 tokens: "
+        "0 of 1 sweeps; short of it: mixed bfloat16 k=128 (2.5% at 4096)."
+    )
+    assert "Left out, bound by arithmetic rather than memory" in note
+    assert "mm bfloat16 k=4096 (at 16384 tokens its matmuls take 1.01e+06 µs" in note
+    assert "its bytes 0.25 µs at the copy bandwidth; 2.5% of it)" in note
+
+
+def test_point_flops_counts_the_matmuls_on_meta_tensors(monkeypatch):
+    from pathlib import Path
+
+    from porter.testing import parity
+    from porter.testing.parity import load_case
+
+    captured = Path(__file__).resolve().parent.parent / "captured"
+    linear = load_case(captured / "linear_gelu")
+    sizes = {"num_tokens": 3, "in_features": 8, "out_features": 16}
+    assert bench.point_flops(linear, "bfloat16", sizes) == 2 * 3 * 8 * 16
+    rmsnorm = load_case(captured / "rmsnorm")
+    assert bench.point_flops(rmsnorm, "float32", {"num_tokens": 3, "hidden": 8}) == 0
+
+    def no_meta(*args, **kwargs):
+        raise NotImplementedError("no meta kernel")
+
+    monkeypatch.setattr(parity, "run_reference", no_meta)
+    assert bench.point_flops(linear, "bfloat16", sizes) is None
+
+
+def test_sizes_of_reads_a_shape_label_back():
+    sizes = {"num_tokens": 4, "in_features": 128, "out_features": 256}
+    assert bench.sizes_of(bench.shape_label(sizes)) == sizes
