@@ -226,20 +226,19 @@ def matmul_in_one_kernel(num_rows, inner_size, num_cols, elem_bytes):
 
 def matmul_settings(num_rows, inner_size, elem_bytes=2):
     """(rows, columns, inner block, warps, stages) of a block of the
-    matmul-and-epilogue kernel. Up to MATMUL_EPILOGUE_MAX_ROWS rows, 16 or 32
-    rows (tl.dot's least is 16) by 32 columns, 4 warps: many small blocks keep
-    every SM busy there (blocks of up to 64 rows took 1.20-1.25x the time at
-    64-1024 tokens of 128 -> 256 features, with 64 columns 1.4-1.7x). Past it,
-    64 rows by 128 columns with 8 warps in 2-byte types (32 by 32 took 1.45x
-    its time at 4096 tokens of 128 -> 256, 1.9x at 16384), 64 by 64 with 4
-    in fp32. The inner block: up to 128 in 2-byte types at few rows, 64 past
-    them; in fp32 64 (32 past the rows) in 3 stages, whose shared memory
-    leaves room for several programs an SM (taking 128 in 4 stages, 32 by 32
-    blocks took 1.13-1.2x the time at 64-1024 tokens, 2.8-3.4x at
-    4096-16384). One block up to MATMUL_EPILOGUE_MAX_ROWS rows, bar 16 rows
-    at decode sizes: 64 columns, faster at 1024 fp32 rows (0.76x), would
-    compile a third variant mid-prefill. Measured on an H200,
-    docs/benchmarks/NOTES.md."""
+    matmul-and-epilogue kernel, measured on an H200 (docs/benchmarks/NOTES.md).
+    Up to MATMUL_EPILOGUE_MAX_ROWS rows: 16 or 32 rows (tl.dot's least is 16)
+    by 32 columns with 4 warps; many small blocks keep every SM busy there
+    (blocks of up to 64 rows took 1.20-1.25x the time at 64-1024 tokens of 128
+    -> 256 features, 64 columns 1.4-1.7x). Past them: 64 rows by 128 columns
+    with 8 warps in 2-byte types (32 by 32 took 1.45x its time at 4096 tokens,
+    1.9x at 16384), 64 by 64 with 4 warps in fp32. The inner block in 2-byte
+    types: up to 128 in 4 stages; past the rows 64, in 2 stages (3 where the
+    inner dimension is over 128). In fp32: 64 in 3 stages, 32 past the rows,
+    so that shared memory leaves room for several programs an SM (32 by 32
+    blocks taking 128 in 4 stages took 1.13-1.2x the time at 64-1024 tokens,
+    2.8-3.4x at 4096-16384). fp32 keeps 32 columns up to 1024 rows: 64 were
+    faster at 1024 (0.76x) but would compile a third variant mid-prefill."""
     k_block = max(16, triton.next_power_of_2(inner_size))
     if num_rows > MATMUL_EPILOGUE_MAX_ROWS:
         if elem_bytes == 4:
