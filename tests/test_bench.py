@@ -870,8 +870,11 @@ def test_bandwidth_note_names_the_sweeps_short_of_the_clause():
 
 def _bound_row(num_tokens, flops, gpu="NVIDIA H200", dtype="bfloat16"):
     # 1 MB at a copy bandwidth of 4000 GB/s (100 GB/s moved at 2.5% of it):
-    # 0.25 µs of bytes, against flops / 989.4e12 s at the bf16 peak.
+    # 0.25 µs of bytes, against flops / 989.4e12 s at the bf16 peak. The ported
+    # call took twice the flops' time at the peak, where there are flops.
+    peak_us = (flops or 0) / 989.4e12 * 1e6
     return {
+        "ported_graph_us": 2 * peak_us or 1.0,
         "num_tokens": num_tokens,
         "dtype": dtype,
         "gpu": gpu,
@@ -912,7 +915,8 @@ def test_bandwidth_note_leaves_out_sweeps_bound_by_arithmetic():
     )
     assert "Left out, bound by arithmetic rather than memory" in note
     assert "mm bfloat16 k=4096 (at 16384 tokens its matmuls take 1.01e+06 µs" in note
-    assert "its bytes 0.25 µs at the copy bandwidth; 2.5% of it)" in note
+    assert "its bytes 0.25 µs at the copy bandwidth; the ported call" in note
+    assert "2.02e+06 µs, 50% of the peak)" in note
 
 
 def test_point_flops_counts_the_matmuls_on_meta_tensors(monkeypatch):
