@@ -199,18 +199,25 @@ def point_flops(case, dtype: str, sizes: dict[str, int]) -> int | None:
     return int(counter.get_total_flops())
 
 
-def arithmetic_bound(row: dict) -> bool:
-    """Whether a stored row's point is bound by arithmetic rather than memory:
-    its matmuls (`flops`) at the GPU's dense peak take longer than its bytes
-    at the copy bandwidth of the row's run (the roofline's ridge). False where
-    the flops, the bytes or the GPU's peak are not known: such a point counts
-    as memory-bound."""
+def roofline_us(row: dict) -> tuple[float, float] | None:
+    """A stored row's (µs its matmuls take at the GPU's dense peak, µs its
+    bytes take at the copy bandwidth of the row's run); None where the flops,
+    the bytes or the GPU's peak are not known."""
     peak = PEAK_FLOPS.get(row.get("gpu", ""), {}).get(row.get("dtype", ""))
     flops, nbytes = row.get("flops"), row.get("bytes")
     if not (peak and flops and nbytes and row.get("pct_copy_bw")):
-        return False
+        return None
     copy_gbps = row["ported_gbps"] * 100 / row["pct_copy_bw"]
-    return flops / peak > nbytes / (copy_gbps * 1e9)
+    return flops / peak * 1e6, nbytes / (copy_gbps * 1e3)
+
+
+def arithmetic_bound(row: dict) -> bool:
+    """Whether a stored row's point is bound by arithmetic rather than memory:
+    its matmuls at the GPU's dense peak take longer than its bytes at the copy
+    bandwidth (the roofline's ridge). False where `roofline_us` does not know:
+    such a point counts as memory-bound."""
+    times = roofline_us(row)
+    return times is not None and times[0] > times[1]
 
 
 def pct_size_copy(row: dict) -> float:
@@ -929,9 +936,7 @@ def bandwidth_note(swept: list[tuple[str, str, str, list[dict]]]) -> str:
         memory = [r for r in big if not arithmetic_bound(r)]
         if not memory:
             r = max(big, key=lambda r: r["num_tokens"])
-            copy_gbps = r["ported_gbps"] * 100 / r["pct_copy_bw"]
-            math_us = r["flops"] / PEAK_FLOPS[r["gpu"]][r["dtype"]] * 1e6
-            bytes_us = r["bytes"] / (copy_gbps * 1e3)
+            math_us, bytes_us = roofline_us(r)
             bound.append(
                 f"{case} {dtype} {model} (at {r['num_tokens']} tokens its "
                 f"matmuls take {math_us:.3g} µs at the GPU's peak, its bytes "

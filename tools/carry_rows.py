@@ -52,7 +52,12 @@ from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 from torch.utils._pytree import tree_map  # noqa: E402
 from triton.backends.compiler import GPUTarget  # noqa: E402
 
-from porter.bench import Point, code_fingerprint, kernel_fingerprint  # noqa: E402
+from porter.bench import (  # noqa: E402
+    Point,
+    code_fingerprint,
+    kernel_fingerprint,
+    sizes_of,
+)
 from porter.testing.parity import _import, load_case  # noqa: E402
 
 regcount = _import(ROOT / "tools" / "regcount.py", "regcount_for_carry")
@@ -170,8 +175,7 @@ def sha_of(text: str) -> str:
 
 def point_of(row: dict) -> Point:
     """The row's point: its dtype and sizes ("num_tokens=4096xhidden=1024")."""
-    sizes = {k: int(v) for k, v in (p.split("=") for p in row["shape"].split("x"))}
-    return Point(row["dtype"], sizes)
+    return Point(row["dtype"], sizes_of(row["shape"]))
 
 
 class Fingerprints:
