@@ -230,9 +230,18 @@ def looped_settings(num_rows, row_size, elem_bytes=2):
 # 1.03-1.05 of the looped kernel's time from 16384 rows, at 4 to 32 warps
 # (docs/benchmarks/NOTES.md).
 LOOPED_MIN_ROW_BYTES = {(2, 1): 8192, (3, 1): 16384, (2, 2): 16384}
+# A kernel that reads its rows twice and nothing beside them (row_only: no
+# weight's row to hold too) keeps rows of up to ROW_ONLY_MAX_HELD_BYTES in
+# registers from ROW_ONLY_MIN_ROWS rows. On an H200, quant_int8 over 4096 (8 KB
+# bf16, 16 KB fp32) held in registers took 0.94-0.98 of the looped kernel's
+# time from 4096 rows, but 1.14-1.15 at 1024; over 8192 in fp32 (32 KB)
+# 1.07-1.10. rmsnorm, which holds its weight's row as well, took 1.01-1.05 of
+# the looped kernel's time that way from 16384 rows (docs/benchmarks/NOTES.md).
+ROW_ONLY_MIN_ROWS = 4096
+ROW_ONLY_MAX_HELD_BYTES = 16384
 
 
-def looped_min_row_bytes(key, num_rows, elem_bytes=2):
+def looped_min_row_bytes(key, num_rows, elem_bytes=2, row_only=False):
     """LOOPED_MIN_ROW_BYTES[key] for num_rows rows of elem_bytes elements.
     2-byte rows that the kernel reads three times stay in registers up to
     MAX_FUSED_COLS: softmax in bf16 at 8192 (16 KB) held in registers took
@@ -241,11 +250,13 @@ def looped_min_row_bytes(key, num_rows, elem_bytes=2):
     registers at 64 rows or fewer and from 1024: add_layernorm and
     fused_add_rmsnorm in fp32 at 4096 took 0.78-0.91 of the looped kernel's
     time at 1-64 rows and 0.96-0.97 from 1024, in bf16 at 8192 0.87-0.98 from
-    1024, but 1.01-1.10 at 256 rows."""
+    1024, but 1.01-1.10 at 256 rows. row_only: see ROW_ONLY_MIN_ROWS."""
     if key[0] >= 3 and elem_bytes <= 2:
         return float("inf")
     if key == (2, 2) and (num_rows <= 64 or num_rows >= 1024):
         return 2 * LOOPED_MIN_ROW_BYTES[key]
+    if row_only and key[0] == 2 and num_rows >= ROW_ONLY_MIN_ROWS:
+        return max(LOOPED_MIN_ROW_BYTES[key], 2 * ROW_ONLY_MAX_HELD_BYTES)
     return LOOPED_MIN_ROW_BYTES[key]
 
 
@@ -266,13 +277,17 @@ def stream_rows(row_size, elem_bytes=2):
     return triton.cdiv(STREAM_MIN_BYTES, row_size * elem_bytes)
 
 
-def launch_settings(num_rows, row_size, elem_bytes=2, row_tensors=2):
+def launch_settings(num_rows, row_size, elem_bytes=2, row_tensors=2, row_only=False):
     """(rows a program, block, warps) for a reduction over rows of row_size
     elements of elem_bytes each, of which the kernel reads and writes
     row_tensors (fused_add_rmsnorm: x, residual and its two outputs, 4).
     Narrow rows are packed to 4 KB a program (2048 bf16 elements) and at least
     two rows, as many warps as rows (Triton lays them out: over two rows of
-    1024 both warps span each row, whose sums meet in shared memory), except at
+    1024 both warps span each row, whose sums meet in shared memory), twice as
+    many where the kernel reads nothing beside its rows (row_only: quant_int8
+    fp32 1024 took 0.84-0.995 of the time of two warps at 1024-65536 rows,
+    where kernels that also read a weight lost up to 13% or gained at most 3%
+    that way), except at
     decode sizes (256 rows or fewer): one row a program, 512 bytes of it a
     warp; and except where a row moves 16 KB or more (all row_tensors
     together): one row a program and one warp, as Inductor runs them, with no
@@ -290,7 +305,7 @@ def launch_settings(num_rows, row_size, elem_bytes=2, row_tensors=2):
         return 1, block, 1
     if block <= 1024:
         rows = max(2, 4096 // (block * elem_bytes))
-        return rows, block, min(rows, 8)
+        return rows, block, min(rows * (2 if row_only else 1), 8)
     if block == 4096 and num_rows > 512:
         return 1, block, 4
     return 1, block, min(32, block * elem_bytes // 1024)

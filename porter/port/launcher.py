@@ -349,6 +349,10 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
         rows_per_program = cfg.kwargs.get("XBLOCK", 1) if cfg else 1
         # launch_settings' row_tensors: one row takes that many tensors' bytes.
         tensors = f", row_tensors={_row_tensors(kp)}" if elem else ""
+        # A kernel holding nothing but its rows takes other launches (the
+        # template's launch_settings and looped_min_row_bytes say which).
+        row_only = ", row_only=True" if elem and _reads_only_rows(kp) else ""
+        tensors += row_only
         if kp.persistent is not None:
             # The autotuned config was for Inductor's looped kernel; the
             # persistent one is sized by the heuristic, from the rows and the row.
@@ -384,7 +388,7 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
                 # The looped kernel beats holding the row in registers from a
                 # row size that depends on how it reads the row (the template
                 # says why).
-                wide += f" or BLOCK_COLS * {elem_bytes} >= looped_min_row_bytes({key}, {numel}, {elem_bytes})"
+                wide += f" or BLOCK_COLS * {elem_bytes} >= looped_min_row_bytes({key}, {numel}, {elem_bytes}{row_only})"
             branches = f"if {wide}:\n" + _indent(looped)
             if kp.online is not None:
                 online = [
@@ -450,6 +454,25 @@ def _stores_row(fn: ast.FunctionDef) -> bool:
         _is_col_loop(s) and any(_is_call(n, "tl.store") for n in ast.walk(s))
         for s in fn.body
     )
+
+
+def _reads_only_rows(kp: KernelPort) -> bool:
+    """Whether every tensor the kernel loads is one it reads rows of
+    (quant_int8's x), with no vector of one value a column beside them
+    (rmsnorm's weight): its persistent kernel then holds only the rows in
+    registers."""
+    strided = _strided(kp)
+    pointers = {p.name: p.value.split(".")[0] for p in kp.params if p.kind == "pointer"}
+    loaded = {
+        n.id
+        for fn in (kp.tree, kp.persistent)
+        if fn is not None
+        for call in ast.walk(fn)
+        if _is_call(call, "tl.load") and call.args
+        for n in ast.walk(call.args[0])
+        if isinstance(n, ast.Name) and n.id in pointers
+    }
+    return bool(loaded) and all(pointers[name] in strided for name in loaded)
 
 
 def _strided(kp: KernelPort) -> set[str]:
