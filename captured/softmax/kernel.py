@@ -259,14 +259,19 @@ def looped_settings(num_rows, row_size, elem_bytes=2):
 # (docs/benchmarks/NOTES.md).
 LOOPED_MIN_ROW_BYTES = {(2, 1): 8192, (3, 1): 16384, (2, 2): 16384}
 # A kernel that reads its rows twice and nothing beside them (row_only: no
-# weight's row to hold too) keeps rows of up to ROW_ONLY_MAX_HELD_BYTES in
-# registers from ROW_ONLY_MIN_ROWS rows. On an H200, quant_int8 over 4096 (8 KB
-# bf16, 16 KB fp32) held in registers took 0.94-0.98 of the looped kernel's
-# time from 4096 rows, but 1.14-1.15 at 1024; over 8192 in fp32 (32 KB)
-# 1.07-1.10. rmsnorm, which holds its weight's row as well, took 1.01-1.05 of
-# the looped kernel's time that way from 16384 rows (docs/benchmarks/NOTES.md).
+# weight's row to hold too) keeps rows of up to HELD_MAX_BYTES in registers
+# from ROW_ONLY_MIN_ROWS rows. On an H200, quant_int8 over 4096 (8 KB bf16, 16
+# KB fp32) held in registers took 0.94-0.98 of the looped kernel's time from
+# 4096 rows, but 1.14-1.15 at 1024; over 8192 in fp32 (32 KB) 1.07-1.10.
+# rmsnorm, which holds its weight's row as well, took 1.01-1.05 of the looped
+# kernel's time that way from 16384 rows, but 0.79-0.99 at 1-256 rows: a
+# kernel reading its row twice and a weight holds rows of up to HELD_MAX_BYTES
+# at HELD_DECODE_MAX_ROWS rows or fewer. Not a row_only one: the looped kernel
+# between its two regimes would compile only mid-prefill
+# (docs/benchmarks/NOTES.md).
 ROW_ONLY_MIN_ROWS = 4096
-ROW_ONLY_MAX_HELD_BYTES = 16384
+HELD_DECODE_MAX_ROWS = 256
+HELD_MAX_BYTES = 16384
 
 
 def looped_min_row_bytes(key, num_rows, elem_bytes=2, row_only=False):
@@ -278,13 +283,15 @@ def looped_min_row_bytes(key, num_rows, elem_bytes=2, row_only=False):
     registers at 64 rows or fewer and from 1024: add_layernorm and
     fused_add_rmsnorm in fp32 at 4096 took 0.78-0.91 of the looped kernel's
     time at 1-64 rows and 0.96-0.97 from 1024, in bf16 at 8192 0.87-0.98 from
-    1024, but 1.01-1.10 at 256 rows. row_only: see ROW_ONLY_MIN_ROWS."""
+    1024, but 1.01-1.10 at 256 rows. Rows read twice: see ROW_ONLY_MIN_ROWS."""
     if key[0] >= 3 and elem_bytes <= 2:
         return float("inf")
     if key == (2, 2) and (num_rows <= 64 or num_rows >= 1024):
         return 2 * LOOPED_MIN_ROW_BYTES[key]
-    if row_only and key[0] == 2 and num_rows >= ROW_ONLY_MIN_ROWS:
-        return max(LOOPED_MIN_ROW_BYTES[key], 2 * ROW_ONLY_MAX_HELD_BYTES)
+    if key == (2, 1) and (
+        num_rows >= ROW_ONLY_MIN_ROWS if row_only else num_rows <= HELD_DECODE_MAX_ROWS
+    ):
+        return max(LOOPED_MIN_ROW_BYTES[key], 2 * HELD_MAX_BYTES)
     return LOOPED_MIN_ROW_BYTES[key]
 
 
