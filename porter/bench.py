@@ -925,7 +925,8 @@ BW_BAR_FROM = 4096
 def bandwidth_note(swept: list[tuple[str, str, str, list[dict]]]) -> str:
     """How many sweeps (case, dtype, model sizes, rows) reach BW_BAR_PCT % of
     the copy bandwidth at every memory-bound point from BW_BAR_FROM tokens,
-    and the lowest point of each that does not; sweeps without such points
+    and the lowest point of each that does not, with what a copy of that
+    point's bytes reached where it was timed; sweeps without such points
     are left out, and those whose points there are all bound by arithmetic
     (`arithmetic_bound`: the clause is for memory-bound cases) are named."""
     short, met, bound = [], 0, []
@@ -950,9 +951,15 @@ def bandwidth_note(swept: list[tuple[str, str, str, list[dict]]]) -> str:
         if low["pct_copy_bw"] >= BW_BAR_PCT:
             met += 1
         else:
+            # What a copy of the point's bytes reached, timed the same way: a
+            # shortfall a copy shares is the size's, not the kernel's.
+            copy = ""
+            if low.get("pct_size_copy"):
+                copy_pct = 100 * low["pct_copy_bw"] / low["pct_size_copy"]
+                copy = f"; a copy of its bytes {copy_pct:.1f}%"
             short.append(
                 f"{case} {dtype} {model} ({low['pct_copy_bw']}% at "
-                f"{low['num_tokens']})"
+                f"{low['num_tokens']}{copy})"
             )
     if not met and not short and not bound:
         return ""

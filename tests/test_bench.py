@@ -868,6 +868,23 @@ def test_bandwidth_note_names_the_sweeps_short_of_the_clause():
     assert bench.bandwidth_note(swept[3:]) == ""
 
 
+def test_bandwidth_note_says_what_a_copy_of_the_short_points_bytes_reached():
+    # 69.3% of the copy bandwidth at 116.6% of a same-size copy's rate: that
+    # copy reached 59.4%. A point without the copy's time says nothing of it.
+    swept = [
+        (
+            "kb",
+            "bfloat16",
+            "-",
+            [{"num_tokens": 4096, "pct_copy_bw": 69.3, "pct_size_copy": 116.6}],
+        ),
+        ("old", "float32", "-", [{"num_tokens": 4096, "pct_copy_bw": 80.0}]),
+    ]
+    note = bench.bandwidth_note(swept)
+    assert "kb bfloat16 - (69.3% at 4096; a copy of its bytes 59.4%)" in note
+    assert "old float32 - (80.0% at 4096)" in note
+
+
 def _bound_row(num_tokens, flops, gpu="NVIDIA H200", dtype="bfloat16"):
     # 1 MB at a copy bandwidth of 4000 GB/s (100 GB/s moved at 2.5% of it):
     # 0.25 µs of bytes, against flops / 989.4e12 s at the bf16 peak. The ported
