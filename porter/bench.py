@@ -230,6 +230,15 @@ def pct_size_copy(row: dict) -> float:
     return round(100 * row["copy_graph_us"] / row["ported_graph_us"], 1)
 
 
+def size_copy_pct_bw(row: dict) -> float | None:
+    """What the copy of a stored row's bytes reached, as % of its run's copy
+    bandwidth (pct_copy_bw over pct_size_copy); None where the row timed no
+    such copy."""
+    if not row.get("pct_size_copy"):
+        return None
+    return row["pct_copy_bw"] * 100 / row["pct_size_copy"]
+
+
 # ---------------------------------------------------------------- GPU timing
 
 
@@ -953,10 +962,8 @@ def bandwidth_note(swept: list[tuple[str, str, str, list[dict]]]) -> str:
         else:
             # What a copy of the point's bytes reached, timed the same way: a
             # shortfall a copy shares is the size's, not the kernel's.
-            copy = ""
-            if low.get("pct_size_copy"):
-                copy_pct = 100 * low["pct_copy_bw"] / low["pct_size_copy"]
-                copy = f"; a copy of its bytes {copy_pct:.1f}%"
+            copy_pct = size_copy_pct_bw(low)
+            copy = "" if copy_pct is None else f"; a copy of its bytes {copy_pct:.1f}%"
             short.append(
                 f"{case} {dtype} {model} ({low['pct_copy_bw']}% at "
                 f"{low['num_tokens']}{copy})"
@@ -1009,11 +1016,10 @@ def size_copy_note(rows: list[dict], at: int = 4096) -> str:
     """What a copy of the same bytes reached at `at` tokens (rows that timed
     one), beside the bandwidth clause: how far a copy of that size, timed the
     same way, gets towards 90% of the copy bandwidth measured over 1 GiB."""
-    sub = [r for r in rows if r["num_tokens"] == at and "pct_size_copy" in r]
+    sub = [r for r in rows if r["num_tokens"] == at and size_copy_pct_bw(r)]
     if not sub:
         return ""
-    # pct_copy_bw / pct_size_copy is the copy's own rate against the run's.
-    own = [r["pct_copy_bw"] * 100 / r["pct_size_copy"] for r in sub]
+    own = [size_copy_pct_bw(r) for r in sub]
     kernel = [r["pct_size_copy"] for r in sub]
     return (
         f"At {at} tokens, a device copy of each point's bytes, timed as the "
