@@ -220,14 +220,23 @@ def arithmetic_bound(row: dict) -> bool:
     return times is not None and times[0] > times[1]
 
 
+def size_copy_us(row: dict) -> float | None:
+    """The faster copy of a stored row's bytes: torch's copy_ (copy_graph_us)
+    or, in rows timed since 2026-12-03, the fastest Triton copy
+    (copy_triton_graph_us); None where the row timed neither."""
+    times = [row[k] for k in ("copy_graph_us", "copy_triton_graph_us") if row.get(k)]
+    return min(times) if times else None
+
+
 def pct_size_copy(row: dict) -> float:
-    """The ported kernel's rate as % of a copy of the same bytes, both graph
-    replays in one run: below 100, the kernel streams slower than a copy of
-    its size does. A reference, not a ceiling: on the H200 ported kernels beat
-    it by up to 37% at points where the copy (a memcpy node in the graph) ran
-    slow, and equal bytes took it up to 1.4x as long from one point to another
-    (docs/benchmarks/NOTES.md, "Calls BM-BP")."""
-    return round(100 * row["copy_graph_us"] / row["ported_graph_us"], 1)
+    """The ported kernel's rate as % of the faster copy of the same bytes
+    (size_copy_us), graph replays in one run: below 100, the kernel streams
+    slower than a copy of its size does. A reference, not a ceiling: on the
+    H200 ported kernels beat torch's copy alone by up to 37% at points where it
+    (a memcpy node in the graph) ran slow, and equal bytes took it up to 1.4x
+    as long from one point to another (docs/benchmarks/NOTES.md, "Calls
+    BM-BP")."""
+    return round(100 * size_copy_us(row) / row["ported_graph_us"], 1)
 
 
 def size_copy_pct_bw(row: dict) -> float | None:
@@ -285,6 +294,35 @@ def same_size_copy(nbytes: int) -> Callable[[], Any] | None:
         torch.cuda.empty_cache()
         return None
     return lambda: dst.copy_(src)
+
+
+def _pdl(case, inputs: list) -> bool:
+    """Whether the case's scaffold launches with programmatic dependent launch
+    on the GPU holding its first tensor input."""
+    enabled = getattr(case.kernel, "pdl_enabled", None)
+    first = next((t for t in inputs if isinstance(t, torch.Tensor)), None)
+    return bool(enabled and first is not None and enabled(first.device))
+
+
+def size_copies(nbytes: int, sets: int, pdl: bool) -> dict[str, Callable[[], Any]]:
+    """Copies of `nbytes` to graph beside a point, each with buffers of its own
+    for each of `sets` input sets, taken in turn: "copy" (torch's copy_) and
+    "copy_triton_<words>w<warps>[_pdl]" (porter.yardstick's launches, those with
+    PDL only where the scaffold has it). A copy whose buffers do not fit is
+    left out."""
+    from porter.yardstick import COPY_LAUNCHES, triton_copy
+
+    made = {"copy": [same_size_copy(nbytes) for _ in range(sets)]}
+    for words, warps, on in COPY_LAUNCHES:
+        if on and not pdl:
+            continue
+        name = f"copy_triton_{words}w{warps}" + ("_pdl" if on else "")
+        made[name] = [triton_copy(nbytes, words, warps, pdl=on) for _ in range(sets)]
+    return {
+        name: rotating(calls)
+        for name, calls in made.items()
+        if all(c is not None for c in calls)
+    }
 
 
 # A graph of several calls cycles its calls through input sets that together
@@ -519,13 +557,19 @@ def run(
                         case, compiled, point.dtype, every, point.num_tokens
                     ),
                 }
-                copies = [same_size_copy(nbytes) for _ in range(sets)]
-                if all(c is not None for c in copies):
-                    # Timed among the others, so it shares their rounds' order.
-                    graphed["copy"] = rotating(copies)
+                # Copies of the point's bytes, timed among the others so that
+                # they share their rounds' order.
+                graphed.update(size_copies(nbytes, sets, _pdl(case, inputs)))
                 timed = graph_times(graphed, lambda f: _graph_us(f, launches), rounds)
+                triton_copies = {
+                    k: timed.pop(k) for k in list(timed) if k.startswith("copy_triton")
+                }
                 for name, us in timed.items():
                     row[f"{name}_graph_us"] = round(us, 2)
+                if triton_copies:
+                    fastest = min(triton_copies, key=triton_copies.get)
+                    row["copy_triton_graph_us"] = round(triton_copies[fastest], 2)
+                    row["copy_triton_launch"] = fastest.removeprefix("copy_triton_")
                 row["graph_rounds"] = rounds
                 row["graph_launches"] = launches
                 row["input_sets"] = sets
@@ -537,7 +581,7 @@ def run(
                 row["flops"] = flops
             row["ported_gbps"] = round(gbps(nbytes, row["ported_graph_us"]), 1)
             row["pct_copy_bw"] = round(100 * row["ported_gbps"] / copy_bw, 1)
-            if "copy_graph_us" in row:
+            if size_copy_us(row):
                 row["pct_size_copy"] = pct_size_copy(row)
             row.update(
                 {k: facts[k] for k in ("gpu", "torch", "triton", "date", "kernel_sha")}
@@ -762,7 +806,8 @@ def markdown_table(rows: list[dict], facts: dict) -> str:
         + _one_round_note(rows)
         + _launches_text(rows)
         + "; % same-size copy is the ported rate against a device copy of the "
-        "point's bytes timed the same way (- where not timed)"
+        "point's bytes timed the same way, the faster of torch's and a Triton "
+        "copy where the row timed both (- where not timed)"
         + "; ratios are ported / other (below 1: "
         "ported is faster).\n\n"
     )
@@ -1021,11 +1066,17 @@ def size_copy_note(rows: list[dict], at: int = 4096) -> str:
         return ""
     own = [size_copy_pct_bw(r) for r in sub]
     kernel = [r["pct_size_copy"] for r in sub]
+    both = sum(1 for r in sub if r.get("copy_triton_graph_us"))
+    which = (
+        f"the faster of torch's copy and a Triton copy at {both} of them"
+        if both
+        else "torch's copy"
+    )
     return (
         f"At {at} tokens, a device copy of each point's bytes, timed as the "
         f"ported kernel is, reached {min(own):.0f}-{max(own):.0f}% of the copy "
-        f"bandwidth ({len(sub)} point{'s' if len(sub) > 1 else ''}); the "
-        "ported kernels reached "
+        f"bandwidth ({len(sub)} point{'s' if len(sub) > 1 else ''}; {which}); "
+        "the ported kernels reached "
         f"{min(kernel):.0f}-{max(kernel):.0f}% of that copy's rate (a rough "
         "reference, not a ceiling: [NOTES.md](NOTES.md))."
     )

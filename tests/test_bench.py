@@ -718,10 +718,55 @@ def test_size_copy_column_and_note_come_from_rows_that_timed_a_copy(tmp_path):
     assert lines[0].split(" | ")[10] == "-"
     assert lines[1].split(" | ")[10] == "80.0"
     note = bench.size_copy_note(rows)
-    assert "reached 114-114% of the copy bandwidth (1 point)" in note
+    assert "reached 114-114% of the copy bandwidth (1 point; torch's copy)" in note
     assert "reached 80-80% of that copy's rate" in note
     assert note in _summary(tmp_path, rows)
+    # A row that also timed a Triton copy, faster here, is judged against it.
+    rows[1]["copy_triton_graph_us"] = 50.0
+    rows[1]["pct_size_copy"] = bench.pct_size_copy(rows[1])
+    note = bench.size_copy_note(rows)
+    assert (
+        "(1 point; the faster of torch's copy and a Triton copy at 1 of them)" in note
+    )
+    assert "reached 50-50% of that copy's rate" in note
     assert bench.size_copy_note(_rows()) == ""
+
+
+def test_size_copy_is_the_faster_of_the_copies_a_row_timed():
+    row = {"ported_graph_us": 10.0, "copy_graph_us": 12.0}
+    assert bench.size_copy_us(row) == 12.0  # rows timed before the Triton copy
+    assert bench.pct_size_copy(row) == 120.0
+    row["copy_triton_graph_us"] = 8.0
+    assert bench.size_copy_us(row) == 8.0
+    assert bench.pct_size_copy(row) == 80.0  # the kernel streams slower than it
+    row["copy_triton_graph_us"] = 13.0
+    assert bench.pct_size_copy(row) == 120.0
+    assert bench.size_copy_us({"ported_graph_us": 1.0}) is None
+
+
+def test_size_copies_time_the_pdl_launches_only_where_the_scaffold_has_pdl(
+    monkeypatch,
+):
+    made = []
+
+    def triton_copy(nbytes, words, warps, pdl=False):
+        made.append((words, warps, pdl))
+        # A launch whose buffers do not fit in one set is left out whole.
+        return None if (warps == 8 and len(made) > 3) else (lambda: None)
+
+    monkeypatch.setattr("porter.yardstick.triton_copy", triton_copy)
+    monkeypatch.setattr(bench, "same_size_copy", lambda nbytes: lambda: None)
+    assert sorted(bench.size_copies(1 << 20, 2, pdl=False)) == [
+        "copy",
+        "copy_triton_2048w4",
+    ]
+    made.clear()
+    assert sorted(bench.size_copies(1 << 20, 2, pdl=True)) == [
+        "copy",
+        "copy_triton_2048w4",
+        "copy_triton_2048w4_pdl",
+    ]
+    assert (8192, 8, True) in made  # made for both sets, one of which failed
 
 
 def test_rotation_sets_cycle_at_least_the_rotated_bytes():
@@ -798,6 +843,13 @@ def test_graphs_of_several_calls_cycle_through_input_sets(monkeypatch):
     monkeypatch.setattr(bench, "_timed_first_call", lambda fn: 1.0)
     monkeypatch.setattr(bench, "_graph_us", graph_us)
     monkeypatch.setattr(bench, "same_size_copy", copy)
+    triton_copies = []
+
+    def triton_copy(nbytes, words, warps, pdl=False):
+        triton_copies.append((nbytes, words, warps, pdl))
+        return reader(f"copy_triton_{words}w{warps}", torch.empty(1))
+
+    monkeypatch.setattr("porter.yardstick.triton_copy", triton_copy)
     monkeypatch.setattr(bench, "rotation_sets", lambda nbytes, launches: 3)
     monkeypatch.setattr(bench, "_kernels", lambda mod: [])
     monkeypatch.setattr(bench, "_compiled", lambda kernels: 0)
@@ -811,6 +863,11 @@ def test_graphs_of_several_calls_cycle_through_input_sets(monkeypatch):
         assert reads[name][:3] == reads[name][3:]  # each set in turn
     assert copies == [row["bytes"]] * 3  # a copy's buffers a set
     assert len(reads["copy"]) == 6
+    # No PDL on the CPU: the one Triton copy launched without it, a set each.
+    assert triton_copies == [(row["bytes"], 2048, 4, False)] * 3
+    assert len(reads["copy_triton_2048w4"]) == 6
+    assert row["copy_triton_launch"] == "2048w4"
+    assert row["copy_triton_graph_us"] == row["copy_graph_us"] == 1.0
 
 
 def test_copy_rate_miss_note_counts_misses_where_both_sides_stream():

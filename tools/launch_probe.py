@@ -39,7 +39,6 @@ from pathlib import Path
 
 import torch
 import triton
-import triton.language as tl
 
 from porter.bench import (
     _median_us,
@@ -55,6 +54,7 @@ from porter.bench import (
     tensor_bytes,
 )
 from porter.sizes import add_point_options, parse_dims
+from porter.yardstick import triton_copy
 from porter.testing.parity import (
     Scenario,
     _import,
@@ -170,59 +170,6 @@ def _candidates(mod, args) -> list[tuple[str, dict]]:
     return out
 
 
-@triton.jit
-def copy_kernel(src_ptr, dst_ptr, n, BLOCK: tl.constexpr, PDL: tl.constexpr):
-    """--copy's Triton copy: a plain streaming copy, launched as a scaffold is
-    (waiting for the kernel before it and letting the next one launch where
-    PDL)."""
-    if PDL:
-        tl.extra.cuda.gdc_wait()
-        tl.extra.cuda.gdc_launch_dependents()
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    data = tl.load(src_ptr + offs, mask, eviction_policy="evict_first")
-    tl.store(dst_ptr + offs, data, mask)
-
-
-# --copy's first Triton copy: 16 KB a program (4096 int32 words), 4 warps, 8
-# 16-byte accesses a thread each way (`copies` adds two more launches). Timed
-# 20 calls a graph on the H200, the best of the three moved 86-92% of the copy
-# bandwidth at 67-537 MB, where torch's copy_ moved 90-101%
-# (docs/benchmarks/NOTES.md, "Calls BU-BY"): porter bench keeps torch's.
-COPY_BLOCK = 4096
-COPY_WARPS = 4
-
-
-def triton_copy(
-    nbytes: int,
-    block: int = COPY_BLOCK,
-    warps: int = COPY_WARPS,
-    pdl: bool = False,
-    device: str = "cuda",
-) -> Callable[[], Any] | None:
-    """A copy moving `nbytes` (half read, half written) as a Triton kernel of
-    int32 words, launched as a scaffold is (with programmatic dependent launch
-    where `pdl`); None where its buffers do not fit. The call returns the
-    destination (and the source as `.src` of the callable)."""
-    words = max(nbytes // 8, 1)
-    try:
-        src = torch.empty(words, dtype=torch.int32, device=device)
-        dst = torch.empty_like(src)
-    except torch.cuda.OutOfMemoryError:
-        torch.cuda.empty_cache()
-        return None
-    grid = (-(-words // block),)
-
-    def copy():
-        copy_kernel[grid](
-            src, dst, words, BLOCK=block, PDL=pdl, num_warps=warps, launch_pdl=pdl
-        )
-        return dst
-
-    copy.src = src
-    return copy
-
-
 def copies(nbytes: int, pdl: bool) -> dict[str, Callable]:
     """--copy: copies of a point's bytes to time beside it, by name: torch's
     copy_ (a memcpy node in the graph, as porter bench times it) and a Triton
@@ -230,7 +177,7 @@ def copies(nbytes: int, pdl: bool) -> dict[str, Callable]:
     KB with 4), each also with programmatic dependent launch where the
     scaffold has it; None where one does not fit."""
     out = {"copy_torch": same_size_copy(nbytes)}
-    for block, warps in ((COPY_BLOCK, COPY_WARPS), (8192, 8), (2048, 4)):
+    for block, warps in ((4096, 4), (8192, 8), (2048, 4)):
         for on in (False, True) if pdl else (False,):
             name = f"copy_triton_{block * 4 // 1024}k{warps}" + ("_pdl" if on else "")
             out[name] = triton_copy(nbytes, block, warps, pdl=on)
