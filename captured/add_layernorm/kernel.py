@@ -298,17 +298,17 @@ def looped_settings(num_rows, row_size, elem_bytes=2):
 # (docs/benchmarks/NOTES.md).
 LOOPED_MIN_ROW_BYTES = {(2, 1): 8192, (3, 1): 16384, (2, 2): 16384}
 # A kernel that reads its rows twice and nothing beside them (row_only: no
-# weight's row to hold too) keeps rows of up to HELD_MAX_BYTES in registers
-# from ROW_ONLY_MIN_ROWS rows. On an H200, quant_int8 over 4096 (8 KB bf16, 16
-# KB fp32) held in registers took 0.94-0.98 of the looped kernel's time from
-# 4096 rows, but 1.14-1.15 at 1024; over 8192 in fp32 (32 KB) 1.07-1.10.
-# rmsnorm, which holds its weight's row as well, took 1.01-1.05 of the looped
-# kernel's time that way from 16384 rows, but 0.79-0.99 at 1-256 rows: a
-# kernel reading its row twice and a weight holds rows of up to HELD_MAX_BYTES
-# at HELD_DECODE_MAX_ROWS rows or fewer. Not a row_only one: the looped kernel
+# weight's row to hold too) keeps rows of up to HELD_MAX_BYTES in registers at
+# every row count. On an H200, quant_int8 over 4096 (8 KB bf16, 16 KB fp32)
+# held in registers took 0.94-0.98 of the looped kernel's time from 4096
+# rows, and with the warps of REREAD_MANY_WARPS_MAX_ROWS 0.91-0.98 at
+# 1-2048; over 8192 in fp32 (32 KB) 1.07-1.10 from 4096. rmsnorm, which holds
+# its weight's row as well, took 1.01-1.05 of the looped kernel's time that
+# way from 16384 rows, but 0.79-0.99 at 1-256 rows: a kernel reading its row
+# twice and a weight holds rows of up to HELD_MAX_BYTES at
+# HELD_DECODE_MAX_ROWS rows or fewer. Not a row_only one: the looped kernel
 # between its two regimes would compile only mid-prefill
 # (docs/benchmarks/NOTES.md).
-ROW_ONLY_MIN_ROWS = 4096
 HELD_DECODE_MAX_ROWS = 256
 HELD_MAX_BYTES = 16384
 
@@ -322,14 +322,12 @@ def looped_min_row_bytes(key, num_rows, elem_bytes=2, row_only=False):
     registers at 64 rows or fewer and from 1024: add_layernorm and
     fused_add_rmsnorm in fp32 at 4096 took 0.78-0.91 of the looped kernel's
     time at 1-64 rows and 0.96-0.97 from 1024, in bf16 at 8192 0.87-0.98 from
-    1024, but 1.01-1.10 at 256 rows. Rows read twice: see ROW_ONLY_MIN_ROWS."""
+    1024, but 1.01-1.10 at 256 rows. Rows read twice: see HELD_DECODE_MAX_ROWS."""
     if key[0] >= 3 and elem_bytes <= 2:
         return float("inf")
     if key == (2, 2) and (num_rows <= 64 or num_rows >= 1024):
         return 2 * LOOPED_MIN_ROW_BYTES[key]
-    if key == (2, 1) and (
-        num_rows >= ROW_ONLY_MIN_ROWS if row_only else num_rows <= HELD_DECODE_MAX_ROWS
-    ):
+    if key == (2, 1) and (row_only or num_rows <= HELD_DECODE_MAX_ROWS):
         return max(LOOPED_MIN_ROW_BYTES[key], 2 * HELD_MAX_BYTES)
     return LOOPED_MIN_ROW_BYTES[key]
 
@@ -351,7 +349,19 @@ def stream_rows(row_size, elem_bytes=2):
     return triton.cdiv(STREAM_MIN_BYTES, row_size * elem_bytes)
 
 
-def launch_settings(num_rows, row_size, elem_bytes=2, row_tensors=2, row_only=False):
+# Rows of 4096 that a row_only kernel reading them twice (reread: quant_int8)
+# holds in registers keep 32 bytes a thread (8 warps in bf16, 16 in fp32) up
+# to this many rows, 4 warps past them: on an H200 quant_int8 over 4096 held
+# with 4 warps took 1.14-1.15 of the looped kernel's time at 1024 rows, with 8
+# and 16 warps 0.94-0.98 at 1024-2048 (docs/benchmarks/NOTES.md). logsumexp
+# fp32 over 4096, which reads its row twice but writes one value a row, took
+# 1.10x with 16 warps at 4096 rows, and keeps the split at 512.
+REREAD_MANY_WARPS_MAX_ROWS = 2048
+
+
+def launch_settings(
+    num_rows, row_size, elem_bytes=2, row_tensors=2, row_only=False, reread=False
+):
     """(rows a program, block, warps) for a reduction over rows of row_size
     elements of elem_bytes each, of which the kernel reads and writes
     row_tensors (fused_add_rmsnorm: x, residual and its two outputs, 4).
@@ -370,7 +380,8 @@ def launch_settings(num_rows, row_size, elem_bytes=2, row_tensors=2, row_only=Fa
     at most one every 1.2 ns on an H200 (65536 took 80 us over rows of
     512-1024 elements, bf16 or fp32), the time 5 KB take at the copy rate.
     Wider rows: one row, 32 bytes of it a thread up to 32 warps, except rows of
-    4096 when there are many (4 warps). Measured fastest on an H200 with
+    4096 when there are many (4 warps: from 513 rows; where reread, from
+    REREAD_MANY_WARPS_MAX_ROWS + 1). Measured fastest on an H200 with
     tools/launch_probe.py; the figures are in docs/benchmarks/NOTES.md."""
     block = triton.next_power_of_2(row_size)
     if block <= 1024 and num_rows <= 256:
@@ -380,7 +391,7 @@ def launch_settings(num_rows, row_size, elem_bytes=2, row_tensors=2, row_only=Fa
     if block <= 1024:
         rows = max(2, 4096 // (block * elem_bytes))
         return rows, block, min(rows * (2 if row_only else 1), 8)
-    if block == 4096 and num_rows > 512:
+    if block == 4096 and num_rows > (REREAD_MANY_WARPS_MAX_ROWS if reread else 512):
         return 1, block, 4
     return 1, block, min(32, block * elem_bytes // 1024)
 

@@ -85,7 +85,19 @@ def model_kernel(
     )
 
 
-def launch_settings(num_rows, row_size, elem_bytes=2, row_tensors=2, row_only=False):
+# Rows of 4096 that a row_only kernel reading them twice (reread: quant_int8)
+# holds in registers keep 32 bytes a thread (8 warps in bf16, 16 in fp32) up
+# to this many rows, 4 warps past them: on an H200 quant_int8 over 4096 held
+# with 4 warps took 1.14-1.15 of the looped kernel's time at 1024 rows, with 8
+# and 16 warps 0.94-0.98 at 1024-2048 (docs/benchmarks/NOTES.md). logsumexp
+# fp32 over 4096, which reads its row twice but writes one value a row, took
+# 1.10x with 16 warps at 4096 rows, and keeps the split at 512.
+REREAD_MANY_WARPS_MAX_ROWS = 2048
+
+
+def launch_settings(
+    num_rows, row_size, elem_bytes=2, row_tensors=2, row_only=False, reread=False
+):
     """(rows a program, block, warps) for a reduction over rows of row_size
     elements of elem_bytes each, of which the kernel reads and writes
     row_tensors (fused_add_rmsnorm: x, residual and its two outputs, 4).
@@ -104,7 +116,8 @@ def launch_settings(num_rows, row_size, elem_bytes=2, row_tensors=2, row_only=Fa
     at most one every 1.2 ns on an H200 (65536 took 80 us over rows of
     512-1024 elements, bf16 or fp32), the time 5 KB take at the copy rate.
     Wider rows: one row, 32 bytes of it a thread up to 32 warps, except rows of
-    4096 when there are many (4 warps). Measured fastest on an H200 with
+    4096 when there are many (4 warps: from 513 rows; where reread, from
+    REREAD_MANY_WARPS_MAX_ROWS + 1). Measured fastest on an H200 with
     tools/launch_probe.py; the figures are in docs/benchmarks/NOTES.md."""
     block = triton.next_power_of_2(row_size)
     if block <= 1024 and num_rows <= 256:
@@ -114,7 +127,7 @@ def launch_settings(num_rows, row_size, elem_bytes=2, row_tensors=2, row_only=Fa
     if block <= 1024:
         rows = max(2, 4096 // (block * elem_bytes))
         return rows, block, min(rows * (2 if row_only else 1), 8)
-    if block == 4096 and num_rows > 512:
+    if block == 4096 and num_rows > (REREAD_MANY_WARPS_MAX_ROWS if reread else 512):
         return 1, block, 4
     return 1, block, min(32, block * elem_bytes // 1024)
 

@@ -353,6 +353,12 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
         # template's launch_settings and looped_min_row_bytes say which).
         row_only = ", row_only=True" if elem and _reads_only_rows(kp) else ""
         tensors += row_only
+        key = (_passes_over_row(kp.tree), _row_inputs(kp, inputs))
+        if row_only and key == (2, 1) and _stores_row(kp.tree):
+            # Rows it reads twice and writes, held in registers, keep more
+            # warps further into prefill (the template's launch_settings says
+            # why; logsumexp, writing one value a row, does not).
+            tensors += ", reread=True"
         if kp.persistent is not None:
             # The autotuned config was for Inductor's looped kernel; the
             # persistent one is sized by the heuristic, from the rows and the row.
@@ -383,7 +389,6 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
                     f"num_warps = {cfg.num_warps}  # the autotuner's choice on the capture GPU"
                 )
             wide = "BLOCK_COLS > MAX_FUSED_COLS"
-            key = (_passes_over_row(kp.tree), _row_inputs(kp, inputs))
             if elem_bytes and key in LOOPED_MIN_ROW_BYTES and _stores_row(kp.tree):
                 # The looped kernel beats holding the row in registers from a
                 # row size that depends on how it reads the row (the template
