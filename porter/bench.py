@@ -304,17 +304,24 @@ def _pdl(case, inputs: list) -> bool:
     return bool(enabled and first is not None and enabled(first.device))
 
 
+# The Triton copies are timed up to this many bytes a point: from 50 MB
+# torch's copy was the faster in every run on an H200 (docs/benchmarks/NOTES.md,
+# "Calls BU-BY" and "Calls DM-DO"), and at the largest points their buffers,
+# as large as the point's, would crowd the graphs out of GPU memory.
+TRITON_COPY_MAX_BYTES = 256 << 20
+
+
 def size_copies(nbytes: int, sets: int, pdl: bool) -> dict[str, Callable[[], Any]]:
     """Copies of `nbytes` to graph beside a point, each with buffers of its own
-    for each of `sets` input sets, taken in turn: "copy" (torch's copy_) and
-    "copy_triton_<words>w<warps>[_pdl]" (porter.yardstick's launches, those with
-    PDL only where the scaffold has it). A copy whose buffers do not fit is
-    left out."""
+    for each of `sets` input sets, taken in turn: "copy" (torch's copy_) and,
+    up to TRITON_COPY_MAX_BYTES, "copy_triton_<words>w<warps>[_pdl]"
+    (porter.yardstick's launches, those with PDL only where the scaffold has
+    it). A copy whose buffers do not fit is left out."""
     from porter.yardstick import COPY_LAUNCHES, triton_copy
 
     made = {"copy": [same_size_copy(nbytes) for _ in range(sets)]}
     for words, warps, on in COPY_LAUNCHES:
-        if on and not pdl:
+        if (on and not pdl) or nbytes > TRITON_COPY_MAX_BYTES:
             continue
         name = f"copy_triton_{words}w{warps}" + ("_pdl" if on else "")
         made[name] = [triton_copy(nbytes, words, warps, pdl=on) for _ in range(sets)]

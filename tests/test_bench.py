@@ -767,6 +767,10 @@ def test_size_copies_time_the_pdl_launches_only_where_the_scaffold_has_pdl(
         "copy_triton_2048w4_pdl",
     ]
     assert (8192, 8, True) in made  # made for both sets, one of which failed
+    # Past TRITON_COPY_MAX_BYTES, torch's copy alone.
+    made.clear()
+    big = bench.TRITON_COPY_MAX_BYTES + 1
+    assert sorted(bench.size_copies(big, 1, pdl=True)) == ["copy"] and not made
 
 
 def test_rotation_sets_cycle_at_least_the_rotated_bytes():
