@@ -306,7 +306,7 @@ def _pdl(case, inputs: list) -> bool:
 
 # The Triton copies are timed up to this many bytes a point: from 50 MB
 # torch's copy was the faster in every run on an H200 (docs/benchmarks/NOTES.md,
-# "Calls BU-BY" and "Calls DM-DO"), and at the largest points their buffers,
+# "Calls BU-BY" and "Calls DM-DP"), and at the largest points their buffers,
 # as large as the point's, would crowd the graphs out of GPU memory.
 TRITON_COPY_MAX_BYTES = 256 << 20
 
