@@ -54,7 +54,6 @@ from porter.bench import (
     tensor_bytes,
 )
 from porter.sizes import add_point_options, parse_dims
-from porter.yardstick import triton_copy
 from porter.testing.parity import (
     Scenario,
     _import,
@@ -62,6 +61,7 @@ from porter.testing.parity import (
     make_inputs,
     scaffold_entry,
 )
+from porter.yardstick import triton_copy
 
 
 def _close(a, b) -> bool:
