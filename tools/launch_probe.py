@@ -42,6 +42,7 @@ import triton
 
 from porter.bench import (
     _median_us,
+    _pdl,
     capture_graph,
     compiled_references,
     graph_times,
@@ -247,7 +248,7 @@ def probe(case, variants: dict, point, args, compiled: tuple | None) -> dict:
             add("inductor_static", references["inductor_static"])
     if args.copy:
         results["bytes"] = nbytes
-        pdl = getattr(mod, "pdl_enabled", lambda device: False)(inputs[0].device)
+        pdl = _pdl(case, inputs)
         made = [copies(nbytes, pdl) for _ in range(sets)]
         for name, call in made[0].items():
             if all(m[name] is not None for m in made):
