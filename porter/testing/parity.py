@@ -1,11 +1,11 @@
 """Parity checks: a ported kernel against eager PyTorch, both against a float64 reference.
 
 Verdict (docs/testing.md): per element, the error is |out - ref64| / (|ref64| + scale),
-scale the median magnitude of the finite reference values in the element's row
-(along the first dimension), or of the whole output where that is larger: relative
-for large elements, absolute at the row's scale near zero (cancellation in
-x - mean, or in a matmul of a row of huge values, must not turn rounding noise into
-a huge relative error).
+scale the median magnitude of the finite nonzero reference values in the element's
+row (along the first dimension), or of the whole output's finite values where that
+is larger: relative for large elements, absolute at the row's scale near zero
+(cancellation in x - mean, or in a matmul of a row of huge values, must not turn
+rounding noise into a huge relative error).
 The scaffold passes when its worst error is at most FACTOR times eager's worst
 error (same inputs, same dtype) plus the dtype's floor. NaN in the scaffold
 passes only where the float64 reference or eager is NaN, or where the element is
