@@ -1,5 +1,6 @@
 """The difficult inputs must not fail a correct kernel: rotary's q*c - q2*s
-with the GPU's fused multiply-add, emulated on the CPU."""
+with the GPU's fused multiply-add, emulated on the CPU, and a matmul of the
+large row summed in another order."""
 
 import math
 
@@ -84,7 +85,7 @@ def test_a_wrong_element_fails_in_the_large_row_and_beside_it(row):
     x, w, ref, eager = _matmul_case(0)
     got = _linear_gelu(x, w, sequential=True)
     col = int(got[row].abs().argmax())
-    got[row, col] *= 1.001  # a thousand fp32 ulps: a wrong term, not rounding
+    got[row, col] *= 1.001  # about 10^4 fp32 ulps: a wrong term, not rounding
     with pytest.raises(parity.ParityError, match=rf"worst element \[{row}, {col}\]"):
         parity._compare(0, ref, eager, got, "float32", "planted")
 
