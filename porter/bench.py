@@ -1252,10 +1252,15 @@ def aggregate(folder: Path, captured: Path | None = None) -> str:
             "",
             f"{many} of {len(every)} rows timed graphs of several calls back to "
             "back, per call (`porter bench --launches`): inside a longer graph, "
-            "as in an engine's decode step. The others timed one call a graph, "
-            "which at decode sizes is mostly the graph's own launch; each row's "
-            "ratios compare calls timed the same way, and the time bar judges "
-            "each row by them. Each call there follows a call of the same "
+            "as in an engine's decode step. "
+            + (
+                "The others timed one call a graph, which at decode sizes is "
+                "mostly the graph's own launch; each row's ratios compare calls "
+                "timed the same way, and the time bar judges each row by them. "
+                if many < len(every)
+                else ""
+            )
+            + "Each call there follows a call of the same "
             "kernel: a scaffold launched with programmatic dependent launch "
             "(Hopper and later) starts while the call before it drains, more "
             "than it would behind other kernels: behind a cuBLAS matmul it "
@@ -1269,8 +1274,13 @@ def aggregate(folder: Path, captured: Path | None = None) -> str:
                 f" {rotated} of them cycled their calls through input sets of their "
                 f"own, {ROTATE_MIN_BYTES >> 20} MB or more together (`input_sets`; "
                 "one set where a set alone is that large), so that no call read "
-                "what the call before it left in the L2 cache; the others read one "
-                "set every call, which at decode sizes stays in the cache."
+                "what the call before it left in the L2 cache"
+                + (
+                    "; the others read one set every call, which at decode sizes "
+                    "stays in the cache."
+                    if rotated < many
+                    else "."
+                )
             )
     large = [r for r in every if r["num_tokens"] >= 1024]
     early = sum(1 for r in large if r.get("dynamic_traced_at", 1024) < 1024)

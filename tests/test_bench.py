@@ -194,6 +194,20 @@ def test_tables_say_when_graphs_held_several_launches(tmp_path):
     )
     summary = _summary(tmp_path, rows)
     assert "1 of them cycled their calls through input sets of their own" in summary
+    assert "the others read one set every call" not in summary  # both are one row
+    rows[1]["graph_launches"] = 20
+    summary = _summary(tmp_path, rows)
+    assert "1 of them cycled" in summary and "the others read one set" in summary
+
+
+def test_the_summary_names_no_other_rows_where_every_row_is_one_kind(tmp_path):
+    rows = [dict(r, graph_rounds=2, graph_launches=20, input_sets=4) for r in _rows()]
+    summary = _summary(tmp_path, rows)
+    assert "2 of 2 rows timed graphs of several calls back to back" in summary
+    assert "2 of them cycled their calls through input sets of their own" in summary
+    assert "The others timed one call a graph" not in summary
+    assert "the others read one set" not in summary
+    assert "left in the L2 cache." in summary
 
 
 def test_graph_us_is_per_launch(monkeypatch):
