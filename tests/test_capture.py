@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from porter.cli import main
 from porter.errors import PorterError
@@ -318,6 +319,34 @@ def test_flat_indexed_input_is_packed_for_a_row_sliced_view(tmp_path, porter_dev
     )
 
 
+def test_an_input_read_flat_by_one_kernel_is_packed_though_others_take_its_strides(
+    tmp_path, porter_device
+):
+    """On the H200, Inductor split softmax over 32768 columns into five kernels
+    (tests/cases/softmax_split_h200, captured there 2026-12-03): two reductions
+    take logits' row stride, the last, pointwise one reads it at flat offsets.
+    The launcher packs a row-sliced logits for it (the scaffold once read the
+    gaps between rows there)."""
+    import shutil
+
+    from porter.pipeline import port
+    from porter.testing import check_parity, load_case
+    from porter.testing.parity import Scenario
+
+    folder = tmp_path / "softmax_split"
+    shutil.copytree(ROOT / "tests" / "cases" / "softmax_split_h200", folder)
+    port(folder, progress=_quiet)
+    text = (folder / "kernel.py").read_text()
+    assert "logits = logits.contiguous()" in text
+    assert "logits_stride0=logits.stride(0)" in text  # the reductions' stride
+    case = load_case(folder)
+    for dtype in ("float32", "bfloat16"):
+        sizes = {"num_tokens": 3, "vocab": 1000}
+        check_parity(
+            case, Scenario(dtype, sizes, layout="row_sliced"), porter_device, 7
+        )
+
+
 NORM_STATS = '''"""RMSNorm that also returns rstd per token (a keepdim buffer returned squeezed)."""
 import torch
 
@@ -411,3 +440,4 @@ def test_scans_carry_inductors_combine_function(tmp_path, porter_device):
     for hidden in (1025, case.kernel.MAX_FUSED_COLS + 2):
         sizes = {"num_tokens": 2, "hidden": hidden}
         check_parity(case, Scenario("float32", sizes), porter_device, 9)
+

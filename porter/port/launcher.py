@@ -163,18 +163,14 @@ def plan_launcher(
     tensor_inputs = [
         gi.target for gi in module.inputs if gi.kind == "tensor" and gi.target in inputs
     ]
-    in_kernels = {p.value for kp in ports for p in kp.params if p.kind == "pointer"}
-    strided = {
-        p.value.split(".stride(")[0]
-        for kp in ports
-        for p in kp.params
-        if p.kind == "stride"
-    }
     ranks = {gi.target: len(gi.sizes) for gi in module.inputs if gi.kind == "tensor"}
+    flat = flat_indexed(ports)
     for t in tensor_inputs:
-        if t in in_kernels and t not in strided and ranks.get(t, 1) > 1:
+        if t in flat and ranks.get(t, 1) > 1:
             # A kernel indexes it by one flat offset (no stride argument), so
-            # its rows must be packed: a row-sliced view is copied.
+            # its rows must be packed: a row-sliced view is copied, even where
+            # other kernels take its strides (a split reduction's last,
+            # pointwise kernel on a GPU).
             prelude.append(f"{t} = {t}.contiguous()")
         else:
             # The kernels assume unit stride along the last axis; other strides
@@ -271,6 +267,20 @@ def plan_launcher(
             returns.append(_extern_call(o, wrapper_var, var_of, symbols))
     ret = returns[0] if len(returns) == 1 else ", ".join(returns)
     return Launcher(name, signature, checks, prelude, dims, allocs, steps, ret, device)
+
+
+def flat_indexed(ports) -> set[str]:
+    """The tensors some kernel reads through a pointer with none of their
+    strides among its arguments: it indexes them as packed rows."""
+    flat = set()
+    for kp in ports:
+        strided = {
+            p.value.split(".stride(")[0] for p in kp.params if p.kind == "stride"
+        }
+        flat |= {
+            p.value for p in kp.params if p.kind == "pointer" and p.value not in strided
+        }
+    return flat
 
 
 def unit_stride(t: str) -> str:
