@@ -243,6 +243,23 @@ def _mark_dims(ref: Reference, inputs: list[Any], static: set[str]) -> None:
                 dim.symbolic = False
 
 
+def inductor_patches(codegen_only: bool) -> dict[str, Any]:
+    """The Inductor settings a capture compiles under."""
+    patches: dict[str, Any] = {
+        "force_disable_caches": True,
+        # On a GPU, Inductor splits a reduction over long rows into partial
+        # reductions and a pointwise pass when the traced batch is small
+        # (softmax over 32768 columns at 4 rows: five kernels and scratch
+        # buffers). Tuned for that one batch, the split scaffold took 1.9-3.6x
+        # the time of the unsplit one from 64 rows on an H200
+        # (docs/benchmarks/NOTES.md); porter's own launch settings cover few rows.
+        "split_reductions": False,
+    }
+    if codegen_only:
+        patches["cpu_backend"] = "triton"
+    return patches
+
+
 def run_capture(
     ref: Reference,
     device: str = "auto",
@@ -279,9 +296,7 @@ def run_capture(
     state = _State()
     chatter = io.StringIO()
     torch._dynamo.reset()
-    patches: dict[str, Any] = {"force_disable_caches": True}
-    if codegen_only:
-        patches["cpu_backend"] = "triton"
+    patches = inductor_patches(codegen_only)
     target_ctx = codegen_only_target() if codegen_only else contextlib.nullcontext()
     compiled = torch.compile(fn, backend=_make_backend(state, codegen_only))
     quiet = contextlib.nullcontext() if debug else silenced_fds(chatter)
