@@ -23,6 +23,8 @@ from typing import Any, Iterator
 
 import torch
 import triton
+from torch._inductor.choices import InductorChoices
+from torch._inductor.virtualized import V
 
 import porter
 from porter.errors import PorterError
@@ -245,19 +247,38 @@ def _mark_dims(ref: Reference, inputs: list[Any], static: set[str]) -> None:
 
 def inductor_patches(codegen_only: bool) -> dict[str, Any]:
     """The Inductor settings a capture compiles under."""
-    patches: dict[str, Any] = {
-        "force_disable_caches": True,
-        # On a GPU, Inductor splits a reduction over long rows into partial
-        # reductions and a pointwise pass when the traced batch is small
-        # (softmax over 32768 columns at 4 rows: five kernels and scratch
-        # buffers). Tuned for that one batch, the split scaffold took 1.9-3.6x
-        # the time of the unsplit one from 64 rows on an H200
-        # (docs/benchmarks/NOTES.md); porter's own launch settings cover few rows.
-        "split_reductions": False,
-    }
+    patches: dict[str, Any] = {"force_disable_caches": True}
     if codegen_only:
         patches["cpu_backend"] = "triton"
+    if not hasattr(InductorChoices, "reduction_split_factor"):
+        # A torch without the choice: no split at all (see WholeRows).
+        patches["split_reductions"] = False
     return patches
+
+
+class WholeRows(InductorChoices):
+    """Inductor's choices, but a reduction with several outputs (rows) is
+    never split. On a GPU Inductor splits long rows into partial reductions
+    and a pointwise pass when the traced batch is small (softmax over 32768
+    columns traced at 4 rows: five kernels and scratch buffers). Tuned for
+    that one batch, the split scaffold took 1.9-3.6x the time of the whole-row
+    one from 64 rows on an H200 (docs/benchmarks/NOTES.md); porter's launch
+    settings cover few rows. A reduction to one value (a whole tensor's amax)
+    keeps Inductor's split: there it is the only parallelism."""
+
+    @staticmethod
+    def reduction_split_factor(
+        device, reduction_numel_hint, numel_hint, inner_reduction
+    ):
+        if numel_hint > 1:
+            return 1
+        return InductorChoices.reduction_split_factor(
+            device, reduction_numel_hint, numel_hint, inner_reduction
+        )
+
+    def uuid(self) -> str:
+        # Inductor keys its caches by the choices class; captures run uncached.
+        return "porter.capture.WholeRows"
 
 
 def run_capture(
@@ -305,6 +326,7 @@ def run_capture(
         quiet,
         quiet_output_code(state.records, chatter),
         target_ctx,
+        V.set_choices_handler(WholeRows()),
     ):
         with torch._inductor.config.patch(patches), torch.no_grad():
             try:

@@ -442,18 +442,25 @@ def test_scans_carry_inductors_combine_function(tmp_path, porter_device):
         check_parity(case, Scenario("float32", sizes), porter_device, 9)
 
 
-def test_captures_compile_without_split_reductions():
-    """Inductor's split of a long-row reduction is tuned to the traced batch
-    (on an H200 softmax over 32768 columns became five kernels, 1.9-3.6x slower
-    ported); both targets compile the reduction whole."""
-    from porter.capture import inductor_patches
+def test_reductions_of_rows_are_never_split_and_one_value_keeps_inductors_split():
+    """Inductor's split of long rows is tuned to the traced batch (on an H200
+    softmax over 32768 columns became five kernels, 1.9-3.6x slower ported);
+    a reduction to one value keeps it, its only parallelism."""
+    from torch._inductor.choices import InductorChoices
 
+    from porter.capture import WholeRows, inductor_patches
+
+    cuda = torch.device("cuda")
+    for rows in (2, 4, 64):
+        assert WholeRows.reduction_split_factor(cuda, 32768, rows, True) == 1
+        assert WholeRows.reduction_split_factor(cuda, 32768, rows, False) == 1
+    cpu = torch.device("cpu")
+    theirs = InductorChoices.reduction_split_factor(cpu, 1 << 24, 1, True)
+    assert theirs > 1
+    assert WholeRows.reduction_split_factor(cpu, 1 << 24, 1, True) == theirs
     for codegen_only in (True, False):
         patches = inductor_patches(codegen_only)
-        assert patches["split_reductions"] is False
         assert patches["force_disable_caches"] is True
-        # the patches name real settings of the installed torch
-        with torch._inductor.config.patch(patches):
-            assert torch._inductor.config.split_reductions is False
+        assert "split_reductions" not in patches  # the torch here has the choice
     assert inductor_patches(True)["cpu_backend"] == "triton"
     assert "cpu_backend" not in inductor_patches(False)
