@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import functools
 import re
 from typing import TYPE_CHECKING
 
@@ -103,6 +104,21 @@ def parse_kernel_source(name: str, source: str, module: int = 0) -> KernelRecord
         reduction_hint=hint.attr if isinstance(hint, ast.Attribute) else None,
         grid_type=_literal(inductor_meta.get("grid_type")),
         module=module,
+    )
+
+
+@functools.lru_cache(maxsize=None)
+def launch_meta_params(source: str, name: str) -> frozenset[str]:
+    """The kernel's arguments annotated tl.constexpr (XBLOCK, R0_BLOCK)."""
+    fn = next(
+        n
+        for n in ast.parse(source).body
+        if isinstance(n, ast.FunctionDef) and n.name == name
+    )
+    return frozenset(
+        a.arg
+        for a in fn.args.args
+        if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)
     )
 
 
@@ -289,7 +305,12 @@ class _Wrapper:
         return ast.unparse(Unalias().visit(copy.deepcopy(node)))
 
     def launch(self, kname: str, node: ast.Call, text: str) -> Step:
-        params = [a for a in self.kernels[kname].signature if a.type != "constexpr"]
+        # Inductor's run() passes every argument but the launch's meta-parameters
+        # (those annotated tl.constexpr, which its autotuner fills in); a size it
+        # specialized to a constant (xnumel = 1, "constexpr" in triton_meta) is
+        # still passed.
+        meta = launch_meta_params(self.kernels[kname].source, kname)
+        params = [a for a in self.kernels[kname].signature if a.name not in meta]
         args = [self.bind(p.name, a) for p, a in zip(params, node.args)]
         return Step("launch", kname, args, text)
 

@@ -464,3 +464,47 @@ def test_reductions_of_rows_are_never_split_and_one_value_keeps_inductors_split(
         assert "split_reductions" not in patches  # the torch here has the choice
     assert inductor_patches(True)["cpu_backend"] == "triton"
     assert "cpu_backend" not in inductor_patches(False)
+
+
+ABSMAX = '''"""A whole tensor's absmax scale (per-tensor FP8 quantization)."""
+import torch
+
+DIMS = {"num_tokens": 4, "hidden": 4096}
+DYNAMIC = ["num_tokens"]
+DTYPES = ["float32"]
+
+
+def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+    return (torch.randn(num_tokens, hidden, dtype=dtype, device=device),)
+
+
+def absmax(x):
+    return x.abs().amax() / 448.0
+
+
+REFERENCE = absmax
+'''
+
+
+def test_a_reduction_to_one_value_ports_split_and_general(tmp_path, porter_device):
+    """Inductor splits the whole tensor's amax into partial maxima and a
+    reduction of them, whose launch passes xnumel = 1 as a specialized
+    constant (once bound to the wrong parameter) and stores the 0-d output at
+    `tl.full([1, 1], 0, tl.int32).broadcast_to(XBLOCK, 1)` (once folded into a
+    bare 0)."""
+    from porter.testing import check_parity, load_case
+    from porter.testing.parity import Scenario
+
+    src = tmp_path / "absmax.py"
+    src.write_text(ABSMAX)
+    result = capture(src, out=tmp_path / "cases", device="cpu", progress=_quiet)
+    assert len(result.capture.kernels) == 2  # partial maxima, then their max
+    second = _launches(result)[1]
+    assert {b.param: b.value for b in second.args}["xnumel"] == "1"
+    case = load_case(tmp_path / "cases" / "absmax")
+    for num_tokens in (1, 5, 77):
+        sizes = {"num_tokens": num_tokens, "hidden": 4096}
+        for layout in ("contiguous", "row_sliced"):
+            check_parity(
+                case, Scenario("float32", sizes, layout=layout), porter_device, 3
+            )

@@ -55,6 +55,19 @@ def test_typed_constants():
     assert _body(kp) == "a = 1e-06\nb = tl.full([XBLOCK], 0, tl.float32)"
 
 
+def test_typed_constants_keep_a_fill_whose_method_is_called():
+    """A scalar output's offset: Inductor calls .broadcast_to on the fill."""
+    kp = _kp(
+        "tl.store(out_ptr0 + tl.full([1, 1], 0, tl.int32).broadcast_to(XBLOCK, 1), v, None)\n"
+        "a = tl.full([1, 1], 2, tl.int32)\n"
+    )
+    passes.typed_constants(kp)
+    assert _body(kp) == (
+        "tl.store(out_ptr0 + tl.full([1, 1], 0, tl.int32).broadcast_to(XBLOCK, 1), v, None)\n"
+        "a = 2"
+    )
+
+
 def test_noop_casts_and_broadcasts():
     kp = _kp(
         "xindex = tl.arange(0, XBLOCK)\nt0 = tl.load(in_ptr0 + xindex)\nt1 = tl.broadcast_to(t0, [XBLOCK])\n"

@@ -14,6 +14,7 @@ import re
 
 import sympy
 
+from porter.parse import launch_meta_params
 from porter.port.model import KernelPort, Param
 from porter.port.passes import _assigned, _is_call, _names, _rename, _stmts, ptr_base
 from porter.records import Capture, CompiledModule
@@ -88,7 +89,7 @@ def bind_parameters(kp: KernelPort, cap: Capture, module: CompiledModule) -> Non
             renames[arg.name] = new
             kp.pointer_dtype[new] = arg.type
             kp.params.append(Param(new, "pointer", var, original=arg.name, view=view))
-        elif arg.type == "constexpr":
+        elif arg.name in launch_meta_params(kp.record.source, kp.record.name):
             block = _block_name(arg.name, kp.record.kind)
             renames[arg.name] = block
             kp.params.append(Param(block, "block", block, "tl.constexpr", arg.name))

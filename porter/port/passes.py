@@ -263,6 +263,15 @@ def typed_constants(kp: KernelPort) -> None:
     count = 0
 
     class Fix(ast.NodeTransformer):
+        def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+            if _is_call(node.value, "tl.full"):
+                # a method of the tensor is called (a 0-d output's offset,
+                # `tl.full([1, 1], 0, tl.int32).broadcast_to(XBLOCK, 1)`):
+                # a Python literal has none
+                return node
+            self.generic_visit(node)
+            return node
+
         def visit_Call(self, node: ast.Call) -> ast.AST:
             self.generic_visit(node)
             nonlocal count
