@@ -276,10 +276,6 @@ class WholeRows(InductorChoices):
             device, reduction_numel_hint, numel_hint, inner_reduction
         )
 
-    def uuid(self) -> str:
-        # Inductor keys its caches by the choices class; captures run uncached.
-        return "porter.capture.WholeRows"
-
 
 def run_capture(
     ref: Reference,

@@ -335,6 +335,8 @@ def test_an_input_read_flat_by_one_kernel_is_packed_though_others_take_its_strid
 
     folder = tmp_path / "softmax_split"
     shutil.copytree(ROOT / "tests" / "cases" / "softmax_split_h200", folder)
+    # the capture's reference.py is the example, byte for byte (its sha256)
+    shutil.copy(EXAMPLES / "softmax.py", folder / "reference.py")
     port(folder, progress=_quiet)
     text = (folder / "kernel.py").read_text()
     assert "logits = logits.contiguous()" in text
