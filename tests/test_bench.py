@@ -934,7 +934,8 @@ def test_bandwidth_note_names_the_sweeps_short_of_the_clause():
     # are left out of the count.
     assert note.startswith(
         "At 90% of the copy bandwidth or more at every point from 4096 tokens: "
-        "1 of 3 sweeps; short of it: "
+        "1 of 3 sweeps. Short of it where a copy of the same bytes reaches 90% "
+        "or was not timed: "
     )
     assert "softmax bfloat16 vocab=32768 (84.8% at 4096)" in note
     assert "quant float32 hidden=1024 (63.1% at 65536)" in note
@@ -958,6 +959,37 @@ def test_bandwidth_note_says_what_a_copy_of_the_short_points_bytes_reached():
     note = bench.bandwidth_note(swept)
     assert "kb bfloat16 - (69.3% at 4096; a copy of its bytes 59.4%)" in note
     assert "old float32 - (80.0% at 4096)" in note
+
+
+def test_bandwidth_note_tells_the_sizes_shortfalls_from_the_kernels():
+    def row(n, pct, size_copy=None):
+        r = {"num_tokens": n, "pct_copy_bw": pct}
+        if size_copy:
+            r["pct_size_copy"] = size_copy
+        return r
+
+    swept = [
+        # A copy of the bytes reached 60% (at 100% of its rate): the size's.
+        ("small", "bfloat16", "-", [row(4096, 60.0, 100.0), row(16384, 95.0)]),
+        # Short at two points; at the second a copy reached 95%: the kernel's,
+        # though the lowest point (named) is one a copy misses too.
+        ("mixed", "float32", "-", [row(4096, 50.0, 100.0), row(16384, 80.0, 84.2)]),
+        ("fine", "float32", "-", [row(4096, 91.0)]),
+    ]
+    note = bench.bandwidth_note(swept)
+    assert note == (
+        "At 90% of the copy bandwidth or more at every point from 4096 tokens: "
+        "1 of 3 sweeps. Short of it only at points where a copy of the same "
+        "bytes, timed the same way in the same run, stays under 90% too (the "
+        "clause asks more of those sizes than a copy of them reaches): small "
+        "bfloat16 - (60.0% at 4096; a copy of its bytes 60.0%). Short of it "
+        "where a copy of the same bytes reaches 90% or was not timed: mixed "
+        "float32 - (50.0% at 4096; a copy of its bytes 50.0%)."
+    )
+    # Every short sweep the size's: the other list says none.
+    assert bench.bandwidth_note(swept[:1] + swept[2:]).endswith(
+        "Short of it where a copy of the same bytes reaches 90%: none."
+    )
 
 
 def _bound_row(num_tokens, flops, gpu="NVIDIA H200", dtype="bfloat16"):
@@ -1003,7 +1035,8 @@ def test_bandwidth_note_leaves_out_sweeps_bound_by_arithmetic():
     note = bench.bandwidth_note(swept)
     assert note.startswith(
         "At 90% of the copy bandwidth or more at every point from 4096 tokens: "
-        "0 of 1 sweeps; short of it: mixed bfloat16 k=128 (2.5% at 4096)."
+        "0 of 1 sweeps. Short of it where a copy of the same bytes reaches 90% "
+        "or was not timed: mixed bfloat16 k=128 (2.5% at 4096)."
     )
     assert "Left out, bound by arithmetic rather than memory" in note
     assert "mm bfloat16 k=4096 (at 16384 tokens its matmuls take 1.01e+06 µs" in note
@@ -1034,3 +1067,44 @@ def test_point_flops_counts_the_matmuls_on_meta_tensors(monkeypatch):
 def test_sizes_of_reads_a_shape_label_back():
     sizes = {"num_tokens": 4, "in_features": 128, "out_features": 256}
     assert bench.sizes_of(bench.shape_label(sizes)) == sizes
+
+
+def test_row_elements_are_the_sizes_beside_the_tokens():
+    assert bench.row_elements({"shape": "num_tokens=64xvocab=8192"}) == 8192
+    assert bench.row_elements({"shape": "num_tokens=4xnum_heads=32xhead_dim=128"}) == (
+        4096
+    )
+
+
+def test_softmax_note_counts_the_points_over_short_rows_it_beats():
+    def row(case, vocab, tokens, ported, dynamic, static, pct=50.0):
+        return {
+            "case": case,
+            "dtype": "float32",
+            "num_tokens": tokens,
+            "shape": f"num_tokens={tokens}xvocab={vocab}",
+            "model": f"vocab={vocab}",
+            "ported_graph_us": ported,
+            "inductor_graph_us": dynamic,
+            "inductor_static_graph_us": static,
+            "pct_copy_bw": pct,
+        }
+
+    rows = [
+        row("softmax", 4096, 1, 2.0, 4.0, 3.0),
+        row("softmax", 8192, 65536, 1002.0, 1050.0, 1000.0, pct=100.0),
+        # Over 8192 columns, or another case: not the clause's.
+        row("softmax", 32768, 4096, 300.0, 200.0, 200.0),
+        row("logsumexp", 4096, 1, 9.0, 1.0, 1.0),
+    ]
+    assert bench.softmax_note(rows) == (
+        "The softmax case over rows of up to 8192 elements: the ported kernel "
+        "took less time than the dynamic compile at 2 of 2 points (p/d "
+        "0.500-0.954) and than the static one at 1 (p/s 0.667-1.002); not less "
+        "than both at float32 vocab=8192 at 65536 tokens (p/d 0.954, p/s 1.002; "
+        "the ported kernel at 100.0% of the copy bandwidth, the dynamic compile "
+        "at 95.4%, the static one at 100.2%)."
+    )
+    # Beating both everywhere names no point; no such rows, no note.
+    assert bench.softmax_note(rows[:1]).endswith("(p/s 0.667).")
+    assert bench.softmax_note(rows[2:]) == ""
