@@ -4,7 +4,12 @@ import ast
 import textwrap
 
 from porter.port.model import KernelPort, Param
-from porter.port.tile import _exact_quotient, _model_factor, tile_rows_by_cols
+from porter.port.tile import (
+    _exact_quotient,
+    _model_factor,
+    column_masked_loads,
+    tile_rows_by_cols,
+)
 from porter.records import KernelRecord
 
 FLAT = """\
@@ -195,3 +200,50 @@ def test_tile_keeps_a_flat_epilogue_without_a_model_factor():
     assert not tile_rows_by_cols(kp)
     assert "mask = offsets < numel" in ast.unparse(kp.tree)
     assert kp.tile is None
+
+
+# Inductor's flat kernel for a GPU loads a per-column vector under the whole
+# mask (linear_gelu's bias, `in_ptr1 + x0` with xmask).
+PER_COLUMN = """\
+block_start = tl.program_id(0).to(tl.int64) * BLOCK_SIZE
+offsets = block_start + tl.arange(0, BLOCK_SIZE)[:]
+mask = offsets < numel
+x0 = offsets % inner
+x1 = offsets // inner
+x2 = offsets // inner_times_heads
+x3 = x0 // 2
+v = tl.load(x_ptr + (x0 + x1 * x_stride0), mask).to(tl.float32)
+b = tl.load(c_ptr + x3, mask, eviction_policy="evict_last").to(tl.float32)
+h = tl.load(c_ptr + (x0 + x2 * c_stride0), mask).to(tl.float32)
+s = tl.load(c_ptr + x0, x0 < 3).to(tl.float32)
+tl.store(out_ptr + (x0 + x1 * inner), (v * b * h * s).to(out_ptr.dtype.element_ty), mask)
+"""
+
+
+def test_per_column_loads_take_the_column_bound_alone():
+    kp = _kp(PER_COLUMN, "num_tokens * heads * d", "d", "heads * d")
+    assert tile_rows_by_cols(kp)
+    before = ast.unparse(kp.tree)
+    assert "tl.load(c_ptr + x3, mask, eviction_policy='evict_last')" in before
+    assert column_masked_loads(kp)
+    after = ast.unparse(kp.tree)
+    # After: the address reads only columns (x3 = cols // 2): one row of
+    # values a block, broadcast over its rows.
+    assert "tl.load(c_ptr + x3, cols < inner, eviction_policy='evict_last')" in after
+    # Addresses that read the rows (directly, or through x2 = rows // heads)
+    # keep the tile's mask; a load under another mask is left as it is.
+    assert "tl.load(x_ptr + (cols + rows * x_stride0), mask)" in after
+    assert "tl.load(c_ptr + (cols + x2 * c_stride0), mask)" in after
+    assert "tl.load(c_ptr + cols, cols < 3)" in after
+    assert kp.notes[-1].startswith("per-column vectors (a bias, a scale)")
+
+
+def test_per_column_loads_need_a_tiled_kernel_and_such_a_load():
+    kp = _kp(PER_COLUMN, "num_tokens * heads * d", "d", "heads * d")
+    assert not column_masked_loads(kp)  # not tiled (yet): nothing to bound
+    assert "tl.load(c_ptr + x3, mask" in ast.unparse(kp.tree)
+    flat = _kp(FLAT, "num_tokens * heads * d", "d", "heads * d")
+    assert tile_rows_by_cols(flat)
+    before = ast.unparse(flat.tree)
+    assert not column_masked_loads(flat)  # every load reads the rows
+    assert ast.unparse(flat.tree) == before

@@ -38,14 +38,14 @@ from porter.port.pdl import (
 from porter.port.persist import drop_row_hints
 from porter.port.persist import persist as persistent_form
 from porter.port.recompute import recompute_reloads
-from porter.port.tile import tile_rows_by_cols
+from porter.port.tile import column_masked_loads, tile_rows_by_cols
 from porter.records import Capture
 from porter.render import render
 
 # The documented order (docs/port.md): clean up Inductor's code, then bind it to
 # the launch records, then make dtypes explicit, then name things for a reader,
 # then the speed rewrites that read those names (per-row divisors, softmax's
-# finite-row guard, 2-D tiles).
+# finite-row guard, 2-D tiles and the per-column loads they allow).
 PIPELINE = [
     *CLEANUP_PASSES,
     "bind_parameters",
@@ -54,6 +54,7 @@ PIPELINE = [
     reciprocal_divisors,
     drop_finite_row_guard,
     tile_rows_by_cols,
+    column_masked_loads,
 ]
 
 

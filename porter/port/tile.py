@@ -309,3 +309,58 @@ def tile_rows_by_cols(kp: KernelPort) -> bool:
         "per element, contiguous columns the compiler can vectorize"
     )
     return True
+
+
+def column_masked_loads(kp: KernelPort) -> bool:
+    """In a tiled kernel, load a per-column vector (a bias or a scale, at an
+    address that reads `cols` and nothing derived from `rows`) under the
+    column bound alone: `tl.load(b_ptr + cols, cols < K)` is one row of values
+    that broadcasts over the block's rows, where under the tile's `mask` it
+    is loaded again for every row of the block (Inductor's flat kernel
+    compiled for a GPU masks it so: linear_gelu's bias). False when there is
+    no such load."""
+    if kp.tile is None:
+        return False
+    fn = kp.tree
+    # Names whose value depends on the row index, to a fixed point.
+    row_dep = {"rows", "row_block", "mask", "offsets"}
+    assigns = [
+        s
+        for s in ast.walk(fn)
+        if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name)
+    ]
+    grew = True
+    while grew:
+        grew = False
+        for s in assigns:
+            name = s.targets[0].id
+            if name not in row_dep and _names(s.value) & row_dep:
+                row_dep.add(name)
+                grew = True
+    col_dep = {"cols"} | {
+        s.targets[0].id for s in assigns if _names(s.value) & {"cols"}
+    }
+    changed = False
+    for call in ast.walk(fn):
+        if not (
+            isinstance(call, ast.Call)
+            and ast.unparse(call.func) == "tl.load"
+            and len(call.args) >= 2
+            and ast.unparse(call.args[1]) == "mask"
+        ):
+            continue
+        address = _names(call.args[0])
+        if address & row_dep or not address & col_dep:
+            continue
+        call.args[1] = ast.parse(f"cols < {kp.tile[0]}", mode="eval").body
+        changed = True
+    if changed:
+        kp.notes.append(
+            "per-column vectors (a bias, a scale) load one row a block under the "
+            "column bound and broadcast over the block's rows"
+        )
+    return changed
+
+
+def _names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
