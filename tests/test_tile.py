@@ -204,20 +204,14 @@ def test_tile_keeps_a_flat_epilogue_without_a_model_factor():
 
 # Inductor's flat kernel for a GPU loads a per-column vector under the whole
 # mask (linear_gelu's bias, `in_ptr1 + x0` with xmask).
-PER_COLUMN = """\
-block_start = tl.program_id(0).to(tl.int64) * BLOCK_SIZE
-offsets = block_start + tl.arange(0, BLOCK_SIZE)[:]
-mask = offsets < numel
-x0 = offsets % inner
-x1 = offsets // inner
-x2 = offsets // inner_times_heads
-x3 = x0 // 2
-v = tl.load(x_ptr + (x0 + x1 * x_stride0), mask).to(tl.float32)
-b = tl.load(c_ptr + x3, mask, eviction_policy="evict_last").to(tl.float32)
-h = tl.load(c_ptr + (x0 + x2 * c_stride0), mask).to(tl.float32)
-s = tl.load(c_ptr + x0, x0 < 3).to(tl.float32)
-tl.store(out_ptr + (x0 + x1 * inner), (v * b * h * s).to(out_ptr.dtype.element_ty), mask)
-"""
+PER_COLUMN = "".join(FLAT.splitlines(True)[:6]) + textwrap.dedent("""\
+    x3 = x0 // 2
+    v = tl.load(x_ptr + (x0 + x1 * x_stride0), mask).to(tl.float32)
+    b = tl.load(c_ptr + x3, mask, eviction_policy="evict_last").to(tl.float32)
+    h = tl.load(c_ptr + (x0 + x2 * c_stride0), mask).to(tl.float32)
+    s = tl.load(c_ptr + x0, x0 < 3).to(tl.float32)
+    tl.store(out_ptr + (x0 + x1 * inner), (v * b * h * s).to(out_ptr.dtype.element_ty), mask)
+    """)
 
 
 def test_per_column_loads_take_the_column_bound_alone():
