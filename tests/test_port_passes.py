@@ -104,6 +104,36 @@ def test_no_barrier_without_reload():
     assert "debug_barrier" not in _body(kp)
 
 
+def test_drop_store_only_barriers():
+    # Before: Inductor's barrier ahead of a store to a buffer never read here
+    # (logsumexp's in_out_ptr0 on a GPU capture). After: gone.
+    store_only = "v = tl.load(in_ptr0 + r, m)\ntl.debug_barrier()\ntl.store(out_ptr0 + r, v, m)\n"
+    kp = _kp(store_only)
+    passes.drop_store_only_barriers(kp)
+    assert _body(kp) == "v = tl.load(in_ptr0 + r, m)\ntl.store(out_ptr0 + r, v, m)"
+    assert kp.notes == [
+        "dropped 1 tl.debug_barrier() before a store to a buffer the kernel never reads"
+    ]
+    # Inside a loop alone, the barrier leaves a pass.
+    kp = _kp(
+        "for r in tl.range(0, n, B):\n    tl.debug_barrier()\ntl.store(out_ptr0, v)\n"
+    )
+    passes.drop_store_only_barriers(kp)
+    assert _body(kp) == "for r in tl.range(0, n, B):\n    pass\ntl.store(out_ptr0, v)"
+
+
+def test_drop_store_only_barriers_keeps_those_a_buffer_needs():
+    # A buffer both read and written (a reload, an in-place update), or a
+    # pointer that is not an argument (it could alias one): kept.
+    for body in (
+        "v = tl.load(out_ptr0 + r, m)\ntl.debug_barrier()\ntl.store(out_ptr0 + r, v, m)\n",
+        "p = out_ptr0 + r\nv = tl.load(in_ptr0 + r, m)\ntl.debug_barrier()\ntl.store(p, v, m)\n",
+    ):
+        kp = _kp(body)
+        passes.drop_store_only_barriers(kp)
+        assert "tl.debug_barrier()" in _body(kp) and kp.notes == []
+
+
 def test_widen_program_id():
     kp = _kp("xoffset = tl.program_id(0) * XBLOCK\n")
     passes.widen_program_id(kp)

@@ -122,7 +122,7 @@ def softmax_kernel(
     exp = exp_ftz(tmp27)
     _tmp33 = tl.where(col_mask & row_mask, exp, 0)
     row_sum = tl.sum(_tmp33, 1)[:, None]
-    out = exp.to(out_ptr.dtype.element_ty).to(tl.float32)
+    out = exp.to(tl.float32)
     tmp36 = out * (1.0 / row_sum)
     tl.store(
         out_ptr + (cols + rows * out_stride0),
@@ -204,7 +204,7 @@ def softmax_kernel_looped(
         tmp26_2 = 0.7
         tmp27_2 = tmp25_2 * (1.0 / tmp26_2)
         exp_2 = exp_ftz(tmp27_2)
-        out = exp_2.to(out_ptr.dtype.element_ty).to(tl.float32)
+        out = exp_2.to(tl.float32)
         tmp36 = out * (1.0 / row_sum)
         tl.store(
             out_ptr + (cols + rows * out_stride0),

@@ -321,6 +321,16 @@ def _extern_call(text: str, wrapper_var, var_of, symbols) -> str:
 
 def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
     cfg = kp.record.config
+    # A GPU capture's autotuned config (block, warps, stages) was chosen at the
+    # traced shape alone; porter's launch heuristics, measured across token
+    # counts and model sizes on an H200, take precedence wherever the launcher
+    # has one (tiles, persistent kernels and their looped branch). The config
+    # serves only the launches porter has no heuristic for: a flat pointwise
+    # kernel, a reduction without a derived persistent form. Taking it for the
+    # looped branch too cost natively captured scaffolds 1.07-1.22x captured/'s
+    # time (rmsnorm 4096 at 1024 tokens, logsumexp 32768 at 1-1024, bf16;
+    # docs/benchmarks/NOTES.md).
+    stages = ""
     early_trigger = ""
     persistent_trigger = False
     args = []
@@ -348,6 +358,7 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
             else DEFAULT_POINTWISE_BLOCK
         )
         captured_warps = cfg.num_warps if cfg else 4
+        stages = str(cfg.num_stages) if cfg else ""
         heavy = ", heavy=True" if kp.uses_libdevice else ""
         setup.append(
             f"BLOCK_SIZE, num_warps = flat_settings({numel}, {block}, {captured_warps}{heavy})"
@@ -393,11 +404,6 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
                 f"BLOCK_COLS, num_warps = looped_settings({numel}, {row}{elem})",
                 f"kernel = {kp.looped_name}",
             ] + ([f"{PERSISTENT_ARGS} = {{}}"] if only else [])
-            if cfg:
-                looped[1] = f"BLOCK_ROWS = {rows_per_program}"
-                looped.append(
-                    f"num_warps = {cfg.num_warps}  # the autotuner's choice on the capture GPU"
-                )
             wide = "BLOCK_COLS > MAX_FUSED_COLS"
             if elem_bytes and key in LOOPED_MIN_ROW_BYTES and _stores_row(kp.tree):
                 # The looped kernel beats holding the row in registers from a
@@ -434,6 +440,7 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
                 setup.append(
                     f"num_warps = {cfg.num_warps}  # the autotuner's choice on the capture GPU"
                 )
+                stages = str(cfg.num_stages)
         grid = f"(triton.cdiv({numel}, BLOCK_ROWS),)"
         warps = "num_warps"
     return LaunchStep(
@@ -443,7 +450,7 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
         args=args,
         setup=setup,
         num_warps=warps,
-        num_stages=str(cfg.num_stages) if cfg else "",
+        num_stages=stages,
         kwargs=kwargs,
         pdl=pdl,
         early_trigger=early_trigger,

@@ -454,6 +454,48 @@ def barrier_before_reload(kp: KernelPort) -> None:
         )
 
 
+def drop_store_only_barriers(kp: KernelPort) -> None:
+    """`tl.debug_barrier()` orders a program's reads and writes of one buffer.
+    Inductor puts one before every store to an in-place buffer (in_out_ptr0),
+    also where the kernel never reads it (logsumexp's output); where no
+    argument is both loaded and stored, each barrier goes. Kept wherever a
+    load or store goes through anything but an argument plus an offset, which
+    could alias."""
+    fn = kp.tree
+    args = {a.arg for a in fn.args.args}
+    loaded, stored = set(), set()
+    for n in ast.walk(fn):
+        for name, into in (("tl.load", loaded), ("tl.store", stored)):
+            if _is_call(n, name):
+                base = ptr_base(n.args[0]) if n.args else None
+                if base not in args:
+                    return
+                into.add(base)
+    if loaded & stored:
+        return
+    dropped = 0
+    for node in ast.walk(fn):
+        for field in ("body", "orelse"):
+            body = getattr(node, field, None)
+            if not isinstance(body, list):
+                continue
+            kept = [
+                s
+                for s in body
+                if not (
+                    isinstance(s, ast.Expr) and _is_call(s.value, "tl.debug_barrier")
+                )
+            ]
+            if len(kept) < len(body):
+                dropped += len(body) - len(kept)
+                setattr(node, field, kept or [ast.Pass()])
+    if dropped:
+        kp.notes.append(
+            f"dropped {dropped} tl.debug_barrier() before a store to a buffer "
+            "the kernel never reads"
+        )
+
+
 def set_hint(load: ast.Call, policy: str) -> None:
     """Give a tl.load call the cache hint `policy`, replacing the one it has."""
     for k in load.keywords:
@@ -552,5 +594,6 @@ PIPELINE: list[Callable[[KernelPort], None]] = [
     fold_copies,
     drop_dead_aliases,
     barrier_before_reload,
+    drop_store_only_barriers,
     widen_program_id,
 ]

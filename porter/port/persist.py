@@ -209,10 +209,17 @@ def _stored_bases(stmt: ast.stmt) -> set[str]:
 
 def forward_stores(fn: ast.FunctionDef) -> int:
     """A load of what this kernel just stored (same pointer, same mask) becomes
-    the stored value, cast through the output's type as the memory would.
-    Masked-off lanes keep the stored expression rather than the load's `other`:
-    safe for Inductor's code, which masks every reduction with tl.where."""
+    the stored value, cast through the output's type as the memory would where
+    the store is an output. Where a later store to the same elements overwrites
+    it (softmax's exp, kept in the output until the row's sum is known), the
+    store held a temporary: Inductor's fp32 capture put it in a buffer of the
+    output's type, which porter's dtypes make bf16 or fp16, while eager keeps
+    it in fp32 like any other intermediate. There the value is forwarded before
+    that cast (`unrounded`). Masked-off lanes keep the stored expression rather
+    than the load's `other`: safe for Inductor's code, which masks every
+    reduction with tl.where."""
     forwarded = 0
+    scratch = _overwritten_stores(fn.body)
     stores: dict[str, ast.Call] = {}  # store key -> the store
     for stmt in fn.body:
         if isinstance(stmt, ast.Assign):
@@ -222,6 +229,8 @@ def forward_stores(fn: ast.FunctionDef) -> int:
                 store = stores.get(key)
                 if store is not None and _single_assignment(fn, load):
                     value = copy.deepcopy(store.args[1])
+                    if id(store) in scratch:
+                        value = unrounded(value)
                     if cast is not None:
                         value = ast.Call(
                             ast.Attribute(value, "to", ast.Load()),
@@ -239,6 +248,56 @@ def forward_stores(fn: ast.FunctionDef) -> int:
         ):
             stores[_store_key(stmt.value)] = stmt.value
     return forwarded
+
+
+def unrounded(value: ast.AST) -> ast.AST:
+    """A stored value without explicit_dtypes' cast to the output's element
+    type (`v.to(out_ptr.dtype.element_ty)` -> `v`): the fp32 value it rounds."""
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr == "to"
+        and len(value.args) == 1
+        and ast.unparse(value.args[0]).endswith(".dtype.element_ty")
+    ):
+        return value.func.value
+    return value
+
+
+def _overwritten_stores(body: list[ast.stmt]) -> set[int]:
+    """ids of the top-level stores that a later store to the same elements
+    overwrites, every load of that pointer between them reading exactly those
+    elements (the store's own pointer and mask)."""
+    found = set()
+    for i, stmt in enumerate(body):
+        if not (
+            isinstance(stmt, ast.Expr)
+            and _is_call(stmt.value, "tl.store")
+            and len(stmt.value.args) >= 3
+        ):
+            continue
+        key, base = _store_key(stmt.value), ptr_base(stmt.value.args[0])
+        for later in body[i + 1 :]:
+            loads = [
+                n
+                for n in ast.walk(later)
+                if _is_call(n, "tl.load") and ptr_base(n.args[0]) == base
+            ]
+            if any(
+                len(n.args) < 2
+                or ast.dump(n.args[0]) + "|" + ast.dump(n.args[1]) != key
+                for n in loads
+            ):
+                break
+            if (
+                isinstance(later, ast.Expr)
+                and _is_call(later.value, "tl.store")
+                and ptr_base(later.value.args[0]) == base
+            ):
+                if _store_key(later.value) == key:
+                    found.add(id(stmt.value))
+                break
+    return found
 
 
 def reuse_loads(fn: ast.FunctionDef) -> int:

@@ -35,6 +35,7 @@ from porter.port.persist import (
     _load_parts,
     _store_key,
     drop_needless_barriers,
+    unrounded,
 )
 
 
@@ -185,7 +186,9 @@ def _recompute_into(fn, ia: int, ib: int, store: ast.Expr, key: str, base) -> bo
         taken.add(renames[old])
         c.targets[0].id = renames[old]
         copies.append(c)
-    new_value = copy.deepcopy(value)
+    # The stored value was a temporary (the later loop overwrites it): the
+    # recomputed one stays fp32, as eager keeps it (persist.forward_stores).
+    new_value = unrounded(copy.deepcopy(value))
     _rename(new_value, renames)
     if cast is not None:
         new_value = ast.Call(
