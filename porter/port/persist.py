@@ -268,36 +268,49 @@ def _overwritten_stores(body: list[ast.stmt]) -> set[int]:
     """ids of the top-level stores that a later store to the same elements
     overwrites, every load of that pointer between them reading exactly those
     elements (the store's own pointer and mask)."""
-    found = set()
-    for i, stmt in enumerate(body):
-        if not (
-            isinstance(stmt, ast.Expr)
-            and _is_call(stmt.value, "tl.store")
-            and len(stmt.value.args) >= 3
-        ):
-            continue
-        key, base = _store_key(stmt.value), ptr_base(stmt.value.args[0])
-        for later in body[i + 1 :]:
-            loads = [
-                n
-                for n in ast.walk(later)
-                if _is_call(n, "tl.load") and ptr_base(n.args[0]) == base
-            ]
-            if any(
-                len(n.args) < 2
-                or ast.dump(n.args[0]) + "|" + ast.dump(n.args[1]) != key
+    return {
+        id(stmt.value)
+        for i, stmt in enumerate(body)
+        if _overwritten_at(body, i, reads_between=True) is not None
+    }
+
+
+def _overwritten_at(body: list[ast.stmt], i: int, reads_between: bool) -> int | None:
+    """Where a later store overwrites the elements the store at body[i] wrote
+    (its index in body); None where none does, or where a load of that
+    pointer comes first. With reads_between, loads of exactly the stored
+    elements (its pointer and mask) may come between."""
+    stmt = body[i]
+    if not (
+        isinstance(stmt, ast.Expr)
+        and _is_call(stmt.value, "tl.store")
+        and len(stmt.value.args) >= 3
+    ):
+        return None
+    key, base = _store_key(stmt.value), ptr_base(stmt.value.args[0])
+    for j in range(i + 1, len(body)):
+        later = body[j]
+        loads = [
+            n
+            for n in ast.walk(later)
+            if _is_call(n, "tl.load") and ptr_base(n.args[0]) == base
+        ]
+        if loads and not (
+            reads_between
+            and all(
+                len(n.args) >= 2
+                and ast.dump(n.args[0]) + "|" + ast.dump(n.args[1]) == key
                 for n in loads
-            ):
-                break
-            if (
-                isinstance(later, ast.Expr)
-                and _is_call(later.value, "tl.store")
-                and ptr_base(later.value.args[0]) == base
-            ):
-                if _store_key(later.value) == key:
-                    found.add(id(stmt.value))
-                break
-    return found
+            )
+        ):
+            return None
+        if (
+            isinstance(later, ast.Expr)
+            and _is_call(later.value, "tl.store")
+            and _store_key(later.value) == key
+        ):
+            return j
+    return None
 
 
 def reuse_loads(fn: ast.FunctionDef) -> int:
@@ -341,24 +354,10 @@ def drop_overwritten_stores(fn: ast.FunctionDef) -> int:
     of that pointer between, is dead."""
     dropped = 0
     body = fn.body
-    for i, stmt in enumerate(list(body)):
-        if not (isinstance(stmt, ast.Expr) and _is_call(stmt.value, "tl.store")):
-            continue
-        key, base = _store_key(stmt.value), ptr_base(stmt.value.args[0])
-        for later in body[body.index(stmt) + 1 :]:
-            if any(
-                _is_call(n, "tl.load") and ptr_base(n.args[0]) == base
-                for n in ast.walk(later)
-            ):
-                break
-            if (
-                isinstance(later, ast.Expr)
-                and _is_call(later.value, "tl.store")
-                and _store_key(later.value) == key
-            ):
-                body.remove(stmt)
-                dropped += 1
-                break
+    for stmt in list(body):
+        if _overwritten_at(body, body.index(stmt), reads_between=False) is not None:
+            body.remove(stmt)
+            dropped += 1
     return dropped
 
 

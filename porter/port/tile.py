@@ -54,7 +54,7 @@ import sympy
 
 from porter.port.generalize import _sym, ident, set_signature
 from porter.port.model import KernelPort, Param
-from porter.port.passes import _rename
+from porter.port.passes import _names, _rename
 
 PREAMBLE = [
     "block_start = tl.program_id(0).to(tl.int64) * BLOCK_SIZE",
@@ -322,24 +322,13 @@ def column_masked_loads(kp: KernelPort) -> bool:
     if kp.tile is None:
         return False
     fn = kp.tree
-    # Names whose value depends on the row index, to a fixed point.
-    row_dep = {"rows", "row_block", "mask", "offsets"}
     assigns = [
         s
         for s in ast.walk(fn)
         if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name)
     ]
-    grew = True
-    while grew:
-        grew = False
-        for s in assigns:
-            name = s.targets[0].id
-            if name not in row_dep and _names(s.value) & row_dep:
-                row_dep.add(name)
-                grew = True
-    col_dep = {"cols"} | {
-        s.targets[0].id for s in assigns if _names(s.value) & {"cols"}
-    }
+    row_dep = _dependents(assigns, {"rows", "row_block", "mask", "offsets"})
+    col_dep = _dependents(assigns, {"cols"})
     changed = False
     for call in ast.walk(fn):
         if not (
@@ -362,5 +351,15 @@ def column_masked_loads(kp: KernelPort) -> bool:
     return changed
 
 
-def _names(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+def _dependents(assigns: list[ast.Assign], seeds: set[str]) -> set[str]:
+    """The seeds and every name assigned from them, to a fixed point."""
+    names = set(seeds)
+    grew = True
+    while grew:
+        grew = False
+        for s in assigns:
+            name = s.targets[0].id
+            if name not in names and _names(s.value) & names:
+                names.add(name)
+                grew = True
+    return names
