@@ -54,7 +54,7 @@ import sympy
 
 from porter.port.generalize import _sym, ident, set_signature
 from porter.port.model import KernelPort, Param
-from porter.port.passes import _names, _rename
+from porter.port.passes import _full_names, _names, _rename
 
 PREAMBLE = [
     "block_start = tl.program_id(0).to(tl.int64) * BLOCK_SIZE",
@@ -322,13 +322,9 @@ def column_masked_loads(kp: KernelPort) -> bool:
     if kp.tile is None:
         return False
     fn = kp.tree
-    assigns = [
-        s
-        for s in ast.walk(fn)
-        if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name)
-    ]
-    row_dep = _dependents(assigns, {"rows", "row_block", "mask", "offsets"})
-    col_dep = _dependents(assigns, {"cols"})
+    # Names computed from the row index, and from the column index.
+    row_dep = _full_names(fn, {"rows", "row_block", "mask", "offsets"})
+    col_dep = _full_names(fn, {"cols"})
     changed = False
     for call in ast.walk(fn):
         if not (
@@ -349,17 +345,3 @@ def column_masked_loads(kp: KernelPort) -> bool:
             "column bound and broadcast over the block's rows"
         )
     return changed
-
-
-def _dependents(assigns: list[ast.Assign], seeds: set[str]) -> set[str]:
-    """The seeds and every name assigned from them, to a fixed point."""
-    names = set(seeds)
-    grew = True
-    while grew:
-        grew = False
-        for s in assigns:
-            name = s.targets[0].id
-            if name not in names and _names(s.value) & names:
-                names.add(name)
-                grew = True
-    return names
