@@ -73,7 +73,13 @@ def _port(args: argparse.Namespace) -> int:
 
 
 def _test(args: argparse.Namespace) -> int:
-    import pytest
+    try:
+        import pytest
+    except ImportError:
+        raise PorterError(
+            "porter test runs pytest, which is not installed here: "
+            "`python3 -m pip install pytest`, then run it again"
+        ) from None
 
     argv = [str(c) for c in args.cases] + [
         "-q",
