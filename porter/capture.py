@@ -40,7 +40,7 @@ CODEGEN_ONLY_ARCH = 90  # Hopper: the code is what an H100/H200 would get
 class _Graph:
     """One graph Dynamo handed to our backend, and what Inductor made of it."""
 
-    placeholders: list[tuple[str, str, bool]]  # (fx name, source, is symint)
+    placeholders: list[tuple[str, str, str]]  # (fx name, source, GraphInput kind)
     source: str | None = None
     path: str | None = None
     error: str | None = None
@@ -50,6 +50,27 @@ class _Graph:
 class _State:
     records: list[str] = field(default_factory=list)
     graphs: list[_Graph] = field(default_factory=list)
+    # Values Dynamo compiled in as constants: (source, value).
+    constants: list[tuple[str, Any]] = field(default_factory=list)
+
+    def guard_filter(self, entries):
+        """torch.compile's guard_filter_fn: note the constants, keep every guard."""
+        for e in entries:
+            if e.guard_type in ("CONSTANT_MATCH", "EQUALS_MATCH") and e.has_value:
+                if not e.is_global and _plain_constant(e.value):
+                    item = (e.name, e.value)
+                    if item not in self.constants:
+                        self.constants.append(item)
+        return [True] * len(entries)
+
+
+def _plain_constant(value: Any) -> bool:
+    """A value a launcher can compare against its repr (a flag, a dim, a size tuple)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return not (isinstance(value, float) and value != value)
+    if isinstance(value, (tuple, list)):
+        return all(_plain_constant(v) for v in value)
+    return False
 
 
 class _CodegenOnlyDriver:
@@ -182,7 +203,13 @@ def _make_backend(state: _State, codegen_only: bool):
             arg = node.meta.get("grapharg")
             source = _source_name(arg.source) if arg is not None else node.name
             value = node.meta.get("example_value")
-            placeholders.append((node.name, source, isinstance(value, torch.SymInt)))
+            if isinstance(value, torch.SymInt):
+                kind = "symint"
+            elif getattr(arg, "pass_arg_as_tensor", False):
+                kind = "scalar"  # a Python float Dynamo passes as a 0-d tensor
+            else:
+                kind = "tensor"
+            placeholders.append((node.name, source, kind))
         graph = _Graph(placeholders)
         state.graphs.append(graph)
         before = len(state.records)
@@ -230,19 +257,35 @@ def resolve_device(device: str) -> str:
 
 
 def _mark_dims(ref: Reference, inputs: list[Any], static: set[str]) -> None:
+    """Every axis is compiled as a symbol (dynamic=True) but those of --static
+    dims; a dim whose axes Dynamo specialized anyway (tied to a parameter's
+    shape) is found non-symbolic after parsing (_settle_dims)."""
     by_name = dict(zip(ref.input_names, inputs))
     for dim in ref.dims:
-        if dim.name in static:
-            dim.symbolic = False
+        if dim.name not in static:
             continue
+        dim.symbolic = False
         for name, axis in dim.axes + dim.derived:
             value = by_name.get(name)
-            if isinstance(value, torch.Tensor) and value.shape[axis] > 1:
-                # maybe_: a size tied to a parameter (a Linear's in_features) is
-                # specialized by Dynamo instead of failing the capture.
-                torch._dynamo.maybe_mark_dynamic(value, axis)
-            else:
-                dim.symbolic = False
+            if isinstance(value, torch.Tensor):
+                torch._dynamo.mark_static(value, axis)
+
+
+def _settle_dims(ref: Reference, modules: list) -> None:
+    """A dim is symbolic where the compiled graph reads some axis of it as a
+    symbol: Dynamo specializes sizes of 0 and 1, and sizes tied to a
+    parameter's shape."""
+    sizes = {
+        (gi.target, axis): size
+        for m in modules
+        for gi in m.inputs
+        if gi.kind == "tensor"
+        for axis, size in enumerate(gi.sizes)
+    }
+    for dim in ref.dims:
+        seen = [sizes.get(a) for a in dim.axes if a in sizes]
+        if seen and all(str(s).isdigit() for s in seen):
+            dim.symbolic = False
 
 
 def inductor_patches(codegen_only: bool) -> dict[str, Any]:
@@ -315,7 +358,14 @@ def run_capture(
     torch._dynamo.reset()
     patches = inductor_patches(codegen_only)
     target_ctx = codegen_only_target() if codegen_only else contextlib.nullcontext()
-    compiled = torch.compile(fn, backend=_make_backend(state, codegen_only))
+    # dynamic=True: every size a symbol and every float argument or attribute
+    # a runtime value, unless the reference fixes it; then Dynamo guards on it
+    # and the guard tells the launcher what to check (state.constants).
+    compiled = torch._dynamo.optimize(
+        _make_backend(state, codegen_only),
+        dynamic=True,
+        guard_filter_fn=state.guard_filter,
+    )(fn)
     quiet = contextlib.nullcontext() if debug else silenced_fds(chatter)
     with (
         private_inductor_cache(),
@@ -323,6 +373,7 @@ def run_capture(
         quiet_output_code(state.records, chatter),
         target_ctx,
         V.set_choices_handler(WholeRows()),
+        _no_duck_shapes(),
     ):
         with torch._inductor.config.patch(patches), torch.no_grad():
             try:
@@ -361,6 +412,7 @@ def run_capture(
             f"{ref.path}: Inductor emitted no Triton kernel for {ref.name} (it lowered "
             "everything to extern calls such as aten.mm), so there is nothing to port"
         )
+    _settle_dims(ref, modules)
     config_warnings: list[str] = []
     if not codegen_only:
         config_warnings = _record_configs(state, kernels)
@@ -384,6 +436,9 @@ def run_capture(
         kernels=kernels,
         date=datetime.date.today().isoformat(),
         warnings=config_warnings,
+        constants=_constants(state.constants),
+        training=getattr(fn, "training", None),
+        overrides=dict(ref.overrides),
     )
     return capture, sources
 
@@ -416,18 +471,53 @@ def _output_dtypes(ref: Reference, out: Any, dtype: str, device: str) -> list[st
     ]
 
 
+def guard_expr(name: str) -> str | None:
+    """A guard's source as the scaffold spells it: self._modules['bn'].training
+    -> self.bn.training; a forward argument's name as it is. None for sources
+    a scaffold has no hold on (dunder attributes, hooks, dict internals)."""
+    text = re.sub(r"^L\['(\w+)'\]", r"\1", name)
+    text = re.sub(r"\._(?:modules|parameters|buffers)\['(\w+)'\]", r".\1", text)
+    if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*|\[\d+\])*", text):
+        return None
+    if any(part.startswith("_") for part in re.split(r"[.\[]", text)):
+        return None
+    return text
+
+
+def _constants(found: list[tuple[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for name, value in found:
+        expr = guard_expr(name)
+        if expr is not None and all(c["expr"] != expr for c in out):
+            out.append({"expr": expr, "value": list(value) if isinstance(value, tuple) else value, "tuple": isinstance(value, tuple)})
+    return out
+
+
 def _graph_inputs(graph: _Graph) -> list[GraphInput]:
     out = []
-    for _, source, is_symint in graph.placeholders:
+    for _, source, kind in graph.placeholders:
         out.append(
             GraphInput(
                 wrapper_name="",
                 source=source,
-                kind="symint" if is_symint else "tensor",
+                kind=kind,
                 target=source_to_target(source),
             )
         )
     return out
+
+
+@contextlib.contextmanager
+def _no_duck_shapes() -> Iterator[None]:
+    """Two inputs' axes of one example size stay two symbols unless the
+    reference ties them (a square example matrix is not a square-only op)."""
+    try:
+        from torch.fx.experimental import _config as fx_config
+    except ImportError:  # pragma: no cover - every supported torch has it
+        yield
+        return
+    with fx_config.patch(use_duck_shape=False):
+        yield
 
 
 _KEY = re.compile(r"\['([^']+)'\]|\.(\w+)")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from porter import __version__
 from porter.errors import PorterError
-from porter.sizes import add_dims_option, parse_dims
+from porter.sizes import add_dims_option, add_set_option, parse_dims, parse_sets
 
 EXIT_ERROR = 1
 EXIT_INTERNAL = 3
@@ -32,6 +32,7 @@ def _capture(args: argparse.Namespace) -> int:
         static=tuple(args.static),
         dtype=args.dtype,
         debug=args.debug,
+        sizes=_sets(args.set),
     )
     if result.changed is None:
         print(f"porter: wrote {result.case}")
@@ -48,6 +49,31 @@ def _capture(args: argparse.Namespace) -> int:
     for warning in result.warnings:
         print(f"porter: warning: {warning}", file=sys.stderr)
     return 0
+
+
+def _sets(items: list[str]) -> dict:
+    try:
+        return parse_sets(items)
+    except ValueError as err:
+        raise PorterError(str(err)) from None
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    from porter import sweep
+
+    results = sweep.sweep(
+        args.paths,
+        args.out,
+        jobs=args.jobs,
+        sets=_sets(args.set),
+        dtypes=tuple(args.dtype),
+        timeout=args.timeout,
+        progress=lambda m: print(f"porter: {m}", file=sys.stderr, flush=True),
+    )
+    table, data = sweep.write_results(results, Path(args.out))
+    print(sweep.summary_table(results), end="")
+    print(f"porter: wrote {table} and {data}")
+    return 1 if any(r["status"] == "failed" for r in results) else 0
 
 
 def _diff(args: argparse.Namespace) -> int:
@@ -267,7 +293,43 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--dtype", help="dtype of the example inputs (default: the reference's first)"
     )
+    add_set_option(p)
     p.set_defaults(func=_capture)
+
+    p = sub.add_parser(
+        "sweep",
+        help="capture, port and check every reference of a folder, in parallel",
+        description=(
+            "Capture, port and check every .py reference under PATHs (folders are "
+            "searched one level deep) in worker processes, then print a table: "
+            "pass (the scaffold matched eager at sizes, dtypes, views and modes the "
+            "capture never saw), refused (in one line, at capture or at every call) "
+            "or failed. Writes OUT/sweep.md and OUT/sweep.json. Exit 1 if any failed."
+        ),
+    )
+    p.add_argument("paths", metavar="PATH", nargs="+", help="reference files or folders")
+    p.add_argument(
+        "--out", default="sweep", help="where the cases and results go (default: sweep/)"
+    )
+    p.add_argument(
+        "--jobs", type=int, help="worker processes (default: one a CPU core)"
+    )
+    p.add_argument(
+        "--dtype",
+        nargs="+",
+        default=["float32", "bfloat16"],
+        choices=["float32", "float16", "bfloat16"],
+        help="dtypes to check in (default: float32 bfloat16)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=600,
+        metavar="S",
+        help="seconds one reference may take before it is failed (default 600)",
+    )
+    add_set_option(p)
+    p.set_defaults(func=_sweep)
 
     p = sub.add_parser(
         "diff",

@@ -330,6 +330,17 @@ class _Wrapper:
 
     def bind(self, param: str, node: ast.AST) -> Binding:
         text = ast.unparse(node)
+        scalar = node
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "item"
+        ):
+            scalar = node.func.value  # arg3_1.item(): a float Dynamo passed as a 0-d tensor
+        if isinstance(scalar, ast.Name) and scalar.id in self.by_wrapper:
+            gi = self.by_wrapper[scalar.id]
+            if gi.kind == "scalar":
+                return Binding(param, text, "scalar", gi.target)
         view = None
         if (
             isinstance(node, ast.Call)

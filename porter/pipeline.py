@@ -6,16 +6,30 @@ result = capture("examples/rmsnorm.py", out="captured")
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from porter.capture import run_capture
 from porter.errors import PorterError
 from porter.records import Capture
-from porter.reference import load_reference
+from porter.reference import case_reference, load_reference
 from porter.store import MANIFEST, kernel_diff, read_manifest, write_case
+
+
+# A KernelBench file's inputs are cut to about this many elements at capture
+# (its kernels stay general): its own sizes (4096 x 393216) would take GBs, and
+# the parity suite runs at the captured sizes under the CPU interpreter.
+CAPTURE_BUDGET = 1 << 16
+
+
+def default_case_name(path: Path) -> str:
+    """The file's stem as a Python identifier (23_Softmax.py -> case_23_Softmax):
+    a case folder is a package, so pytest tells one case's tests from another's."""
+    name = re.sub(r"\W", "_", path.stem)
+    return f"case_{name}" if not name.isidentifier() else name
 
 
 def _stderr(message: str) -> None:
@@ -41,10 +55,11 @@ def capture(
     dtype: str | None = None,
     progress: Callable[[str], None] = _stderr,
     debug: bool = False,
+    sizes: dict[str, Any] | None = None,
 ) -> CaptureResult:
     """Capture Inductor's kernels for the reference in `path` into `out/name/`."""
     path = Path(path)
-    name = name or path.stem
+    name = name or default_case_name(path)
     if not name.isidentifier():
         raise PorterError(
             f"case name {name!r} must be a Python identifier (letters, digits, _); "
@@ -52,7 +67,15 @@ def capture(
         )
     case = Path(out) / name
     progress(f"loading {path}")
-    ref = load_reference(path)
+    ref = load_reference(path, overrides=sizes, budget=CAPTURE_BUDGET)
+    shrunk = {k: v for k, v in ref.overrides.items() if k not in (sizes or {})}
+    if shrunk:
+        chosen = ", ".join(f"{k}={v}" for k, v in shrunk.items())
+        progress(
+            f"{path.name}'s own sizes give more than {CAPTURE_BUDGET} input elements; "
+            f"capturing at {chosen} (the kernels stay general; --set NAME=VALUE "
+            "picks other sizes)"
+        )
     progress(f"compiling {ref.name} with torch.compile ({device} device)")
     cap, sources = run_capture(
         ref, device=device, static=static, dtype=dtype, debug=debug
@@ -118,7 +141,7 @@ def port(
     case = Path(case)
     manifest = read_manifest(case)
     cap = Capture.from_dict(manifest)
-    ref = load_reference(case / "reference.py")
+    ref = case_reference(case, manifest)
     progress(f"porting {len(cap.kernels)} kernel(s) of {case}")
     result = port_files(cap, ref.module, case.name)
     written = write_case(case, result.files, manifest, force=force, replace_all=False)
@@ -138,7 +161,7 @@ def diff(
         raise PorterError(
             f"{ref_path} is missing; re-run porter capture on the original file"
         )
-    ref = load_reference(ref_path)
+    ref = case_reference(case, stored)
     progress(f"re-compiling {ref.name} to compare with the stored capture")
     dims = {d["name"] for d in stored.get("dims", []) if not d.get("symbolic", True)}
     cap, _ = run_capture(

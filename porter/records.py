@@ -144,6 +144,14 @@ class Capture:
     warnings: list[str] = field(default_factory=list)
     # per output: "input" (follows the inputs' dtype) or a fixed torch dtype
     output_dtypes: list[str] = field(default_factory=list)
+    # Non-tensor values the compiled graph holds as constants (a reduction
+    # dim, a module's training flag), as launcher expressions and values: the
+    # scaffold refuses other values. "tuple": the value was a tuple.
+    constants: list[dict[str, Any]] = field(default_factory=list)
+    # The module's training flag at capture (KernelBench), None for a function.
+    training: bool | None = None
+    # Sizes set with --set, or chosen to keep the capture small.
+    overrides: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

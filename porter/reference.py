@@ -11,15 +11,18 @@ Two formats are accepted (docs/reference-format.md):
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import hashlib
 import importlib.util
 import inspect
 import itertools
 import sys
+import tokenize
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import torch
 
@@ -41,14 +44,45 @@ class Reference:
     dtypes: list[str]
     sha256: str
     init_inputs: list[Any] = field(default_factory=list)
+    # Sizes set from the command line or chosen to keep a capture small, by
+    # global (KernelBench) or DIMS entry (porter format).
+    overrides: dict[str, Any] = field(default_factory=dict)
+    # KernelBench: each dim's global, and the index where the global is a tuple.
+    slots: dict[str, tuple[str, int | None]] = field(default_factory=dict)
+    # Dim names a stored capture gave sizes (porter before 0.2 named a
+    # KernelBench batch "batch"), by the size global they are.
+    aliases: dict[str, str] = field(default_factory=dict)
 
-    def build(self) -> Callable[..., Any]:
-        """The callable under test: the function, or a fresh Model in eval mode."""
+    def alias_dims(self, stored: list[dict[str, Any]]) -> None:
+        """Name each stored dim that is not a size global after the global
+        whose dim sizes the same input axis."""
+        for d in stored:
+            if d["name"] in self.slots or not d.get("axes"):
+                continue
+            first = tuple(d["axes"][0])
+            same = next((x for x in self.dims if first in map(tuple, x.axes)), None)
+            if same is not None:
+                self.aliases[d["name"]] = same.name
+
+    def build(self, sizes: dict[str, int] | None = None) -> Callable[..., Any]:
+        """The callable under test: the function, or a fresh Model as its
+        constructor leaves it (training mode, as KernelBench runs it), built
+        from get_init_inputs() at `sizes`."""
         if self.kind == "porter":
             return self.module.REFERENCE
         torch.manual_seed(0)  # parameters must be the same on every build
-        model = self.module.Model(*self.init_inputs)
-        return model.eval()
+        return self.module.Model(*self.init_inputs_at(sizes))
+
+    def init_inputs_at(self, sizes: dict[str, int] | None = None) -> list[Any]:
+        """get_init_inputs() with the size globals at `sizes` (a features count
+        that sizes both the input and the model's parameters)."""
+        if self.kind == "porter":
+            return []
+        getter = getattr(self.module, "get_init_inputs", None)
+        if getter is None:
+            return []
+        with _sizes_set(self, {**self.overrides, **(sizes or {})}):
+            return list(getter())
 
     def make_inputs(
         self,
@@ -68,11 +102,53 @@ class Reference:
         return _kernelbench_inputs(self, dims, dtype, device)
 
 
-def load_reference(path: str | Path) -> Reference:
+@contextlib.contextmanager
+def _sizes_set(ref: Reference, sizes: dict[str, int]) -> Iterator[None]:
+    """A KernelBench module's size globals set to `sizes` (by dim name), then restored."""
+    module = ref.module
+    saved = {}
+    for name, value in sizes.items():
+        name = ref.aliases.get(name, name)
+        if name not in ref.slots:
+            # Never a silent no-op: inputs at the wrong size compare nothing.
+            raise PorterError(
+                f"{ref.path.name} has no size global {name!r} (its size globals: "
+                f"{', '.join(ref.slots) or 'none'})"
+            )
+        glob, index = ref.slots[name]
+        saved.setdefault(glob, getattr(module, glob))
+        if index is None:
+            setattr(module, glob, int(value))
+        else:
+            items = list(getattr(module, glob))
+            items[index] = int(value)
+            setattr(module, glob, type(saved[glob])(items))
+    try:
+        yield
+    finally:
+        for glob, value in saved.items():
+            setattr(module, glob, value)
+
+
+def load_reference(
+    path: str | Path,
+    overrides: dict[str, Any] | None = None,
+    budget: int | None = None,
+) -> Reference:
+    """Load a reference file. overrides: sizes to set (a KernelBench file's size
+    globals, a porter reference's DIMS entries). budget: where a KernelBench
+    file's own sizes give more input elements than this, its size globals are
+    made smaller until they fit (Reference.overrides says which)."""
     path = Path(path)
     if not path.is_file():
         raise PorterError(f"{path}: no such file; give the path of a reference .py")
-    source = path.read_text()
+    try:
+        source = read_source(path)
+    except UnicodeDecodeError as err:
+        raise PorterError(
+            f"{path}: not readable as Python source ({err.reason} at byte "
+            f"{err.start}); save it as UTF-8 or give it a coding declaration"
+        ) from None
     try:
         compile(source, str(path), "exec")
     except SyntaxError as err:
@@ -80,16 +156,34 @@ def load_reference(path: str | Path) -> Reference:
             f"{path}:{err.lineno}: syntax error ({err.msg}); fix the file and retry"
         ) from err
     module = _import(path)
-    sha = hashlib.sha256(source.encode()).hexdigest()
+    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    overrides = dict(overrides or {})
     if hasattr(module, "REFERENCE") and hasattr(module, "make_inputs"):
-        return _porter_reference(path, module, sha)
+        return _porter_reference(path, module, sha, overrides)
     if hasattr(module, "Model") and hasattr(module, "get_inputs"):
-        return _kernelbench_reference(path, module, sha)
+        return _kernelbench_reference(path, module, sha, source, overrides, budget)
     raise PorterError(
         f"{path}: no reference found: define REFERENCE, make_inputs and DIMS "
         "(porter format) or class Model, get_inputs and get_init_inputs "
         "(KernelBench format); see docs/reference-format.md"
     )
+
+
+def case_reference(case: Path, manifest: dict[str, Any]) -> Reference:
+    """A case's stored reference at the sizes it was captured at."""
+    overrides = {
+        k: tuple(v) if isinstance(v, list) else v
+        for k, v in manifest.get("overrides", {}).items()
+    }
+    ref = load_reference(Path(case) / "reference.py", overrides=overrides)
+    ref.alias_dims(manifest.get("dims", []))
+    return ref
+
+
+def read_source(path: Path) -> str:
+    """The file's text as Python reads it (a coding declaration is honoured)."""
+    with tokenize.open(path) as f:
+        return f.read()
 
 
 def _import(path: Path) -> types.ModuleType:
@@ -107,7 +201,9 @@ def _import(path: Path) -> types.ModuleType:
     return module
 
 
-def _porter_reference(path: Path, module: types.ModuleType, sha: str) -> Reference:
+def _porter_reference(
+    path: Path, module: types.ModuleType, sha: str, overrides: dict[str, Any]
+) -> Reference:
     fn = module.REFERENCE
     if not callable(fn):
         raise PorterError(f"{path}: REFERENCE must be the reference function")
@@ -117,6 +213,13 @@ def _porter_reference(path: Path, module: types.ModuleType, sha: str) -> Referen
             f"{path}: DIMS must be a dict of example sizes, e.g. "
             '{"num_tokens": 64, "hidden": 1024}'
         )
+    unknown = sorted(set(overrides) - set(sizes))
+    if unknown:
+        raise PorterError(
+            f"--set names {unknown}, which are not in {path.name}'s DIMS "
+            f"({', '.join(sizes)})"
+        )
+    sizes = {**sizes, **{k: _positive(k, v) for k, v in overrides.items()}}
     dynamic = list(getattr(module, "DYNAMIC", list(sizes)[:1]))
     unknown = [d for d in dynamic if d not in sizes]
     if unknown:
@@ -135,69 +238,252 @@ def _porter_reference(path: Path, module: types.ModuleType, sha: str) -> Referen
         ],
         dtypes=dtypes,
         sha256=sha,
+        overrides=overrides,
     )
     _locate_dims(ref)
     return ref
 
 
-def _kernelbench_reference(path: Path, module: types.ModuleType, sha: str) -> Reference:
-    init = list(module.get_init_inputs()) if hasattr(module, "get_init_inputs") else []
-    inputs = _call_user(path, "get_inputs()", module.get_inputs)
+def _positive(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise PorterError(f"--set {name}={value!r}: give a positive whole number")
+    return value
+
+
+def _kernelbench_reference(
+    path: Path,
+    module: types.ModuleType,
+    sha: str,
+    source: str,
+    overrides: dict[str, Any],
+    budget: int | None,
+) -> Reference:
     names = list(inspect.signature(module.Model.forward).parameters)[1:]
-    if len(names) < len(inputs):  # forward(*args): name them by position
-        names = [f"input{i}" for i in range(len(inputs))]
-    names = names[: len(inputs)]
-    dims: list[Dim] = []
-    for name, value in zip(names, inputs):
-        if isinstance(value, torch.Tensor) and value.dim() > 0:
-            # KernelBench's batch is the leading dim of each input; inputs whose
-            # leading sizes agree share one dim, as they do in the model.
-            same = [d for d in dims if d.role == "runtime" and d.size == value.shape[0]]
-            if same:
-                same[0].axes.append((name, 0))
-            else:
-                dname = "batch" if not dims else f"batch{len(dims)}"
-                dims.append(Dim(dname, int(value.shape[0]), "runtime", [(name, 0)]))
+    ref = Reference(
+        path=path,
+        kind="kernelbench",
+        name="Model",
+        module=module,
+        input_names=[],
+        dims=[],
+        dtypes=["float32"],
+        sha256=sha,
+        slots=_size_slots(module, source),
+    )
+    ref.overrides = _apply_overrides(ref, overrides)
+    base = _kernelbench_shapes(ref, {})
+    if budget is not None and _elements(base) > budget:
+        ref.overrides.update(_shrink(ref, budget, set(ref.overrides)))
+        base = _kernelbench_shapes(ref, {})
+    ref.init_inputs = _call_user(path, "get_init_inputs()", ref.init_inputs_at)
+    inputs = base
+    if len(names) < len(inputs) or any(n.startswith("*") for n in names):
+        names = [f"input{i}" for i in range(len(inputs))]  # forward(*args)
+    ref.input_names = names[: len(inputs)]
+    ref.dims = _kernelbench_dims(ref, base)
     float_in = [
         str(t.dtype).removeprefix("torch.")
         for t in inputs
         if isinstance(t, torch.Tensor) and t.is_floating_point()
     ]
-    dtypes = [float_in[0]] if float_in else ["float32"]
-    return Reference(
-        path=path,
-        kind="kernelbench",
-        name="Model",
-        module=module,
-        input_names=names,
-        dims=dims,
-        dtypes=dtypes,
-        sha256=sha,
-        init_inputs=init,
+    ref.dtypes = [float_in[0]] if float_in else ["float32"]
+    return ref
+
+
+def _size_slots(module: types.ModuleType, source: str) -> dict[str, tuple[str, int | None]]:
+    """The file's top-level int globals, and the int entries of its tuple
+    globals (`input_shape = (4096,)` gives input_shape_0): the sizes a
+    KernelBench file's get_inputs() may read."""
+    assigned = []
+    for node in ast.parse(source).body:
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        for t in targets:
+            if isinstance(t, ast.Name) and t.id not in assigned:
+                assigned.append(t.id)
+    slots: dict[str, tuple[str, int | None]] = {}
+    for name in assigned:
+        value = getattr(module, name, None)
+        if _is_int(value):
+            slots[name] = (name, None)
+        elif isinstance(value, tuple) and value and all(_is_int(v) for v in value):
+            for i in range(len(value)):
+                slots.setdefault(f"{name}_{i}", (name, i))
+    return slots
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _apply_overrides(ref: Reference, overrides: dict[str, Any]) -> dict[str, int]:
+    """--set NAME=VALUE on a KernelBench file: an int global, an entry of a
+    tuple global (input_shape_0), or a whole tuple global given as a tuple."""
+    out: dict[str, int] = {}
+    globals_ = {g for g, _ in ref.slots.values()}
+    for name, value in overrides.items():
+        if name in ref.slots:
+            out[name] = _positive(name, value)
+        elif name in globals_ and isinstance(value, tuple):
+            entries = [s for s, (g, i) in ref.slots.items() if g == name]
+            if len(entries) != len(value):
+                raise PorterError(
+                    f"--set {name}: {ref.path.name} has {len(entries)} entries in {name}, "
+                    f"not {len(value)}"
+                )
+            out.update({s: _positive(s, v) for s, v in zip(entries, value)})
+        else:
+            raise PorterError(
+                f"--set names {name!r}, which is not an int global of {ref.path.name} "
+                f"(its size globals: {', '.join(ref.slots) or 'none'})"
+            )
+    return out
+
+
+def _kernelbench_shapes(ref: Reference, sizes: dict[str, int]) -> list[Any]:
+    """get_inputs() at the overrides plus `sizes`, as meta tensors where the
+    file allows (no memory for a 4096 x 393216 input), else as real ones."""
+    with _sizes_set(ref, {**ref.overrides, **sizes}):
+        try:
+            with torch.device("meta"):
+                return list(ref.module.get_inputs())
+        except Exception:  # noqa: BLE001 - e.g. .item() of a random tensor
+            return list(
+                _call_user(ref.path, "get_inputs()", ref.module.get_inputs)
+            )
+
+
+def _elements(values: list[Any]) -> int:
+    return sum(v.numel() for v in values if isinstance(v, torch.Tensor))
+
+
+def _shapes_of(values: list[Any]) -> list[tuple[int, ...] | None]:
+    return [tuple(v.shape) if isinstance(v, torch.Tensor) else None for v in values]
+
+
+def _kernelbench_dims(ref: Reference, base: list[Any]) -> list[Dim]:
+    """A dim for each size global that sizes an input: grown by one (or two),
+    the axes that grow with it are its axes (or derived ones, when they grow
+    by another amount). Role runtime for the one sizing the first input's
+    leading axis without sizing the model too (the batch), model otherwise."""
+    base_shapes = _shapes_of(base)
+    sizes = _current_sizes(ref)
+    base_init = _init_key(ref, {})
+    first_tensor = next(
+        (i for i, v in enumerate(base) if isinstance(v, torch.Tensor) and v.dim()), None
     )
+    dims: list[Dim] = []
+    for slot, value in sizes.items():
+        for step in (1, 2, value):
+            try:
+                grown = _shapes_of(_kernelbench_shapes(ref, {slot: value + step}))
+            except PorterError:
+                continue
+            break
+        else:
+            continue
+        axes, derived = [], []
+        for name, a, b in zip(ref.input_names, base_shapes, grown):
+            if a is None or b is None or len(a) != len(b):
+                continue
+            for axis, (x, y) in enumerate(zip(a, b)):
+                if x != y:
+                    (axes if (x, y) == (value, value + step) else derived).append(
+                        (name, axis)
+                    )
+        if not axes and not derived:
+            continue
+        sizes_model = _init_key(ref, {slot: value + step}) != base_init
+        leading = first_tensor is not None and (ref.input_names[first_tensor], 0) in axes
+        runtime = leading and not sizes_model and not any(d.role == "runtime" for d in dims)
+        dims.append(
+            Dim(slot, value, "runtime" if runtime else "model", axes, True, derived)
+        )
+    order = {(n, a): i for i, (n, s) in enumerate(zip(ref.input_names, base_shapes)) for a in range(len(s or ()))}
+    dims.sort(key=lambda d: min(order.get(x, 1 << 30) for x in d.axes + d.derived))
+    return dims
+
+
+def _current_sizes(ref: Reference) -> dict[str, int]:
+    out = {}
+    for slot, (glob, index) in ref.slots.items():
+        value = getattr(ref.module, glob)
+        out[slot] = int(value if index is None else value[index])
+    out.update(ref.overrides)
+    return out
+
+
+def _init_key(ref: Reference, sizes: dict[str, int]) -> str:
+    try:
+        return repr(ref.init_inputs_at(sizes))
+    except Exception:  # noqa: BLE001 - a constructor argument the size breaks
+        return "unbuildable"
+
+
+# Sizes a KernelBench global is cut to, smallest first (powers of two, so
+# sizes that must split in halves or groups still do).
+SHRINK_CAPS = (8, 16, 32, 64, 128, 256, 512, 1024)
+
+
+def _shrink(ref: Reference, budget: int, fixed: set[str]) -> dict[str, int]:
+    """Smaller values for the size globals (those not in `fixed`) so that the
+    inputs hold at most `budget` elements and the reference still runs on
+    them: the largest cap of SHRINK_CAPS that fits and runs."""
+    sizes = _current_sizes(ref)
+    best: dict[str, int] | None = None
+    for cap in SHRINK_CAPS:
+        trial = {
+            s: _cut(v, cap) for s, v in sizes.items() if s not in fixed and v > cap
+        }
+        try:
+            shapes = _kernelbench_shapes(ref, trial)
+        except PorterError:
+            continue
+        if best is not None and _elements(shapes) > budget:
+            break
+        if _runs(ref, trial):
+            best = trial
+    if best is None:
+        raise PorterError(
+            f"{ref.path}: its inputs hold more than {budget} elements and porter "
+            "found no smaller sizes it runs at; give them with --set NAME=VALUE"
+        )
+    return best
+
+
+def _cut(value: int, cap: int) -> int:
+    """cap for an even size, cap - 1 for an odd one (a mask stays exercised)."""
+    return cap - 1 if value % 2 else cap
+
+
+def _runs(ref: Reference, sizes: dict[str, int]) -> bool:
+    try:
+        with _sizes_set(ref, {**ref.overrides, **sizes}):
+            torch.manual_seed(0)
+            model = ref.module.Model(*ref.init_inputs_at(sizes))
+            inputs = ref.module.get_inputs()
+            with torch.no_grad():
+                model(*inputs)
+        return True
+    except Exception:  # noqa: BLE001 - the sizes break the reference: try others
+        return False
 
 
 def _kernelbench_inputs(
     ref: Reference, dims: dict[str, int], dtype: str, device: str
 ) -> list[Any]:
-    """KernelBench fixes its inputs; other sizes reuse their shape with new leading dims."""
-    base = ref.module.get_inputs()
-    leading = {a[0]: d.name for d in ref.dims for a in d.axes}
+    """get_inputs() with the size globals at `dims`; floating-point tensors
+    in `dtype`, every tensor on `device`."""
+    if device == "meta":
+        base = _kernelbench_shapes(ref, dims)
+    else:
+        with _sizes_set(ref, {**ref.overrides, **dims}):
+            base = list(_call_user(ref.path, "get_inputs()", ref.module.get_inputs))
     out = []
-    for name, value in zip(ref.input_names, base):
-        if not isinstance(value, torch.Tensor):
-            out.append(value)
-            continue
-        shape = list(value.shape)
-        if name in leading:
-            shape[0] = dims[leading[name]]
-        if value.is_floating_point():
-            out.append(torch.randn(shape, dtype=getattr(torch, dtype), device=device))
-        else:
-            high = int(value.max()) + 1 if value.numel() else 1
-            out.append(
-                torch.randint(0, max(high, 1), shape, dtype=value.dtype, device=device)
-            )
+    for value in base:
+        if isinstance(value, torch.Tensor):
+            float_dtype = getattr(torch, dtype) if value.is_floating_point() else None
+            value = value.to(device=device, dtype=float_dtype or value.dtype)
+        out.append(value)
     return out
 
 

@@ -50,3 +50,41 @@ def add_point_options(parser: Any) -> None:
     parser.add_argument(
         "--variant", nargs="*", default=[], help="other kernel.py files"
     )
+
+
+def add_set_option(parser: Any) -> None:
+    """`--set NAME=VALUE` (repeatable): sizes to capture at (read with parse_sets)."""
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="capture with this size: a KernelBench file's size global "
+        "(batch_size=16, input_shape=(128,)) or a porter reference's DIMS entry "
+        "(hidden=512); repeatable. The kernels stay general either way",
+    )
+
+
+def parse_sets(items: list[str]) -> dict[str, Any]:
+    """`--set` words as {name: int or tuple of ints}; ValueError says how to
+    write a word that is not one."""
+    import ast
+
+    out: dict[str, Any] = {}
+    for item in items:
+        name, eq, text = item.partition("=")
+        try:
+            value = ast.literal_eval(text.strip()) if eq else None
+        except (ValueError, SyntaxError):
+            value = None
+        ok_int = isinstance(value, int) and not isinstance(value, bool)
+        ok_tuple = isinstance(value, tuple) and all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value
+        )
+        if not name.isidentifier() or not (ok_int or ok_tuple):
+            raise ValueError(
+                f"--set {item}: write NAME=VALUE with a whole number or a tuple of "
+                "them, e.g. --set batch_size=16 or --set input_shape=(128,)"
+            )
+        out[name] = value
+    return out

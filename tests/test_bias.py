@@ -159,7 +159,7 @@ def test_a_kernelbench_linear_is_tiled_and_takes_its_bias_in_the_kernel(kb_linea
     assert "row_size: tl.constexpr" in text
     assert "offsets = rows * row_size + cols" in text
     assert "bias_ptr=fc_bias" in text and "ADD_BIAS=add_bias" in text
-    assert "model_matmul_kernel[" in text and "inner_size: tl.constexpr" in text
+    assert "model_matmul_kernel[" in text and "in_features: tl.constexpr" in text
 
 
 # max_macs 0: the cuBLAS path; None: small matmuls in one kernel

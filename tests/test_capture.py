@@ -54,9 +54,11 @@ def test_rmsnorm_is_captured_with_symbolic_dims(tmp_path):
     assert "1024" not in body and "64" not in body
     bind = {b.param: b for b in _launches(result)[0].args}
     ptrs = {p: (b.kind, b.target) for p, b in bind.items() if b.kind != "size"}
+    # eps, a float argument, is a runtime value of the kernel's, not a literal
     assert ptrs == {
         "in_ptr0": ("input", "x"),
-        "in_ptr1": ("input", "weight"),
+        "in_ptr1": ("scalar", "eps"),
+        "in_ptr2": ("input", "weight"),
         "out_ptr1": ("output", "0"),
     }
     assert bind["xnumel"].expr == "num_tokens"
@@ -106,11 +108,15 @@ def test_kernelbench_file(tmp_path):
     result = _capture(tmp_path, "kb_scaled_rmsnorm")
     cap = result.capture
     assert cap.reference_kind == "kernelbench"
-    assert cap.dims[0].name == "batch" and cap.dims[0].role == "runtime"
+    # dims are the file's size globals that shape its inputs
+    assert [(d.name, d.role) for d in cap.dims] == [
+        ("batch_size", "runtime"),
+        ("features", "model"),
+    ]
     (launch,) = _launches(result)
     targets = {b.target for b in launch.args if b.kind == "input"}
     assert targets == {"x", "weight"}  # the module parameter is part of the reference
-    assert {b.expr for b in launch.args if b.param == "xnumel"} == {"batch"}
+    assert {b.expr for b in launch.args if b.param == "xnumel"} == {"batch_size"}
 
 
 def test_cli_capture_is_quiet(tmp_path):
@@ -310,7 +316,7 @@ def test_flat_indexed_input_is_packed_for_a_row_sliced_view(tmp_path, porter_dev
     capture(src, out=tmp_path / "cases", device="cpu", progress=_quiet)
     case = load_case(tmp_path / "cases" / "add_scale")
     text = (case.folder / "kernel.py").read_text()
-    assert "x = x.contiguous()" in text
+    assert "x = strided_as(x, (hidden, 1))" in text
     # tiled all the same: the packed x is read at rows * hidden + cols
     assert "offsets = rows * hidden + cols" in text and "offsets % " not in text
     sizes = {"num_tokens": 5, "hidden": 256}
@@ -339,7 +345,7 @@ def test_an_input_read_flat_by_one_kernel_is_packed_though_others_take_its_strid
     shutil.copy(EXAMPLES / "softmax.py", folder / "reference.py")
     port(folder, progress=_quiet)
     text = (folder / "kernel.py").read_text()
-    assert "logits = logits.contiguous()" in text
+    assert "logits = strided_as(logits, (vocab, 1))" in text
     assert "logits_stride0=logits.stride(0)" in text  # the reductions' stride
     case = load_case(folder)
     for dtype in ("float32", "bfloat16"):

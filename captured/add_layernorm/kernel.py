@@ -452,14 +452,18 @@ def add_layernorm(x, residual, weight, bias, eps: float = 1e-05):
     """Same arguments and outputs as the reference add_layernorm."""
     if eps != 1e-05:
         raise NotImplementedError(
-            "captured with eps=1e-05; re-capture with the value you need"
+            "captured with eps == 1e-05; re-capture with the value you need"
         )
+    if (x.dim(), residual.dim(), weight.dim(), bias.dim()) != (2, 2, 1, 1):
+        raise NotImplementedError(
+            "captured with x 2-d, residual 2-d, weight 1-d, bias 1-d; re-capture with the ranks you need"
+        )
+    num_tokens = x.shape[0]
+    hidden = x.shape[1]
     x = x if x.stride(-1) == 1 else x.contiguous()
     residual = residual if residual.stride(-1) == 1 else residual.contiguous()
     weight = weight if weight.stride(-1) == 1 else weight.contiguous()
     bias = bias if bias.stride(-1) == 1 else bias.contiguous()
-    num_tokens = x.shape[0]
-    hidden = x.shape[1]
     out1 = torch.empty_strided(
         (num_tokens, hidden), (hidden, 1), dtype=x.dtype, device=x.device
     )

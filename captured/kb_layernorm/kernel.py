@@ -195,6 +195,10 @@ class ModelNew(nn.Module):
             self.ln.bias.add_(0.1 * torch.randn(normalized_shape))
 
     def forward(self, x: torch.Tensor):
+        if (x.dim(),) != (2,):
+            raise NotImplementedError(
+                "captured with x 2-d; re-capture with the ranks you need"
+            )
         if x.shape[1] != 768:
             raise NotImplementedError(
                 "captured with x.shape[1] == 768; re-capture with the size you need"
@@ -207,10 +211,16 @@ class ModelNew(nn.Module):
             raise NotImplementedError(
                 "captured with self.ln.bias.shape[0] == 768; re-capture with the size you need"
             )
-        x = x if x.stride(-1) == 1 else x.contiguous()
-        ln_weight = self.ln.weight
-        ln_bias = self.ln.bias
         batch = x.shape[0]
+        ln_weight = (
+            self.ln.weight
+            if self.ln.weight.stride(-1) == 1
+            else self.ln.weight.contiguous()
+        )
+        ln_bias = (
+            self.ln.bias if self.ln.bias.stride(-1) == 1 else self.ln.bias.contiguous()
+        )
+        x = x if x.stride(-1) == 1 else x.contiguous()
         out = torch.empty_strided(
             (batch, 768), (768, 1), dtype=x.dtype, device=x.device
         )

@@ -183,6 +183,10 @@ class ModelNew(nn.Module):
         )
 
     def forward(self, x: torch.Tensor):
+        if (x.dim(),) != (2,):
+            raise NotImplementedError(
+                "captured with x 2-d; re-capture with the ranks you need"
+            )
         if x.shape[1] != 512:
             raise NotImplementedError(
                 "captured with x.shape[1] == 512; re-capture with the size you need"
@@ -191,9 +195,11 @@ class ModelNew(nn.Module):
             raise NotImplementedError(
                 "captured with self.weight.shape[0] == 512; re-capture with the size you need"
             )
-        x = x if x.stride(-1) == 1 else x.contiguous()
-        weight = self.weight
         batch = x.shape[0]
+        x = x if x.stride(-1) == 1 else x.contiguous()
+        weight = (
+            self.weight if self.weight.stride(-1) == 1 else self.weight.contiguous()
+        )
         out = torch.empty_strided(
             (batch, 512), (512, 1), dtype=x.dtype, device=x.device
         )

@@ -311,9 +311,10 @@ def pdl_enabled(device):
 
 def linear_gelu(x, weight, bias):
     """Same arguments and outputs as the reference linear_gelu."""
-    weight = weight if weight.stride(-1) == 1 else weight.contiguous()
-    x = x if x.stride(-1) == 1 else x.contiguous()
-    bias = bias if bias.stride(-1) == 1 else bias.contiguous()
+    if (weight.dim(), x.dim(), bias.dim()) != (2, 2, 1):
+        raise NotImplementedError(
+            "captured with weight 2-d, x 2-d, bias 1-d; re-capture with the ranks you need"
+        )
     num_tokens = x.shape[0]
     in_features = x.shape[1]
     out_features = weight.shape[0]
@@ -328,6 +329,7 @@ def linear_gelu(x, weight, bias):
         # A small matmul: one kernel for the matmul and what follows it, no
         # cuBLAS call and no round trip of its output (matmul_in_one_kernel
         # says where it wins).
+        x = x if x.stride(-1) == 1 else x.contiguous()
         rhs = reinterpret(weight, (in_features, out_features), (1, in_features), 0)
         BLOCK_ROWS, BLOCK_COLS, BLOCK_K, num_warps, num_stages = matmul_settings(
             num_tokens, in_features, out.element_size()

@@ -437,9 +437,13 @@ def pdl_enabled(device):
 
 def logsumexp(logits: torch.Tensor):
     """Same arguments and outputs as the reference logsumexp."""
-    logits = logits if logits.stride(-1) == 1 else logits.contiguous()
+    if (logits.dim(),) != (2,):
+        raise NotImplementedError(
+            "captured with logits 2-d; re-capture with the ranks you need"
+        )
     num_tokens = logits.shape[0]
     vocab = logits.shape[1]
+    logits = logits if logits.stride(-1) == 1 else logits.contiguous()
     out = torch.empty_strided(
         (num_tokens,), (1,), dtype=torch.float32, device=logits.device
     )

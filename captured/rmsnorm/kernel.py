@@ -345,12 +345,16 @@ def rmsnorm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-06):
     """Same arguments and outputs as the reference rmsnorm."""
     if eps != 1e-06:
         raise NotImplementedError(
-            "captured with eps=1e-06; re-capture with the value you need"
+            "captured with eps == 1e-06; re-capture with the value you need"
         )
-    x = x if x.stride(-1) == 1 else x.contiguous()
-    weight = weight if weight.stride(-1) == 1 else weight.contiguous()
+    if (x.dim(), weight.dim()) != (2, 1):
+        raise NotImplementedError(
+            "captured with x 2-d, weight 1-d; re-capture with the ranks you need"
+        )
     num_tokens = x.shape[0]
     hidden = x.shape[1]
+    x = x if x.stride(-1) == 1 else x.contiguous()
+    weight = weight if weight.stride(-1) == 1 else weight.contiguous()
     out = torch.empty_strided(
         (num_tokens, hidden), (hidden, 1), dtype=x.dtype, device=x.device
     )

@@ -144,6 +144,26 @@ def tile_settings(num_rows, row_size, elem_bytes=2, heavy=False):
     return block_rows, block_cols, min(32, max(4, warps))
 
 
+def strided_as(t, strides):
+    """t where its strides are those the kernels index it with (None: any) on
+    every axis longer than one, else a contiguous copy of it."""
+    if all(
+        s is None or n <= 1 or t.stride(i) == s
+        for i, (n, s) in enumerate(zip(t.shape, strides))
+    ):
+        return t
+    t = t.contiguous()
+    if not all(
+        s is None or n <= 1 or t.stride(i) == s
+        for i, (n, s) in enumerate(zip(t.shape, strides))
+    ):
+        raise NotImplementedError(
+            f"the kernels index a tensor with strides {strides}, which a "
+            f"{tuple(t.shape)} tensor cannot have; re-capture with this layout"
+        )
+    return t
+
+
 # Kernels on a GPU of compute capability 9.0 or later (Hopper) launch with
 # programmatic dependent launch (launch_pdl=True, LAUNCH_PDL): each may start
 # while the kernel before it in the stream drains, and waits for that kernel's
@@ -198,12 +218,16 @@ def pdl_enabled(device):
 
 def rotary_neox(q: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
     """Same arguments and outputs as the reference rotary_neox."""
-    q = q if q.stride(-1) == 1 else q.contiguous()
-    cos = cos if cos.stride(-1) == 1 else cos.contiguous()
-    sin = sin if sin.stride(-1) == 1 else sin.contiguous()
+    if (q.dim(), cos.dim(), sin.dim()) != (3, 2, 2):
+        raise NotImplementedError(
+            "captured with q 3-d, cos 2-d, sin 2-d; re-capture with the ranks you need"
+        )
     num_tokens = q.shape[0]
     num_heads = q.shape[1]
     head_dim = q.shape[2]
+    q = strided_as(q, (head_dim * num_heads, None, 1))
+    cos = cos if cos.stride(-1) == 1 else cos.contiguous()
+    sin = sin if sin.stride(-1) == 1 else sin.contiguous()
     out = torch.empty_strided(
         (num_tokens, num_heads, head_dim),
         (head_dim * num_heads, head_dim, 1),

@@ -168,8 +168,12 @@ def pdl_enabled(device):
 
 def silu_and_mul(x: torch.Tensor):
     """Same arguments and outputs as the reference silu_and_mul."""
-    x = x if x.stride(-1) == 1 else x.contiguous()
+    if (x.dim(),) != (2,):
+        raise NotImplementedError(
+            "captured with x 2-d; re-capture with the ranks you need"
+        )
     num_tokens = x.shape[0]
+    x = x if x.stride(-1) == 1 else x.contiguous()
     out = torch.empty_strided(
         (num_tokens, x.shape[1] // 2),
         (max(1, x.shape[1] // 2), 1),

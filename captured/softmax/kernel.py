@@ -413,11 +413,15 @@ def softmax(logits: torch.Tensor, temperature: float = 0.7):
     """Same arguments and outputs as the reference softmax."""
     if temperature != 0.7:
         raise NotImplementedError(
-            "captured with temperature=0.7; re-capture with the value you need"
+            "captured with temperature == 0.7; re-capture with the value you need"
         )
-    logits = logits if logits.stride(-1) == 1 else logits.contiguous()
+    if (logits.dim(),) != (2,):
+        raise NotImplementedError(
+            "captured with logits 2-d; re-capture with the ranks you need"
+        )
     num_tokens = logits.shape[0]
     vocab = logits.shape[1]
+    logits = logits if logits.stride(-1) == 1 else logits.contiguous()
     out = torch.empty_strided(
         (num_tokens, vocab), (vocab, 1), dtype=logits.dtype, device=logits.device
     )

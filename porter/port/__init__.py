@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import copy
 import inspect
-import textwrap
+from pathlib import Path
 from dataclasses import dataclass, field
 
 from porter.errors import PorterError
@@ -24,6 +24,7 @@ from porter.port import fastexp, tanh
 from porter.port import matmul as matmul_stage
 from porter.port.matmul import all_steps, fuse_matmul_epilogue
 from porter.port.model import KernelPort
+from porter.port.model_class import model_init
 from porter.port.online import online_max_sum_exp
 from porter.port.passes import HELPER_DEPENDS
 from porter.port.passes import PIPELINE as CLEANUP_PASSES
@@ -40,6 +41,7 @@ from porter.port.persist import persist as persistent_form
 from porter.port.recompute import recompute_reloads
 from porter.port.tile import column_masked_loads, tile_rows_by_cols
 from porter.records import Capture
+from porter.reference import read_source
 from porter.render import render
 
 # The documented order (docs/port.md): clean up Inductor's code, then bind it to
@@ -188,8 +190,9 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
                 combine_fns.append(ast.unparse(f))
     module_class = None
     if cap.reference_kind == "kernelbench":
-        init = textwrap.dedent(inspect.getsource(ref_module.Model.__init__))
-        module_class = {"init": init}
+        path = Path(ref_module.__file__)
+        init, helpers_src = model_init(read_source(path), path)
+        module_class = {"init": init, "helpers": helpers_src}
     doc = (
         inspect.getdoc(ref_module.REFERENCE)
         if cap.reference_kind == "porter"
@@ -230,6 +233,7 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
         uses_min_row_bytes="looped_min_row_bytes(" in setup,
         uses_flat="flat_settings(" in setup,
         uses_launch_settings="launch_settings(" in setup,
+        uses_strided_as=any("strided_as(" in line for line in launcher.prelude),
         uses_reinterpret=any(
             "reinterpret(" in s.call for s in every_step if s.kind == "extern"
         )

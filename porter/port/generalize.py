@@ -89,6 +89,13 @@ def bind_parameters(kp: KernelPort, cap: Capture, module: CompiledModule) -> Non
             renames[arg.name] = new
             kp.pointer_dtype[new] = arg.type
             kp.params.append(Param(new, "pointer", var, original=arg.name, view=view))
+        elif b is not None and b.kind == "scalar":
+            # A float argument or module attribute (eps, alpha, a scale) the
+            # kernel takes at run time.
+            new = _var(b.target)
+            renames[arg.name] = new
+            value = b.target if b.target in cap.input_names or cap.reference_kind != "kernelbench" else f"self.{b.target}"
+            kp.params.append(Param(new, "scalar", value, original=arg.name))
         elif arg.name in launch_meta_params(kp.record.source, kp.record.name):
             block = _block_name(arg.name, kp.record.kind)
             renames[arg.name] = block
@@ -288,7 +295,7 @@ def _rewrite_strides(
     for name, value in stride_params.items():
         kp.params.append(Param(name, "stride", value, "tl.int64"))
     # Order: pointers, sizes and strides, then constexprs (Triton style).
-    order = {"pointer": 0, "runtime": 1, "stride": 2, "model": 3, "block": 4}
+    order = {"pointer": 0, "scalar": 1, "runtime": 1, "stride": 2, "model": 3, "block": 4}
     kp.params.sort(key=lambda p: order[p.kind])
 
 
@@ -336,8 +343,12 @@ def _substitute(text: str, mapping: dict[str, str]) -> str:
 
 
 def _constexpr_casts(kp: KernelPort) -> None:
-    """`(hidden).to(tl.float32)` on a constexpr int becomes `tl.cast(hidden, tl.float32)`."""
-    constexprs = {p.name for p in kp.params if p.annotation == "tl.constexpr"}
+    """`(hidden).to(tl.float32)` on a constexpr int, or `eps.to(tl.float32)` on a
+    float argument, becomes `tl.cast(hidden, tl.float32)`: a Python scalar
+    has no .to under Triton's interpreter."""
+    constexprs = {
+        p.name for p in kp.params if p.annotation == "tl.constexpr" or p.kind == "scalar"
+    }
 
     class Fix(ast.NodeTransformer):
         def visit_Call(self, node: ast.Call) -> ast.AST:

@@ -133,20 +133,63 @@ def plan_launcher(
         name = fn.__name__
     signature = _signature_text(sig)
     inputs = set(cap.input_names)
+    scalars = {gi.target for gi in module.inputs if gi.kind == "scalar"}
     checks: list[str] = []
-    # Arguments the capture saw only as their defaults were inlined as constants.
+    # Arguments the capture saw only as their defaults were inlined as
+    # constants, unless the kernels take them at run time (a float eps).
     for pname, p in sig.parameters.items():
-        if pname in inputs or pname == "self" or p.default is inspect.Parameter.empty:
+        if (
+            pname in inputs
+            or pname in scalars
+            or pname == "self"
+            or p.default is inspect.Parameter.empty
+        ):
             continue
-        checks.append(
-            f"if {pname} != {p.default!r}:\n    raise NotImplementedError("
-            f"'captured with {pname}={p.default!r}; re-capture with the value you need')"
-        )
+        checks.append(_refuse_other(pname, p.default))
+    # Values the compiled graph holds as constants (a reduction dim, a
+    # module's training flag): Dynamo would recompile for another value.
+    for c in cap.constants:
+        expr = c["expr"]
+        if not kernelbench and expr.startswith("self"):
+            continue
+        if expr in sig.parameters and expr not in inputs:
+            continue  # a default, checked above
+        value = tuple(c["value"]) if c.get("tuple") else c["value"]
+        checks.append(_refuse_other(expr, value))
     # Sizes the capture saw as constants (a KernelBench file's fixed feature
     # size) that the scaffold passes as literals (a constexpr row size, an
     # output's shape): another size must not run silently.
     literal = {p.value for kp in ports for p in kp.params if p.value.isdigit()}
     literal |= {str(s) for b in module.buffers for s in b.sizes if str(s).isdigit()}
+    # ...or that a kernel's index arithmetic still spells out (x1 = x // 32);
+    # a captured size the port replaced by a stride argument is not checked.
+    literal |= {
+        str(n.value)
+        for kp in ports
+        for form in (kp.tree, kp.persistent, kp.online)
+        if form is not None
+        for n in ast.walk(form)
+        if isinstance(n, ast.Constant) and type(n.value) is int and n.value > 1
+    }
+    # The kernels index each tensor with as many axes as it had: a 3-d x
+    # where a 2-d one was captured would take its second axis for the row.
+    ranked = [
+        (gi.target, len(gi.sizes))
+        for gi in module.inputs
+        if gi.kind == "tensor" and gi.target in inputs
+    ]
+    if ranked:
+        dims_now = ", ".join(f"{t}.dim()" for t, _ in ranked)
+        dims_then = ", ".join(str(n) for _, n in ranked)
+        if len(ranked) == 1:
+            dims_now, dims_then = f"({dims_now},)", f"({dims_then},)"
+        else:
+            dims_now, dims_then = f"({dims_now})", f"({dims_then})"
+        said = ", ".join(f"{t} {n}-d" for t, n in ranked)
+        checks.append(
+            f"if {dims_now} != {dims_then}:\n    raise NotImplementedError("
+            f"'captured with {said}; re-capture with the ranks you need')"
+        )
     # The caller's tensors first: theirs is the likelier mistake.
     for gi in sorted(module.inputs, key=lambda gi: gi.target not in inputs):
         if gi.kind != "tensor":
@@ -160,29 +203,36 @@ def plan_launcher(
                     "with the size you need')"
                 )
     prelude = []
+    strided = strided_axes(ports)
+    for gi in module.inputs:
+        if gi.kind != "tensor":
+            continue
+        var = gi.target.replace(".", "_")
+        source = gi.target if gi.target in inputs else f"self.{gi.target}"
+        if var not in strided:
+            # No kernel takes it (only an extern call, which reads any layout).
+            if var != source:
+                prelude.append(f"{var} = {source}")
+            continue
+        expected = [
+            (
+                None
+                if axis in strided.get(var, ()) or str(size) == "1"
+                else _launcher_expr(stride)
+            )
+            for axis, (size, stride) in enumerate(zip(gi.sizes, gi.strides))
+        ]
+        line = _layout_line(var, source, expected)
+        if line:
+            prelude.append(line)
     tensor_inputs = [
         gi.target for gi in module.inputs if gi.kind == "tensor" and gi.target in inputs
     ]
-    ranks = {gi.target: len(gi.sizes) for gi in module.inputs if gi.kind == "tensor"}
-    flat = flat_indexed(ports)
-    for t in tensor_inputs:
-        if t in flat and ranks.get(t, 1) > 1:
-            # A kernel indexes it by one flat offset (no stride argument), so
-            # its rows must be packed: a row-sliced view is copied, even where
-            # other kernels take its strides (a split reduction's last,
-            # pointwise kernel on a GPU).
-            prelude.append(f"{t} = {t}.contiguous()")
-        else:
-            # The kernels assume unit stride along the last axis; other strides
-            # are arguments.
-            prelude.append(unit_stride(t))
     params = [
         gi.target
         for gi in module.inputs
         if gi.kind == "tensor" and gi.target not in inputs
     ]
-    for p in params:
-        prelude.append(f"{p.replace('.', '_')} = self.{p}")
     first_float = (
         tensor_inputs[0]
         if tensor_inputs
@@ -267,6 +317,44 @@ def plan_launcher(
             returns.append(_extern_call(o, wrapper_var, var_of, symbols))
     ret = returns[0] if len(returns) == 1 else ", ".join(returns)
     return Launcher(name, signature, checks, prelude, dims, allocs, steps, ret, device)
+
+
+def _refuse_other(expr: str, value) -> str:
+    return (
+        f"if {expr} != {value!r}:\n    raise NotImplementedError("
+        f"{f'captured with {expr} == {value!r}; re-capture with the value you need'!r})"
+    )
+
+
+def strided_axes(ports) -> dict[str, set[int]]:
+    """Per tensor, the axes whose stride every kernel that reads or writes
+    it takes as an argument: those axes may have any stride."""
+    seen: dict[str, list[set[int]]] = {}
+    for kp in ports:
+        taken: dict[str, set[int]] = {}
+        for p in kp.params:
+            if p.kind == "stride":
+                tensor, _, rest = p.value.partition(".stride(")
+                taken.setdefault(tensor, set()).add(int(rest.rstrip(")")))
+        for p in kp.params:
+            if p.kind == "pointer":
+                seen.setdefault(p.value, []).append(taken.get(p.value, set()))
+    return {t: set.intersection(*axes) for t, axes in seen.items()}
+
+
+def _layout_line(var: str, source: str, expected: list[str | None]) -> str:
+    """The launcher line that binds `var` to the tensor with the strides the
+    kernels assume (None: any), copying it only where it has others."""
+    if all(e is None for e in expected):
+        return f"{var} = {source}" if var != source else ""
+    if expected[:-1] == [None] * (len(expected) - 1) and expected[-1] == "1":
+        if var == source:
+            return unit_stride(var)
+        return f"{var} = {source} if {source}.stride(-1) == 1 else {source}.contiguous()"
+    strides = ", ".join("None" if e is None else e for e in expected)
+    if len(expected) == 1:
+        strides += ","
+    return f"{var} = strided_as({source}, ({strides}))"
 
 
 def flat_indexed(ports) -> set[str]:

@@ -45,13 +45,18 @@ INT_TOLERANCE = 1  # vLLM's int8 quantization tests allow the same one step
 class Scenario:
     dtype: str
     sizes: dict[str, int]
-    layout: str = "contiguous"  # contiguous | offset | row_sliced
+    # contiguous | offset | row_sliced | padded (every axis of a larger
+    # tensor: no stride what a packed tensor's is) | row_step (every other row)
+    layout: str = "contiguous"
     values: str = "random"  # random | difficult | offset
+    # A KernelBench module as constructed ("", training), or "eval".
+    mode: str = ""
 
     @property
     def id(self) -> str:
         dims = "-".join(f"{k}{v}" for k, v in self.sizes.items())
-        return f"{self.dtype}-{dims}-{self.layout}-{self.values}"
+        mode = f"-{self.mode}" if self.mode else ""
+        return f"{self.dtype}-{dims}-{self.layout}-{self.values}{mode}"
 
 
 @dataclass
@@ -154,9 +159,9 @@ def load_case(path: str | os.PathLike) -> Case:
     folder = Path(path)
     folder = folder if folder.is_dir() else folder.parent
     manifest = json.loads((folder / "manifest.json").read_text())
-    from porter.reference import load_reference
+    from porter.reference import case_reference
 
-    ref = load_reference(folder / "reference.py")
+    ref = case_reference(folder, manifest)
     kernel = _import(folder / "kernel.py", f"porter_case_{folder.name}_kernel")
     return Case(folder, manifest, ref, kernel)
 
@@ -262,6 +267,16 @@ def _layout(t: torch.Tensor, layout: str, copy: bool = True) -> torch.Tensor:
             *t.shape[:-1], t.shape[-1] + 3, dtype=t.dtype, device=t.device
         )
         view = padded[..., : t.shape[-1]]
+    elif layout == "padded" and t.dim() >= 1:
+        # A slice of a tensor one larger on every axis: q sliced from a fused
+        # qkv, a head slice of a cache.
+        padded = torch.empty([n + 1 for n in t.shape], dtype=t.dtype, device=t.device)
+        view = padded[tuple(slice(0, n) for n in t.shape)]
+    elif layout == "row_step" and t.dim() >= 1:
+        stepped = torch.empty(
+            2 * t.shape[0], *t.shape[1:], dtype=t.dtype, device=t.device
+        )
+        view = stepped[::2]
     else:
         return t
     if copy:
@@ -323,36 +338,100 @@ class _KeepFloat64(torch.overrides.TorchFunctionMode):
         return func(*args, **kwargs)
 
 
-def run_reference(case: Case, inputs: list[Any], dtype: str | None, device: str):
-    fn = case.reference.build()
+def run_reference(
+    case: Case,
+    inputs: list[Any],
+    dtype: str | None,
+    device: str,
+    sizes: dict[str, int] | None = None,
+    state: list | None = None,
+    module_mode: str = "",
+):
+    """The reference on `inputs`; `state`, where given, receives what the call
+    may change besides its outputs: each input, then the module's buffers.
+    module_mode "eval": a KernelBench module in eval mode."""
+    fn = case.reference.build(sizes)
     if isinstance(fn, torch.nn.Module):
         fn = fn.to(device)
         if dtype:
             fn = fn.to(getattr(torch, dtype))
+        if module_mode == "eval":
+            fn.eval()
     mode = _KeepFloat64() if dtype == "float64" else contextlib.nullcontext()
     with torch.no_grad(), mode:
-        return _tuple(fn(*inputs))
+        out = _tuple(fn(*inputs))
+    if state is not None:
+        state.extend(_state_after(fn, inputs))
+    return out
 
 
-def scaffold_entry(case: Case, dtype: str, device: str, kernel=None):
+def _state_after(fn: Any, inputs: list[Any]) -> list[tuple[str, Any]]:
+    """(name, value) of each input and, for a module, each buffer (running
+    statistics a training-mode BatchNorm updates)."""
+    out = [(f"input {i}", v) for i, v in enumerate(inputs)]
+    if isinstance(fn, torch.nn.Module):
+        out += [(f"buffer {n}", b) for n, b in fn.named_buffers()]
+    return out
+
+
+def scaffold_entry(
+    case: Case,
+    dtype: str,
+    device: str,
+    kernel=None,
+    sizes: dict[str, int] | None = None,
+    module_mode: str = "",
+):
     """The scaffold's entry point as the reference's callers use it: the launcher
-    function, or a ModelNew holding the reference Model's parameters, on
-    `device` in `dtype`. `kernel`: another kernel.py module (default: the case's)."""
+    function, or a ModelNew holding the reference Model's parameters and
+    buffers, in the reference's mode, on `device` in `dtype`. `kernel`: another
+    kernel.py module (default: the case's); `sizes`: the dims a KernelBench
+    model is built at (its constructor may take them)."""
     kernel = kernel or case.kernel
     if case.manifest["reference_kind"] != "kernelbench":
         return getattr(kernel, case.manifest["reference_name"])
-    ref = case.reference.build()
-    model = kernel.ModelNew(*case.reference.init_inputs)
+    ref = case.reference.build(sizes)
+    model = kernel.ModelNew(*case.reference.init_inputs_at(sizes))
     model.load_state_dict(ref.state_dict())
+    model.train(ref.training and module_mode != "eval")
     return model.to(device=device, dtype=getattr(torch, dtype))
 
 
 def run_scaffold(
-    case: Case, inputs: list[Any], dtype: str, device: str, int_poison=INT_SENTINEL
+    case: Case,
+    inputs: list[Any],
+    dtype: str,
+    device: str,
+    int_poison=INT_SENTINEL,
+    sizes: dict[str, int] | None = None,
+    state: list | None = None,
+    module_mode: str = "",
 ):
-    fn = scaffold_entry(case, dtype, device)
+    fn = scaffold_entry(case, dtype, device, sizes=sizes, module_mode=module_mode)
     with poisoned_allocations(int_poison), torch.no_grad():
-        return _tuple(fn(*inputs))
+        out = _tuple(fn(*inputs))
+    if state is not None:
+        state.extend(_state_after(fn, inputs))
+    return out
+
+
+def copies(values: list[Any]) -> list[Any]:
+    """Each tensor copied into storage of its own with the same sizes, strides
+    and storage offset (an offset or row-sliced view stays one): every run
+    starts from the same inputs, whatever an in-place reference did to them."""
+    out = []
+    for v in values:
+        if isinstance(v, torch.Tensor):
+            storage = torch.empty(
+                v.untyped_storage().nbytes() // max(v.element_size(), 1),
+                dtype=v.dtype,
+                device=v.device,
+            )
+            view = storage.as_strided(v.size(), v.stride(), v.storage_offset())
+            view.copy_(v)
+            v = view
+        out.append(v)
+    return out
 
 
 def _holds_poison(g: torch.Tensor) -> bool:
@@ -403,7 +482,7 @@ def _compare_fp8(i, eager, got, where) -> float:
     if bad.any():
         idx = tuple(bad.nonzero()[0].tolist())
         raise ParityError(
-            f"{where}: output {i}{list(idx)} = {gf[idx].item():.6g}, eager {ef[idx].item():.6g}"
+            f"{where}: {_label(i)}{list(idx)} = {gf[idx].item():.6g}, eager {ef[idx].item():.6g}"
             f" (fp8 codes must match within {INT_TOLERANCE} step; NaN means never written"
             " where eager has none)"
         )
@@ -422,22 +501,37 @@ class ReferenceRejects(Exception):
 def check_parity(
     case: Case, sc: Scenario, device: str = "cpu", seed: int | None = None
 ) -> dict:
-    """Run one scenario; raise ParityError naming the worst element on failure."""
+    """Run one scenario; raise ParityError naming the worst element on failure.
+    Outputs are compared, and so is every input or module buffer the
+    reference changes in place (and none other may change)."""
     seed = new_seed() if seed is None else seed
     inputs = make_inputs(case, sc, device, seed)
     where = (
         f"case {case.name}, scenario {sc.id}, seed {seed} (replay: PORTER_SEED={seed})"
     )
+    sizes = sc.sizes
     eager = None
+    eager_state: list = []
     if sc.values != "edge_rows":
         try:
-            eager = run_reference(case, inputs, sc.dtype, device)
+            eager = run_reference(
+                case, copies(inputs), sc.dtype, device, sizes, eager_state, sc.mode
+            )
         except Exception as err:
             raise ReferenceRejects(
                 f"the reference itself rejects {sc.id} ({type(err).__name__}: {err})"
             ) from err
+    got_state: list = []
     try:
-        got = run_scaffold(case, inputs, sc.dtype, device)
+        got = run_scaffold(
+            case,
+            copies(inputs) if sc.values != "edge_rows" else inputs,
+            sc.dtype,
+            device,
+            sizes=sizes,
+            state=got_state,
+            module_mode=sc.mode,
+        )
     except InterpreterUnsupported:
         raise  # the caller skips with its reason: never a pass, never a failure
     except Exception as err:
@@ -448,15 +542,29 @@ def check_parity(
         ) from err
     unwritten = [None] * len(got)
     if any(_holds_poison(g) for g in got):
-        again = run_scaffold(case, inputs, sc.dtype, device, INT_SENTINEL_2)
+        again = run_scaffold(
+            case,
+            copies(inputs),
+            sc.dtype,
+            device,
+            INT_SENTINEL_2,
+            sizes=sizes,
+            module_mode=sc.mode,
+        )
         unwritten = _unwritten(got, again)
     if sc.values == "edge_rows":
         # >2^31 elements: score the first and last rows only (float64 copies of the
         # whole problem do not fit); rows are independent in a per-token op.
         inputs, (got, unwritten) = _edge_rows(case, inputs, got, unwritten)
-    ref64 = run_reference(case, _upcast(inputs), "float64", device)
+        got_state = []
+    ref_state: list = []
+    ref64 = run_reference(
+        case, _upcast(copies(inputs)), "float64", device, sizes, ref_state, sc.mode
+    )
     if eager is None:
-        eager = run_reference(case, inputs, sc.dtype, device)
+        eager = run_reference(
+            case, copies(inputs), sc.dtype, device, sizes, module_mode=sc.mode
+        )
     if len(got) != len(ref64):
         raise ParityError(
             f"{where}: scaffold returned {len(got)} outputs, reference {len(ref64)}"
@@ -464,7 +572,59 @@ def check_parity(
     scores = []
     for i, (r, e, g, u) in enumerate(zip(ref64, eager, got, unwritten)):
         scores.append(_compare(i, r, e, g, sc.dtype, where, u))
+    if got_state:
+        scores += _compare_state(
+            case, inputs, sc, device, ref_state, eager_state, got_state, where
+        )
     return {"seed": seed, "scores": scores}
+
+
+def _compare_state(case, inputs, sc, device, ref_state, eager_state, got_state, where):
+    """Inputs and buffers after the call: where eager changed one, the scaffold
+    must have changed it alike (scored as an output); where eager left one
+    alone, so must the scaffold."""
+    before = _state_after(_built(case, sc, device), inputs)
+    if not (len(before) == len(eager_state) == len(got_state) == len(ref_state)):
+        raise ParityError(
+            f"{where}: the scaffold's module has other buffers than the reference's"
+        )
+    scores = []
+    for (name, b), (_, r), (_, e), (_, g) in zip(
+        before, ref_state, eager_state, got_state
+    ):
+        if not isinstance(b, torch.Tensor):
+            continue
+        if _same(b, e):
+            if not _same(b, g):
+                raise ParityError(
+                    f"{where}: the scaffold changed {name}, which the reference leaves alone"
+                )
+            continue
+        scores.append(_compare(name, r, e, g, sc.dtype, where, None))
+    return scores
+
+
+def _built(case: Case, sc: Scenario, device: str):
+    """The reference as built for the scenario, before any call (its buffers'
+    starting values), in the scenario's dtype."""
+    fn = case.reference.build(sc.sizes)
+    if isinstance(fn, torch.nn.Module):
+        fn = fn.to(device=device, dtype=getattr(torch, sc.dtype))
+        if sc.mode == "eval":
+            fn.eval()
+    return fn
+
+
+def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Equal shapes, dtypes and values, NaN equal to NaN."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if torch.equal(a, b):
+        return True
+    return a.is_floating_point() and bool(
+        torch.equal(a.isnan(), b.isnan())
+        and torch.equal(torch.nan_to_num(a), torch.nan_to_num(b))
+    )
 
 
 def _edge_rows(
@@ -527,14 +687,19 @@ def _row_scales(r: torch.Tensor, finite: torch.Tensor, least: float) -> torch.Te
     return medians.clamp(min=least).reshape(shape).expand_as(r)
 
 
+def _label(i: int | str) -> str:
+    """output 0, or the changed input or buffer's own name."""
+    return f"output {i}" if isinstance(i, int) else str(i)
+
+
 def _compare(i, ref, eager, got, dtype, where, unwritten=None) -> float:
     if tuple(got.shape) != tuple(ref.shape):
         raise ParityError(
-            f"{where}: output {i} has shape {tuple(got.shape)}, expected {tuple(ref.shape)}"
+            f"{where}: {_label(i)} has shape {tuple(got.shape)}, expected {tuple(ref.shape)}"
         )
     if got.dtype != eager.dtype:
         raise ParityError(
-            f"{where}: output {i} is {got.dtype}, eager gives {eager.dtype}"
+            f"{where}: {_label(i)} is {got.dtype}, eager gives {eager.dtype}"
         )
     if got.dtype in FP8_DTYPES:
         return _compare_fp8(i, eager, got, where)
@@ -552,14 +717,14 @@ def _compare(i, ref, eager, got, dtype, where, unwritten=None) -> float:
         if missed.any():
             idx = tuple(missed.nonzero()[0].tolist())
             raise ParityError(
-                f"{where}: output {i}{list(idx)} was never written (it holds the poison "
+                f"{where}: {_label(i)}{list(idx)} was never written (it holds the poison "
                 f"value: {INT_SENTINEL}, then {INT_SENTINEL_2} in a second run); eager {eager[idx].item()}"
             )
         bad = (g - e).abs() > INT_TOLERANCE
         if bad.any():
             idx = tuple(bad.nonzero()[0].tolist())
             raise ParityError(
-                f"{where}: output {i}{list(idx)} = {got[idx].item()}, eager {eager[idx].item()}"
+                f"{where}: {_label(i)}{list(idx)} = {got[idx].item()}, eager {eager[idx].item()}"
                 f" (integers must match within {INT_TOLERANCE})"
             )
         return float((g - e).abs().max()) if g.numel() else 0.0
@@ -592,19 +757,19 @@ def _compare(i, ref, eager, got, dtype, where, unwritten=None) -> float:
             " (never written? outputs start as NaN)" if not torch.isnan(e[idx]) else ""
         )
         raise ParityError(
-            f"{where}: output {i}{list(idx)} is NaN{unwritten}; float64 reference {r[idx].item():.6g}, eager {e[idx].item():.6g}"
+            f"{where}: {_label(i)}{list(idx)} is NaN{unwritten}; float64 reference {r[idx].item():.6g}, eager {e[idx].item():.6g}"
         )
     missing_nan = torch.isnan(r) & ~torch.isnan(g)
     if missing_nan.any():
         idx = tuple(missing_nan.nonzero()[0].tolist())
         raise ParityError(
-            f"{where}: output {i}{list(idx)} = {g[idx].item():.6g} but the float64 reference is NaN"
+            f"{where}: {_label(i)}{list(idx)} = {g[idx].item():.6g} but the float64 reference is NaN"
         )
     inf_mismatch = torch.isinf(r) & (g != r) & (g != e) & ~torch.isnan(g)
     if inf_mismatch.any():
         idx = tuple(inf_mismatch.nonzero()[0].tolist())
         raise ParityError(
-            f"{where}: output {i}{list(idx)} = {g[idx].item():.6g}, float64 reference {r[idx].item()}"
+            f"{where}: {_label(i)}{list(idx)} = {g[idx].item():.6g}, float64 reference {r[idx].item()}"
         )
     scored = finite & ~beyond
     zero = torch.zeros_like(r)
@@ -618,7 +783,7 @@ def _compare(i, ref, eager, got, dtype, where, unwritten=None) -> float:
     if worst_g > bound:
         idx = tuple(int(v) for v in torch.unravel_index(err_g.argmax(), err_g.shape))
         raise ParityError(
-            f"{where}: output {i} error {worst_g:.3g} exceeds {bound:.3g} "
+            f"{where}: {_label(i)} error {worst_g:.3g} exceeds {bound:.3g} "
             f"({FACTOR:g} x eager's {worst_e:.3g} + floor {FLOOR[dtype]:g}); worst element {list(idx)}: "
             f"scaffold {g[idx].item():.8g}, eager {e[idx].item():.8g}, float64 {r[idx].item():.8g}, "
             f"abs err {abs(g[idx].item() - r[idx].item()):.3g}"

@@ -1,0 +1,106 @@
+"""ModelNew's constructor for a KernelBench reference: Model's own __init__,
+read from the reference file (not from the live class, whose methods Dynamo
+may have patched), with `super(Model, self)` made `super()` and the file's
+module-level helpers it names carried along."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import re
+import textwrap
+from pathlib import Path
+
+from porter.errors import PorterError
+
+# Names a scaffold defines itself (its imports).
+_PROVIDED = {"torch", "nn", "triton", "tl"}
+
+
+def model_init(source: str, path: Path) -> tuple[str, list[str]]:
+    """(ModelNew's __init__ source or "", the module-level definitions it needs)."""
+    tree = ast.parse(source)
+    model = next(
+        (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Model"),
+        None,
+    )
+    if model is None:
+        raise PorterError(f"{path}: no `class Model` at the top level of the file")
+    init = next(
+        (
+            n
+            for n in model.body
+            if isinstance(n, ast.FunctionDef) and n.name == "__init__"
+        ),
+        None,
+    )
+    if init is None:
+        return "", []  # nn.Module's own constructor
+    needed = _helpers(tree, init, source)
+    # The file's own text (its comments and number spellings), dedented.
+    text = textwrap.dedent(_segment(source, init))
+    return _SUPER.sub("super()", text), needed
+
+
+# super(Model, self): ModelNew is not a Model.
+_SUPER = re.compile(r"\bsuper\(\s*Model\s*,\s*self\s*\)")
+
+
+def _segment(source: str, node: ast.stmt) -> str:
+    """A statement's source text, decorators included, indented as in the file."""
+    lines = source.splitlines(keepends=True)
+    first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+    return "".join(lines[first - 1 : node.end_lineno])
+
+
+def _free_names(node: ast.AST) -> set[str]:
+    bound = {a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
+    bound |= {
+        n.id
+        for n in ast.walk(node)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+    used = {
+        n.id
+        for n in ast.walk(node)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+    }
+    return used - bound - set(dir(builtins)) - _PROVIDED
+
+
+def _helpers(tree: ast.Module, init: ast.FunctionDef, source: str) -> list[str]:
+    """Top-level statements of the file that define the names `init` uses,
+    and those they use in turn, in file order. Imports come as they are; a
+    name the file does not define is left to fail where it is used."""
+    defines: dict[str, ast.stmt] = {}
+    for stmt in tree.body:
+        for name in _defined(stmt):
+            defines.setdefault(name, stmt)
+    wanted: list[ast.stmt] = []
+    todo = list(_free_names(init))
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in defines:
+            continue
+        seen.add(name)
+        stmt = defines[name]
+        if stmt not in wanted:
+            wanted.append(stmt)
+            if not isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                todo.extend(_free_names(stmt))
+    order = {id(s): i for i, s in enumerate(tree.body)}
+    wanted.sort(key=lambda s: order[id(s)])
+    return [_segment(source, s).strip() for s in wanted]
+
+
+def _defined(stmt: ast.stmt) -> list[str]:
+    if isinstance(stmt, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)):
+        return [stmt.name]
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return [(a.asname or a.name).split(".")[0] for a in stmt.names]
+    if isinstance(stmt, ast.Assign):
+        return [t.id for t in stmt.targets if isinstance(t, ast.Name)]
+    if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+        return [stmt.target.id]
+    return []
