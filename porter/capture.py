@@ -8,6 +8,7 @@ compiling the kernel fails, which is expected and swallowed (DESIGN.md).
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import datetime
 import io
@@ -40,7 +41,8 @@ CODEGEN_ONLY_ARCH = 90  # Hopper: the code is what an H100/H200 would get
 class _Graph:
     """One graph Dynamo handed to our backend, and what Inductor made of it."""
 
-    placeholders: list[tuple[str, str, str]]  # (fx name, source, GraphInput kind)
+    # (fx name, source, GraphInput kind, a scalar's value)
+    placeholders: list[tuple[str, str, str, float | None]]
     source: str | None = None
     path: str | None = None
     error: str | None = None
@@ -56,12 +58,51 @@ class _State:
     def guard_filter(self, entries):
         """torch.compile's guard_filter_fn: note the constants, keep every guard."""
         for e in entries:
+            found = []
             if e.guard_type in ("CONSTANT_MATCH", "EQUALS_MATCH") and e.has_value:
                 if not e.is_global and _plain_constant(e.value):
-                    item = (e.name, e.value)
-                    if item not in self.constants:
-                        self.constants.append(item)
+                    found.append((e.name, e.value))
+            elif e.guard_type == "SHAPE_ENV":
+                # A float Dynamo made a symbol and then specialized (a loss's
+                # margin compared in Python): `L['self']...margin == 1.0`.
+                for code in getattr(e.orig_guard, "code_list", None) or []:
+                    found += _specialized_scalar(code)
+            for item in found:
+                if item not in self.constants:
+                    self.constants.append(item)
         return [True] * len(entries)
+
+
+def _specialized_scalar(code: str) -> list[tuple[str, Any]]:
+    """(source, value) of a shape-environment guard `SOURCE == CONSTANT` on a
+    non-tensor value; nothing for size and stride relations."""
+    try:
+        node = ast.parse(code, mode="eval").body
+    except SyntaxError:
+        return []
+    if not (
+        isinstance(node, ast.Compare)
+        and len(node.ops) == 1
+        and isinstance(node.ops[0], ast.Eq)
+        and isinstance(node.comparators[0], ast.Constant)
+    ):
+        return []
+    left = ast.unparse(node.left)
+    if not left.startswith("L[") or re.search(r"\.(size|stride|storage_offset)\(", left):
+        return []
+    value = node.comparators[0].value
+    return [(left, value)] if _plain_constant(value) else []
+
+
+def _scalar_value(arg: Any) -> float | None:
+    """The Python float behind a scalar graph input, where Dynamo kept it."""
+    example = getattr(arg, "_example", None)
+    if callable(example) and not isinstance(example, torch.Tensor):
+        example = example()  # a weak reference
+    try:
+        return float(example)
+    except (TypeError, ValueError, RuntimeError):
+        return None
 
 
 def _plain_constant(value: Any) -> bool:
@@ -203,13 +244,15 @@ def _make_backend(state: _State, codegen_only: bool):
             arg = node.meta.get("grapharg")
             source = _source_name(arg.source) if arg is not None else node.name
             value = node.meta.get("example_value")
+            scalar = None
             if isinstance(value, torch.SymInt):
                 kind = "symint"
             elif getattr(arg, "pass_arg_as_tensor", False):
                 kind = "scalar"  # a Python float Dynamo passes as a 0-d tensor
+                scalar = _scalar_value(arg)
             else:
                 kind = "tensor"
-            placeholders.append((node.name, source, kind))
+            placeholders.append((node.name, source, kind, scalar))
         graph = _Graph(placeholders)
         state.graphs.append(graph)
         before = len(state.records)
@@ -256,19 +299,27 @@ def resolve_device(device: str) -> str:
     return device
 
 
-def _mark_dims(ref: Reference, inputs: list[Any], static: set[str]) -> None:
-    """Every axis is compiled as a symbol (dynamic=True) but those of --static
-    dims; a dim whose axes Dynamo specialized anyway (tied to a parameter's
-    shape) is found non-symbolic after parsing (_settle_dims)."""
+def _mark_dims(
+    ref: Reference, inputs: list[Any], static: set[str], every_size: bool
+) -> None:
+    """every_size: every axis is compiled as a symbol (dynamic=True) but those
+    of --static dims; else only the per-call dims' axes are. A dim whose axes
+    Dynamo specialized anyway (tied to a parameter's shape) is found
+    non-symbolic after parsing (_settle_dims)."""
     by_name = dict(zip(ref.input_names, inputs))
     for dim in ref.dims:
-        if dim.name not in static:
-            continue
-        dim.symbolic = False
+        dim.symbolic = True
+        fixed = dim.name in static or (not every_size and dim.role != "runtime")
         for name, axis in dim.axes + dim.derived:
             value = by_name.get(name)
-            if isinstance(value, torch.Tensor):
+            if not isinstance(value, torch.Tensor):
+                continue
+            if fixed:
                 torch._dynamo.mark_static(value, axis)
+            elif not every_size and value.shape[axis] > 1:
+                torch._dynamo.maybe_mark_dynamic(value, axis)
+        if fixed:
+            dim.symbolic = False
 
 
 def _settle_dims(ref: Reference, modules: list) -> None:
@@ -350,67 +401,55 @@ def run_capture(
                 f"({type(err).__name__}: {_first_line(err)}); fix it before capturing"
             ) from err
     output_dtypes = _output_dtypes(ref, eager_out, dtype, device)
-    _mark_dims(ref, inputs, set(static))
-
     codegen_only = device == "cpu"
-    state = _State()
-    chatter = io.StringIO()
-    torch._dynamo.reset()
-    patches = inductor_patches(codegen_only)
-    target_ctx = codegen_only_target() if codegen_only else contextlib.nullcontext()
-    # dynamic=True: every size a symbol and every float argument or attribute
-    # a runtime value, unless the reference fixes it; then Dynamo guards on it
-    # and the guard tells the launcher what to check (state.constants).
-    compiled = torch._dynamo.optimize(
-        _make_backend(state, codegen_only),
-        dynamic=True,
-        guard_filter_fn=state.guard_filter,
-    )(fn)
-    quiet = contextlib.nullcontext() if debug else silenced_fds(chatter)
-    with (
-        private_inductor_cache(),
-        quiet,
-        quiet_output_code(state.records, chatter),
-        target_ctx,
-        V.set_choices_handler(WholeRows()),
-        _no_duck_shapes(),
-    ):
-        with torch._inductor.config.patch(patches), torch.no_grad():
-            try:
-                compiled(*inputs)
-            except Exception as err:
-                failed = next((g for g in state.graphs if g.error), None)
-                why = (
-                    failed.error
-                    if failed
-                    else f"{type(err).__name__}: {_first_line(err)}"
+    notes: list[str] = []
+    failure = ""
+    # Every size a symbol first; where Inductor cannot compile that (or lowers
+    # it all to extern calls), the per-call sizes alone, the rest constants
+    # the launcher then checks.
+    for every_size in (True, False):
+        if not every_size:
+            torch.manual_seed(0)
+            inputs = ref.make_inputs(dtype=dtype, device=device)
+        _mark_dims(ref, inputs, set(static), every_size)
+        state = _State()
+        try:
+            _compile(ref, fn, inputs, state, codegen_only, every_size, debug)
+        except _CompileFailed as err:
+            failure = str(err)
+            continue
+        sources = [g.source for g in state.graphs if g.source is not None]
+        if not sources:
+            raise PorterError(
+                f"{ref.path}: torch.compile produced no Inductor module for {ref.name} "
+                "(Dynamo found nothing to compile); check that the reference does "
+                "tensor work"
+            )
+        modules, kernels = [], []
+        for index, graph in enumerate(g for g in state.graphs if g.source is not None):
+            module, module_kernels = parse_module(
+                graph.source, index, _graph_inputs(graph), ref
+            )
+            modules.append(module)
+            kernels.extend(module_kernels)
+        if kernels:
+            if not every_size:
+                notes.append(
+                    f"Inductor could not compile {ref.name} with every size a symbol "
+                    f"({failure}); captured with the per-call sizes symbolic, the others "
+                    "fixed (the scaffold refuses other values of them)"
                 )
-                raise PorterError(
-                    f"{ref.path}: torch.compile failed ({why}); re-run with --debug "
-                    "to see torch's full log"
-                ) from err
-            finally:
-                torch._dynamo.reset()
-                if debug:
-                    print(chatter.getvalue(), file=sys.stderr)
-
-    sources = [g.source for g in state.graphs if g.source is not None]
-    if not sources:
-        raise PorterError(
-            f"{ref.path}: torch.compile produced no Inductor module for {ref.name} "
-            "(Dynamo found nothing to compile); check that the reference does tensor work"
+            break
+        failure = (
+            "it lowered everything to extern calls such as aten.mm, so there is "
+            "nothing to port"
         )
-    modules, kernels = [], []
-    for index, graph in enumerate(g for g in state.graphs if g.source is not None):
-        module, module_kernels = parse_module(
-            graph.source, index, _graph_inputs(graph), ref
-        )
-        modules.append(module)
-        kernels.extend(module_kernels)
-    if not kernels:
+    else:
+        if failure.startswith("it lowered"):
+            raise PorterError(f"{ref.path}: Inductor emitted no Triton kernel for {ref.name} ({failure})")
         raise PorterError(
-            f"{ref.path}: Inductor emitted no Triton kernel for {ref.name} (it lowered "
-            "everything to extern calls such as aten.mm), so there is nothing to port"
+            f"{ref.path}: torch.compile failed ({failure}); re-run with --debug "
+            "to see torch's full log"
         )
     _settle_dims(ref, modules)
     config_warnings: list[str] = []
@@ -435,12 +474,64 @@ def run_capture(
         modules=modules,
         kernels=kernels,
         date=datetime.date.today().isoformat(),
-        warnings=config_warnings,
+        warnings=notes + config_warnings,
         constants=_constants(state.constants),
         training=getattr(fn, "training", None),
         overrides=dict(ref.overrides),
     )
     return capture, sources
+
+
+class _CompileFailed(Exception):
+    """torch.compile failed on the reference; the message says why, in a line."""
+
+
+def _compile(
+    ref: Reference,
+    fn: Any,
+    inputs: list[Any],
+    state: "_State",
+    codegen_only: bool,
+    every_size: bool,
+    debug: bool,
+) -> None:
+    """Run `fn` once under torch.compile with porter's backend, filling `state`."""
+    chatter = io.StringIO()
+    torch._dynamo.reset()
+    patches = inductor_patches(codegen_only)
+    target_ctx = codegen_only_target() if codegen_only else contextlib.nullcontext()
+    # dynamic=True: every size a symbol and every float argument or attribute
+    # a runtime value, unless the reference fixes it; then Dynamo guards on it
+    # and the guard tells the launcher what to check (state.constants).
+    compiled = torch._dynamo.optimize(
+        _make_backend(state, codegen_only),
+        dynamic=True if every_size else None,
+        guard_filter_fn=state.guard_filter,
+    )(fn)
+    quiet = contextlib.nullcontext() if debug else silenced_fds(chatter)
+    with (
+        private_inductor_cache(),
+        quiet,
+        quiet_output_code(state.records, chatter),
+        target_ctx,
+        V.set_choices_handler(WholeRows()),
+        _no_duck_shapes(),
+    ):
+        with torch._inductor.config.patch(patches), torch.no_grad():
+            try:
+                compiled(*inputs)
+            except Exception as err:
+                failed = next((g for g in state.graphs if g.error), None)
+                why = (
+                    failed.error
+                    if failed
+                    else f"{type(err).__name__}: {_first_line(err)}"
+                )
+                raise _CompileFailed(why) from err
+            finally:
+                torch._dynamo.reset()
+                if debug:
+                    print(chatter.getvalue(), file=sys.stderr)
 
 
 def _flat_dtypes(out: Any) -> list[str]:
@@ -495,13 +586,14 @@ def _constants(found: list[tuple[str, Any]]) -> list[dict[str, Any]]:
 
 def _graph_inputs(graph: _Graph) -> list[GraphInput]:
     out = []
-    for _, source, kind in graph.placeholders:
+    for _, source, kind, value in graph.placeholders:
         out.append(
             GraphInput(
                 wrapper_name="",
                 source=source,
                 kind=kind,
                 target=source_to_target(source),
+                value=value,
             )
         )
     return out

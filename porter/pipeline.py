@@ -84,10 +84,10 @@ def capture(
         f"captured {len(cap.kernels)} Triton kernel(s) from {len(cap.modules)} "
         f"module(s) on {cap.target}"
     )
-    files = capture_files(path.read_text(), cap, sources)
+    files = capture_files(path.read_bytes(), cap, sources)
     scaffold = port_files(cap, ref.module, name)
+    _refuse_todos(path.name, scaffold.todos)
     files.update(scaffold.files)
-    cap.warnings.extend(f"{name}: not ported faithfully: {t}" for t in scaffold.todos)
     old = read_manifest(case) if (case / MANIFEST).is_file() else None
     changed = kernel_diff(old, cap.to_dict()) if old is not None else None
     written = write_case(case, files, cap.to_dict(), force=force, replace_all=True)
@@ -98,8 +98,8 @@ def capture(
 
 
 def capture_files(
-    reference_source: str, cap: Capture, sources: list[str]
-) -> dict[str, str]:
+    reference_source: str | bytes, cap: Capture, sources: list[str]
+) -> dict[str, str | bytes]:
     # Packages, so pytest tells one case's test_parity.py from another's.
     files = {"reference.py": reference_source, "__init__.py": ""}
     for i, source in enumerate(sources):
@@ -107,6 +107,16 @@ def capture_files(
     for k in cap.kernels:
         files[f"inductor/kernels/{k.name}.py"] = k.source
     return files
+
+
+def _refuse_todos(what: str, todos: list[str]) -> None:
+    """A scaffold that would not match eager is never written."""
+    if todos:
+        more = f" (and {len(todos) - 1} more)" if len(todos) > 1 else ""
+        raise PorterError(
+            f"{what}: porter cannot port this faithfully: {todos[0]}{more}; "
+            "nothing was written"
+        )
 
 
 @dataclass
@@ -144,6 +154,7 @@ def port(
     ref = case_reference(case, manifest)
     progress(f"porting {len(cap.kernels)} kernel(s) of {case}")
     result = port_files(cap, ref.module, case.name)
+    _refuse_todos(case.name, result.todos)
     written = write_case(case, result.files, manifest, force=force, replace_all=False)
     for backup in written.backups:
         progress(f"kept your edited file as {case / backup}")

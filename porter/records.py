@@ -100,6 +100,9 @@ class GraphInput:
     target: str  # reference input name ("x") or parameter path ("ln.weight")
     sizes: list[str] = field(default_factory=list)
     strides: list[str] = field(default_factory=list)
+    # A scalar's value at capture: the launcher passes it as a literal where
+    # the reference reads it from a module-level global (math.pi).
+    value: float | None = None
 
 
 @dataclass

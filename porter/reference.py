@@ -64,25 +64,33 @@ class Reference:
             if same is not None:
                 self.aliases[d["name"]] = same.name
 
-    def build(self, sizes: dict[str, int] | None = None) -> Callable[..., Any]:
+    def build(
+        self, sizes: dict[str, int] | None = None, init: dict[int, Any] | None = None
+    ) -> Callable[..., Any]:
         """The callable under test: the function, or a fresh Model as its
         constructor leaves it (training mode, as KernelBench runs it), built
-        from get_init_inputs() at `sizes`."""
+        from get_init_inputs() at `sizes`, with `init`'s arguments changed."""
         if self.kind == "porter":
             return self.module.REFERENCE
         torch.manual_seed(0)  # parameters must be the same on every build
-        return self.module.Model(*self.init_inputs_at(sizes))
+        return self.module.Model(*self.init_inputs_at(sizes, init))
 
-    def init_inputs_at(self, sizes: dict[str, int] | None = None) -> list[Any]:
+    def init_inputs_at(
+        self, sizes: dict[str, int] | None = None, init: dict[int, Any] | None = None
+    ) -> list[Any]:
         """get_init_inputs() with the size globals at `sizes` (a features count
-        that sizes both the input and the model's parameters)."""
+        that sizes both the input and the model's parameters), and the
+        arguments `init` names by position changed."""
         if self.kind == "porter":
             return []
         getter = getattr(self.module, "get_init_inputs", None)
         if getter is None:
             return []
         with _sizes_set(self, {**self.overrides, **(sizes or {})}):
-            return list(getter())
+            values = list(getter())
+        for i, value in (init or {}).items():
+            values[int(i)] = value
+        return values
 
     def make_inputs(
         self,

@@ -24,8 +24,9 @@ from porter.errors import PorterError
 MANIFEST = "manifest.json"
 
 
-def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
+def sha256_text(text: str | bytes) -> str:
+    data = text if isinstance(text, bytes) else text.encode()
+    return hashlib.sha256(data).hexdigest()
 
 
 def read_manifest(case: Path) -> dict[str, Any]:
@@ -47,7 +48,7 @@ def edited_files(case: Path, manifest: dict[str, Any]) -> list[str]:
     out = []
     for rel, digest in sorted(manifest.get("generated", {}).items()):
         path = case / rel
-        if path.is_file() and sha256_text(path.read_text()) != digest:
+        if path.is_file() and sha256_text(path.read_bytes()) != digest:
             out.append(rel)
     return out
 
@@ -136,9 +137,12 @@ def _copy(src: Path, dst: Path) -> None:
     shutil.copy2(src, dst)
 
 
-def _write(path: Path, text: str) -> None:
+def _write(path: Path, text: str | bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
+    if isinstance(text, bytes):
+        path.write_bytes(text)  # a reference file, byte for byte
+    else:
+        path.write_text(text)
 
 
 def _swap(new: Path, case: Path) -> None:

@@ -96,12 +96,21 @@ def size_variants(case) -> list[dict[str, int]]:
             if _eager_runs(ref, {**base, name: new}):
                 out.append({**base, name: new})
                 break
+    # All at once: the same step for every size first (sizes the reference
+    # ties, as a loss's batch and width, move together), else one by one.
     together = dict(base)
-    for name, value in base.items():
-        for new in _other_sizes(value):
-            if _eager_runs(ref, {**together, name: new}):
-                together[name] = new
-                break
+    steps = {name: _other_sizes(value) for name, value in base.items()}
+    for k in range(min((len(v) for v in steps.values()), default=0)):
+        trial = {name: steps[name][k] for name in base}
+        if _eager_runs(ref, trial):
+            together = trial
+            break
+    else:
+        for name, value in base.items():
+            for new in steps[name]:
+                if _eager_runs(ref, {**together, name: new}):
+                    together[name] = new
+                    break
     if together != base and together not in out:
         out.append(together)
     if base:
@@ -179,8 +188,16 @@ def check_case(
     folder: Path, dtypes: tuple[str, ...] = DEFAULT_DTYPES, seed: int = 0
 ) -> Verdict:
     """The independent check of one case folder (see the module docstring)."""
+    import torch
+
     from porter.testing import InterpreterUnsupported, ReferenceRejects
-    from porter.testing.parity import ParityError, Scenario, check_parity, load_case
+    from porter.testing.parity import (
+        ParityError,
+        Scenario,
+        ScaffoldRefuses,
+        check_parity,
+        load_case,
+    )
 
     verdict = Verdict(reference="", status="pass", stage="check", case=str(folder))
     try:
@@ -193,18 +210,31 @@ def check_case(
     variants = size_variants(case)
     if not variants:
         variants = [{d.name: d.size for d in ref.dims}]
-    modes = [""]
-    if ref.kind == "kernelbench":
-        modes.append("eval")
     scenarios = []
     for dtype in dtypes:
         if dtype not in ("float32", "float16", "bfloat16"):
             continue
         for sizes in variants:
-            for mode in modes:
-                scenarios.append(Scenario(dtype, sizes, mode=mode))
+            scenarios.append(Scenario(dtype, sizes))
         for layout in LAYOUTS:
             scenarios.append(Scenario(dtype, variants[0], layout=layout))
+        for i, value in enumerate(ref.make_inputs(variants[0], dtype, "meta")):
+            changed = None if isinstance(value, torch.Tensor) else _other_argument(value)
+            if changed is not None:
+                scenarios.append(
+                    Scenario(dtype, variants[0], args={i: changed}, optional=True)
+                )
+        if ref.kind == "kernelbench":
+            # The other module mode and other constructor arguments: followed,
+            # or refused in the scaffold's own words.
+            scenarios.append(Scenario(dtype, variants[0], mode="eval", optional=True))
+            scenarios.append(Scenario(dtype, variants[0], mode="train", optional=True))
+            for i, value in enumerate(ref.init_inputs_at(variants[0])):
+                changed = _other_argument(value)
+                if changed is not None:
+                    scenarios.append(
+                        Scenario(dtype, variants[0], init={i: changed}, optional=True)
+                    )
     new_sizes_passed = {d: 0 for d in dtypes}
     for sc in scenarios:
         try:
@@ -212,7 +242,7 @@ def check_case(
         except (ReferenceRejects, InterpreterUnsupported):
             verdict.skipped += 1
             continue
-        except ParityError as err:
+        except (ParityError, ScaffoldRefuses) as err:
             verdict.checked += 1
             cause = err.__cause__
             if isinstance(cause, NotImplementedError):
@@ -240,6 +270,22 @@ def check_case(
             else "no call could be checked (eager or the interpreter rejects them all)"
         )
     return verdict
+
+
+def _other_argument(value: Any) -> Any:
+    """Another value of a constructor argument: a float scaled, an int one
+    more, a flag flipped; None for what there is no other of."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + 1
+    if isinstance(value, float):
+        return value * 1.5 + 0.25
+    if isinstance(value, tuple) and value and all(
+        isinstance(v, int) and not isinstance(v, bool) for v in value
+    ):
+        return tuple(v + 1 for v in value)
+    return None
 
 
 def _line(err: BaseException) -> str:

@@ -214,7 +214,7 @@ def test_interrupted_write_leaves_no_case(tmp_path, monkeypatch):
         if len(calls) == 2:
             raise KeyboardInterrupt
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        path.write_bytes(text if isinstance(text, bytes) else text.encode())
 
     monkeypatch.setattr(store, "_write", crash)
     with pytest.raises(KeyboardInterrupt):

@@ -85,8 +85,8 @@ def test_no_capture_literal_survives(case):
 @pytest.mark.parametrize(
     "case, size, message",
     [
-        ("kb_layernorm", 1024, r"x\.shape\[1\] == 768"),
-        ("kb_scaled_rmsnorm", 256, r"x\.shape\[1\] == 512"),
+        ("kb_layernorm", 1024, r"x \(_, 768\)"),
+        ("kb_scaled_rmsnorm", 256, r"x \(_, 512\)"),
     ],
 )
 def test_a_fixed_size_the_kernel_hardcodes_is_refused(case, size, message):

@@ -316,7 +316,7 @@ def launch_settings(
     4096 when there are many (4 warps: from 513 rows; where reread, from
     REREAD_MANY_WARPS_MAX_ROWS + 1). Measured fastest on an H200 with
     tools/launch_probe.py; the figures are in docs/benchmarks/NOTES.md."""
-    block = triton.next_power_of_2(row_size)
+    block = triton.next_power_of_2(max(row_size, 1))  # an empty row: one masked block
     if block <= 1024 and num_rows <= 256:
         return 1, block, min(8, max(1, block * elem_bytes // 512))
     if block <= 1024 and row_size * elem_bytes * row_tensors >= 16384:
@@ -393,6 +393,10 @@ def fused_add_rmsnorm(x, residual, weight, eps: float = 1e-06):
         )
     num_tokens = x.shape[0]
     hidden = x.shape[1]
+    if residual.shape != (num_tokens, hidden) or weight.shape != (hidden,):
+        raise NotImplementedError(
+            "captured for shapes residual (x.shape[0], x.shape[1]), weight (x.shape[1],); re-capture for other sizes"
+        )
     x = x if x.stride(-1) == 1 else x.contiguous()
     residual = residual if residual.stride(-1) == 1 else residual.contiguous()
     weight = weight if weight.stride(-1) == 1 else weight.contiguous()

@@ -137,7 +137,7 @@ def tile_settings(num_rows, row_size, elem_bytes=2, heavy=False):
     4096 tokens, 1024 columns with 4 warps took 0.95-0.96 of 4096 columns'
     time in bf16 (silu_and_mul, which calls none, lost 2-4% that way).
     Measured on an H200, docs/benchmarks/NOTES.md."""
-    block_cols = triton.next_power_of_2(row_size)
+    block_cols = triton.next_power_of_2(max(row_size, 1))
     elements = num_rows * row_size
     if elements <= (1 << 19 if heavy else 1 << 18):
         block_cols = min(block_cols, DECODE_BLOCK)

@@ -10,6 +10,7 @@ import pytest
 from porter.testing import (
     InterpreterUnsupported,
     ReferenceRejects,
+    ScaffoldRefuses,
     check_parity,
     load_case,
     new_seed,
@@ -27,6 +28,8 @@ def test_parity(scenario, porter_device):
         pytest.skip(f"the CPU interpreter cannot emulate this: {err}")
     except ReferenceRejects as err:
         pytest.skip(str(err))
+    except ScaffoldRefuses as err:
+        pytest.skip(f"the scaffold refuses this call: {err}")
 
 
 @pytest.mark.gpu

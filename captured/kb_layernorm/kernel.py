@@ -119,7 +119,7 @@ def launch_settings(
     4096 when there are many (4 warps: from 513 rows; where reread, from
     REREAD_MANY_WARPS_MAX_ROWS + 1). Measured fastest on an H200 with
     tools/launch_probe.py; the figures are in docs/benchmarks/NOTES.md."""
-    block = triton.next_power_of_2(row_size)
+    block = triton.next_power_of_2(max(row_size, 1))  # an empty row: one masked block
     if block <= 1024 and num_rows <= 256:
         return 1, block, min(8, max(1, block * elem_bytes // 512))
     if block <= 1024 and row_size * elem_bytes * row_tensors >= 16384:
@@ -199,19 +199,15 @@ class ModelNew(nn.Module):
             raise NotImplementedError(
                 "captured with x 2-d; re-capture with the ranks you need"
             )
-        if x.shape[1] != 768:
-            raise NotImplementedError(
-                "captured with x.shape[1] == 768; re-capture with the size you need"
-            )
-        if self.ln.weight.shape[0] != 768:
-            raise NotImplementedError(
-                "captured with self.ln.weight.shape[0] == 768; re-capture with the size you need"
-            )
-        if self.ln.bias.shape[0] != 768:
-            raise NotImplementedError(
-                "captured with self.ln.bias.shape[0] == 768; re-capture with the size you need"
-            )
         batch = x.shape[0]
+        if (
+            x.shape[1] != 768
+            or self.ln.weight.shape != (768,)
+            or self.ln.bias.shape != (768,)
+        ):
+            raise NotImplementedError(
+                "captured for shapes x (_, 768), self.ln.weight (768,), self.ln.bias (768,); re-capture for other sizes"
+            )
         ln_weight = (
             self.ln.weight
             if self.ln.weight.stride(-1) == 1

@@ -107,7 +107,7 @@ def launch_settings(
     4096 when there are many (4 warps: from 513 rows; where reread, from
     REREAD_MANY_WARPS_MAX_ROWS + 1). Measured fastest on an H200 with
     tools/launch_probe.py; the figures are in docs/benchmarks/NOTES.md."""
-    block = triton.next_power_of_2(row_size)
+    block = triton.next_power_of_2(max(row_size, 1))  # an empty row: one masked block
     if block <= 1024 and num_rows <= 256:
         return 1, block, min(8, max(1, block * elem_bytes // 512))
     if block <= 1024 and row_size * elem_bytes * row_tensors >= 16384:
@@ -187,15 +187,11 @@ class ModelNew(nn.Module):
             raise NotImplementedError(
                 "captured with x 2-d; re-capture with the ranks you need"
             )
-        if x.shape[1] != 512:
-            raise NotImplementedError(
-                "captured with x.shape[1] == 512; re-capture with the size you need"
-            )
-        if self.weight.shape[0] != 512:
-            raise NotImplementedError(
-                "captured with self.weight.shape[0] == 512; re-capture with the size you need"
-            )
         batch = x.shape[0]
+        if x.shape[1] != 512 or self.weight.shape != (512,):
+            raise NotImplementedError(
+                "captured for shapes x (_, 512), self.weight (512,); re-capture for other sizes"
+            )
         x = x if x.stride(-1) == 1 else x.contiguous()
         weight = (
             self.weight if self.weight.stride(-1) == 1 else self.weight.contiguous()

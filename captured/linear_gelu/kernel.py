@@ -173,7 +173,7 @@ def tile_settings(num_rows, row_size, elem_bytes=2, heavy=False):
     4096 tokens, 1024 columns with 4 warps took 0.95-0.96 of 4096 columns'
     time in bf16 (silu_and_mul, which calls none, lost 2-4% that way).
     Measured on an H200, docs/benchmarks/NOTES.md."""
-    block_cols = triton.next_power_of_2(row_size)
+    block_cols = triton.next_power_of_2(max(row_size, 1))
     elements = num_rows * row_size
     if elements <= (1 << 19 if heavy else 1 << 18):
         block_cols = min(block_cols, 512)
@@ -318,6 +318,12 @@ def linear_gelu(x, weight, bias):
     num_tokens = x.shape[0]
     in_features = x.shape[1]
     out_features = weight.shape[0]
+    if weight.shape[1] != in_features or bias.shape != (out_features,):
+        raise NotImplementedError(
+            "captured for shapes weight (_, x.shape[1]), bias (weight.shape[0],); re-capture for other sizes"
+        )
+    x = x if x.stride(-1) == 1 else x.contiguous()
+    bias = bias if bias.stride(-1) == 1 else bias.contiguous()
     out = torch.empty_strided(
         (num_tokens, out_features),
         (out_features, 1),

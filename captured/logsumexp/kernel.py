@@ -370,7 +370,7 @@ def launch_settings(
     4096 when there are many (4 warps: from 513 rows; where reread, from
     REREAD_MANY_WARPS_MAX_ROWS + 1). Measured fastest on an H200 with
     tools/launch_probe.py; the figures are in docs/benchmarks/NOTES.md."""
-    block = triton.next_power_of_2(row_size)
+    block = triton.next_power_of_2(max(row_size, 1))  # an empty row: one masked block
     if block <= 1024 and num_rows <= 256:
         return 1, block, min(8, max(1, block * elem_bytes // 512))
     if block <= 1024 and row_size * elem_bytes * row_tensors >= 16384:

@@ -133,7 +133,7 @@ def tile_settings(num_rows, row_size, elem_bytes=2, heavy=False):
     4096 tokens, 1024 columns with 4 warps took 0.95-0.96 of 4096 columns'
     time in bf16 (silu_and_mul, which calls none, lost 2-4% that way).
     Measured on an H200, docs/benchmarks/NOTES.md."""
-    block_cols = triton.next_power_of_2(row_size)
+    block_cols = triton.next_power_of_2(max(row_size, 1))
     elements = num_rows * row_size
     if elements <= (1 << 19 if heavy else 1 << 18):
         block_cols = min(block_cols, DECODE_BLOCK)
@@ -225,6 +225,10 @@ def rotary_neox(q: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
     num_tokens = q.shape[0]
     num_heads = q.shape[1]
     head_dim = q.shape[2]
+    if cos.shape[0] != num_tokens or sin.shape[0] != num_tokens:
+        raise NotImplementedError(
+            "captured for shapes cos (q.shape[0], _), sin (q.shape[0], _); re-capture for other sizes"
+        )
     q = strided_as(q, (head_dim * num_heads, None, 1))
     cos = cos if cos.stride(-1) == 1 else cos.contiguous()
     sin = sin if sin.stride(-1) == 1 else sin.contiguous()

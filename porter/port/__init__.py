@@ -18,6 +18,7 @@ from porter.port.launcher import (
     LOOPED_MAX_BLOCK,
     ROWS_EARLY_TRIGGER_EXPR,
     LOOPED_MIN_ROW_BYTES,
+    bind_layouts,
     plan_launcher,
 )
 from porter.port import fastexp, tanh
@@ -139,6 +140,7 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
     unfuse_bias(launcher, ports, module)
     launches = [s for s in launcher.steps if s.kind == "launch"]
     fuse_matmul_epilogue(launcher, ports)
+    bind_layouts(launcher, cap, module)
     every_step = list(all_steps(launcher.steps))
     matmul_steps = {s.kernel: s for s in every_step if s.kind == "matmul"}
     kernels = []
@@ -285,6 +287,11 @@ _HELPER_ORDER = [
     "argmin_step",
     "argmin_rows",
     "select_masked",
+    "floor_div",
+    "floor_mod",
+    "int_pow",
+    "multiply",
+    "row_product",
 ]
 
 

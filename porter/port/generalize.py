@@ -14,6 +14,7 @@ import re
 
 import sympy
 
+from porter.errors import PorterError
 from porter.parse import launch_meta_params
 from porter.port.model import KernelPort, Param
 from porter.port.passes import _assigned, _is_call, _names, _rename, _stmts, ptr_base
@@ -85,7 +86,16 @@ def bind_parameters(kp: KernelPort, cap: Capture, module: CompiledModule) -> Non
             if view:
                 # The wrapper handed Inductor a view (e.g. the second half of a
                 # concatenated output): the launcher makes the same view.
-                var = f"{var}_view{sum(1 for p in kp.params if p.view)}"
+                same = next((p for p in kp.params if p.view == view), None)
+                var = same.value if same else f"{var}_view{sum(1 for p in kp.params if p.view)}"
+            twin = next((p for p in kp.params if p.kind == "pointer" and p.name == new), None)
+            if twin is not None and twin.value == var:
+                # One tensor passed twice (read, then written in place: a
+                # BatchNorm's running mean): one pointer serves both.
+                renames[arg.name] = new
+                continue
+            if twin is not None:
+                new = f"{var}_ptr"  # another view of the same tensor
             renames[arg.name] = new
             kp.pointer_dtype[new] = arg.type
             kp.params.append(Param(new, "pointer", var, original=arg.name, view=view))
@@ -94,8 +104,7 @@ def bind_parameters(kp: KernelPort, cap: Capture, module: CompiledModule) -> Non
             # kernel takes at run time.
             new = _var(b.target)
             renames[arg.name] = new
-            value = b.target if b.target in cap.input_names or cap.reference_kind != "kernelbench" else f"self.{b.target}"
-            kp.params.append(Param(new, "scalar", value, original=arg.name))
+            kp.params.append(Param(new, "scalar", _scalar_value(b, cap, module), original=arg.name))
         elif arg.name in launch_meta_params(kp.record.source, kp.record.name):
             block = _block_name(arg.name, kp.record.kind)
             renames[arg.name] = block
@@ -132,6 +141,23 @@ def bind_parameters(kp: KernelPort, cap: Capture, module: CompiledModule) -> Non
         "named arguments after what they are bound to; per-call sizes are runtime "
         "ints in do_not_specialize, per-model sizes constexpr, row strides int64 arguments"
     )
+
+
+def _scalar_value(binding, cap: Capture, module: CompiledModule) -> str:
+    """The launcher expression for a scalar argument: the reference's own
+    argument, a module attribute (self.alpha), or, for a module-level global
+    of the reference file (math.pi), its value at capture."""
+    gi = next((g for g in module.inputs if g.target == binding.target), None)
+    if gi is not None and gi.source.startswith("G["):
+        if gi.value is None:
+            raise PorterError(
+                f"{cap.reference_file}: the kernels read the global {binding.target}, "
+                "whose value the capture did not keep; make it a literal or an argument"
+            )
+        return repr(gi.value)
+    if binding.target in cap.input_names or cap.reference_kind != "kernelbench":
+        return binding.target
+    return f"self.{binding.target}"
 
 
 def set_signature(kp: KernelPort) -> None:
@@ -344,26 +370,33 @@ def _substitute(text: str, mapping: dict[str, str]) -> str:
 
 def _constexpr_casts(kp: KernelPort) -> None:
     """`(hidden).to(tl.float32)` on a constexpr int, or `eps.to(tl.float32)` on a
-    float argument, becomes `tl.cast(hidden, tl.float32)`: a Python scalar
-    has no .to under Triton's interpreter."""
+    float or int argument, becomes `tl.cast(hidden, tl.float32)`: a Python
+    scalar has no .to under Triton's interpreter."""
     constexprs = {
-        p.name for p in kp.params if p.annotation == "tl.constexpr" or p.kind == "scalar"
+        p.name
+        for p in kp.params
+        if p.annotation == "tl.constexpr" or p.kind in ("scalar", "runtime")
     }
 
     class Fix(ast.NodeTransformer):
         def visit_Call(self, node: ast.Call) -> ast.AST:
             self.generic_visit(node)
             f = node.func
-            if (
-                isinstance(f, ast.Attribute)
-                and f.attr == "to"
-                and isinstance(f.value, ast.Name)
-            ):
-                if f.value.id in constexprs and len(node.args) == 1:
-                    return ast.parse(
-                        f"tl.cast({f.value.id}, {ast.unparse(node.args[0])})",
-                        mode="eval",
-                    ).body
+            if not (isinstance(f, ast.Attribute) and f.attr == "to") or len(node.args) != 1:
+                return node
+            # A name, or arithmetic of names (`(dim2 * dim1).to(...)`), all scalars.
+            parts = list(ast.walk(f.value))
+            names = {n.id for n in parts if isinstance(n, ast.Name)}
+            plain = all(
+                isinstance(n, (ast.Name, ast.BinOp, ast.UnaryOp, ast.Constant, ast.Load))
+                or isinstance(n, (ast.operator, ast.unaryop))
+                for n in parts
+            )
+            if names and plain and names <= constexprs:
+                return ast.parse(
+                    f"tl.cast({ast.unparse(f.value)}, {ast.unparse(node.args[0])})",
+                    mode="eval",
+                ).body
             return node
 
     Fix().visit(kp.tree)

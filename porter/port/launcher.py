@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from porter.port.generalize import _launcher_expr
 from porter.port.model import KernelPort
-from porter.port.passes import _is_call
+from porter.port.passes import _is_call, ptr_base
 from porter.port.pdl import loads_at_top
 from porter.port.persist import STREAM_ROWS, _is_col_loop
 from porter.records import Capture, CompiledModule
@@ -114,6 +114,13 @@ class Launcher:
     # The tensor whose device decides programmatic dependent launch (`pdl =
     # pdl_enabled(...)`), where a step takes it.
     device: str = "'cuda'"
+    # Checks that read the dims (after them): every size the kernels assume.
+    shape_checks: list[str] = field(default_factory=list)
+    # Lines before each return: a tensor changed in place that the launcher
+    # copied to give it the kernels' layout is copied back.
+    epilogue: list[str] = field(default_factory=list)
+    # The tensors some kernel stores to, by launcher name.
+    written: set[str] = field(default_factory=set)
 
 
 def plan_launcher(
@@ -190,41 +197,7 @@ def plan_launcher(
             f"if {dims_now} != {dims_then}:\n    raise NotImplementedError("
             f"'captured with {said}; re-capture with the ranks you need')"
         )
-    # The caller's tensors first: theirs is the likelier mistake.
-    for gi in sorted(module.inputs, key=lambda gi: gi.target not in inputs):
-        if gi.kind != "tensor":
-            continue
-        ref = gi.target if gi.target in inputs else f"self.{gi.target}"
-        for axis, size in enumerate(gi.sizes):
-            if str(size).isdigit() and str(size) in literal:
-                checks.append(
-                    f"if {ref}.shape[{axis}] != {size}:\n    raise NotImplementedError("
-                    f"'captured with {ref}.shape[{axis}] == {size}; re-capture "
-                    "with the size you need')"
-                )
-    prelude = []
-    strided = strided_axes(ports)
-    for gi in module.inputs:
-        if gi.kind != "tensor":
-            continue
-        var = gi.target.replace(".", "_")
-        source = gi.target if gi.target in inputs else f"self.{gi.target}"
-        if var not in strided:
-            # No kernel takes it (only an extern call, which reads any layout).
-            if var != source:
-                prelude.append(f"{var} = {source}")
-            continue
-        expected = [
-            (
-                None
-                if axis in strided.get(var, ()) or str(size) == "1"
-                else _launcher_expr(stride)
-            )
-            for axis, (size, stride) in enumerate(zip(gi.sizes, gi.strides))
-        ]
-        line = _layout_line(var, source, expected)
-        if line:
-            prelude.append(line)
+    written = written_tensors(ports)
     tensor_inputs = [
         gi.target for gi in module.inputs if gi.kind == "tensor" and gi.target in inputs
     ]
@@ -245,6 +218,7 @@ def plan_launcher(
         if d.axes:
             input_name, axis = d.axes[0]
             dims.append(Dim(d.name, f"{input_name}.shape[{axis}]"))
+    shape_checks = _shape_checks(module, inputs, dims, literal)
 
     var_of: dict[str, str] = {}
     allocs = []
@@ -307,6 +281,19 @@ def plan_launcher(
                 launch.early_trigger = EARLY_TRIGGER_EXPR
             steps.append(launch)
 
+    state = sorted(
+        gi.target for gi in module.inputs
+        if gi.kind == "tensor" and gi.target not in inputs
+        and gi.target.replace(".", "_") in written
+    )
+    if state and tensor_inputs:
+        # Eager skips a BatchNorm's running-statistics update on an empty batch;
+        # the kernels would average nothing into them.
+        empty = " or ".join(f"{t}.numel() == 0" for t in tensor_inputs)
+        shape_checks.append(
+            f"if {empty}:\n    raise NotImplementedError("
+            f"{f'an empty input would change self.{state[0]} where eager leaves it alone'!r})"
+        )
     returns = []
     for o in module.outputs:
         if o in var_of or o in wrapper_var:
@@ -316,7 +303,150 @@ def plan_launcher(
             # keepdim statistic returned squeezed): the same view, in launcher terms.
             returns.append(_extern_call(o, wrapper_var, var_of, symbols))
     ret = returns[0] if len(returns) == 1 else ", ".join(returns)
-    return Launcher(name, signature, checks, prelude, dims, allocs, steps, ret, device)
+    # The tensors' bindings and layouts come last (bind_layouts), once every
+    # stage has settled which kernels read them.
+    return Launcher(
+        name,
+        signature,
+        checks,
+        [],
+        dims,
+        allocs,
+        steps,
+        ret,
+        device,
+        shape_checks=shape_checks,
+        written=written,
+    )
+
+
+def bind_layouts(launcher: Launcher, cap: Capture, module: CompiledModule) -> None:
+    """The launcher's first lines: each tensor bound to a name, with the
+    strides the kernels that read or write it assume (None: any), copied
+    only where it has others; a tensor changed in place and so copied gets
+    the result back before the launcher returns. Read off the final launch
+    steps (the matmul and bias stages add kernels of their own)."""
+    inputs = set(cap.input_names)
+    strided = _kernel_strides(launcher)
+    viewed = _viewed(launcher)
+    prelude, epilogue, given_of = [], [], {}
+    for gi in module.inputs:
+        if gi.kind != "tensor":
+            continue
+        var = gi.target.replace(".", "_")
+        source = gi.target if gi.target in inputs else f"self.{gi.target}"
+        if var not in strided and var not in viewed:
+            # No kernel takes it (only an extern call, which reads any layout).
+            if var != source:
+                prelude.append(f"{var} = {source}")
+            continue
+        free = strided.get(var, set()) if var not in viewed else set()
+        expected = [
+            None if axis in free or str(size) == "1" else _launcher_expr(stride)
+            for axis, (size, stride) in enumerate(zip(gi.sizes, gi.strides))
+        ]
+        if var in launcher.written and any(e is not None for e in expected):
+            # Changed in place: where the launcher copies it to the kernels'
+            # layout, the caller's tensor gets the result back.
+            given = f"{var}_given" if var == source else source
+            if var == source:
+                prelude.append(f"{given} = {var}")
+                given_of[var] = given
+            epilogue.append(f"if {var} is not {given}:\n    {given}.copy_({var})")
+            source = given
+        line = _layout_line(var, source, expected)
+        if line:
+            prelude.append(line)
+    launcher.prelude = prelude + launcher.prelude
+    launcher.epilogue = epilogue
+    # An output that is an input changed in place is the caller's tensor.
+    launcher.returns = re.sub(
+        r"\b\w+\b", lambda m: given_of.get(m.group(0), m.group(0)), launcher.returns
+    )
+
+
+def _kernel_strides(launcher: Launcher) -> dict[str, set[int]]:
+    """Per tensor some launch passes as a pointer (`x_ptr=x`), the axes whose
+    stride every such launch also passes (`x_stride0=x.stride(0)`)."""
+    from porter.port.matmul import all_steps
+
+    seen: dict[str, list[set[int]]] = {}
+    for step in all_steps(launcher.steps):
+        if step.kind not in ("launch", "matmul"):
+            continue
+        taken: dict[str, set[int]] = {}
+        for _, value in step.args:
+            m = re.fullmatch(r"(\w+)\.stride\((\d+)\)", value)
+            if m:
+                taken.setdefault(m.group(1), set()).add(int(m.group(2)))
+        for name, value in step.args:
+            if name.endswith("_ptr") and value.isidentifier():
+                seen.setdefault(value, []).append(taken.get(value, set()))
+    return {t: set.intersection(*axes) for t, axes in seen.items()}
+
+
+def _viewed(launcher: Launcher) -> set[str]:
+    """Tensors a launch step takes a view of with Inductor's strides
+    (`x.as_strided(...)`): those strides assume the captured layout."""
+    from porter.port.matmul import all_steps
+
+    out = set()
+    for step in all_steps(launcher.steps):
+        for line in step.setup:
+            out |= set(re.findall(r"\b(\w+)\.as_strided\(", line))
+    return out
+
+
+def _shape_checks(module, inputs: set[str], dims: list[Dim], literal: set[str]) -> list[str]:
+    """One check that every tensor has the sizes the kernels assume: a size
+    the capture saw as a constant the kernels still spell out (a KernelBench
+    file's feature size), and every size the graph ties to a dim (a weight of
+    `hidden`, a residual of x's shape, the 1-d targets a loss broadcasts
+    along predictions' columns); eager's broadcasting of a size-1 axis is
+    refused, not read out of bounds."""
+    defining = {d.expr for d in dims}
+    named = {d.name: d.expr for d in dims}
+    conds, said = [], []
+    # The caller's tensors first: theirs is the likelier mistake.
+    for gi in sorted(module.inputs, key=lambda gi: gi.target not in inputs):
+        if gi.kind != "tensor" or not gi.sizes:
+            continue
+        ref = gi.target if gi.target in inputs else f"self.{gi.target}"
+        want = []
+        for axis, size in enumerate(gi.sizes):
+            size = str(size)
+            here = f"{gi.target}.shape[{axis}]"
+            expr = _launcher_expr(size)
+            if size.isdigit():
+                want.append((axis, size if size in literal else None))
+            elif here in defining or expr == here:
+                want.append((axis, None))
+            else:
+                want.append((axis, expr))
+        checked = [(a, e) for a, e in want if e is not None]
+        if not checked:
+            continue
+        if len(checked) == len(want):
+            whole = ", ".join(e for _, e in checked) + ("," if len(checked) == 1 else "")
+            conds.append(f"{ref}.shape != ({whole})")
+        else:
+            conds += [f"{ref}.shape[{a}] != {e}" for a, e in checked]
+        shown = ", ".join(
+            (_spelled(e, named) if e is not None else "_") for _, e in want
+        ) + ("," if len(want) == 1 else "")
+        said.append(f"{ref} ({shown})")
+    if not conds:
+        return []
+    cond = " or ".join(conds)
+    message = f"captured for shapes {', '.join(said)}; re-capture for other sizes"
+    return [f"if {cond}:\n    raise NotImplementedError({message!r})"]
+
+
+def _spelled(expr: str, named: dict[str, str]) -> str:
+    """A size expression in the caller's terms: hidden -> x.shape[1]."""
+    return re.sub(
+        r"\b[A-Za-z_]\w*\b", lambda m: named.get(m.group(0), m.group(0)), expr
+    )
 
 
 def _refuse_other(expr: str, value) -> str:
@@ -326,20 +456,23 @@ def _refuse_other(expr: str, value) -> str:
     )
 
 
-def strided_axes(ports) -> dict[str, set[int]]:
-    """Per tensor, the axes whose stride every kernel that reads or writes
-    it takes as an argument: those axes may have any stride."""
-    seen: dict[str, list[set[int]]] = {}
+def written_tensors(ports) -> set[str]:
+    """The tensors some kernel stores to (its outputs, and inputs it changes
+    in place), by launcher name."""
+    out = set()
     for kp in ports:
-        taken: dict[str, set[int]] = {}
-        for p in kp.params:
-            if p.kind == "stride":
-                tensor, _, rest = p.value.partition(".stride(")
-                taken.setdefault(tensor, set()).add(int(rest.rstrip(")")))
-        for p in kp.params:
-            if p.kind == "pointer":
-                seen.setdefault(p.value, []).append(taken.get(p.value, set()))
-    return {t: set.intersection(*axes) for t, axes in seen.items()}
+        values = {p.name: p.value for p in kp.params if p.kind == "pointer"}
+        for form in (kp.tree, kp.persistent, kp.online, kp.matmul):
+            if form is None:
+                continue
+            for call in ast.walk(form):
+                if isinstance(call, ast.Call) and call.args and (
+                    _is_call(call, "tl.store") or ast.unparse(call.func).startswith("tl.atomic_")
+                ):
+                    base = ptr_base(call.args[0])
+                    if base in values:
+                        out.add(values[base])
+    return out
 
 
 def _layout_line(var: str, source: str, expected: list[str | None]) -> str:

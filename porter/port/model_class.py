@@ -77,7 +77,8 @@ def _helpers(tree: ast.Module, init: ast.FunctionDef, source: str) -> list[str]:
         for name in _defined(stmt):
             defines.setdefault(name, stmt)
     wanted: list[ast.stmt] = []
-    todo = list(_free_names(init))
+    # Model itself is named only by super(Model, self), which becomes super().
+    todo = list(_free_names(init) - {"Model"})
     seen: set[str] = set()
     while todo:
         name = todo.pop()

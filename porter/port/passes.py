@@ -193,6 +193,10 @@ HELPERS = {
     "triton_helpers.minimum_with_index": "argmin_step",
     "triton_helpers.min_with_index": "argmin_rows",
     "triton_helpers.select_one": "select_masked",
+    "triton_helpers.div_floor_integer": "floor_div",
+    "triton_helpers.remainder_integer": "floor_mod",
+    "triton_helpers.pow_integer": "int_pow",
+    "triton_helpers.prod": "row_product",
 }
 HELPER_DEPENDS = {
     "max_nan": {"maximum_nan"},
@@ -203,13 +207,13 @@ HELPER_DEPENDS = {
     "rescale_sum": {"exp_ftz"},
     "argmax_rows": {"argmax_step"},
     "argmin_rows": {"argmin_step"},
+    "row_product": {"multiply"},
 }
 UNSUPPORTED = {
     "tl.inline_asm_elementwise": "inline assembly is target-specific",
     "tl.rand": "random numbers cannot match eager bit for bit",
     "tl.randn": "random numbers cannot match eager bit for bit",
     "tl.randint": "random numbers cannot match eager bit for bit",
-    "tl.device_assert": "indirect indexing bounds are shape-specific",
 }
 
 

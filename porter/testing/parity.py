@@ -31,6 +31,9 @@ import torch
 from porter.testing.fidelity import InterpreterUnsupported
 
 FACTOR = 4.0
+# Inputs of a scenario hold at most this many elements: the CPU interpreter
+# runs about 40k elements in 0.1 s.
+SCENARIO_BUDGET = 1 << 18
 FLOOR = {"float32": 1e-5, "float16": 2e-3, "bfloat16": 1.6e-2}
 ATOL = {"float32": 1e-6, "float16": 1e-3, "bfloat16": 1e-2}
 INT_SENTINEL = -123
@@ -49,14 +52,28 @@ class Scenario:
     # tensor: no stride what a packed tensor's is) | row_step (every other row)
     layout: str = "contiguous"
     values: str = "random"  # random | difficult | offset
-    # A KernelBench module as constructed ("", training), or "eval".
+    # A KernelBench module as constructed ("", training), "eval" or "train".
     mode: str = ""
+    # Constructor arguments changed, by position (a float alpha or eps).
+    init: dict[int, Any] = field(default_factory=dict)
+    # Non-tensor call arguments changed, by position (a scale passed to forward).
+    args: dict[int, Any] = field(default_factory=dict)
+    # The scaffold may refuse it in its own words (NotImplementedError): the
+    # other module mode, other constructor arguments, an empty batch.
+    optional: bool = False
 
     @property
     def id(self) -> str:
         dims = "-".join(f"{k}{v}" for k, v in self.sizes.items())
         mode = f"-{self.mode}" if self.mode else ""
-        return f"{self.dtype}-{dims}-{self.layout}-{self.values}{mode}"
+        init = "".join(
+            f"-init{i}={_short(v)}" for i, v in self.init.items()
+        ) + "".join(f"-arg{i}={_short(v)}" for i, v in self.args.items())
+        return f"{self.dtype}-{dims}-{self.layout}-{self.values}{mode}{init}"
+
+
+def _short(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value).replace(" ", "")
 
 
 @dataclass
@@ -87,14 +104,20 @@ class Case:
 
     def scenarios(self) -> list[Scenario]:
         """Shapes x dtypes x layouts x values, chosen to stay fast on the CPU
-        interpreter while covering decode, masks, other model sizes and views."""
+        interpreter while covering decode, zero tokens, masks, other model
+        sizes, views on every axis, the other module mode and other
+        constructor arguments. Scenarios whose inputs would hold more than
+        SCENARIO_BUDGET elements are left out."""
         base = {d["name"]: d["size"] for d in self.manifest["dims"]}
         out = []
-        sweep = sorted({1, 2, 7, 31, *[d["size"] for d in self.runtime_dims()]})
+        runtime = self.runtime_dims()
+        sweep = sorted({0, 1, 2, 7, 31, *[d["size"] for d in runtime]})
         for dtype in self.dtypes:
             for n in sweep:
-                sizes = {**base, **{d["name"]: n for d in self.runtime_dims()}}
-                out.append(Scenario(dtype, sizes))
+                sizes = {**base, **{d["name"]: n for d in runtime}}
+                # An empty batch may be refused where eager special-cases it
+                # (a BatchNorm leaves its running statistics alone).
+                out.append(Scenario(dtype, sizes, optional=n == 0))
             # A scaffold with a persistent and a looped kernel switches at
             # MAX_FUSED_COLS: one row size past it keeps the looped kernel tested
             # (only for the dims reductions run over: others would just grow).
@@ -111,21 +134,55 @@ class Case:
                     sizes = {
                         **base,
                         d["name"]: size,
-                        **{r["name"]: 3 for r in self.runtime_dims()},
+                        **{r["name"]: 3 for r in runtime},
                     }
                     out.append(Scenario(dtype, sizes))
                 if wide:
                     # The looped kernel's own handling of inf and NaN (a
                     # running max, an online sum) is only reached this wide;
                     # difficult values need 5 rows (one of each kind).
-                    sizes = {**sizes, **{r["name"]: 5 for r in self.runtime_dims()}}
+                    sizes = {**sizes, **{r["name"]: 5 for r in runtime}}
                     out.append(Scenario(dtype, sizes, values="difficult"))
-            small = {**base, **{d["name"]: 5 for d in self.runtime_dims()}}
-            out.append(Scenario(dtype, small, layout="offset"))
-            out.append(Scenario(dtype, small, layout="row_sliced"))
+            small = {**base, **{d["name"]: 5 for d in runtime}}
+            for layout in ("offset", "row_sliced", "padded", "row_step"):
+                out.append(Scenario(dtype, small, layout=layout))
             out.append(Scenario(dtype, small, values="difficult"))
             out.append(Scenario(dtype, small, values="offset"))
-        return out
+            # Each float argument of the call changed (a scale passed to
+            # forward): taken at run time, or refused in the scaffold's words.
+            for i, value in enumerate(self._call_values(small, dtype)):
+                if isinstance(value, float):
+                    out.append(
+                        Scenario(dtype, small, args={i: value * 1.5 + 0.25}, optional=True)
+                    )
+            if self.manifest.get("reference_kind") == "kernelbench":
+                # The other module mode, and each float constructor argument
+                # changed: followed, or refused in the scaffold's own words.
+                other = "eval" if self.manifest.get("training", True) else "train"
+                out.append(Scenario(dtype, small, mode=other, optional=True))
+                for i, value in enumerate(self.reference.init_inputs_at(small)):
+                    if isinstance(value, float):
+                        out.append(
+                            Scenario(
+                                dtype, small, init={i: value * 1.5 + 0.25}, optional=True
+                            )
+                        )
+        return [sc for sc in out if self.fits(sc.sizes)]
+
+    def _call_values(self, sizes: dict[str, int], dtype: str) -> list[Any]:
+        if self.reference is None:
+            return []
+        return self.reference.make_inputs(sizes, dtype, "meta")
+
+    def fits(self, sizes: dict[str, int]) -> bool:
+        """Whether the inputs at `sizes` hold at most SCENARIO_BUDGET elements."""
+        if self.reference is None:
+            return True
+        try:
+            values = self.reference.make_inputs(sizes, self.dtypes[0], "meta")
+        except Exception:  # noqa: BLE001 - sizes the reference rejects: checked, then skipped
+            return True
+        return sum(v.numel() for v in values if isinstance(v, torch.Tensor)) <= SCENARIO_BUDGET
 
     def reduction_dims(self) -> set[str]:
         """Dims a reduction kernel runs along (its r0_numel is that dim)."""
@@ -200,6 +257,8 @@ def make_inputs(
         ]
     torch.manual_seed(seed)
     values = case.reference.make_inputs(sc.sizes, sc.dtype, device)
+    for i, value in sc.args.items():
+        values[i] = value
     if sc.values in ("difficult", "offset"):
         # Only the first float input (the activation): weights, tables like cos/sin
         # and scales come from the model, well-scaled; extreme values arrive in
@@ -346,17 +405,19 @@ def run_reference(
     sizes: dict[str, int] | None = None,
     state: list | None = None,
     module_mode: str = "",
+    init: dict[int, Any] | None = None,
 ):
     """The reference on `inputs`; `state`, where given, receives what the call
     may change besides its outputs: each input, then the module's buffers.
-    module_mode "eval": a KernelBench module in eval mode."""
-    fn = case.reference.build(sizes)
+    module_mode "eval" or "train": a KernelBench module put in that mode;
+    init: its constructor arguments changed, by position."""
+    fn = case.reference.build(sizes, init)
     if isinstance(fn, torch.nn.Module):
         fn = fn.to(device)
         if dtype:
             fn = fn.to(getattr(torch, dtype))
-        if module_mode == "eval":
-            fn.eval()
+        if module_mode:
+            fn.train(module_mode == "train")
     mode = _KeepFloat64() if dtype == "float64" else contextlib.nullcontext()
     with torch.no_grad(), mode:
         out = _tuple(fn(*inputs))
@@ -381,6 +442,7 @@ def scaffold_entry(
     kernel=None,
     sizes: dict[str, int] | None = None,
     module_mode: str = "",
+    init: dict[int, Any] | None = None,
 ):
     """The scaffold's entry point as the reference's callers use it: the launcher
     function, or a ModelNew holding the reference Model's parameters and
@@ -390,10 +452,10 @@ def scaffold_entry(
     kernel = kernel or case.kernel
     if case.manifest["reference_kind"] != "kernelbench":
         return getattr(kernel, case.manifest["reference_name"])
-    ref = case.reference.build(sizes)
-    model = kernel.ModelNew(*case.reference.init_inputs_at(sizes))
+    ref = case.reference.build(sizes, init)
+    model = kernel.ModelNew(*case.reference.init_inputs_at(sizes, init))
     model.load_state_dict(ref.state_dict())
-    model.train(ref.training and module_mode != "eval")
+    model.train(module_mode == "train" if module_mode else ref.training)
     return model.to(device=device, dtype=getattr(torch, dtype))
 
 
@@ -406,8 +468,11 @@ def run_scaffold(
     sizes: dict[str, int] | None = None,
     state: list | None = None,
     module_mode: str = "",
+    init: dict[int, Any] | None = None,
 ):
-    fn = scaffold_entry(case, dtype, device, sizes=sizes, module_mode=module_mode)
+    fn = scaffold_entry(
+        case, dtype, device, sizes=sizes, module_mode=module_mode, init=init
+    )
     with poisoned_allocations(int_poison), torch.no_grad():
         out = _tuple(fn(*inputs))
     if state is not None:
@@ -498,6 +563,12 @@ class ReferenceRejects(Exception):
     """The scenario is outside the reference's domain (eager raises on it): skip."""
 
 
+class ScaffoldRefuses(Exception):
+    """The scaffold declined an optional scenario in its own words
+    (NotImplementedError): the other module mode, another constructor
+    argument, an empty batch. The caller skips it, saying why."""
+
+
 def check_parity(
     case: Case, sc: Scenario, device: str = "cpu", seed: int | None = None
 ) -> dict:
@@ -509,31 +580,38 @@ def check_parity(
     where = (
         f"case {case.name}, scenario {sc.id}, seed {seed} (replay: PORTER_SEED={seed})"
     )
-    sizes = sc.sizes
+    edge = sc.values == "edge_rows"
+
+    def reference(values, dtype, state=None):
+        return run_reference(
+            case, values, dtype, device, sc.sizes, state, sc.mode, sc.init
+        )
+
+    def scaffold(values, poison=INT_SENTINEL, state=None):
+        return run_scaffold(
+            case, values, sc.dtype, device, poison, sc.sizes, state, sc.mode, sc.init
+        )
+
     eager = None
     eager_state: list = []
-    if sc.values != "edge_rows":
+    if not edge:
         try:
-            eager = run_reference(
-                case, copies(inputs), sc.dtype, device, sizes, eager_state, sc.mode
-            )
+            eager = reference(copies(inputs), sc.dtype, eager_state)
         except Exception as err:
             raise ReferenceRejects(
                 f"the reference itself rejects {sc.id} ({type(err).__name__}: {err})"
             ) from err
     got_state: list = []
     try:
-        got = run_scaffold(
-            case,
-            copies(inputs) if sc.values != "edge_rows" else inputs,
-            sc.dtype,
-            device,
-            sizes=sizes,
-            state=got_state,
-            module_mode=sc.mode,
-        )
+        got = scaffold(inputs if edge else copies(inputs), state=got_state)
     except InterpreterUnsupported:
         raise  # the caller skips with its reason: never a pass, never a failure
+    except NotImplementedError as err:
+        if sc.optional:
+            raise ScaffoldRefuses(str(err)) from err
+        raise ParityError(
+            f"{where}: the scaffold refused a call it must serve: {err}"
+        ) from err
     except Exception as err:
         # A crash is a parity failure too (e.g. an out-of-bounds access caught by
         # porter.testing.bounds): say where, like any other failure.
@@ -542,29 +620,17 @@ def check_parity(
         ) from err
     unwritten = [None] * len(got)
     if any(_holds_poison(g) for g in got):
-        again = run_scaffold(
-            case,
-            copies(inputs),
-            sc.dtype,
-            device,
-            INT_SENTINEL_2,
-            sizes=sizes,
-            module_mode=sc.mode,
-        )
+        again = scaffold(copies(inputs), INT_SENTINEL_2)
         unwritten = _unwritten(got, again)
-    if sc.values == "edge_rows":
+    if edge:
         # >2^31 elements: score the first and last rows only (float64 copies of the
         # whole problem do not fit); rows are independent in a per-token op.
         inputs, (got, unwritten) = _edge_rows(case, inputs, got, unwritten)
         got_state = []
     ref_state: list = []
-    ref64 = run_reference(
-        case, _upcast(copies(inputs)), "float64", device, sizes, ref_state, sc.mode
-    )
+    ref64 = reference(_upcast(copies(inputs)), "float64", ref_state)
     if eager is None:
-        eager = run_reference(
-            case, copies(inputs), sc.dtype, device, sizes, module_mode=sc.mode
-        )
+        eager = reference(copies(inputs), sc.dtype)
     if len(got) != len(ref64):
         raise ParityError(
             f"{where}: scaffold returned {len(got)} outputs, reference {len(ref64)}"
@@ -607,11 +673,11 @@ def _compare_state(case, inputs, sc, device, ref_state, eager_state, got_state, 
 def _built(case: Case, sc: Scenario, device: str):
     """The reference as built for the scenario, before any call (its buffers'
     starting values), in the scenario's dtype."""
-    fn = case.reference.build(sc.sizes)
+    fn = case.reference.build(sc.sizes, sc.init)
     if isinstance(fn, torch.nn.Module):
         fn = fn.to(device=device, dtype=getattr(torch, sc.dtype))
-        if sc.mode == "eval":
-            fn.eval()
+        if sc.mode:
+            fn.train(sc.mode == "train")
     return fn
 
 

@@ -1,0 +1,312 @@
+"""References porter was not tuned for: each class of bug the sweeps of
+KernelBench and engine-style references found, as a small reference that
+ports right or is refused in one line (docs/capture.md, "What is general")."""
+
+import textwrap
+
+import pytest
+import torch
+
+from porter.errors import PorterError
+from porter.pipeline import capture
+from porter.reference import load_reference
+from porter.testing import ScaffoldRefuses, check_parity, load_case
+from porter.testing.parity import ParityError, Scenario
+
+
+def _write(tmp_path, name, text):
+    path = tmp_path / f"{name}.py"
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def _capture(tmp_path, name, text, **kw):
+    path = _write(tmp_path, name, text)
+    result = capture(path, out=tmp_path / "cases", device="cpu", progress=lambda _: None, **kw)
+    return load_case(result.case)
+
+
+def _check(case, sizes, seed=0, **kw):
+    return check_parity(case, Scenario("float32", sizes, **kw), "cpu", seed)
+
+
+# ---------------------------------------------------------------- reference
+
+
+KB_SIZES = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def __init__(self, features):
+            super(Model, self).__init__()
+            self.weight = nn.Parameter(torch.ones(features))
+
+        def forward(self, x, y):
+            return x * self.weight + y
+
+    batch_size = 4096
+    features = 393216
+    input_shape = (393216,)
+
+    def get_inputs():
+        return [torch.rand(batch_size, features), torch.rand(batch_size, *input_shape)]
+
+    def get_init_inputs():
+        return [features]
+"""
+
+
+def test_kernelbench_dims_are_the_files_size_globals_and_huge_ones_are_cut(tmp_path):
+    # 2 x 4096 x 393216 floats would take 12 GB: the sizes are cut before any
+    # tensor is made, and each size global sizes the axes that grow with it.
+    ref = load_reference(_write(tmp_path, "kb", KB_SIZES), budget=1 << 16)
+    assert ref.overrides == {"batch_size": 128, "features": 128, "input_shape_0": 128}
+    dims = {d.name: (d.role, d.axes) for d in ref.dims}
+    assert dims == {
+        "batch_size": ("runtime", [("x", 0), ("y", 0)]),
+        # features also sizes the model's weight: a per-model size
+        "features": ("model", [("x", 1)]),
+        "input_shape_0": ("model", [("y", 1)]),
+    }
+    x, y = ref.make_inputs({"batch_size": 3, "input_shape_0": 5}, "bfloat16")
+    assert x.shape == (3, 128) and y.shape == (3, 5) and x.dtype == torch.bfloat16
+    assert ref.init_inputs_at({"features": 7}) == [7]
+
+
+def test_set_names_a_size_global_or_is_refused(tmp_path):
+    path = _write(tmp_path, "kb", KB_SIZES)
+    sets = {"batch_size": 8, "input_shape": (9,), "features": 9}
+    ref = load_reference(path, overrides=sets, budget=1 << 16)
+    assert ref.overrides == {"batch_size": 8, "input_shape_0": 9, "features": 9}
+    with pytest.raises(PorterError, match="not an int global"):
+        load_reference(path, overrides={"batch": 8})
+    with pytest.raises(PorterError, match="no size global 'nope'"):
+        ref.make_inputs({"nope": 3})
+
+
+def test_modelnew_takes_models_constructor_text_without_model(tmp_path):
+    from porter.port.model_class import model_init
+
+    source = textwrap.dedent(
+        """
+        import torch.nn as nn
+        SCALE = 2.0  # a helper constant
+
+        def make_act(slope):
+            return nn.LeakyReLU(slope * SCALE)
+
+        class Model(nn.Module):
+            def __init__(self, slope: float = 1e-2):
+                super(Model, self).__init__()  # the file's own comment
+                self.act = make_act(slope)
+
+            def forward(self, x):
+                return self.act(x)
+        """
+    )
+    init, helpers = model_init(source, tmp_path / "ref.py")
+    assert "super().__init__()  # the file's own comment" in init
+    assert "1e-2" in init  # the file's own spelling
+    # nn is the scaffold's own import
+    assert helpers == [
+        "SCALE = 2.0  # a helper constant",
+        "def make_act(slope):\n    return nn.LeakyReLU(slope * SCALE)",
+    ]
+    assert not any("class Model" in h for h in helpers)
+    bare = "import torch.nn as nn\nclass Model(nn.Module):\n    def forward(self, x):\n        return x\n"
+    assert model_init(bare, tmp_path / "ref.py") == ("", [])
+
+
+# ---------------------------------------------------------------- arguments
+
+
+ELU_ALPHA = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def __init__(self, alpha: float = 1.0, dim: int = 1):
+            super().__init__()
+            self.alpha = alpha
+            self.dim = dim
+
+        def forward(self, x, scale):
+            return torch.nn.functional.elu(x, alpha=self.alpha).sum(self.dim) * scale
+
+    batch_size = 6
+    features = 40
+
+    def get_inputs():
+        return [torch.randn(batch_size, features), 0.5]
+
+    def get_init_inputs():
+        return [1.3, 1]
+"""
+
+
+def test_float_arguments_run_at_call_time_and_a_fixed_dim_is_refused(tmp_path):
+    case = _capture(tmp_path, "elu", ELU_ALPHA)
+    text = (case.folder / "kernel.py").read_text()
+    # alpha (a constructor argument) and scale (a forward argument) are
+    # kernel arguments; the reduction dim is checked
+    assert "alpha=self.alpha" in text and "scale=scale" in text
+    assert "if self.dim != 1:" in text
+    sizes = {"batch_size": 9, "features": 33}
+    _check(case, sizes, init={0: 0.25})
+    _check(case, sizes, args={1: -3.0})
+    with pytest.raises(ScaffoldRefuses, match=r"self\.dim == 1"):
+        _check(case, sizes, init={1: 0}, optional=True)
+
+
+LOSS = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def __init__(self, margin=1.0):
+            super().__init__()
+            self.loss = nn.TripletMarginLoss(margin=margin)
+
+        def forward(self, a, p, n):
+            return self.loss(a, p, n)
+
+    batch_size = 8
+    dim = 16
+
+    def get_inputs():
+        return [torch.rand(batch_size, dim) for _ in range(3)]
+
+    def get_init_inputs():
+        return [1.0]
+"""
+
+
+def test_a_float_dynamo_specialized_is_refused_not_ignored(tmp_path):
+    # Dynamo made the margin a symbol, then fixed it (a shape-environment
+    # guard): another margin once ran with 1.0 silently.
+    case = _capture(tmp_path, "triplet", LOSS)
+    assert "if self.loss.margin != 1.0:" in (case.folder / "kernel.py").read_text()
+    with pytest.raises(ScaffoldRefuses, match="margin == 1.0"):
+        _check(case, {"batch_size": 5, "dim": 16}, init={0: 1.75}, optional=True)
+
+
+# ---------------------------------------------------------------- shapes
+
+
+HINGE = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def forward(self, predictions, targets):
+            return torch.mean(torch.clamp(1 - predictions * targets, min=0))
+
+    batch_size = 32
+    input_shape = (32,)
+
+    def get_inputs():
+        return [torch.rand(batch_size, *input_shape), torch.rand(batch_size) * 2 - 1]
+
+    def get_init_inputs():
+        return []
+"""
+
+
+def test_a_size_the_graph_ties_to_another_is_checked(tmp_path):
+    # targets broadcasts along predictions' columns: eager also accepts a
+    # targets of one element, which the kernels would read out of bounds.
+    case = _capture(tmp_path, "hinge", HINGE)
+    _check(case, {"batch_size": 48, "input_shape_0": 48})
+    model = case.kernel.ModelNew()
+    with pytest.raises(NotImplementedError, match=r"targets \(predictions.shape\[1\],\)"):
+        model(torch.rand(1, 32), torch.rand(1))
+
+
+QK_NORM = """
+    import torch
+
+    DIMS = {"num_tokens": 5, "num_heads": 4, "head_dim": 32}
+    DYNAMIC = ["num_tokens"]
+    DTYPES = ["float32", "bfloat16"]
+
+    def make_inputs(num_tokens, num_heads, head_dim, dtype=torch.float32, device="cpu"):
+        # q as an engine hands it over: a slice of a fused qkv projection
+        qkv = torch.randn(num_tokens, 3 * num_heads * head_dim, dtype=dtype, device=device)
+        q = qkv[:, : num_heads * head_dim].view(num_tokens, num_heads, head_dim)
+        weight = torch.rand(head_dim, dtype=dtype, device=device) + 0.5
+        return q, weight
+
+    def qk_norm(q, weight, eps: float = 1e-6):
+        qf = q.float()
+        qf = qf * torch.rsqrt(qf.pow(2).mean(-1, keepdim=True) + eps)
+        return (qf * weight.float()).to(q.dtype)
+
+    REFERENCE = qk_norm
+"""
+
+
+def test_views_on_every_axis_are_right(tmp_path):
+    # q sliced from qkv: dim 0's stride is 3 x heads x head_dim. The launcher
+    # once checked only stride(-1) and read the wrong rows.
+    case = _capture(tmp_path, "qk_norm", QK_NORM)
+    sizes = {"num_tokens": 7, "num_heads": 3, "head_dim": 64}
+    for layout in ("contiguous", "padded", "row_step", "offset"):
+        _check(case, sizes, layout=layout)
+    _check(case, {**sizes, "num_tokens": 0})
+
+
+INPLACE = """
+    import torch
+
+    DIMS = {"num_tokens": 6, "hidden": 48}
+    DTYPES = ["float32", "bfloat16"]
+
+    def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+        x = torch.randn(num_tokens, hidden, dtype=dtype, device=device)
+        residual = torch.randn(num_tokens, hidden, dtype=dtype, device=device)
+        return x, residual
+
+    def add_scale_(x, residual, alpha: float = 0.5):
+        # vLLM's fused_add_rms_norm style: the residual is updated in place
+        residual.add_(x)
+        return residual * alpha
+
+    REFERENCE = add_scale_
+"""
+
+
+def test_an_in_place_reference_ports_and_its_mutation_is_compared(tmp_path):
+    case = _capture(tmp_path, "inplace", INPLACE)
+    sizes = {"num_tokens": 9, "hidden": 40}
+    for layout in ("contiguous", "padded"):
+        # a padded residual is copied for the kernel, then the result copied back
+        _check(case, sizes, layout=layout)
+    # A scaffold that returns the right output but leaves residual alone fails.
+    good = case.kernel.add_scale_
+
+    def forgetful(x, residual, alpha=0.5):
+        return good(x, residual.clone(), alpha)
+
+    case.kernel.add_scale_ = forgetful
+    with pytest.raises(ParityError, match="input 1"):
+        _check(case, sizes)
+
+
+def test_what_cannot_port_is_refused_at_capture_with_no_folder(tmp_path):
+    dropout = """
+        import torch
+
+        DIMS = {"n": 8, "h": 16}
+
+        def make_inputs(n, h, dtype=torch.float32, device="cpu"):
+            return (torch.randn(n, h, dtype=dtype, device=device),)
+
+        def drop(x):
+            return torch.nn.functional.dropout(x, 0.5, training=True)
+
+        REFERENCE = drop
+    """
+    with pytest.raises(PorterError, match="cannot port this faithfully: tl.rand"):
+        _capture(tmp_path, "drop", dropout)
+    assert not (tmp_path / "cases" / "drop").exists()
