@@ -252,6 +252,8 @@ def _make_backend(state: _State, codegen_only: bool):
                 scalar = _scalar_value(arg)
             else:
                 kind = "tensor"
+                if isinstance(value, torch.Tensor):
+                    scalar = str(value.dtype)
             placeholders.append((node.name, source, kind, scalar))
         graph = _Graph(placeholders)
         state.graphs.append(graph)
@@ -401,6 +403,7 @@ def run_capture(
                 f"({type(err).__name__}: {_first_line(err)}); fix it before capturing"
             ) from err
     output_dtypes = _output_dtypes(ref, eager_out, dtype, device)
+    output_map = _output_map(ref, eager_out, inputs)
     codegen_only = device == "cpu"
     notes: list[str] = []
     failure = ""
@@ -478,6 +481,7 @@ def run_capture(
         constants=_constants(state.constants),
         training=getattr(fn, "training", None),
         overrides=dict(ref.overrides),
+        output_map=output_map,
     )
     return capture, sources
 
@@ -532,6 +536,51 @@ def _compile(
                 torch._dynamo.reset()
                 if debug:
                     print(chatter.getvalue(), file=sys.stderr)
+
+
+def _flat(out: Any) -> list[Any]:
+    if isinstance(out, (tuple, list)):
+        return [v for o in out for v in _flat(o)]
+    return [out]
+
+
+def _output_map(ref: Reference, out: Any, inputs: list[Any]) -> list[dict[str, Any]]:
+    """Which reference outputs are inputs returned as they are (changed in
+    place): Dynamo returns those itself, not the compiled graph. Empty where
+    every output comes from the graph."""
+    entries = []
+    for value in _flat(out):
+        if value is None:
+            entries.append({"kind": "none"})
+            continue
+        if not isinstance(value, torch.Tensor):
+            raise PorterError(
+                f"{ref.path}: {ref.name} returns a {type(value).__name__}; porter ports "
+                "references that return tensors (or None)"
+            )
+        same = [
+            name
+            for name, t in zip(ref.input_names, inputs)
+            if isinstance(t, torch.Tensor) and t is value
+        ]
+        if same:
+            entries.append({"kind": "input", "name": same[0]})
+            continue
+        for name, t in zip(ref.input_names, inputs):
+            if (
+                isinstance(t, torch.Tensor)
+                and t.numel()
+                and value.numel()
+                and t.untyped_storage().data_ptr() == value.untyped_storage().data_ptr()
+            ):
+                raise PorterError(
+                    f"{ref.path}: an output of {ref.name} is a view of its input "
+                    f"{name}; return the input itself, or a new tensor"
+                )
+        entries.append({"kind": "graph"})
+    if all(e["kind"] == "graph" for e in entries):
+        return []
+    return entries
 
 
 def _flat_dtypes(out: Any) -> list[str]:
@@ -593,7 +642,8 @@ def _graph_inputs(graph: _Graph) -> list[GraphInput]:
                 source=source,
                 kind=kind,
                 target=source_to_target(source),
-                value=value,
+                value=value if kind == "scalar" else None,
+                dtype=value if kind == "tensor" and isinstance(value, str) else "",
             )
         )
     return out

@@ -57,6 +57,7 @@ def parse_module(
         steps=wrapper.steps,
         outputs=wrapper.outputs,
         kernels=[k.name for k in kernels],
+        produced=list(wrapper.produced),
     )
     return module, kernels
 
@@ -182,6 +183,7 @@ class _Wrapper:
         self.buffers: dict[str, Buffer] = {}
         self.steps: list[Step] = []
         self.outputs: list[str] = []
+        self.produced: list[str] = []  # names extern calls assign
         self.dim_of = {
             f"{name}.size({axis})": d.name
             for d in (ref.dims if ref else [])
@@ -254,10 +256,25 @@ class _Wrapper:
             self.alias[name] = self.canon(ast.unparse(value.args[0]))
             self.views[name] = self.view_of(value)
             self.view_calls[name] = value
+        elif (
+            isinstance(value, ast.Subscript)
+            and isinstance(value.value, ast.Name)
+            and value.value.id in self.produced
+        ):
+            # buf5 = buf4[0]: one tensor of an extern call's tuple
+            self.produced.append(name)
+            self.steps.append(Step("extern", "getitem", [], f"{name} = {text}"))
         elif not isinstance(value, ast.Call):
             self.locals[name] = self.expr(value)  # ps0 = s27 // 2; k_xnumel = ...
         else:
+            before = len(self.steps)
             self.step_from_call(value, text)
+            if len(self.steps) > before and self.steps[-1].kind == "extern":
+                # buf4 = torch.ops.aten.topk.default(...): a tensor (or a tuple
+                # of them) the call returns, not one it writes into
+                self.produced.append(name)
+                step = self.steps[-1]
+                step.text = f"{name} = {step.text}"
 
     def call(self, node: ast.Call) -> None:
         func = ast.unparse(node.func)
@@ -355,7 +372,7 @@ class _Wrapper:
             return Binding(
                 param, text, "input", self.by_wrapper[name].target, view=view
             )
-        if name in self.buffers:
+        if name in self.buffers or name in self.produced:
             return Binding(param, text, "buffer", name, view=view)
         if isinstance(node, ast.Constant):
             return Binding(param, text, "literal", expr=repr(node.value))

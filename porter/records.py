@@ -103,6 +103,8 @@ class GraphInput:
     # A scalar's value at capture: the launcher passes it as a literal where
     # the reference reads it from a module-level global (math.pi).
     value: float | None = None
+    # A tensor's dtype at capture ("torch.bfloat16").
+    dtype: str = ""
 
 
 @dataclass
@@ -122,6 +124,9 @@ class CompiledModule:
     steps: list[Step]
     outputs: list[str]  # wrapper names returned by call
     kernels: list[str]
+    # Names an extern call assigns (`buf4 = aten.topk(...)`, `buf5 = buf4[0]`):
+    # tensors the launcher gets from torch, not allocates.
+    produced: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -155,6 +160,10 @@ class Capture:
     training: bool | None = None
     # Sizes set with --set, or chosen to keep the capture small.
     overrides: dict[str, Any] = field(default_factory=dict)
+    # Per reference output, in order: {"kind": "graph"} (the compiled graph's
+    # next output), {"kind": "input", "name": n} (the input itself, changed
+    # in place and returned), or {"kind": "none"}. Empty: all from the graph.
+    output_map: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -412,6 +412,12 @@ def explicit_dtypes(kp: KernelPort) -> None:
         None,
     )
     low = LOW_PRECISION.get(kp.capture_dtype)
+    bitcasts = {
+        t
+        for stmt, _ in _stmts(kp.tree.body)
+        if isinstance(stmt, ast.Assign) and _is_bitcast(stmt.value)
+        for t in _assigned(stmt)
+    }
 
     class Fix(ast.NodeTransformer):
         def visit_Call(self, node: ast.Call) -> ast.AST:
@@ -419,6 +425,19 @@ def explicit_dtypes(kp: KernelPort) -> None:
             f = node.func
             if _is_call(node, "tl.store") and len(node.args) >= 2:
                 ptr = ptr_base(node.args[0])
+                value = node.args[1]
+                if ptr and (
+                    _is_bitcast(value)
+                    or (isinstance(value, ast.Name) and value.id in bitcasts)
+                ):
+                    # Bits stored as they are (an fp8 cache written through a
+                    # uint8 view): a bitcast to the pointer's own type, never
+                    # tl.store's conversion by value.
+                    node.args[1] = ast.parse(
+                        f"({ast.unparse(value)}).to({ptr}.dtype.element_ty, bitcast=True)",
+                        mode="eval",
+                    ).body
+                    return node
                 if ptr in float_ptrs:
                     value = node.args[1]
                     if (
@@ -454,6 +473,19 @@ def explicit_dtypes(kp: KernelPort) -> None:
                 ).body
     kp.notes.append(
         "loads upcast to fp32, stores cast to the output's element type (fp32/fp16/bf16 alike)"
+    )
+
+
+def _is_bitcast(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "to"
+        and len(node.args) == 1
+        and any(
+            k.arg == "bitcast" and isinstance(k.value, ast.Constant) and k.value.value
+            for k in node.keywords
+        )
     )
 
 

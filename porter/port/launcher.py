@@ -8,6 +8,7 @@ import inspect
 import re
 from dataclasses import dataclass, field
 
+from porter.errors import PorterError
 from porter.port.generalize import _launcher_expr
 from porter.port.model import KernelPort
 from porter.port.passes import _is_call, ptr_base
@@ -206,8 +207,17 @@ def plan_launcher(
         for gi in module.inputs
         if gi.kind == "tensor" and gi.target not in inputs
     ]
+    # The tensor whose dtype the outputs follow: an input in the dtype the
+    # capture was made in (not an int64 id, nor an fp32 scale); where the
+    # capture recorded no dtypes, the first input.
+    follows = [
+        gi.target
+        for gi in module.inputs
+        if gi.kind == "tensor" and gi.target in inputs
+        and gi.dtype == f"torch.{cap.capture_dtype}"
+    ]
     first_float = (
-        tensor_inputs[0]
+        (follows or tensor_inputs)[0]
         if tensor_inputs
         else (params[0].replace(".", "_") if params else None)
     )
@@ -259,6 +269,12 @@ def plan_launcher(
                 device,
             )
         )
+    for made in module.produced:
+        if made in module.outputs:
+            idx = module.outputs.index(made)
+            var_of[made] = "out" if n_out == 1 else f"out{idx}"
+        else:
+            var_of[made] = f"scratch_{made}"
     wrapper_var = {gi.wrapper_name: gi.target.replace(".", "_") for gi in module.inputs}
     symbols = {s: _launcher_expr(t) for s, t in module.symbols.items()}
 
@@ -302,7 +318,9 @@ def plan_launcher(
             # A view of a buffer (`reinterpret_tensor(buf2, (s0,), (1,), 0)`: a
             # keepdim statistic returned squeezed): the same view, in launcher terms.
             returns.append(_extern_call(o, wrapper_var, var_of, symbols))
-    ret = returns[0] if len(returns) == 1 else ", ".join(returns)
+    if cap.output_map:
+        returns = _map_outputs(cap, module, returns)
+    ret = ", ".join(returns) if len(returns) != 1 else returns[0]
     # The tensors' bindings and layouts come last (bind_layouts), once every
     # stage has settled which kernels read them.
     return Launcher(
@@ -394,6 +412,31 @@ def _viewed(launcher: Launcher) -> set[str]:
     for step in all_steps(launcher.steps):
         for line in step.setup:
             out |= set(re.findall(r"\b(\w+)\.as_strided\(", line))
+    return out
+
+
+def _map_outputs(cap: Capture, module: CompiledModule, returns: list[str]) -> list[str]:
+    """The reference's outputs from the graph's: an input returned as itself
+    (changed in place) is that input, whether or not the graph returns it too."""
+    target_of = {gi.wrapper_name: gi.target for gi in module.inputs}
+    out, k = [], 0
+    for e in cap.output_map:
+        if e["kind"] == "none":
+            out.append("None")
+        elif e["kind"] == "input":
+            if k < len(module.outputs) and target_of.get(module.outputs[k]) == e["name"]:
+                k += 1  # the graph returns it as well
+            out.append(e["name"].replace(".", "_"))
+        else:
+            if k >= len(returns):
+                break
+            out.append(returns[k])
+            k += 1
+    if k != len(returns) or len(out) != len(cap.output_map):
+        raise PorterError(
+            f"{cap.reference_name}'s outputs do not line up with its compiled graph's "
+            f"({len(cap.output_map)} against {len(returns)}); porter cannot tell which is which"
+        )
     return out
 
 
@@ -515,14 +558,18 @@ def _signature_text(sig: inspect.Signature) -> str:
 
 
 def _extern_call(text: str, wrapper_var, var_of, symbols) -> str:
-    node = ast.parse(text.strip(), mode="eval").body
+    """The wrapper's call (or `name = call` statement) in launcher names."""
+    tree = ast.parse(text.strip())
+    node = tree.body[0]
+    if isinstance(node, ast.Expr):
+        node = node.value
 
     class Fix(ast.NodeTransformer):
         def visit_Name(self, n: ast.Name) -> ast.AST:
             if n.id in wrapper_var:
-                return ast.Name(wrapper_var[n.id], ast.Load())
+                return ast.Name(wrapper_var[n.id], n.ctx)
             if n.id in var_of:
-                return ast.Name(var_of[n.id], ast.Load())
+                return ast.Name(var_of[n.id], n.ctx)
             if n.id in symbols:
                 return ast.parse(symbols[n.id], mode="eval").body
             return n
