@@ -69,8 +69,9 @@ def _sweep(args: argparse.Namespace) -> int:
         dtypes=tuple(args.dtype),
         timeout=args.timeout,
         progress=lambda m: print(f"porter: {m}", file=sys.stderr, flush=True),
+        device=args.device,
     )
-    table, data = sweep.write_results(results, Path(args.out))
+    table, data = sweep.write_results(results, Path(args.out), args.device)
     print(sweep.summary_table(results), end="")
     print(f"porter: wrote {table} and {data}")
     return 1 if any(r["status"] == "failed" for r in results) else 0
@@ -327,6 +328,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=600,
         metavar="S",
         help="seconds one reference may take before it is failed (default 600)",
+    )
+    p.add_argument(
+        "--device",
+        default="cpu",
+        choices=["cpu", "cuda"],
+        help="cpu: codegen-only capture, checked under Triton's interpreter "
+        "(default); cuda: native capture, checked on the GPU",
     )
     add_set_option(p)
     p.set_defaults(func=_sweep)

@@ -185,7 +185,10 @@ def _numels(ref, sizes) -> list[int]:
 
 
 def check_case(
-    folder: Path, dtypes: tuple[str, ...] = DEFAULT_DTYPES, seed: int = 0
+    folder: Path,
+    dtypes: tuple[str, ...] = DEFAULT_DTYPES,
+    seed: int = 0,
+    device: str = "cpu",
 ) -> Verdict:
     """The independent check of one case folder (see the module docstring)."""
     import torch
@@ -218,7 +221,7 @@ def check_case(
             scenarios.append(Scenario(dtype, sizes))
         for layout in LAYOUTS:
             scenarios.append(Scenario(dtype, variants[0], layout=layout))
-        for i, value in enumerate(ref.make_inputs(variants[0], dtype, "meta")):
+        for i, value in enumerate(case.call_values(variants[0], dtype)):
             changed = None if isinstance(value, torch.Tensor) else _other_argument(value)
             if changed is not None:
                 scenarios.append(
@@ -238,7 +241,7 @@ def check_case(
     new_sizes_passed = {d: 0 for d in dtypes}
     for sc in scenarios:
         try:
-            check_parity(case, sc, device="cpu", seed=seed)
+            check_parity(case, sc, device=device, seed=seed)
         except (ReferenceRejects, InterpreterUnsupported):
             verdict.skipped += 1
             continue
@@ -301,8 +304,10 @@ def run_one(
     out: str,
     sets: dict[str, Any],
     dtypes: tuple[str, ...],
+    device: str = "cpu",
 ) -> dict[str, Any]:
-    """Capture, port and check one reference; never raises."""
+    """Capture, port and check one reference on `device` (cpu: the
+    codegen-only capture and Triton's interpreter); never raises."""
     from porter.pipeline import capture, default_case_name
 
     start = time.monotonic()
@@ -313,12 +318,12 @@ def run_one(
             path_,
             name=default_case_name(path_),
             out=out,
-            device="cpu",
+            device=device,
             force=True,
             progress=lambda _: None,
             sizes=_sets_for(path_, sets),
         )
-        verdict = check_case(result.case, dtypes)
+        verdict = check_case(result.case, dtypes, device=device)
         verdict.reference = path
     except PorterError as err:
         verdict.status, verdict.why = "refused", _line(err)
@@ -359,12 +364,13 @@ def _sets_for(path: Path, sets: dict[str, Any]) -> dict[str, Any] | None:
 
 def _serve(conn, env: dict[str, str]) -> None:  # pragma: no cover - a child process
     os.environ.update(env)
-    os.environ["TRITON_INTERPRET"] = "1"
-    from porter.testing import enable_interpreter_fidelity
-    from porter.testing.bounds import enable_bounds_checks
+    if env.get("PORTER_SWEEP_DEVICE", "cpu") == "cpu":
+        os.environ["TRITON_INTERPRET"] = "1"
+        from porter.testing import enable_interpreter_fidelity
+        from porter.testing.bounds import enable_bounds_checks
 
-    enable_interpreter_fidelity()
-    enable_bounds_checks()
+        enable_interpreter_fidelity()
+        enable_bounds_checks()
     import warnings
 
     warnings.simplefilter("ignore")
@@ -379,9 +385,13 @@ def _serve(conn, env: dict[str, str]) -> None:  # pragma: no cover - a child pro
 
 
 class _Worker:
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx, device: str = "cpu") -> None:
         self.conn, child = ctx.Pipe()
-        env = {"TORCHINDUCTOR_COMPILE_THREADS": "1", "OMP_NUM_THREADS": "1"}
+        env = {
+            "TORCHINDUCTOR_COMPILE_THREADS": "1",
+            "OMP_NUM_THREADS": "1",
+            "PORTER_SWEEP_DEVICE": device,
+        }
         self.proc = ctx.Process(target=_serve, args=(child, env), daemon=True)
         self.proc.start()
         child.close()
@@ -410,17 +420,19 @@ def sweep(
     dtypes: tuple[str, ...] = DEFAULT_DTYPES,
     timeout: float = DEFAULT_TIMEOUT,
     progress: Callable[[str], None] = lambda _: None,
+    device: str = "cpu",
 ) -> list[dict[str, Any]]:
     """Every reference under `paths` through capture, port and the check, in
-    `jobs` worker processes; one verdict dict per reference, in file order."""
+    `jobs` worker processes on `device`; one verdict dict per reference, in
+    file order."""
     files = references(paths)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(files)))
     ctx = multiprocessing.get_context("spawn")
-    todo = [(str(f), str(out), dict(sets or {}), tuple(dtypes)) for f in files]
+    todo = [(str(f), str(out), dict(sets or {}), tuple(dtypes), device) for f in files]
     results: dict[str, dict[str, Any]] = {}
-    workers = [_Worker(ctx) for _ in range(jobs)]
+    workers = [_Worker(ctx, device) for _ in range(jobs)]
     try:
         while todo or any(w.task for w in workers):
             for i, w in enumerate(workers):
@@ -448,7 +460,7 @@ def sweep(
                 )
                 if done["stage"] == "worker":
                     w.proc.kill()
-                    workers[i] = _Worker(ctx)
+                    workers[i] = _Worker(ctx, device)
                 else:
                     w.task = None
     finally:
@@ -494,10 +506,33 @@ def summary_table(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_results(results: list[dict[str, Any]], out: Path) -> tuple[Path, Path]:
+def write_results(
+    results: list[dict[str, Any]], out: Path, device: str = "cpu"
+) -> tuple[Path, Path]:
+    """OUT/sweep.md (the table, with the versions and date it ran with) and
+    OUT/sweep.json; references and cases by file and folder name alone."""
+    import datetime
+
+    import torch
+    import triton
+
+    import porter
+
     out = Path(out)
+    rows = [
+        {**r, "reference": Path(r["reference"]).name, "case": Path(r["case"]).name if r["case"] else ""}
+        for r in results
+    ]
+    facts = {
+        "porter": porter.__version__,
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "device": device,
+        "date": datetime.date.today().isoformat(),
+    }
     table = out / "sweep.md"
     data = out / "sweep.json"
-    table.write_text(summary_table(results))
-    data.write_text(json.dumps(results, indent=2) + "\n")
+    said = ", ".join(f"{k} {v}" for k, v in facts.items())
+    table.write_text(f"porter sweep ({said})\n\n" + summary_table(rows))
+    data.write_text(json.dumps({**facts, "results": rows}, indent=2) + "\n")
     return table, data

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import inspect
 import json
 import math
 import os
@@ -149,8 +150,9 @@ class Case:
             out.append(Scenario(dtype, small, values="difficult"))
             out.append(Scenario(dtype, small, values="offset"))
             # Each float argument of the call changed (a scale passed to
-            # forward): taken at run time, or refused in the scaffold's words.
-            for i, value in enumerate(self._call_values(small, dtype)):
+            # forward, a defaulted eps): taken at run time, or refused in the
+            # scaffold's words.
+            for i, value in enumerate(self.call_values(small, dtype)):
                 if isinstance(value, float):
                     out.append(
                         Scenario(dtype, small, args={i: value * 1.5 + 0.25}, optional=True)
@@ -169,10 +171,15 @@ class Case:
                         )
         return [sc for sc in out if self.fits(sc.sizes)]
 
-    def _call_values(self, sizes: dict[str, int], dtype: str) -> list[Any]:
+    def call_values(self, sizes: dict[str, int], dtype: str) -> list[Any]:
+        """The call's arguments as make_inputs gives them, then the defaults
+        of the parameters past them (eps)."""
         if self.reference is None:
             return []
-        return self.reference.make_inputs(sizes, dtype, "meta")
+        values = list(self.reference.make_inputs(sizes, dtype, "meta"))
+        params = call_params(self)
+        values += [p.default for p in params[len(values) :]]
+        return values
 
     def fits(self, sizes: dict[str, int]) -> bool:
         """Whether the inputs at `sizes` hold at most SCENARIO_BUDGET elements."""
@@ -257,8 +264,7 @@ def make_inputs(
         ]
     torch.manual_seed(seed)
     values = case.reference.make_inputs(sc.sizes, sc.dtype, device)
-    for i, value in sc.args.items():
-        values[i] = value
+    values = with_args(case, values, sc.args)
     if sc.values in ("difficult", "offset"):
         # Only the first float input (the activation): weights, tables like cos/sin
         # and scales come from the model, well-scaled; extreme values arrive in
@@ -268,6 +274,31 @@ def make_inputs(
         first = next((i for i, v in enumerate(values) if _is_float(v)), None)
         values = [change(v) if i == first else v for i, v in enumerate(values)]
     return [_layout(v, sc.layout) if isinstance(v, torch.Tensor) else v for v in values]
+
+
+def call_params(case: Case) -> list[inspect.Parameter]:
+    """The reference's call parameters (forward's without self)."""
+    ref = case.reference
+    fn = ref.module.REFERENCE if ref.kind == "porter" else ref.module.Model.forward
+    params = list(inspect.signature(fn).parameters.values())
+    return params if ref.kind == "porter" else params[1:]
+
+
+def with_args(case: Case, values: list[Any], args: dict[int, Any]) -> list[Any]:
+    """`values` with the call arguments `args` names by position changed; an
+    argument past them (a defaulted eps) is passed, the ones between at their
+    defaults."""
+    values = list(values)
+    if args:
+        params = call_params(case)
+        for i in sorted(args):
+            while len(values) < i:
+                values.append(params[len(values)].default)
+            if i == len(values):
+                values.append(args[i])
+            else:
+                values[i] = args[i]
+    return values
 
 
 def _is_float(v: Any) -> bool:

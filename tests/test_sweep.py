@@ -1,0 +1,113 @@
+"""porter sweep: discovery, the independent check's sizes and verdicts, the
+worker pool, the table and JSON."""
+
+import json
+import textwrap
+
+import pytest
+
+from porter import sweep
+from porter.errors import PorterError
+from porter.pipeline import capture
+
+POINTWISE = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def __init__(self, slope: float = 0.1):
+            super().__init__()
+            self.slope = slope
+
+        def forward(self, x):
+            return torch.where(x > 0, x, x * self.slope) + 1.0
+
+    batch_size = 6
+    dim = 40
+
+    def get_inputs():
+        return [torch.randn(batch_size, dim)]
+
+    def get_init_inputs():
+        return [0.2]
+"""
+
+MATMUL_ONLY = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def forward(self, a, b):
+            return a @ b
+
+    M = 8
+    K = 16
+    N = 12
+
+    def get_inputs():
+        return [torch.randn(M, K), torch.randn(K, N)]
+
+    def get_init_inputs():
+        return []
+"""
+
+
+def _refs(tmp_path, **texts):
+    folder = tmp_path / "refs"
+    folder.mkdir()
+    for name, text in texts.items():
+        (folder / f"{name}.py").write_text(textwrap.dedent(text))
+    return folder
+
+
+def test_references_are_the_py_files_of_folders_and_files(tmp_path):
+    folder = _refs(tmp_path, b=POINTWISE, a=MATMUL_ONLY)
+    (folder / "_helper.py").write_text("")
+    assert [p.name for p in sweep.references([str(folder)])] == ["a.py", "b.py"]
+    assert [p.name for p in sweep.references([str(folder / "b.py")] * 2)] == ["b.py"]
+    with pytest.raises(PorterError, match="no such file or folder"):
+        sweep.references([str(tmp_path / "nope")])
+
+
+def test_the_check_sizes_come_from_the_file_and_are_never_the_captured_ones(tmp_path):
+    from porter.testing import load_case
+
+    folder = _refs(tmp_path, leaky=POINTWISE)
+    result = capture(folder / "leaky.py", out=tmp_path / "out", device="cpu", progress=lambda _: None)
+    case = load_case(result.case)
+    variants = sweep.size_variants(case)
+    base = {"batch_size": 6, "dim": 40}
+    assert base not in variants
+    # each size alone, then both, then the leading one at 1 and at 0
+    assert {"batch_size": 9, "dim": 40} in variants and {"batch_size": 6, "dim": 43} in variants
+    assert {"batch_size": 9, "dim": 43} in variants
+    assert {"batch_size": 1, "dim": 40} in variants and {"batch_size": 0, "dim": 40} in variants
+
+
+def test_a_wrong_scaffold_fails_the_check_and_a_right_one_passes(tmp_path):
+    folder = _refs(tmp_path, leaky=POINTWISE)
+    result = capture(folder / "leaky.py", out=tmp_path / "out", device="cpu", progress=lambda _: None)
+    verdict = sweep.check_case(result.case, ("float32",))
+    assert verdict.status == "pass" and verdict.passed and not verdict.refused
+    # the slope, a constructor argument, is honoured at another value too
+    kernel = result.case / "kernel.py"
+    text = kernel.read_text()
+    assert "slope=self.slope" in text
+    kernel.write_text(text.replace("slope=self.slope", "slope=0.2"))
+    verdict = sweep.check_case(result.case, ("float32",))
+    assert verdict.status == "failed" and "error" in verdict.why
+
+
+def test_sweep_runs_each_reference_in_a_worker_and_writes_table_and_json(tmp_path):
+    folder = _refs(tmp_path, leaky=POINTWISE, mm=MATMUL_ONLY)
+    out = tmp_path / "out"
+    results = sweep.sweep([str(folder)], out, jobs=1, dtypes=("float32",))
+    verdicts = {r["reference"].split("/")[-1]: r for r in results}
+    assert verdicts["leaky.py"]["status"] == "pass"
+    assert verdicts["mm.py"]["status"] == "refused"
+    assert "no Triton kernel" in verdicts["mm.py"]["why"]
+    table, data = sweep.write_results(results, out)
+    assert "1 passed, 1 refused, 0 failed, of 2" in table.read_text()
+    stored = json.loads(data.read_text())
+    assert stored["device"] == "cpu" and stored["torch"]
+    assert [r["reference"] for r in stored["results"]] == ["leaky.py", "mm.py"]
