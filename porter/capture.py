@@ -343,7 +343,10 @@ def _settle_dims(ref: Reference, modules: list) -> None:
 
 def inductor_patches(codegen_only: bool) -> dict[str, Any]:
     """The Inductor settings a capture compiles under."""
-    patches: dict[str, Any] = {"force_disable_caches": True}
+    # One tile dimension: porter's passes read kernels over x (and r); on a
+    # GPU Inductor tiled transposing copies in 2-D (ynumel, YBLOCK), which
+    # the port left unbound.
+    patches: dict[str, Any] = {"force_disable_caches": True, "triton.max_tiles": 1}
     if codegen_only:
         patches["cpu_backend"] = "triton"
     if not hasattr(InductorChoices, "reduction_split_factor"):

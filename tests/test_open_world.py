@@ -310,3 +310,43 @@ def test_what_cannot_port_is_refused_at_capture_with_no_folder(tmp_path):
     with pytest.raises(PorterError, match="cannot port this faithfully: tl.rand"):
         _capture(tmp_path, "drop", dropout)
     assert not (tmp_path / "cases" / "drop").exists()
+
+
+# ---------------------------------------------------------------- GPU captures
+
+
+def _h200_case(tmp_path, name, reference):
+    """A case captured on the H200 (tests/cases/<name>_h200: its manifest),
+    with its reference from examples/engine, ported here."""
+    import shutil
+    from pathlib import Path
+
+    from porter.pipeline import port
+
+    root = Path(__file__).resolve().parents[1]
+    folder = tmp_path / name
+    shutil.copytree(root / "tests" / "cases" / f"{name}_h200", folder)
+    shutil.copy(root / "examples" / "engine" / reference, folder / "reference.py")
+    port(folder, progress=lambda _: None)
+    return load_case(folder)
+
+
+def test_a_kernel_launched_twice_is_bound_per_launch(tmp_path):
+    # On the H200 Inductor wrote the key and the value cache with one kernel
+    # launched twice; bound to the first launch's arguments, the scaffold
+    # copied the key cache twice and left the value cache alone.
+    case = _h200_case(tmp_path, "reshape_and_cache", "reshape_and_cache.py")
+    sizes = {"num_tokens": 9, "num_kv_heads": 2, "head_dim": 32, "num_blocks": 4, "block_size": 8}
+    _check(case, sizes)
+    _check(case, sizes, layout="offset")  # the reference's .view() needs packed caches
+
+
+def test_a_broadcast_of_a_size_made_constexpr_compiles_on_a_gpu(tmp_path):
+    # tl.broadcast_to(max_position, [BLOCK_SIZE]) ran under the interpreter
+    # but failed to compile for the GPU once max_position was a constexpr.
+    case = _h200_case(tmp_path, "rotary_cos_sin_cache", "rotary_cos_sin_cache.py")
+    text = (case.folder / "kernel.py").read_text()
+    assert "tl.full([BLOCK_SIZE], max_position, tl.int64)" in text
+    assert "tl.broadcast_to(max_position" not in text
+    sizes = {"num_tokens": 9, "num_heads": 4, "num_kv_heads": 2, "head_dim": 32, "max_position": 64}
+    _check(case, sizes)

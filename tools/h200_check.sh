@@ -4,15 +4,7 @@
 # including the >2^31-element offset test. Writes logs under $OUT.
 # porter is not pip-installed there, so the pytest plugin is named with -p.
 set -uo pipefail
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD
-export PYTHONUNBUFFERED=1
-out=${OUT:-/tmp/porter-h200}
-mkdir -p "$out"
-{
-  date -u +%Y-%m-%dT%H:%MZ
-  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-  python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
-} | tee "$out/versions.txt"
+. tools/h200_env.sh
 for f in rmsnorm silu_and_mul softmax add_layernorm linear_gelu kb_scaled_rmsnorm; do
   python3 -m porter.cli capture "examples/$f.py" --out /tmp/gcap --device cuda 2>&1 | tail -3
 done 2>&1 | tee "$out/capture.log"

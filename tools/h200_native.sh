@@ -9,16 +9,8 @@
 # files to a case's line ("case=path" words). Logs and the native captures
 # (native.tgz) under $OUT.
 set -uo pipefail
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl 2>/dev/null
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
-out=${OUT:-/tmp/porter-h200}
+. tools/h200_env.sh
 cap=${NATIVE:-/tmp/native}
-mkdir -p "$out"
-{
-  date -u +%Y-%m-%dT%H:%MZ
-  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-  python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
-} | tee "$out/versions.txt"
 # Six captures at a time: each mostly waits on Inductor's compile and autotuning.
 ls examples/*.py | xargs -P 6 -I{} sh -c \
   "python3 -m porter.cli capture {} --out $cap --device cuda --force >/dev/null 2>&1 || echo 'capture failed: {}'" \

@@ -3,16 +3,8 @@
 # suite, the planted-bug and jitcheck tests on CUDA, the >2^31-element tests
 # (serially), and `porter jitcheck --baseline` per case. Logs under $OUT.
 set -uo pipefail
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl 2>/dev/null
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
-out=${OUT:-/tmp/porter-h200}
-mkdir -p "$out"
+. tools/h200_env.sh
 plugin="-p no:cacheprovider -p porter.testing.plugin --porter-device cuda"
-{
-  date -u +%Y-%m-%dT%H:%MZ
-  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-  python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
-} | tee "$out/versions.txt"
 python3 -m pytest captured tests/test_planted_bugs.py tests/test_jitcheck.py -q $plugin -n 4 -m "not gpu" -rfs 2>&1 | grep -E "^(FAILED|SKIPPED|E  )|passed|failed" | tail -60 | tee "$out/parity.log"
 python3 -m pytest captured -q $plugin -m gpu 2>&1 | tail -3 | tee "$out/large_offsets.log"
 [ -n "${SKIP_JITCHECK:-}" ] && exit 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import re
 import inspect
 from pathlib import Path
 from dataclasses import dataclass, field
@@ -87,6 +88,7 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
             f"{cap.reference_name} compiled into {len(cap.modules)} graphs (graph breaks); "
             "porter ports one graph: remove the graph breaks (torch._dynamo.explain shows them)"
         )
+    cap = relaunched_apart(cap)
     module = cap.modules[0]
     ports = []
     for record in cap.kernels:
@@ -242,6 +244,37 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
         or "reinterpret(" in launcher.returns,
     )
     return PortResult(text, title, todos, notes, pdl=pdl)
+
+
+def relaunched_apart(cap: Capture) -> Capture:
+    """A copy of the capture in which a kernel Inductor launches more than once
+    (the same copy for a key cache and a value cache) is one kernel a launch:
+    porter binds a kernel's arguments to what one launch passes it."""
+    seen: dict[str, int] = {}
+    steps = [s for m in cap.modules for s in m.steps if s.kind == "launch"]
+    for step in steps:
+        seen[step.name] = seen.get(step.name, 0) + 1
+    if all(n == 1 for n in seen.values()):
+        return cap
+    cap = copy.deepcopy(cap)
+    records = {k.name: k for k in cap.kernels}
+    count: dict[str, int] = {}
+    for module in cap.modules:
+        for step in module.steps:
+            if step.kind != "launch" or seen.get(step.name, 1) == 1:
+                continue
+            k = count[step.name] = count.get(step.name, 0) + 1
+            if k == 1:
+                continue
+            record = records[step.name]
+            name = f"{step.name}_launch{k}"
+            twin = copy.deepcopy(record)
+            twin.name = name
+            twin.source = re.sub(rf"\bdef {step.name}\(", f"def {name}(", record.source)
+            cap.kernels.insert(cap.kernels.index(record) + k - 1, twin)
+            module.kernels.append(name)
+            step.name = name
+    return cap
 
 
 def _kernel_name(reference: str, i: int, n: int) -> str:

@@ -400,6 +400,37 @@ def _constexpr_casts(kp: KernelPort) -> None:
             return node
 
     Fix().visit(kp.tree)
+    _constexpr_broadcasts(kp)
+
+
+def _constexpr_broadcasts(kp: KernelPort) -> None:
+    """`tl.broadcast_to(max_position, [BLOCK_SIZE])` of a size porter made a
+    constexpr becomes `tl.full([BLOCK_SIZE], max_position, tl.int64)`: the
+    GPU compiler cannot broadcast a constexpr (the interpreter can)."""
+    types = {a.name: a.type for a in kp.record.signature}
+    constexprs = {
+        p.name: types.get(p.original, "i64")
+        for p in kp.params
+        if p.annotation == "tl.constexpr" and p.kind == "model"
+    }
+
+    class Fix(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> ast.AST:
+            self.generic_visit(node)
+            if (
+                _is_call(node, "tl.broadcast_to")
+                and len(node.args) == 2
+                and isinstance(node.args[0], ast.Name)
+                and node.args[0].id in constexprs
+            ):
+                name = node.args[0].id
+                dtype = "tl.int32" if constexprs[name] == "i32" else "tl.int64"
+                return ast.parse(
+                    f"tl.full({ast.unparse(node.args[1])}, {name}, {dtype})", mode="eval"
+                ).body
+            return node
+
+    Fix().visit(kp.tree)
 
 
 def explicit_dtypes(kp: KernelPort) -> None:
