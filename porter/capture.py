@@ -84,13 +84,16 @@ def _specialized_scalar(code: str) -> list[tuple[str, Any]]:
         isinstance(node, ast.Compare)
         and len(node.ops) == 1
         and isinstance(node.ops[0], ast.Eq)
-        and isinstance(node.comparators[0], ast.Constant)
     ):
+        return []
+    try:
+        # -0.5 is a unary minus over a constant
+        value = ast.literal_eval(node.comparators[0])
+    except ValueError:
         return []
     left = ast.unparse(node.left)
     if not left.startswith("L[") or re.search(r"\.(size|stride|storage_offset)\(", left):
         return []
-    value = node.comparators[0].value
     return [(left, value)] if _plain_constant(value) else []
 
 

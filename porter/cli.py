@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -21,6 +22,7 @@ EXIT_INTERNAL = 3
 
 
 def _capture(args: argparse.Namespace) -> int:
+    print("porter: loading torch", file=sys.stderr, flush=True)
     from porter.pipeline import capture
 
     result = capture(
@@ -34,7 +36,9 @@ def _capture(args: argparse.Namespace) -> int:
         debug=args.debug,
         sizes=_sets(args.set),
     )
-    if result.changed is None:
+    if result.replaced:
+        print(f"porter: wrote {result.case}, replacing the capture of {result.replaced}")
+    elif result.changed is None:
         print(f"porter: wrote {result.case}")
     elif result.changed:
         print(
@@ -44,11 +48,28 @@ def _capture(args: argparse.Namespace) -> int:
         print(result.changed, end="")
     else:
         print(f"porter: wrote {result.case}; Inductor's generated code is unchanged")
-    for backup in result.backups:
-        print(f"porter: kept your edited file as {result.case / backup}")
+    _say_written(result.case, result.written)
     for warning in result.warnings:
         print(f"porter: warning: {warning}", file=sys.stderr)
     return 0
+
+
+def _say_written(case: Path, written) -> None:
+    """What happened to the files the engineer edited."""
+    if written is None:
+        return
+    for rel in written.kept:
+        print(f"porter: kept your edited {case / rel} (porter's version of it is unchanged)")
+    for rel in written.merged:
+        print(f"porter: merged porter's changes into your edited {case / rel}")
+    for rel in written.conflicts:
+        print(
+            f"porter: your edits to {case / rel} and porter's changes overlap: it is left "
+            f"as it was; {case / rel}.porter-merge has both, marked <<<<<<< yours ... "
+            ">>>>>>> porter's; resolve them there and move it over the file"
+        )
+    for backup in written.backups:
+        print(f"porter: kept your file as it was before as {case / backup}")
 
 
 def _sets(items: list[str]) -> dict:
@@ -94,8 +115,7 @@ def _port(args: argparse.Namespace) -> int:
 
     result = port(args.case, force=args.force)
     print(f"porter: wrote {Path(args.case) / 'kernel.py'} and test_parity.py")
-    for todo in result.todos:
-        print(f"porter: warning: not ported faithfully: {todo}", file=sys.stderr)
+    _say_written(Path(args.case), result.written)
     return 0
 
 
@@ -108,8 +128,22 @@ def _test(args: argparse.Namespace) -> int:
             "`python3 -m pip install pytest`, then run it again"
         ) from None
 
+    from porter.store import read_manifest
+
+    for case in map(Path, args.cases):
+        # A case, or a folder of them (captured/); never pytest's "no tests ran".
+        inner = [m.parent for m in case.glob("*/manifest.json")] if case.is_dir() else []
+        for folder in inner or [case]:
+            read_manifest(folder)
+            if not (folder / "test_parity.py").is_file():
+                raise PorterError(
+                    f"{folder}: test_parity.py is missing; run porter port {folder} "
+                    "to write it again"
+                )
     argv = [str(c) for c in args.cases] + [
         "-q",
+        # Cases are told apart by their folders, wherever they are.
+        "--import-mode=importlib",
         "--porter-device",
         args.device,
         "-p",
@@ -521,5 +555,21 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INTERNAL
 
 
+def run() -> None:
+    """The `porter` command: main(), then out at once. torch's exit handlers
+    (Inductor's compile workers, its modules' teardown) took seconds after the
+    last line, and a Ctrl-C there printed a traceback; everything porter
+    writes is written and flushed before main returns."""
+    os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
+    try:
+        code = main()
+    except KeyboardInterrupt:  # while parsing arguments or importing
+        print("porter: interrupted; nothing was written", file=sys.stderr)
+        code = 130
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -6,6 +6,7 @@ result = capture("examples/rmsnorm.py", out="captured")
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from dataclasses import dataclass, field
@@ -15,14 +16,29 @@ from typing import Any, Callable
 from porter.capture import run_capture
 from porter.errors import PorterError
 from porter.records import Capture
-from porter.reference import case_reference, load_reference
-from porter.store import MANIFEST, kernel_diff, read_manifest, write_case
+from porter.reference import FLOAT_DTYPES, case_reference, load_reference
+from porter.store import MANIFEST, WriteResult, kernel_diff, read_manifest, write_case
 
 
 # A KernelBench file's inputs are cut to about this many elements at capture
 # (its kernels stay general): its own sizes (4096 x 393216) would take GBs, and
 # the parity suite runs at the captured sizes under the CPU interpreter.
 CAPTURE_BUDGET = 1 << 16
+
+
+def _check_out(out: Path, case: Path) -> None:
+    """Before any compiling: the case folder can be written where asked."""
+    for path in (out, case):
+        if path.exists() and not path.is_dir():
+            raise PorterError(
+                f"--out: {path} is a file, not a folder; give a folder (it is created "
+                "if missing)"
+            )
+    existing = next(p for p in [out, *out.resolve().parents] if p.exists())
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise PorterError(
+            f"--out: {existing} is not writable; give a folder you can write to"
+        )
 
 
 def default_case_name(path: Path) -> str:
@@ -43,6 +59,9 @@ class CaptureResult:
     changed: str | None  # None: new case; "": same code as stored; else the diff
     backups: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    written: WriteResult | None = None
+    # The file of another reference the case held, where --force replaced it.
+    replaced: str = ""
 
 
 def capture(
@@ -66,6 +85,12 @@ def capture(
             "pass --name"
         )
     case = Path(out) / name
+    _check_out(Path(out), case)
+    if dtype is not None and dtype not in FLOAT_DTYPES:
+        raise PorterError(
+            f"--dtype {dtype}: porter captures in a floating-point dtype; give one of "
+            f"{', '.join(FLOAT_DTYPES)}"
+        )
     progress(f"loading {path}")
     ref = load_reference(path, overrides=sizes, budget=CAPTURE_BUDGET)
     shrunk = {k: v for k, v in ref.overrides.items() if k not in (sizes or {})}
@@ -89,12 +114,21 @@ def capture(
     _refuse_todos(path.name, scaffold.todos)
     files.update(scaffold.files)
     old = read_manifest(case) if (case / MANIFEST).is_file() else None
+    replaced = ""
+    if old is not None and old.get("reference_file") != path.name:
+        # Another reference's case: never replaced without being asked.
+        if not force:
+            raise PorterError(
+                f"{case} holds the capture of {old.get('reference_file')}, not of "
+                f"{path.name}; pass --name to capture it beside, or --force to replace "
+                "that case (files edited there are kept as backups)"
+            )
+        replaced, old = old.get("reference_file", "?"), None
     changed = kernel_diff(old, cap.to_dict()) if old is not None else None
     written = write_case(case, files, cap.to_dict(), force=force, replace_all=True)
-    parent_init = Path(out) / "__init__.py"
-    if not parent_init.exists():
-        parent_init.write_text("")
-    return CaptureResult(case, cap, changed, written.backups, cap.warnings)
+    return CaptureResult(
+        case, cap, changed, written.backups, cap.warnings, written, replaced
+    )
 
 
 def capture_files(
@@ -123,6 +157,7 @@ def _refuse_todos(what: str, todos: list[str]) -> None:
 class PortFiles:
     files: dict[str, str]
     todos: list[str]
+    written: WriteResult | None = None
 
 
 def port_files(cap: Capture, ref_module, name: str) -> PortFiles:
@@ -155,9 +190,9 @@ def port(
     progress(f"porting {len(cap.kernels)} kernel(s) of {case}")
     result = port_files(cap, ref.module, case.name)
     _refuse_todos(case.name, result.todos)
-    written = write_case(case, result.files, manifest, force=force, replace_all=False)
-    for backup in written.backups:
-        progress(f"kept your edited file as {case / backup}")
+    result.written = write_case(
+        case, result.files, manifest, force=force, replace_all=False
+    )
     return result
 
 

@@ -152,10 +152,11 @@ def load_reference(
         raise PorterError(f"{path}: no such file; give the path of a reference .py")
     try:
         source = read_source(path)
-    except UnicodeDecodeError as err:
+    except (UnicodeDecodeError, SyntaxError) as err:
+        # tokenize says SyntaxError for bytes its coding cannot decode
         raise PorterError(
-            f"{path}: not readable as Python source ({err.reason} at byte "
-            f"{err.start}); save it as UTF-8 or give it a coding declaration"
+            f"{path}: not readable as Python source ({err}); save it as UTF-8 or "
+            "give it a coding declaration (# -*- coding: latin-1 -*-)"
         ) from None
     try:
         compile(source, str(path), "exec")

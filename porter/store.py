@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from porter.errors import PorterError
+from porter.merge import merge3
 
 MANIFEST = "manifest.json"
 
@@ -30,17 +31,25 @@ def sha256_text(text: str | bytes) -> str:
 
 
 def read_manifest(case: Path) -> dict[str, Any]:
-    path = case / MANIFEST
+    path = Path(case) / MANIFEST
     if not path.is_file():
         raise PorterError(
-            f"{case}: not a porter case (no {MANIFEST}); run porter capture first"
+            f"{case}: not a porter case (no {MANIFEST}); give a folder porter "
+            "capture wrote, or run porter capture first"
         )
     try:
-        return json.loads(path.read_text())
-    except json.JSONDecodeError as err:
+        data = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise PorterError(
-            f"{path}: unreadable ({err}); restore it from version control"
-        ) from err
+            f"{path}: unreadable ({err}); restore it from version control, or "
+            "capture the reference again"
+        ) from None
+    if not isinstance(data, dict) or "kernels" not in data or "modules" not in data:
+        raise PorterError(
+            f"{path}: not a manifest porter wrote (no kernels or modules); restore "
+            "it from version control, or capture the reference again"
+        )
+    return data
 
 
 def edited_files(case: Path, manifest: dict[str, Any]) -> list[str]:
@@ -59,11 +68,24 @@ class WriteResult:
     written: list[str]
     backups: list[str] = field(default_factory=list)
     created: bool = True
+    # Scaffold files the engineer edited: porter's changes merged into them,
+    # left as they were (porter's output unchanged), or, where the two
+    # overlap, left as they were beside a .porter-merge file with both.
+    merged: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+
+
+# The files an engineer owns and edits: porter merges its regenerated text into
+# their edits (porter.merge) instead of refusing or replacing them. BASE holds
+# the text porter last wrote of each, the merge's common ancestor.
+MERGED = ("kernel.py", "test_parity.py", "README.md")
+BASE = ".porter"
 
 
 def write_case(
     case: Path,
-    files: dict[str, str],
+    files: dict[str, str | bytes],
     manifest: dict[str, Any],
     force: bool = False,
     replace_all: bool = True,
@@ -72,28 +94,57 @@ def write_case(
 
     replace_all: the generated files of the old case not in `files` are dropped
     (a re-capture); otherwise they are kept (regenerating only the scaffold).
-    Files porter did not generate (notes, backups) are always kept.
+    Files porter did not generate (notes, backups) are always kept. An edited
+    kernel.py, test_parity.py or README.md gets porter's changes merged in;
+    other edited files are refused, or with `force` replaced, each kept as a
+    backup (as are merged files with `force`: porter's text, not a merge).
     """
     case = Path(case)
     old_manifest: dict[str, Any] = {}
+    foreign: list[str] = []
     if case.exists():
         if not (case / MANIFEST).is_file():
             if not force:
                 raise PorterError(
                     f"{case} exists and is not a porter case; choose another --name or "
-                    "--out, or pass --force to turn it into one (its files are kept)"
+                    "--out, or pass --force to turn it into one (files of yours that "
+                    "porter writes over are kept as backups)"
                 )
+            foreign = [rel for rel in files if (case / rel).is_file()]
         else:
             old_manifest = read_manifest(case)
     edited = edited_files(case, old_manifest) if old_manifest else []
+    merges: dict[str, str] = {}  # rel -> the text to write instead of porter's
+    result = WriteResult(case, sorted(files))
+    if not force:
+        for rel in edited:
+            base_path = case / BASE / rel
+            if rel not in MERGED or rel not in files or not base_path.is_file():
+                continue
+            base, ours, new = base_path.read_text(), (case / rel).read_text(), files[rel]
+            if new == base:
+                merges[rel] = ours
+                result.kept.append(rel)
+                continue
+            merged = merge3(base, ours, new)
+            if merged.conflicts:
+                merges[rel] = ours
+                merges[f"{rel}.porter-merge"] = merged.text
+                result.conflicts.append(rel)
+            else:
+                merges[rel] = merged.text
+                result.merged.append(rel)
     # Only files porter is about to replace or drop count as a conflict.
-    at_risk = [f for f in edited if f in files or replace_all]
+    at_risk = [f for f in edited if (f in files or replace_all) and f not in merges]
+    at_risk += foreign
     if at_risk and not force:
         raise PorterError(
             f"{case}: refusing to overwrite files edited since porter wrote them: "
             f"{', '.join(at_risk)}; move them away, or pass --force to keep each as a "
             ".porter-backup beside the new one"
         )
+    # Merged files are backed up too: the merge is porter's doing.
+    at_risk += result.merged
 
     generated = {} if replace_all else dict(old_manifest.get("generated", {}))
     generated.update({rel: sha256_text(text) for rel, text in files.items()})
@@ -102,7 +153,10 @@ def write_case(
 
     case.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{case.name}.porter-tmp-", dir=case.parent))
-    backups = []
+    # mkdtemp's folder is private (0700); the case is an ordinary folder.
+    umask = os.umask(0)
+    os.umask(umask)
+    tmp.chmod(0o777 & ~umask)
     try:
         if case.exists():
             stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -115,21 +169,26 @@ def write_case(
                 if rel in at_risk:
                     backup = f"{rel}.porter-backup-{stamp}"
                     _copy(path, tmp / backup)
-                    backups.append(backup)
+                    result.backups.append(backup)
                 keep_generated = (
                     rel in old_generated and not replace_all and rel not in files
                 )
                 if rel not in old_generated or keep_generated:
                     _copy(path, tmp / rel)
         for rel, text in files.items():
-            _write(tmp / rel, text)
+            _write(tmp / rel, merges.get(rel, text))
+            if rel in MERGED and rel not in result.conflicts:
+                _write(tmp / BASE / rel, text)  # the next merge's common ancestor
+        for rel, text in merges.items():
+            if rel not in files:
+                _write(tmp / rel, text)
         _write(tmp / MANIFEST, json.dumps(manifest, indent=2, sort_keys=False) + "\n")
-        created = not case.exists()
+        result.created = not case.exists()
         _swap(tmp, case)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)  # Ctrl-C or a crash leaves no half case
         raise
-    return WriteResult(case, sorted(files), backups, created)
+    return result
 
 
 def _copy(src: Path, dst: Path) -> None:

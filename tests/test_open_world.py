@@ -350,3 +350,155 @@ def test_a_broadcast_of_a_size_made_constexpr_compiles_on_a_gpu(tmp_path):
     assert "tl.broadcast_to(max_position" not in text
     sizes = {"num_tokens": 9, "num_heads": 4, "num_kv_heads": 2, "head_dim": 32, "max_position": 64}
     _check(case, sizes)
+
+
+# ---------------------------------------------------------------- helper sweep
+
+
+NAMED_LIKE_INDEXES = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def forward(self, x, mask, offsets):
+            return x.masked_fill(mask, 0.0) + offsets
+
+    batch_size = 6
+    dim = 40
+
+    def get_inputs():
+        x = torch.randn(batch_size, dim)
+        return [x, torch.rand(batch_size, dim) > 0.5, torch.randn(batch_size, dim)]
+
+    def get_init_inputs():
+        return []
+"""
+
+
+def test_inputs_named_like_index_variables_keep_their_own_names(tmp_path):
+    # `mask = tl.load(mask_ptr + offsets, mask)` overwrote the bounds mask
+    case = _capture(tmp_path, "named", NAMED_LIKE_INDEXES)
+    _check(case, {"batch_size": 9, "dim": 43})
+
+
+SUM_OVER_BATCH = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def forward(self, x):
+            return torch.sum(x, dim=0)
+
+    batch_size = 8
+    dim = 40
+
+    def get_inputs():
+        return [torch.randn(batch_size, dim)]
+
+    def get_init_inputs():
+        return []
+"""
+
+
+def test_a_reduction_over_the_per_call_dim_serves_an_empty_batch(tmp_path):
+    case = _capture(tmp_path, "sum0", SUM_OVER_BATCH)
+    _check(case, {"batch_size": 0, "dim": 40})
+    _check(case, {"batch_size": 11, "dim": 40})
+
+
+EMBEDDING = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def __init__(self, vocab, dim):
+            super().__init__()
+            self.emb = nn.Embedding(vocab, dim)
+
+        def forward(self, ids):
+            return self.emb(ids)
+
+    batch_size = 16
+    vocab = 40
+    dim = 32
+
+    def get_inputs():
+        return [torch.randint(0, vocab, (batch_size,))]
+
+    def get_init_inputs():
+        return [vocab, dim]
+"""
+
+
+def test_outputs_follow_the_tables_dtype_where_the_inputs_are_ids(tmp_path):
+    case = _capture(tmp_path, "emb", EMBEDDING)
+    for dtype in ("float32", "bfloat16"):
+        check_parity(case, Scenario(dtype, {"batch_size": 7, "vocab": 40, "dim": 32}), "cpu", 0)
+
+
+LINEAR_RELU = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def __init__(self, in_features, out_features):
+            super().__init__()
+            self.linear = nn.Linear(in_features, out_features)
+
+        def forward(self, x):
+            return torch.relu(self.linear(x))
+
+    batch_size = 16
+    in_features = 32
+    out_features = 24
+
+    def get_inputs():
+        return [torch.randn(batch_size, in_features)]
+
+    def get_init_inputs():
+        return [in_features, out_features]
+"""
+
+
+def test_a_size_only_an_extern_call_spells_out_is_checked(tmp_path):
+    # Inductor fixed the Linear's in_features in the addmm's view of the
+    # weight; another one was read with the captured stride.
+    case = _capture(tmp_path, "linear", LINEAR_RELU)
+    _check(case, {"batch_size": 5, "in_features": 32, "out_features": 24})
+    model = case.kernel.ModelNew(48, 24)
+    with pytest.raises(NotImplementedError, match=r"x \(_, 32\)"):
+        model(torch.randn(3, 48))
+
+
+CLAMP = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def __init__(self, lo, hi):
+            super().__init__()
+            self.lo = lo
+            self.hi = hi
+
+        def forward(self, x):
+            return torch.clamp(x, self.lo, self.hi)
+
+    batch_size = 16
+    dim = 64
+
+    def get_inputs():
+        return [torch.randn(batch_size, dim)]
+
+    def get_init_inputs():
+        return [-0.5, 0.75]
+"""
+
+
+def test_a_negative_float_dynamo_fixed_is_refused_and_always_varied(tmp_path):
+    from porter.testing.parity import other_float
+
+    assert other_float(-0.5) != -0.5  # -0.5 is 1.5 v + 0.25's fixed point
+    case = _capture(tmp_path, "clamp", CLAMP)
+    assert "if self.lo != -0.5:" in (case.folder / "kernel.py").read_text()
+    with pytest.raises(ScaffoldRefuses, match="self.lo == -0.5"):
+        _check(case, {"batch_size": 5, "dim": 64}, init={0: -1.25}, optional=True)

@@ -255,7 +255,7 @@ STREAM_MIN_BYTES = 32 << 20
 def stream_rows(row_size, elem_bytes=2):
     """Rows from which a tensor of them is STREAM_MIN_BYTES or more: the
     persistent kernel's row loads drop their hint there (its STREAM_ROWS)."""
-    return triton.cdiv(STREAM_MIN_BYTES, row_size * elem_bytes)
+    return triton.cdiv(STREAM_MIN_BYTES, max(row_size, 1) * elem_bytes)
 
 
 # Rows of 4096 that a row_only kernel reading them twice (reread: quant_int8)

@@ -531,6 +531,11 @@ READABLE_REDUCTION = {
     "r0_numel": "row_size",
 }
 READABLE_POINTWISE = {"xoffset": "block_start", "xindex": "offsets", "xmask": "mask"}
+RESERVED = (
+    set(READABLE_REDUCTION.values())
+    | set(READABLE_POINTWISE.values())
+    | {"row_block", "col_block", "rows", "cols", "mask", "num_rows", "k_cols"}
+)
 
 
 def readable_names(kp: KernelPort) -> None:
@@ -554,7 +559,10 @@ def readable_names(kp: KernelPort) -> None:
     used = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} | {
         p.name for p in kp.params
     }
-    taken = set(used) - set(mapping)
+    # A temporary is never named like an index variable (an input called mask
+    # or offsets once had its loads overwrite the bounds mask), nor like the
+    # names later passes give (porter.port.tile's row_block, col_block).
+    taken = (set(used) - set(mapping)) | set(mapping.values()) | RESERVED
     for stmt, _ in _stmts(fn.body):
         if not isinstance(stmt, ast.Assign) or len(_assigned(stmt)) != 1:
             continue

@@ -208,27 +208,31 @@ def plan_launcher(
         if gi.kind == "tensor" and gi.target not in inputs
     ]
     # The tensor whose dtype the outputs follow: an input in the dtype the
-    # capture was made in (not an int64 id, nor an fp32 scale); where the
-    # capture recorded no dtypes, the first input.
-    follows = [
-        gi.target
-        for gi in module.inputs
-        if gi.kind == "tensor" and gi.target in inputs
-        and gi.dtype == f"torch.{cap.capture_dtype}"
-    ]
-    first_float = (
-        (follows or tensor_inputs)[0]
-        if tensor_inputs
-        else (params[0].replace(".", "_") if params else None)
+    # capture was made in (not an int64 id, nor an fp32 scale), else a module
+    # parameter in it (an embedding's table, where the inputs are its ids);
+    # where the capture recorded no dtypes, the first input.
+    tensors = [gi for gi in module.inputs if gi.kind == "tensor"]
+    in_dtype = [gi for gi in tensors if gi.dtype == f"torch.{cap.capture_dtype}"]
+    floats = [gi for gi in tensors if "float" in gi.dtype]
+    ranked = (
+        [gi for gi in in_dtype if gi.target in inputs]
+        + [gi for gi in in_dtype if gi.target not in inputs]
+        + floats
+        + (
+            []
+            if any(gi.dtype for gi in tensors)
+            else sorted(tensors, key=lambda gi: gi.target not in inputs)
+        )
     )
-    device = f"{first_float}.device" if first_float else "'cuda'"
+    first_float = ranked[0].target.replace(".", "_") if ranked else None
+    holder = tensor_inputs[0] if tensor_inputs else first_float
+    device = f"{holder}.device" if holder else "'cuda'"
 
     dims = []
     for d in cap.dims:
         if d.axes:
             input_name, axis = d.axes[0]
             dims.append(Dim(d.name, f"{input_name}.shape[{axis}]"))
-    shape_checks = _shape_checks(module, inputs, dims, literal)
 
     var_of: dict[str, str] = {}
     allocs = []
@@ -297,6 +301,16 @@ def plan_launcher(
                 launch.early_trigger = EARLY_TRIGGER_EXPR
             steps.append(launch)
 
+    # ...or that an extern call spells out: a Linear's weight viewed with the
+    # captured in_features (`reinterpret(weight, (64, 48), (1, 64), 0)`).
+    literal |= {
+        str(n.value)
+        for step in steps
+        if step.kind == "extern"
+        for n in ast.walk(ast.parse(step.call))
+        if isinstance(n, ast.Constant) and type(n.value) is int and n.value > 1
+    }
+    shape_checks = _shape_checks(module, inputs, dims, literal)
     state = sorted(
         gi.target for gi in module.inputs
         if gi.kind == "tensor" and gi.target not in inputs

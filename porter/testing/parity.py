@@ -73,6 +73,13 @@ class Scenario:
         return f"{self.dtype}-{dims}-{self.layout}-{self.values}{mode}{init}"
 
 
+def other_float(value: float) -> float:
+    """Another value for a float argument (never the same: -0.5 is a fixed
+    point of 1.5 v + 0.25)."""
+    new = value * 1.5 + 0.25
+    return new if new != value else value + 1.0
+
+
 def _short(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value).replace(" ", "")
 
@@ -155,7 +162,7 @@ class Case:
             for i, value in enumerate(self.call_values(small, dtype)):
                 if isinstance(value, float):
                     out.append(
-                        Scenario(dtype, small, args={i: value * 1.5 + 0.25}, optional=True)
+                        Scenario(dtype, small, args={i: other_float(value)}, optional=True)
                     )
             if self.manifest.get("reference_kind") == "kernelbench":
                 # The other module mode, and each float constructor argument
@@ -166,7 +173,7 @@ class Case:
                     if isinstance(value, float):
                         out.append(
                             Scenario(
-                                dtype, small, init={i: value * 1.5 + 0.25}, optional=True
+                                dtype, small, init={i: other_float(value)}, optional=True
                             )
                         )
         return [sc for sc in out if self.fits(sc.sizes)]
@@ -220,12 +227,18 @@ class Case:
 
 def load_case(path: str | os.PathLike) -> Case:
     """Load the case folder holding `path` (a test file, or the folder itself)."""
+    from porter.errors import PorterError
+    from porter.reference import case_reference
+    from porter.store import read_manifest
+
     folder = Path(path)
     folder = folder if folder.is_dir() else folder.parent
-    manifest = json.loads((folder / "manifest.json").read_text())
-    from porter.reference import case_reference
-
+    manifest = read_manifest(folder)
     ref = case_reference(folder, manifest)
+    if not (folder / "kernel.py").is_file():
+        raise PorterError(
+            f"{folder}: kernel.py is missing; run porter port {folder} to write it again"
+        )
     kernel = _import(folder / "kernel.py", f"porter_case_{folder.name}_kernel")
     return Case(folder, manifest, ref, kernel)
 
