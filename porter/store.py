@@ -77,10 +77,20 @@ class WriteResult:
 
 
 # The files an engineer owns and edits: porter merges its regenerated text into
-# their edits (porter.merge) instead of refusing or replacing them. BASE holds
-# the text porter last wrote of each, the merge's common ancestor.
+# their edits (porter.merge) instead of refusing or replacing them. BASES
+# holds the text porter last wrote of each, the merge's common ancestor.
 MERGED = ("kernel.py", "test_parity.py", "README.md")
-BASE = ".porter"
+BASES = ".porter/bases.json"
+
+
+def read_bases(case: Path) -> dict[str, str]:
+    """The text porter last wrote of each merged file, by name ({} before any)."""
+    path = Path(case) / BASES
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def write_case(
@@ -116,12 +126,12 @@ def write_case(
     edited = edited_files(case, old_manifest) if old_manifest else []
     merges: dict[str, str] = {}  # rel -> the text to write instead of porter's
     result = WriteResult(case, sorted(files))
+    bases = read_bases(case) if old_manifest else {}
     if not force:
         for rel in edited:
-            base_path = case / BASE / rel
-            if rel not in MERGED or rel not in files or not base_path.is_file():
+            if rel not in MERGED or rel not in files or rel not in bases:
                 continue
-            base, ours, new = base_path.read_text(), (case / rel).read_text(), files[rel]
+            base, ours, new = bases[rel], (case / rel).read_text(), files[rel]
             if new == base:
                 merges[rel] = ours
                 result.kept.append(rel)
@@ -178,7 +188,9 @@ def write_case(
         for rel, text in files.items():
             _write(tmp / rel, merges.get(rel, text))
             if rel in MERGED and rel not in result.conflicts:
-                _write(tmp / BASE / rel, text)  # the next merge's common ancestor
+                bases[rel] = text  # the next merge's common ancestor
+        if any(rel in MERGED for rel in files):
+            _write(tmp / BASES, json.dumps(bases, indent=1, sort_keys=True) + "\n")
         for rel, text in merges.items():
             if rel not in files:
                 _write(tmp / rel, text)

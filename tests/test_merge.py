@@ -7,7 +7,7 @@ import pytest
 
 from porter.errors import PorterError
 from porter.merge import merge3
-from porter.store import BASE, sha256_text, write_case
+from porter.store import read_bases, sha256_text, write_case
 
 BASE_TEXT = "a\nb\nc\nd\ne\n"
 
@@ -64,7 +64,7 @@ def test_an_edited_kernel_gets_porters_changes_merged_in(tmp_path):
     # the edit as it was is kept, and porter's text is the next merge's base
     (backup,) = result.backups
     assert "return 1  # tuned" in (case / backup).read_text()
-    assert (case / BASE / "kernel.py").read_text() == new["kernel.py"]
+    assert read_bases(case)["kernel.py"] == new["kernel.py"]
     # recorded as porter's text: the merged file counts as edited next time,
     # and with nothing new from porter it is kept as it is
     generated = json.loads((case / "manifest.json").read_text())["generated"]
@@ -86,7 +86,7 @@ def test_overlapping_edits_leave_the_kernel_and_write_both(tmp_path):
     both = (case / "kernel.py.porter-merge").read_text()
     assert "    return 2\n=======\n    return 3\n" in both
     # the base stays the text both sides started from
-    assert (case / BASE / "kernel.py").read_text() == "def k():\n    return 1\n"
+    assert read_bases(case)["kernel.py"] == "def k():\n    return 1\n"
 
 
 def test_force_takes_porters_text_and_keeps_the_edit_as_a_backup(tmp_path):
