@@ -41,11 +41,18 @@ def _capture(args: argparse.Namespace) -> int:
     elif result.changed is None:
         print(f"porter: wrote {result.case}")
     elif result.changed:
+        from porter.pipeline import CHANGES
+
+        lines = result.changed.splitlines()
+        kernels = sum(line.startswith("--- ") for line in lines)
+        differ = sum(
+            line[:1] in "+-" and not line.startswith(("+++ ", "--- ")) for line in lines
+        )
         print(
             f"porter: wrote {result.case}; Inductor's generated code changed since the "
-            f"stored capture (see `porter diff {result.case}` before re-capturing next time)"
+            f"stored capture ({kernels} kernel(s), {differ} line(s) differ: "
+            f"{result.case / CHANGES})"
         )
-        print(result.changed, end="")
     else:
         print(f"porter: wrote {result.case}; Inductor's generated code is unchanged")
     _say_written(result.case, result.written)

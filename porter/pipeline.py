@@ -26,6 +26,17 @@ from porter.store import MANIFEST, WriteResult, kernel_diff, read_manifest, writ
 CAPTURE_BUDGET = 1 << 16
 
 
+# A re-capture whose Inductor code differs from the stored one's keeps the
+# difference here (a unified diff of the kernels).
+CHANGES = "inductor/changes.diff"
+
+
+def _shown(case: Path) -> str:
+    """The case's path as a reader types it: relative to here where it is below."""
+    relative = os.path.relpath(case)
+    return Path(case.resolve() if relative.startswith("..") else relative).as_posix()
+
+
 def _check_out(out: Path, case: Path) -> None:
     """Before any compiling: the case folder can be written where asked."""
     for path in (out, case):
@@ -110,7 +121,7 @@ def capture(
         f"module(s) on {cap.target}"
     )
     files = capture_files(path.read_bytes(), cap, sources)
-    scaffold = port_files(cap, ref.module, name)
+    scaffold = port_files(cap, ref.module, name, _shown(case))
     _refuse_todos(path.name, scaffold.todos)
     files.update(scaffold.files)
     old = read_manifest(case) if (case / MANIFEST).is_file() else None
@@ -125,6 +136,8 @@ def capture(
             )
         replaced, old = old.get("reference_file", "?"), None
     changed = kernel_diff(old, cap.to_dict()) if old is not None else None
+    if changed:
+        files[CHANGES] = changed  # what Inductor writes differently now
     written = write_case(case, files, cap.to_dict(), force=force, replace_all=True)
     return CaptureResult(
         case, cap, changed, written.backups, cap.warnings, written, replaced
@@ -160,17 +173,22 @@ class PortFiles:
     written: WriteResult | None = None
 
 
-def port_files(cap: Capture, ref_module, name: str) -> PortFiles:
-    """kernel.py and test_parity.py for a capture."""
+def port_files(
+    cap: Capture, ref_module, name: str, folder: str | None = None
+) -> PortFiles:
+    """kernel.py, test_parity.py and README.md for a capture; `folder` is the
+    case's path as its README and tests name it (default captured/NAME)."""
     from porter.port import port_capture
     from porter.render import render, render_text
 
+    folder = folder or f"captured/{name}"
     result = port_capture(cap, ref_module)
-    test = render("test_parity.py.j2", cap=cap, name=name, folder=f"captured/{name}")
+    test = render("test_parity.py.j2", cap=cap, name=name, folder=folder)
     readme = render_text(
         "case_readme.md.j2",
         cap=cap,
         name=name,
+        folder=folder,
         title=result.title,
         todos=result.todos,
         pdl=result.pdl,
@@ -188,7 +206,7 @@ def port(
     cap = Capture.from_dict(manifest)
     ref = case_reference(case, manifest)
     progress(f"porting {len(cap.kernels)} kernel(s) of {case}")
-    result = port_files(cap, ref.module, case.name)
+    result = port_files(cap, ref.module, case.name, _shown(case))
     _refuse_todos(case.name, result.todos)
     result.written = write_case(
         case, result.files, manifest, force=force, replace_all=False

@@ -416,7 +416,8 @@ def test_the_case_readme_says_how_to_turn_pdl_off_where_it_is_on(pdl):
     case = ROOT / "captured" / "rmsnorm"
     cap = Capture.from_dict(read_manifest(case))
     readme = render_text(
-        "case_readme.md.j2", cap=cap, name="rmsnorm", title="t", todos=[], pdl=pdl
+        "case_readme.md.j2", cap=cap, name="rmsnorm", folder="captured/rmsnorm",
+        title="t", todos=[], pdl=pdl,
     )
     assert ("kernel.set_pdl(False)" in readme) == pdl
     if pdl:  # as the committed README says it
