@@ -31,7 +31,7 @@ import porter
 from porter.errors import PorterError
 from porter.parse import parse_module
 from porter.records import Capture, GraphInput, LaunchConfig
-from porter.reference import Reference
+from porter.reference import FLOAT_DTYPES, Reference
 
 OUTPUT_CODE_LOGGER = "torch._inductor.codecache.__output_code"
 CODEGEN_ONLY_ARCH = 90  # Hopper: the code is what an H100/H200 would get
@@ -109,7 +109,10 @@ def _scalar_value(arg: Any) -> float | None:
 
 
 def _plain_constant(value: Any) -> bool:
-    """A value a launcher can compare against its repr (a flag, a dim, a size tuple)."""
+    """A value a launcher can compare against its repr (a flag, a dim, a size
+    tuple, a dtype)."""
+    if isinstance(value, torch.dtype):
+        return True
     if value is None or isinstance(value, (bool, int, float, str)):
         return not (isinstance(value, float) and value != value)
     if isinstance(value, (tuple, list)):
@@ -461,6 +464,7 @@ def run_capture(
             "to see torch's full log"
         )
     _settle_dims(ref, modules)
+    _buffer_dtypes(ref, fn, dtype, device, modules, codegen_only, debug)
     config_warnings: list[str] = []
     if not codegen_only:
         config_warnings = _record_configs(state, kernels)
@@ -484,12 +488,101 @@ def run_capture(
         kernels=kernels,
         date=datetime.date.today().isoformat(),
         warnings=notes + config_warnings,
-        constants=_constants(state.constants),
+        constants=_mode_free(ref, dtype, device, _constants(state.constants)),
         training=getattr(fn, "training", None),
         overrides=dict(ref.overrides),
         output_map=output_map,
+        input_dtypes={
+            n: str(t.dtype)
+            for n, t in zip(ref.input_names, ref.make_inputs(dtype=dtype, device="meta"))
+            if isinstance(t, torch.Tensor)
+        },
+        dtypes_served=_dtypes_served(ref, dtype, device),
     )
     return capture, sources
+
+
+def _dtypes_served(ref: Reference, dtype: str, device: str) -> list[str]:
+    """The float dtypes in which Dynamo traces the reference to the same graph
+    as in `dtype` (dtype literals aside): where it does not (a mask filled with
+    torch.finfo(x.dtype).min, a clamp only fp16 takes), the kernels computed
+    for `dtype` are wrong in the other, and the scaffold refuses it."""
+    base = _traced(ref, dtype, device)
+    served = [dtype]
+    for other in FLOAT_DTYPES:
+        if other != dtype and base is not None and _traced(ref, other, device) == base:
+            served.append(other)
+    return [d for d in FLOAT_DTYPES if d in served]
+
+
+def _traced(ref: Reference, dtype: str, device: str) -> list[str] | None:
+    """Dynamo's graphs of the reference in `dtype`, that dtype's name masked."""
+    codes: list[str] = []
+
+    def backend(gm, _):
+        codes.append(re.sub(rf"\btorch\.{dtype}\b", "torch.DTYPE", gm.code))
+        return gm.forward
+
+    torch._dynamo.reset()
+    try:
+        fn, inputs = _built_in(ref, dtype, device)
+        with _no_duck_shapes(), torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch._dynamo.optimize(backend, dynamic=True)(fn)(*inputs)
+    except Exception:  # noqa: BLE001 - the reference does not run in this dtype
+        return None
+    finally:
+        torch._dynamo.reset()
+    return codes
+
+
+def _built_in(ref: Reference, dtype: str, device: str) -> tuple[Any, list[Any]]:
+    """A fresh build of the reference, and its example inputs, in `dtype`."""
+    torch.manual_seed(0)
+    fn = ref.build()
+    if isinstance(fn, torch.nn.Module):
+        fn = fn.to(device=device, dtype=getattr(torch, dtype))
+    return fn, ref.make_inputs(dtype=dtype, device=device)
+
+
+def _buffer_dtypes(
+    ref: Reference,
+    fn: Any,
+    dtype: str,
+    device: str,
+    modules: list,
+    codegen_only: bool,
+    debug: bool,
+) -> None:
+    """In an fp32 capture an fp32 buffer may hold a value in the inputs'
+    dtype or an fp32 one of its own (the softmax of x.float() that a top-k
+    reads); Inductor's code for a low-precision dtype tells them apart: the
+    reference is compiled again in one, and each buffer of the same name and
+    sizes marked as following the inputs or not."""
+    if dtype != "float32":
+        return
+    fp32 = [b for m in modules for b in m.buffers if b.dtype == "torch.float32"]
+    alt = next((d for d in ("bfloat16", "float16") if d in ref.dtypes), None)
+    if not fp32 or alt is None:
+        return
+    state = _State()
+    try:
+        other, inputs = _built_in(ref, alt, device)
+        _compile(ref, other, inputs, state, codegen_only, True, debug)
+    except (_CompileFailed, Exception):  # noqa: BLE001 - the buffers stay unmarked
+        return
+    sources = [g.source for g in state.graphs if g.source is not None]
+    if len(sources) != len(modules):
+        return
+    for module, source, graph in zip(
+        modules, sources, [g for g in state.graphs if g.source is not None]
+    ):
+        twin, _ = parse_module(source, module.index, _graph_inputs(graph), ref)
+        theirs = {b.name: b for b in twin.buffers}
+        for b in module.buffers:
+            t = theirs.get(b.name)
+            if b.dtype == "torch.float32" and t is not None and t.sizes == b.sizes:
+                b.follows = t.dtype == f"torch.{alt}"
 
 
 class _CompileFailed(Exception):
@@ -542,6 +635,41 @@ def _compile(
                 torch._dynamo.reset()
                 if debug:
                     print(chatter.getvalue(), file=sys.stderr)
+
+
+def _mode_free(
+    ref: Reference, dtype: str, device: str, constants: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The constants without the modules' `training` flags where the mode
+    changes nothing: Dynamo guards on a flag the module's code reads (an
+    InstanceNorm without running statistics reads it), but where eager in
+    train and eval mode gives the same outputs and buffers, neither mode
+    need be refused."""
+    flags = [c for c in constants if c["expr"].endswith(".training")]
+    if not flags or ref.kind != "kernelbench":
+        return constants
+    runs = []
+    for mode in (True, False):
+        torch.manual_seed(0)
+        model = ref.build().to(device).train(mode)
+        torch.manual_seed(1)
+        inputs = ref.make_inputs(dtype=dtype, device=device)
+        model = model.to(getattr(torch, dtype))
+        with torch.no_grad():
+            try:
+                out = _flat(model(*inputs))
+            except Exception:  # noqa: BLE001 - one mode fails: the modes differ
+                return constants
+        runs.append(out + list(model.buffers()) + [t for t in inputs if isinstance(t, torch.Tensor)])
+    same = len(runs[0]) == len(runs[1]) and all(
+        isinstance(a, torch.Tensor)
+        and isinstance(b, torch.Tensor)
+        and a.shape == b.shape
+        and torch.equal(torch.nan_to_num(a.float()), torch.nan_to_num(b.float()))
+        or a is b is None
+        for a, b in zip(*runs)
+    )
+    return [c for c in constants if c not in flags] if same else constants
 
 
 def _flat(out: Any) -> list[Any]:
@@ -635,7 +763,15 @@ def _constants(found: list[tuple[str, Any]]) -> list[dict[str, Any]]:
     for name, value in found:
         expr = guard_expr(name)
         if expr is not None and all(c["expr"] != expr for c in out):
-            out.append({"expr": expr, "value": list(value) if isinstance(value, tuple) else value, "tuple": isinstance(value, tuple)})
+            entry = {
+                "expr": expr,
+                "value": list(value) if isinstance(value, tuple) else value,
+                "tuple": isinstance(value, tuple),
+            }
+            if isinstance(value, torch.dtype):
+                entry["value"] = str(value)  # torch.bfloat16, as code says it
+                entry["code"] = True
+            out.append(entry)
     return out
 
 

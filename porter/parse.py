@@ -225,7 +225,9 @@ class _Wrapper:
         elif isinstance(value, ast.Name) and value.id in self.symbols:
             self.symbols[name] = value.id  # s52 = s21
         elif isinstance(value, ast.Name) and (
-            value.id in self.buffers or value.id in self.alias
+            value.id in self.buffers
+            or value.id in self.alias
+            or value.id in self.produced
         ):
             self.alias[name] = self.canon(value.id)  # buf1 = buf0; del buf0  # reuse
         elif isinstance(value, ast.Call) and ast.unparse(value.func).endswith(

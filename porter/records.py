@@ -113,6 +113,11 @@ class Buffer:
     sizes: list[str]
     strides: list[str]
     dtype: str
+    # Whether its dtype follows the inputs' (a bf16 capture of the reference
+    # gives it bf16) or is its own (an fp32 softmax of x.float()); None where
+    # porter did not look (an older capture, or one in a low-precision dtype,
+    # whose buffers in that dtype follow it).
+    follows: bool | None = None
 
 
 @dataclass
@@ -164,6 +169,11 @@ class Capture:
     # next output), {"kind": "input", "name": n} (the input itself, changed
     # in place and returned), or {"kind": "none"}. Empty: all from the graph.
     output_map: list[dict[str, Any]] = field(default_factory=list)
+    # Each tensor argument's dtype at capture ("torch.bfloat16"), by name.
+    input_dtypes: dict[str, str] = field(default_factory=dict)
+    # Float dtypes whose traced graph is the capture dtype's (the scaffold
+    # serves these); empty: not checked (an older capture), all of them.
+    dtypes_served: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

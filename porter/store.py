@@ -235,6 +235,9 @@ def _swap(new: Path, case: Path) -> None:
 _NOISE = [
     (re.compile(r"'backend_hash': '[0-9A-Fa-f]+'"), "'backend_hash': '...'"),
     (re.compile(r"^# kernel path: .*$", re.M), "# kernel path: ..."),
+    # Inductor's own scoring of tilings, not the kernel (it differs with
+    # triton.max_tiles, which porter sets)
+    (re.compile(r"'tiling_scores': \{[^}]*\}, "), ""),
 ]
 
 

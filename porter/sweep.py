@@ -214,6 +214,8 @@ def check_case(
     if not variants:
         variants = [{d.name: d.size for d in ref.dims}]
     scenarios = []
+    # the dtypes asked for, and those the reference itself lists
+    dtypes = tuple(dict.fromkeys([*dtypes, *ref.dtypes]))
     for dtype in dtypes:
         if dtype not in ("float32", "float16", "bfloat16"):
             continue
@@ -521,7 +523,16 @@ def write_results(
 
     out = Path(out)
     rows = [
-        {**r, "reference": Path(r["reference"]).name, "case": Path(r["case"]).name if r["case"] else ""}
+        {
+            **r,
+            "reference": Path(r["reference"]).name,
+            "case": Path(r["case"]).name if r["case"] else "",
+            # the file by name in what was said of it, not where it lay
+            "why": r["why"].replace(r["reference"], Path(r["reference"]).name),
+            "refusals": [
+                x.replace(r["reference"], Path(r["reference"]).name) for x in r["refusals"]
+            ],
+        }
         for r in results
     ]
     facts = {

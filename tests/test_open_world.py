@@ -502,3 +502,215 @@ def test_a_negative_float_dynamo_fixed_is_refused_and_always_varied(tmp_path):
     assert "if self.lo != -0.5:" in (case.folder / "kernel.py").read_text()
     with pytest.raises(ScaffoldRefuses, match="self.lo == -0.5"):
         _check(case, {"batch_size": 5, "dim": 64}, init={0: -1.25}, optional=True)
+
+
+NORMS = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def __init__(self, features):
+            super().__init__()
+            self.inorm = nn.InstanceNorm1d(features)
+            self.bn = nn.BatchNorm1d(features)
+
+        def forward(self, x, y):
+            return self.inorm(x), self.bn(y)
+
+    batch_size = 6
+    features = 8
+    length = 10
+
+    def get_inputs():
+        return [torch.randn(batch_size, features, length), torch.randn(batch_size, features)]
+
+    def get_init_inputs():
+        return [features]
+"""
+
+
+def test_a_module_mode_is_refused_only_where_the_math_reads_it(tmp_path):
+    # An InstanceNorm without running statistics reads `training` (Dynamo
+    # guards on it) but computes alike in both modes; a BatchNorm does not.
+    inorm = NORMS.replace("return self.inorm(x), self.bn(y)", "return self.inorm(x) + y.sum()")
+    case = _capture(tmp_path, "inorm", inorm)
+    text = (case.folder / "kernel.py").read_text()
+    assert "training" not in text.split("class ModelNew")[1]
+    sizes = {"batch_size": 4, "features": 8, "length": 10}
+    _check(case, sizes, mode="eval")
+    _check(case, sizes, mode="train")
+    case = _capture(tmp_path, "norms", NORMS)
+    assert "if self.bn.training != True:" in (case.folder / "kernel.py").read_text()
+    _check(case, sizes)  # training mode: batch statistics, running ones updated
+    with pytest.raises(ScaffoldRefuses, match="self.bn.training == True"):
+        _check(case, sizes, mode="eval", optional=True)
+
+
+# ---------------------------------------------------------------- engine-op sweep
+
+
+def _porter_ref(body: str, dims: str, dtypes: str = '["float32", "bfloat16"]') -> str:
+    return f"""
+    import torch
+
+    DIMS = {dims}
+    DTYPES = {dtypes}
+
+{textwrap.indent(textwrap.dedent(body), "    ")}
+"""
+
+
+def test_a_reduction_over_a_top_k_result_binds_the_reused_buffer(tmp_path):
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, num_experts, dtype=torch.float32, device="cpu"):
+            return (torch.randn(num_tokens, num_experts, dtype=dtype, device=device),)
+
+        def route(x, top_k: int = 8):
+            w, _ = torch.topk(x, top_k, dim=-1)
+            return w / w.sum(dim=-1, keepdim=True)
+
+        REFERENCE = route
+        """,
+        '{"num_tokens": 8, "num_experts": 16}',
+    )
+    case = _capture(tmp_path, "route", ref)
+    _check(case, {"num_tokens": 5, "num_experts": 20})
+
+
+def test_an_fp32_intermediate_of_an_fp32_capture_stays_fp32_in_bf16(tmp_path):
+    # softmax(x.float()) feeding a top-k: in bf16 the probabilities stay fp32
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, num_experts, dtype=torch.float32, device="cpu"):
+            return (torch.randn(num_tokens, num_experts, dtype=dtype, device=device),)
+
+        def route(gating):
+            probs = torch.softmax(gating.float(), dim=-1)
+            return torch.topk(probs, 2, dim=-1)
+
+        REFERENCE = route
+        """,
+        '{"num_tokens": 8, "num_experts": 16}',
+    )
+    case = _capture(tmp_path, "probs", ref)
+    check_parity(case, Scenario("bfloat16", {"num_tokens": 5, "num_experts": 20}), "cpu", 0)
+
+
+def test_output_dtypes_line_up_where_an_input_is_returned_first(tmp_path):
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+            return tuple(torch.randn(num_tokens, hidden, dtype=dtype, device=device) for _ in range(2))
+
+        def add_then_scale(residual, x):
+            residual.add_(x)
+            return residual, residual.float().abs().amax(-1) / 448.0
+
+        REFERENCE = add_then_scale
+        """,
+        '{"num_tokens": 4, "hidden": 64}',
+        '["bfloat16", "float32"]',
+    )
+    case = _capture(tmp_path, "add_scale", ref)
+    check_parity(case, Scenario("bfloat16", {"num_tokens": 5, "hidden": 64}), "cpu", 0)
+
+
+def test_an_output_dtype_set_by_an_argument_follows_it_or_is_refused(tmp_path):
+    like = _porter_ref(
+        """
+        def make_inputs(n, k, dtype=torch.float32, device="cpu"):
+            w = torch.randint(-128, 128, (n, k), dtype=torch.int8, device=device)
+            scale = 0.01 + torch.rand(n, dtype=torch.float32, device=device)
+            return w, scale, torch.empty(1, dtype=dtype, device=device)
+
+        def dequant(w, scale, like):
+            return (w.float() * scale[:, None]).to(like.dtype)
+
+        REFERENCE = dequant
+        """,
+        '{"n": 4, "k": 64}',
+        '["bfloat16", "float32"]',
+    )
+    case = _capture(tmp_path, "like", like)
+    for dtype in ("bfloat16", "float32"):
+        check_parity(case, Scenario(dtype, {"n": 5, "k": 48}), "cpu", 0)
+    by_arg = like.replace("torch.empty(1, dtype=dtype, device=device)", "dtype").replace(
+        "(like, ", "(").replace("like.dtype", "out_dtype").replace("like", "out_dtype")
+    case = _capture(tmp_path, "out_dtype", by_arg)
+    assert "if out_dtype != torch.bfloat16:" in (case.folder / "kernel.py").read_text()
+    check_parity(case, Scenario("bfloat16", {"n": 5, "k": 48}), "cpu", 0)
+
+
+def test_a_graph_that_reads_its_dtypes_limits_serves_that_dtype_alone(tmp_path):
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+            scores = torch.randn(num_tokens, hidden, dtype=dtype, device=device)
+            return scores, torch.rand(num_tokens, hidden, device=device) < 0.3
+
+        def fill_min(scores, mask):
+            return scores.masked_fill(mask, torch.finfo(scores.dtype).min)
+
+        REFERENCE = fill_min
+        """,
+        '{"num_tokens": 4, "hidden": 64}',
+        '["bfloat16", "float16"]',
+    )
+    case = _capture(tmp_path, "finfo", ref)
+    assert case.dtypes == ["bfloat16"]
+    fn = case.kernel.fill_min
+    with pytest.raises(NotImplementedError, match="captured in bfloat16"):
+        fn(torch.randn(3, 64, dtype=torch.float16), torch.zeros(3, 64, dtype=torch.bool))
+
+
+def test_a_fill_and_a_scatter_into_one_buffer_stay_two_launches(tmp_path):
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, vocab, num_bias, dtype=torch.float32, device="cpu"):
+            logits = torch.randn(num_tokens, vocab, dtype=dtype, device=device)
+            ids = torch.randint(0, vocab, (num_tokens, num_bias), device=device)
+            return logits, ids, torch.randn(num_tokens, num_bias, dtype=dtype, device=device)
+
+        def logit_bias(logits, ids, bias):
+            return logits.scatter_add(-1, ids, bias)
+
+        REFERENCE = logit_bias
+        """,
+        '{"num_tokens": 4, "vocab": 3000, "num_bias": 5}',
+    )
+    case = _capture(tmp_path, "scatter", ref)
+    _check(case, {"num_tokens": 4, "vocab": 3000, "num_bias": 5})
+
+
+def test_dims_named_like_the_kernels_own_variables_and_nested_floor_divisions(tmp_path):
+    ref = _porter_ref(
+        """
+        def make_inputs(rows, cols, dtype=torch.float32, device="cpu"):
+            return tuple(torch.randn(rows, cols, dtype=dtype, device=device) for _ in range(2))
+
+        def add(x, y):
+            return x + y
+
+        REFERENCE = add
+        """,
+        '{"rows": 4, "cols": 64}',
+    )
+    _check(_capture(tmp_path, "rows", ref), {"rows": 7, "cols": 40})
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, num_heads, head_dim, dtype=torch.float32, device="cpu"):
+            q = torch.randn(num_tokens, num_heads * head_dim, dtype=dtype, device=device)
+            return q, torch.rand(num_tokens, head_dim // 2, dtype=dtype, device=device)
+
+        def f(q, cos):
+            d = 2 * cos.shape[-1]
+            v = q.view(q.shape[0], -1, d)
+            x1, x2 = v[..., : d // 2], v[..., d // 2:]
+            return torch.cat([x1 * cos[:, None], x2], dim=-1).reshape(q.shape)
+
+        REFERENCE = f
+        """,
+        '{"num_tokens": 6, "num_heads": 2, "head_dim": 16}',
+    )
+    _check(_capture(tmp_path, "floor", ref), {"num_tokens": 5, "num_heads": 3, "head_dim": 16})

@@ -59,6 +59,16 @@ def _pointer_bases(kp: KernelPort, call: str) -> set[str]:
     return bases
 
 
+def _pointers(kp: KernelPort, call: str) -> set[str]:
+    """Launcher tensors, views as themselves, that `call` addresses."""
+    by_name = {p.name: p for p in kp.params if p.kind == "pointer"}
+    return {
+        by_name[ptr_base(node.args[0])].value
+        for node in ast.walk(kp.tree)
+        if _is_call(node, call) and node.args and ptr_base(node.args[0]) in by_name
+    }
+
+
 def _base(p: Param) -> str:
     """`out` for `out_view0 = out.as_strided(...)`; the value itself otherwise."""
     if p.view:
@@ -73,9 +83,18 @@ def fusable(a: KernelPort, b: KernelPort) -> bool:
         return False
     if a.tile[2] != b.tile[2]:
         return False
-    # b must not read what a writes: in one kernel, another program's store
-    # need not have happened yet.
-    return not (_pointer_bases(b, "tl.load") & _pointer_bases(a, "tl.store"))
+    # b must not read what a writes (any view of it), nor write the same
+    # tensor again (a fill, then a scatter into it): in one kernel, another
+    # program's store need not have happened yet, and may land after b's.
+    # Stores to two views of one buffer (the halves of a concatenation) are
+    # apart.
+    if _pointer_bases(b, "tl.load") & _pointer_bases(a, "tl.store"):
+        return False
+    writes = ("tl.store", "tl.atomic_add")
+    return not (
+        set().union(*(_pointers(a, c) for c in writes))
+        & set().union(*(_pointers(b, c) for c in writes))
+    )
 
 
 def _is_load(stmt: ast.stmt) -> bool:

@@ -196,7 +196,9 @@ def _block_name(name: str, kind: str) -> str:
 
 def _size_name(param: str, expr: str, kind: str) -> str:
     if re.fullmatch(r"[A-Za-z_]\w*", expr or ""):
-        return expr
+        # A dim named like the kernels' own index variables (rows, cols, mask)
+        # would be shadowed by them: `row_mask = rows < rows`.
+        return f"{expr}_size" if expr in RESERVED - {"num_rows"} else expr
     if param == "xnumel":
         return "numel" if kind == "pointwise" else "num_rows"
     if param == "r0_numel":

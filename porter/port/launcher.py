@@ -163,7 +163,7 @@ def plan_launcher(
         if expr in sig.parameters and expr not in inputs:
             continue  # a default, checked above
         value = tuple(c["value"]) if c.get("tuple") else c["value"]
-        checks.append(_refuse_other(expr, value))
+        checks.append(_refuse_other(expr, _Code(value) if c.get("code") else value))
     # Sizes the capture saw as constants (a KernelBench file's fixed feature
     # size) that the scaffold passes as literals (a constexpr row size, an
     # output's shape): another size must not run silently.
@@ -225,7 +225,28 @@ def plan_launcher(
         )
     )
     first_float = ranked[0].target.replace(".", "_") if ranked else None
+    if not in_dtype:
+        # Only an argument's dtype reaches the graph (`.to(like.dtype)`): the
+        # outputs follow that argument.
+        like = [
+            n for n, d in cap.input_dtypes.items() if d == f"torch.{cap.capture_dtype}"
+        ]
+        if like:
+            first_float = like[0]
+            in_dtype = [like[0]]
     holder = tensor_inputs[0] if tensor_inputs else first_float
+    others = [d for d in ("float32", "float16", "bfloat16") if d not in cap.dtypes_served]
+    if cap.dtypes_served and others and ranked and ranked[0].target in inputs:
+        served = ", ".join(f"torch.{d}" for d in cap.dtypes_served)
+        checks.append(
+            f"if {first_float}.dtype not in ({served},):\n    raise NotImplementedError("
+            + repr(
+                f"captured in {cap.capture_dtype}; the reference computes differently "
+                f"in {' and '.join(others)} (a dtype's own limits, or a branch on the "
+                "dtype): re-capture with --dtype for those"
+            )
+            + ")"
+        )
     device = f"{holder}.device" if holder else "'cuda'"
 
     dims = []
@@ -256,13 +277,20 @@ def plan_launcher(
             if b.name in module.outputs
             else viewed.get(b.name)
         )
-        if out_idx is not None and cap.output_dtypes:
-            fixed = cap.output_dtypes[out_idx]
+        ref_idx = _reference_output(cap, module, out_idx)
+        if ref_idx is not None and cap.output_dtypes:
+            fixed = cap.output_dtypes[ref_idx]
             if fixed != "input":
                 dtype = fixed
-            elif first_float:
+            elif in_dtype or not any(gi.dtype for gi in tensors):
+                # (a capture that recorded no dtypes: the first input's)
                 dtype = f"{first_float}.dtype"
-        elif dtype == f"torch.{cap.capture_dtype}" and first_float:
+            # else: no tensor holds the capture's dtype (a dtype argument set
+            # it, which the launcher checks): the buffer's own dtype
+        elif dtype == f"torch.{cap.capture_dtype}" and first_float and b.follows is not False:
+            # A scratch buffer in the capture's dtype follows the inputs, but
+            # an fp32 one the capture found fp32 in a bf16 compile too (a
+            # softmax of x.float() feeding a top-k) keeps fp32.
             dtype = f"{first_float}.dtype"
         allocs.append(
             Alloc(
@@ -429,6 +457,25 @@ def _viewed(launcher: Launcher) -> set[str]:
     return out
 
 
+def _reference_output(cap: Capture, module: CompiledModule, graph_idx: int | None):
+    """The reference's output index of the graph's output `graph_idx` (they
+    differ where the reference returns an input as itself first)."""
+    if graph_idx is None or not cap.output_map:
+        return graph_idx
+    target_of = {gi.wrapper_name: gi.target for gi in module.inputs}
+    k = 0
+    for i, e in enumerate(cap.output_map):
+        if e["kind"] == "graph" or (
+            e["kind"] == "input"
+            and k < len(module.outputs)
+            and target_of.get(module.outputs[k]) == e["name"]
+        ):
+            if k == graph_idx:
+                return i if e["kind"] == "graph" else None
+            k += 1
+    return None
+
+
 def _map_outputs(cap: Capture, module: CompiledModule, returns: list[str]) -> list[str]:
     """The reference's outputs from the graph's: an input returned as itself
     (changed in place) is that input, whether or not the graph returns it too."""
@@ -504,6 +551,13 @@ def _spelled(expr: str, named: dict[str, str]) -> str:
     return re.sub(
         r"\b[A-Za-z_]\w*\b", lambda m: named.get(m.group(0), m.group(0)), expr
     )
+
+
+class _Code(str):
+    """A value whose repr is its own text (torch.bfloat16)."""
+
+    def __repr__(self) -> str:
+        return str(self)
 
 
 def _refuse_other(expr: str, value) -> str:
@@ -596,6 +650,9 @@ def _extern_call(text: str, wrapper_var, var_of, symbols) -> str:
                 n.func = ast.Name("reinterpret", ast.Load())
             elif func.startswith("extern_kernels."):
                 n.func = ast.parse("torch." + func.split(".", 1)[1], mode="eval").body
+            elif func.startswith(("aten.", "prims.")):
+                # the wrapper's `aten` is torch.ops.aten (a fallback kernel)
+                n.func = ast.parse("torch.ops." + func, mode="eval").body
             return n
 
     return ast.unparse(Fix().visit(node))

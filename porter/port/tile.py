@@ -70,15 +70,21 @@ class _Sizes:
         self.floors: dict[str, str] = {}
 
     def to_sympy(self, text: str) -> sympy.Expr | None:
-        def sub(m: re.Match) -> str:
-            self.floors.setdefault(m.group(0), f"_floor{len(self.floors)}")
-            return self.floors[m.group(0)]
+        floors = self.floors
 
-        # innermost `(a // b)` groups, repeatedly
-        prev = None
-        while prev != text:
-            prev = text
-            text = re.sub(r"\([^()]*//[^()]*\)", sub, text)
+        class Opaque(ast.NodeTransformer):
+            # every `a // b` (its operands nested as they may be) a symbol
+            def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+                if isinstance(node.op, ast.FloorDiv):
+                    key = f"({ast.unparse(node)})"
+                    floors.setdefault(key, f"_floor{len(floors)}")
+                    return ast.Name(floors[key], ast.Load())
+                return self.generic_visit(node)
+
+        try:
+            text = ast.unparse(Opaque().visit(ast.parse(text.strip(), mode="eval")))
+        except SyntaxError:
+            return None
         # `x.shape[1]` is a size like any other: a plain symbol for sympy
         return _sym(re.sub(r"(\w+)\.shape\[(\d+)\]", r"\1__size\2", text))
 
@@ -141,6 +147,10 @@ def _model_factor(numel: str, runtime_dims: frozenset[str]) -> str | None:
     return sizes.to_text(model)
 
 
+# The names the tile's head assigns or reads.
+_HEAD_NAMES = frozenset({"row_block", "col_block", "rows", "cols", "mask", "num_rows"})
+
+
 def tile_rows_by_cols(kp: KernelPort) -> bool:
     """Rewrite a flat pointwise kernel onto a (rows, column blocks) grid; record
     the row count on kp.tile for the launcher. False when the pattern differs."""
@@ -191,6 +201,8 @@ def tile_rows_by_cols(kp: KernelPort) -> bool:
         if k_value is None:
             return False
         k = "row_size" if k_value.isdigit() else ident(k_value)
+        if k in _HEAD_NAMES:
+            k = f"{k}_size"  # a dim named cols: the head's cols would shadow it
         taken = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
         if k in params or k in taken:
             return False
@@ -278,9 +290,9 @@ def tile_rows_by_cols(kp: KernelPort) -> bool:
             fn.body.remove(s)
     # The row count takes the dim's name when it is one (num_tokens).
     rows_name = rows_expr if rows_expr.isidentifier() else "num_rows"
-    if rows_name != "num_rows" and rows_name in params:
+    if rows_name != "num_rows" and (rows_name in params or rows_name in _HEAD_NAMES):
         rows_name = "num_rows"
-    head_names = {"row_block", "col_block", "rows", "cols", "mask", "num_rows"}
+    head_names = _HEAD_NAMES
     if (
         rows_name
         in {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} - head_names

@@ -100,7 +100,10 @@ class Case:
 
     @property
     def dtypes(self) -> list[str]:
-        return [d for d in self.manifest["dtypes"] if d in FLOOR]
+        """The reference's dtypes the scaffold serves (a capture whose graph
+        reads its dtype's limits serves that dtype alone)."""
+        served = self.manifest.get("dtypes_served") or list(FLOOR)
+        return [d for d in self.manifest["dtypes"] if d in FLOOR and d in served]
 
     def runtime_dims(self) -> list[dict[str, Any]]:
         return [d for d in self.manifest["dims"] if d["role"] == "runtime"]
