@@ -579,10 +579,15 @@ def _buffer_dtypes(
     ):
         twin, _ = parse_module(source, module.index, _graph_inputs(graph), ref)
         theirs = {b.name: b for b in twin.buffers}
+        # Only a compile with the same buffers says which is which (a
+        # low-precision one may add an fp32 temporary and number them anew).
+        if sorted(theirs) != sorted(b.name for b in module.buffers) or any(
+            theirs[b.name].sizes != b.sizes for b in module.buffers
+        ):
+            continue
         for b in module.buffers:
-            t = theirs.get(b.name)
-            if b.dtype == "torch.float32" and t is not None and t.sizes == b.sizes:
-                b.follows = t.dtype == f"torch.{alt}"
+            if b.dtype == "torch.float32":
+                b.follows = theirs[b.name].dtype == f"torch.{alt}"
 
 
 class _CompileFailed(Exception):
@@ -683,9 +688,16 @@ def _output_map(ref: Reference, out: Any, inputs: list[Any]) -> list[dict[str, A
     place): Dynamo returns those itself, not the compiled graph. Empty where
     every output comes from the graph."""
     entries = []
+    seen: list[Any] = []
     for value in _flat(out):
+        seen.append(value)
         if value is None:
             entries.append({"kind": "none"})
+            continue
+        first = next(i for i, v in enumerate(seen) if v is value)
+        if first < len(seen) - 1:
+            # the same tensor again: Dynamo returns it once from the graph
+            entries.append({"kind": "same", "index": first})
             continue
         if not isinstance(value, torch.Tensor):
             raise PorterError(

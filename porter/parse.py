@@ -206,7 +206,7 @@ class _Wrapper:
                     if isinstance(stmt.value, ast.Tuple)
                     else [stmt.value]
                 )
-                self.outputs = [self.canon(ast.unparse(e)) for e in elts]
+                self.outputs = [self.returned(e) for e in elts]
 
     def assign(self, stmt: ast.Assign) -> None:
         target, value = stmt.targets[0], stmt.value
@@ -230,6 +230,9 @@ class _Wrapper:
             or value.id in self.produced
         ):
             self.alias[name] = self.canon(value.id)  # buf1 = buf0; del buf0  # reuse
+            if value.id in self.view_calls:  # a new name for a view is that view
+                self.view_calls[name] = self.view_calls[value.id]
+                self.views[name] = self.views[value.id]
         elif isinstance(value, ast.Call) and ast.unparse(value.func).endswith(
             (".size", ".stride")
         ):
@@ -333,6 +336,16 @@ class _Wrapper:
         args = [self.bind(p.name, a) for p, a in zip(params, node.args)]
         return Step("launch", kname, args, text)
 
+    def returned(self, node: ast.AST) -> str:
+        """An output as the launcher returns it: a buffer by its allocation's
+        name, but a view of one (`buf2 = reinterpret_tensor(buf0, ...)`,
+        other strides over the same storage) as that view, never its base."""
+        name = ast.unparse(node)
+        if isinstance(node, ast.Name) and name not in self.view_calls:
+            return self.canon(name)
+        # a view: written out, with every reused name inside it resolved
+        return self.unaliased(node, name)
+
     # -- values
     def canon(self, name: str) -> str:
         while name in self.alias:
@@ -358,7 +371,8 @@ class _Wrapper:
             scalar = node.func.value  # arg3_1.item(): a float Dynamo passed as a 0-d tensor
         if isinstance(scalar, ast.Name) and scalar.id in self.by_wrapper:
             gi = self.by_wrapper[scalar.id]
-            if gi.kind == "scalar":
+            if gi.kind == "scalar" or (gi.kind == "tensor" and scalar is not node):
+                # a float argument, or a 0-d tensor read as a number (.item())
                 return Binding(param, text, "scalar", gi.target)
         view = None
         if (

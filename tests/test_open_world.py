@@ -714,3 +714,71 @@ def test_dims_named_like_the_kernels_own_variables_and_nested_floor_divisions(tm
         '{"num_tokens": 6, "num_heads": 2, "head_dim": 16}',
     )
     _check(_capture(tmp_path, "floor", ref), {"num_tokens": 5, "num_heads": 3, "head_dim": 16})
+
+
+# ---------------------------------------------------------------- structure sweep
+
+
+def test_outputs_that_are_views_of_reused_buffers_keep_their_shape(tmp_path):
+    # `buf6 = reinterpret_tensor(buf2, (s,), (1,)); buf7 = buf6  # reuse`,
+    # returned as buf7: once the raw (s, 1) buffer; an expanded view of a
+    # reused buffer once named a buffer the launcher never had.
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, vocab, dtype=torch.float32, device="cpu"):
+            return (torch.randn(num_tokens, vocab, dtype=dtype, device=device),)
+
+        def f(x):
+            p = torch.softmax(x.float(), -1)
+            ent = -(p * torch.log_softmax(x.float(), -1)).sum(-1)
+            m = x.float().mean(-1, keepdim=True)
+            return ent, ent.sum(), m.expand(-1, x.shape[1])
+
+        REFERENCE = f
+        """,
+        '{"num_tokens": 6, "vocab": 50}',
+    )
+    _check(_capture(tmp_path, "views", ref), {"num_tokens": 9, "vocab": 40})
+
+
+def test_zero_d_tensors_same_outputs_none_and_empty_axes(tmp_path):
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+            x = torch.randn(num_tokens, hidden, dtype=dtype, device=device)
+            return x, torch.tensor(1.5, device=device)
+
+        def f(x, s, heads: int = 2):
+            y = (x * s).view(x.shape[0], heads, x.shape[1] // heads)
+            return y, None, y
+
+        REFERENCE = f
+        """,
+        '{"num_tokens": 6, "hidden": 16}',
+    )
+    case = _capture(tmp_path, "zero_d", ref)
+    _check(case, {"num_tokens": 5, "hidden": 24})
+    _check(case, {"num_tokens": 0, "hidden": 16})  # no copy of an empty tensor
+    _check(case, {"num_tokens": 4, "hidden": 16}, args={1: torch.tensor(-2.0)})
+    _check(case, {"num_tokens": 4, "hidden": 18}, args={2: 3})  # heads is a symbol
+
+
+def test_a_broadcast_of_a_size_expression_made_constexpr(tmp_path):
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+            return (torch.randn(num_tokens, hidden, dtype=dtype, device=device),)
+
+        def f(x):
+            d = x.shape[-1] // 2
+            y = x.clone()
+            y[:, d:] += y[:, :d]
+            return y
+
+        REFERENCE = f
+        """,
+        '{"num_tokens": 6, "hidden": 16}',
+    )
+    case = _capture(tmp_path, "half", ref)
+    assert "tl.broadcast_to(hidden" not in (case.folder / "kernel.py").read_text()
+    _check(case, {"num_tokens": 5, "hidden": 24})

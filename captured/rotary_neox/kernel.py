@@ -146,16 +146,19 @@ def tile_settings(num_rows, row_size, elem_bytes=2, heavy=False):
 
 def strided_as(t, strides):
     """t where its strides are those the kernels index it with (None: any) on
-    every axis longer than one, else a contiguous copy of it."""
-    if all(
+    every axis longer than one, else a contiguous copy of it. `strides` may
+    be a function of the tensor (strides given by its own other strides)."""
+    want = strides(t) if callable(strides) else strides
+    if t.numel() == 0 or all(
         s is None or n <= 1 or t.stride(i) == s
-        for i, (n, s) in enumerate(zip(t.shape, strides))
+        for i, (n, s) in enumerate(zip(t.shape, want))
     ):
         return t
     t = t.contiguous()
+    want = strides(t) if callable(strides) else strides
     if not all(
         s is None or n <= 1 or t.stride(i) == s
-        for i, (n, s) in enumerate(zip(t.shape, strides))
+        for i, (n, s) in enumerate(zip(t.shape, want))
     ):
         raise NotImplementedError(
             f"the kernels index a tensor with strides {strides}, which a "

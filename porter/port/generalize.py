@@ -155,9 +155,14 @@ def _scalar_value(binding, cap: Capture, module: CompiledModule) -> str:
                 "whose value the capture did not keep; make it a literal or an argument"
             )
         return repr(gi.value)
-    if binding.target in cap.input_names or cap.reference_kind != "kernelbench":
-        return binding.target
-    return f"self.{binding.target}"
+    value = (
+        binding.target
+        if binding.target in cap.input_names or cap.reference_kind != "kernelbench"
+        else f"self.{binding.target}"
+    )
+    if gi is not None and gi.kind == "tensor":
+        return f"{value}.item()"  # a 0-d tensor the wrapper read as a number
+    return value
 
 
 def set_signature(kp: KernelPort) -> None:
@@ -419,18 +424,24 @@ def _constexpr_broadcasts(kp: KernelPort) -> None:
     class Fix(ast.NodeTransformer):
         def visit_Call(self, node: ast.Call) -> ast.AST:
             self.generic_visit(node)
-            if (
-                _is_call(node, "tl.broadcast_to")
-                and len(node.args) == 2
-                and isinstance(node.args[0], ast.Name)
-                and node.args[0].id in constexprs
-            ):
-                name = node.args[0].id
-                dtype = "tl.int32" if constexprs[name] == "i32" else "tl.int64"
-                return ast.parse(
-                    f"tl.full({ast.unparse(node.args[1])}, {name}, {dtype})", mode="eval"
-                ).body
-            return node
+            if not (_is_call(node, "tl.broadcast_to") and len(node.args) == 2):
+                return node
+            # a constexpr, or arithmetic of constexprs and numbers (hidden // 2)
+            arg = node.args[0]
+            names = {n.id for n in ast.walk(arg) if isinstance(n, ast.Name)}
+            plain = all(
+                isinstance(n, (ast.Name, ast.BinOp, ast.UnaryOp, ast.Constant, ast.Load))
+                or isinstance(n, (ast.operator, ast.unaryop))
+                for n in ast.walk(arg)
+            )
+            if not names or not plain or not names <= set(constexprs):
+                return node
+            wide = any(constexprs[n] != "i32" for n in names)
+            dtype = "tl.int64" if wide else "tl.int32"
+            return ast.parse(
+                f"tl.full({ast.unparse(node.args[1])}, {ast.unparse(arg)}, {dtype})",
+                mode="eval",
+            ).body
 
     Fix().visit(kp.tree)
 

@@ -145,12 +145,14 @@ def plan_launcher(
     checks: list[str] = []
     # Arguments the capture saw only as their defaults were inlined as
     # constants, unless the kernels take them at run time (a float eps).
+    symints = {gi.source for gi in module.inputs if gi.kind == "symint"}
     for pname, p in sig.parameters.items():
         if (
             pname in inputs
             or pname in scalars
             or pname == "self"
             or p.default is inspect.Parameter.empty
+            or f"L['{pname}']" in symints  # an int the kernels take at run time
         ):
             continue
         checks.append(_refuse_other(pname, p.default))
@@ -484,6 +486,8 @@ def _map_outputs(cap: Capture, module: CompiledModule, returns: list[str]) -> li
     for e in cap.output_map:
         if e["kind"] == "none":
             out.append("None")
+        elif e["kind"] == "same":
+            out.append(out[e["index"]])
         elif e["kind"] == "input":
             if k < len(module.outputs) and target_of.get(module.outputs[k]) == e["name"]:
                 k += 1  # the graph returns it as well
@@ -522,7 +526,11 @@ def _shape_checks(module, inputs: set[str], dims: list[Dim], literal: set[str]) 
             here = f"{gi.target}.shape[{axis}]"
             expr = _launcher_expr(size)
             if size.isdigit():
-                want.append((axis, size if size in literal else None))
+                # A module's parameter or buffer of another fixed size (a conv
+                # weight of another kernel size) changes sizes the kernels
+                # derived from it, even where none spells it out.
+                fixed = size in literal or gi.target not in inputs
+                want.append((axis, size if fixed else None))
             elif here in defining or expr == here:
                 want.append((axis, None))
             else:
@@ -598,6 +606,10 @@ def _layout_line(var: str, source: str, expected: list[str | None]) -> str:
     strides = ", ".join("None" if e is None else e for e in expected)
     if len(expected) == 1:
         strides += ","
+    if re.search(rf"\b{re.escape(source)}\.stride\(", strides):
+        # strides given by the tensor's own: read again from a copy
+        strides = re.sub(rf"\b{re.escape(source)}\.stride\(", "t.stride(", strides)
+        return f"{var} = strided_as({source}, lambda t: ({strides}))"
     return f"{var} = strided_as({source}, ({strides}))"
 
 
@@ -646,6 +658,17 @@ def _extern_call(text: str, wrapper_var, var_of, symbols) -> str:
             self.generic_visit(n)
             func = ast.unparse(n.func)
             if func == "reinterpret_tensor":
+                base = n.args[0]
+                if isinstance(base, ast.Name) and base.id in var_of.values():
+                    # A buffer the launcher allocated at Inductor's strides (a
+                    # channels-last one included): a view of its storage.
+                    size, stride = n.args[1], n.args[2]
+                    offset = n.args[3] if len(n.args) > 3 else ast.Constant(0)
+                    return ast.parse(
+                        f"{base.id}.as_strided({ast.unparse(size)}, {ast.unparse(stride)}, "
+                        f"{base.id}.storage_offset() + {ast.unparse(offset)})",
+                        mode="eval",
+                    ).body
                 # Inductor's strides assume a contiguous tensor at its storage start.
                 n.func = ast.Name("reinterpret", ast.Load())
             elif func.startswith("extern_kernels."):
