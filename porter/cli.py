@@ -147,8 +147,13 @@ def _test(args: argparse.Namespace) -> int:
                     f"{folder}: test_parity.py is missing; run porter port {folder} "
                     "to write it again"
                 )
+    # porter's plugin alone: other pytest plugins installed here (a
+    # benchmark plugin's warnings) are no part of a parity run.
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     argv = [str(c) for c in args.cases] + [
         "-q",
+        "-p",
+        "porter.testing.plugin",
         # Cases are told apart by their folders, wherever they are.
         "--import-mode=importlib",
         "--porter-device",

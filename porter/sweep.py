@@ -328,6 +328,14 @@ def run_one(
         )
         verdict = check_case(result.case, dtypes, device=device)
         verdict.reference = path
+        if device == "cpu" and verdict.status == "pass":
+            # the interpreter runs what the GPU compiler would reject
+            from porter.testing import compiles
+
+            _, errors = compiles.check(result.case)
+            if errors:
+                verdict.status, verdict.stage = "failed", "compile"
+                verdict.why = f"does not compile for sm_{compiles.ARCH}: {errors[0]}"
     except PorterError as err:
         verdict.status, verdict.why = "refused", _line(err)
     except Exception as err:  # noqa: BLE001 - a porter bug: reported, not raised

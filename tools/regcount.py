@@ -41,11 +41,11 @@ os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 import torch
 import triton
 from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
 
 from porter.bench import sweep
-from porter.jitcheck import _kernels, _Recorder, unspecialized
+from porter.jitcheck import _kernels, _Recorder
 from porter.sizes import add_point_options, parse_dims
+from porter.testing.compiles import source_of
 from porter.testing.parity import (
     Scenario,
     _import,
@@ -53,57 +53,6 @@ from porter.testing.parity import (
     make_inputs,
     scaffold_entry,
 )
-
-POINTER_TYPES = {
-    torch.float32: "fp32",
-    torch.float16: "fp16",
-    torch.bfloat16: "bf16",
-    torch.float64: "fp64",
-    torch.int8: "i8",
-    torch.uint8: "u8",
-    torch.int16: "i16",
-    torch.int32: "i32",
-    torch.int64: "i64",
-    torch.bool: "i1",
-}
-
-
-def source_of(kernel, bound: inspect.BoundArguments) -> tuple[ASTSource, dict]:
-    """The ASTSource Triton would compile for this launch (its specialization
-    by Triton's rules: ints equal to 1 become constexprs, 16-divisible ints and
-    16-byte aligned pointers carry tt.divisibility), and the constexprs."""
-    params = inspect.signature(kernel.fn).parameters
-    names = list(params)
-    dns, dnsoa = unspecialized(kernel)
-    signature, constexprs, attrs = {}, {}, {}
-    for i, name in enumerate(names):
-        value = bound.arguments[name]
-        annotation = str(params[name].annotation)
-        divisible = False
-        if "constexpr" in annotation:
-            signature[name] = "constexpr"
-            constexprs[name] = value
-            continue
-        if isinstance(value, torch.Tensor):
-            signature[name] = "*" + POINTER_TYPES[value.dtype]
-            divisible = value.data_ptr() % 16 == 0 and name not in dnsoa
-        elif isinstance(value, bool):
-            signature[name] = "i1"
-        elif isinstance(value, int):
-            if value == 1 and name not in dns:
-                signature[name] = "constexpr"
-                constexprs[name] = 1
-                continue
-            wide = "int64" in annotation or not -(2**31) <= value < 2**31
-            signature[name] = "i64" if wide else "i32"
-            divisible = value % 16 == 0 and name not in dns
-        elif isinstance(value, float):
-            signature[name] = "fp32"
-        else:
-            raise TypeError(f"{name}: cannot type {type(value).__name__}")
-        if divisible:
-            attrs[(i,)] = [["tt.divisibility", 16]]
-    return ASTSource(kernel, signature, constexprs, attrs), constexprs
 
 
 def _cuobjdump(cubin: bytes, flag: str) -> str:

@@ -15,6 +15,7 @@ from porter.testing import (
     load_case,
     new_seed,
 )
+from porter.testing.compiles import check as compile_check
 
 CASE = load_case(__file__)
 SEED = new_seed()
@@ -36,3 +37,12 @@ def test_parity(scenario, porter_device):
 def test_large_offsets(porter_device):
     """More than 2^31 elements: offsets must be computed in int64."""
     check_parity(CASE, CASE.large_offset_scenario(), device=porter_device, seed=SEED)
+
+
+def test_compiles_for_the_gpu(porter_device):
+    """Every launch compiles for sm_90 (the interpreter runs what the GPU
+    compiler would reject); on a GPU the parity tests compile them anyway."""
+    if porter_device != "cpu":
+        pytest.skip("on the GPU every parity test compiles its launches")
+    launches, errors = compile_check(CASE.folder)
+    assert launches and not errors, "\n".join(errors)

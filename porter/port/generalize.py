@@ -422,6 +422,19 @@ def _constexpr_broadcasts(kp: KernelPort) -> None:
     }
 
     class Fix(ast.NodeTransformer):
+        def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+            # `block.dtype is tl.float32` (Inductor's test of a runtime int):
+            # a constexpr has no dtype on the GPU; its argument's type stands in
+            self.generic_visit(node)
+            if (
+                node.attr == "dtype"
+                and isinstance(node.value, ast.Name)
+                and node.value.id in constexprs
+            ):
+                wide = constexprs[node.value.id] != "i32"
+                return ast.parse("tl.int64" if wide else "tl.int32", mode="eval").body
+            return node
+
         def visit_Call(self, node: ast.Call) -> ast.AST:
             self.generic_visit(node)
             if not (_is_call(node, "tl.broadcast_to") and len(node.args) == 2):

@@ -1,0 +1,28 @@
+"""porter.testing.compiles: what the interpreter runs but the GPU compiler
+rejects is caught on the CPU (every launch compiled for sm_90)."""
+
+import shutil
+from pathlib import Path
+
+from porter.testing.compiles import check
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_a_scaffold_the_gpu_compiler_rejects_fails_the_check(tmp_path):
+    folder = tmp_path / "rmsnorm"
+    shutil.copytree(
+        ROOT / "captured" / "rmsnorm", folder, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    launches, errors = check(folder)
+    assert launches and errors == []
+    # A broadcast of a constexpr runs under the interpreter, not on a GPU.
+    kernel = folder / "kernel.py"
+    text = kernel.read_text()
+    plant = "    tmp6 = tl.cast(hidden, tl.float32)\n"
+    assert plant in text
+    kernel.write_text(
+        text.replace(plant, "    tmp6 = tl.broadcast_to(hidden, [BLOCK_COLS]).to(tl.float32)\n", 1)
+    )
+    launches, errors = check(folder)
+    assert errors and "CompilationError" in errors[0]
