@@ -69,11 +69,15 @@ class Reference:
     ) -> Callable[..., Any]:
         """The callable under test: the function, or a fresh Model as its
         constructor leaves it (training mode, as KernelBench runs it), built
-        from get_init_inputs() at `sizes`, with `init`'s arguments changed."""
+        from get_init_inputs() at `sizes`, with `init`'s arguments changed,
+        and its constant parameters and buffers varied (vary_constants)."""
         if self.kind == "porter":
             return self.module.REFERENCE
         torch.manual_seed(0)  # parameters must be the same on every build
-        return self.module.Model(*self.init_inputs_at(sizes, init))
+        model = self.module.Model(*self.init_inputs_at(sizes, init))
+        if isinstance(model, torch.nn.Module):
+            vary_constants(model)
+        return model
 
     def init_inputs_at(
         self, sizes: dict[str, int] | None = None, init: dict[int, Any] | None = None
@@ -108,6 +112,24 @@ class Reference:
             )
             return list(out) if isinstance(out, (tuple, list)) else [out]
         return _kernelbench_inputs(self, dims, dtype, device)
+
+
+def vary_constants(model: torch.nn.Module) -> None:
+    """Each floating-point parameter or buffer whose elements are all one value
+    (a norm's weight of ones and bias of zeros, BatchNorm's running statistics)
+    given values of its sign that differ by element: a kernel that reads the
+    wrong element of it, or none, cannot match eager by luck."""
+    g = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for t in itertools.chain(model.parameters(), model.buffers()):
+            if not t.is_floating_point() or t.numel() == 0:
+                continue
+            flat = t.detach().reshape(-1)
+            if not bool((flat == flat[0]).all()):
+                continue
+            c = float(flat[0])
+            noise = torch.rand(t.shape, generator=g)
+            t.copy_(c * (1 + 0.5 * noise) if c else 0.2 * noise - 0.1)
 
 
 @contextlib.contextmanager

@@ -782,3 +782,178 @@ def test_a_broadcast_of_a_size_expression_made_constexpr(tmp_path):
     case = _capture(tmp_path, "half", ref)
     assert "tl.broadcast_to(hidden" not in (case.folder / "kernel.py").read_text()
     _check(case, {"num_tokens": 5, "hidden": 24})
+
+
+def test_a_tensor_read_by_rows_and_by_a_flat_index_keeps_packed_rows(tmp_path):
+    # sigmoid(x) viewed as heads, times w, plus x: Inductor reads x once by
+    # `ks0*x1 + x0` and once flat by `x2`. Only the first took the row stride,
+    # so a padded x was read as packed rows past the first.
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+            x = torch.randn(num_tokens, hidden, dtype=dtype, device=device)
+            return x, torch.randn(4, 1, dtype=dtype, device=device)
+
+        def f(x, w):
+            y = torch.sigmoid(x).view(x.shape[0], 4, x.shape[1] // 4) * w
+            return y.reshape(x.shape) + x
+
+        REFERENCE = f
+        """,
+        '{"num_tokens": 6, "hidden": 32}',
+    )
+    case = _capture(tmp_path, "flat", ref)
+    for layout in ("padded", "row_step", "offset"):
+        _check(case, {"num_tokens": 5, "hidden": 48}, layout=layout)
+
+
+def test_an_index_output_of_math_eager_rounds_may_follow_float64(tmp_path):
+    # argmax of x + b in bf16: eager's rounded sums tie where the kernel's fp32
+    # sums do not. The float64 reference's index is right too; another is not.
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+            x = torch.randn(num_tokens, hidden, dtype=dtype, device=device)
+            return x, torch.randn(hidden, dtype=dtype, device=device)
+
+        def f(x, b):
+            return torch.argmax(torch.relu(x + b), dim=1)
+
+        REFERENCE = f
+        """,
+        '{"num_tokens": 6, "hidden": 64}',
+    )
+    case = _capture(tmp_path, "argmax", ref)
+    sizes = {"num_tokens": 256, "hidden": 260}
+    for seed in range(3):
+        check_parity(case, Scenario("bfloat16", sizes), "cpu", seed)
+    good = case.kernel.f
+    case.kernel.f = lambda x, b: (good(x, b) + 3) % x.shape[1]
+    with pytest.raises(ParityError, match="float64"):
+        check_parity(case, Scenario("bfloat16", sizes), "cpu", 0)
+
+
+AFFINE = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def __init__(self, features):
+            super().__init__()
+            self.weight = nn.Parameter(torch.ones(features))
+            self.bias = nn.Parameter(torch.zeros(features))
+            self.register_buffer("shift", torch.zeros(features))
+
+        def forward(self, x):
+            return x * self.weight + self.bias - self.shift
+
+    batch_size = 8
+    features = 32
+
+    def get_inputs():
+        return [torch.randn(batch_size, features)]
+
+    def get_init_inputs():
+        return [features]
+"""
+
+
+def test_parameters_and_buffers_of_one_value_are_varied_for_the_check(tmp_path):
+    # A weight of ones and a bias of zeros hide a kernel that reads the wrong
+    # element of them, or none: a scaffold that folded them away once passed.
+    case = _capture(tmp_path, "affine", AFFINE)
+    model = case.reference.build()
+    for t in (model.weight, model.bias, model.shift):
+        assert len(set(t.tolist())) == t.numel()
+    assert torch.equal(model.weight, case.reference.build().weight)
+    _check(case, {"batch_size": 5, "features": 32})
+    case.kernel.ModelNew.forward = lambda self, x: x * 1.0
+    with pytest.raises(ParityError, match="error"):
+        _check(case, {"batch_size": 5, "features": 32})
+
+
+# ---------------------------------------------------------------- level-2 style
+
+
+SEQUENTIAL = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def __init__(self, features, hidden):
+            super().__init__()
+            self.net = nn.Sequential(nn.Linear(features, hidden), nn.LayerNorm(hidden))
+
+        def forward(self, x):
+            return self.net(x)
+
+    batch_size = 6
+    features = 16
+    hidden = 24
+
+    def get_inputs():
+        return [torch.randn(batch_size, features)]
+
+    def get_init_inputs():
+        return [features, hidden]
+"""
+
+
+def test_parameters_inside_a_sequential_are_indexed_not_named(tmp_path):
+    # net.0.weight is self.net[0].weight: `self.net.0.weight` did not parse.
+    case = _capture(tmp_path, "sequential", SEQUENTIAL)
+    text = (case.folder / "kernel.py").read_text()
+    assert "self.net[0].weight" in text
+    assert "Base class" not in text  # nn.Module's docstring is not the Model's
+    _check(case, {"batch_size": 5, "features": 16, "hidden": 24})
+
+
+CONV_NORMS = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def __init__(self, channels, out_channels):
+            super().__init__()
+            self.conv = nn.Conv2d(channels, out_channels, 3)
+            self.gn = nn.GroupNorm(2, out_channels)
+
+        def forward(self, x):
+            return self.gn(self.conv(x))
+
+    batch_size = 2
+    channels = 3
+    out_channels = 4
+    height = 6
+    width = 6
+
+    def get_inputs():
+        return [torch.randn(batch_size, channels, height, width)]
+
+    def get_init_inputs():
+        return [channels, out_channels]
+"""
+
+
+def test_a_group_norm_over_a_convolutions_output_of_any_size(tmp_path):
+    # A conv's output size is max(0, height - 2) x ...: Inductor's
+    # `(0 * (0 >= n) + n * (n > 0)).to(tl.float32)` of constexprs had no .to.
+    case = _capture(tmp_path, "conv_norm", CONV_NORMS)
+    _check(case, {"batch_size": 3, "channels": 3, "height": 7, "width": 5})
+
+
+def test_a_min_over_channels_last_rows_compiles_for_the_gpu(tmp_path):
+    # A conv's output is channels-last: rows reduced by min_with_index, whose
+    # indices' broadcast to the values' shape was dropped as a no-op; the
+    # interpreter ran it, tl.reduce failed to compile for the GPU.
+    from porter.testing.compiles import check
+
+    ref = CONV_NORMS.replace(
+        "return self.gn(self.conv(x))",
+        "return torch.tanh(torch.min(self.conv(x), dim=1, keepdim=True)[0])",
+    ).replace("out_channels = 4", "out_channels = 8")
+    case = _capture(tmp_path, "conv_min", ref)
+    assert "argmin_rows" in (case.folder / "kernel.py").read_text()
+    _check(case, {"batch_size": 3, "channels": 3, "height": 7, "width": 5})
+    launches, errors = check(case.folder)
+    assert launches and not errors

@@ -200,7 +200,8 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
     doc = (
         inspect.getdoc(ref_module.REFERENCE)
         if cap.reference_kind == "porter"
-        else inspect.getdoc(ref_module.Model)
+        # the class's own: getdoc would give nn.Module's "Base class for all..."
+        else inspect.cleandoc(vars(ref_module.Model).get("__doc__") or "")
     ) or (
         inspect.getdoc(ref_module) or ""
     )  # else the file's docstring

@@ -10,13 +10,14 @@ readable_names: index variables and temporaries named after what they hold.
 from __future__ import annotations
 
 import ast
+import copy
 import re
 
 import sympy
 
 from porter.errors import PorterError
 from porter.parse import launch_meta_params
-from porter.port.model import KernelPort, Param
+from porter.port.model import KernelPort, Param, module_attr
 from porter.port.passes import _assigned, _is_call, _names, _rename, _stmts, ptr_base
 from porter.records import Capture, CompiledModule
 
@@ -158,7 +159,7 @@ def _scalar_value(binding, cap: Capture, module: CompiledModule) -> str:
     value = (
         binding.target
         if binding.target in cap.input_names or cap.reference_kind != "kernelbench"
-        else f"self.{binding.target}"
+        else module_attr(binding.target)
     )
     if gi is not None and gi.kind == "tensor":
         return f"{value}.item()"  # a 0-d tensor the wrapper read as a number
@@ -262,6 +263,11 @@ def _rewrite_strides(
     for k, v in kp.static_sizes.items():
         original_expr.setdefault(k, str(v))
     stride_params: dict[str, str] = {}
+    # Per pointer, the axes each of its accesses has a stride term for. An axis
+    # only some accesses index by stride (x read by rows and by a flat index:
+    # `x0 + ks0*x1` and `x2`) is not free: the flat one assumes packed rows.
+    matched: dict[str, list[set[int]]] = {}
+    free: dict[str, set[int]] | None = None
 
     class Fix(ast.NodeTransformer):
         def visit_Call(self, node: ast.Call) -> ast.AST:
@@ -296,6 +302,9 @@ def _rewrite_strides(
     ) -> ast.AST:
         terms = _split_sum(index)
         out = []
+        axes: set[int] = set()
+        if free is None:
+            matched.setdefault(old_ptr, []).append(axes)
         for term in terms:
             coef, var = _coef_var(term)
             if coef is None:
@@ -310,7 +319,9 @@ def _rewrite_strides(
                 ),
                 None,
             )
-            if axis is None:
+            if axis is not None:
+                axes.add(axis)
+            if axis is None or free is None or axis not in free[old_ptr]:
                 out.append(term)
                 continue
             var_name = new_ptr[: -len("_ptr")]
@@ -324,6 +335,8 @@ def _rewrite_strides(
             )
         return _join_sum(out)
 
+    Fix().visit(copy.deepcopy(kp.tree))
+    free = {ptr: set.intersection(*axes) for ptr, axes in matched.items()}
     Fix().visit(kp.tree)
     for name, value in stride_params.items():
         kp.params.append(Param(name, "stride", value, "tl.int64"))
@@ -375,6 +388,20 @@ def _substitute(text: str, mapping: dict[str, str]) -> str:
     )
 
 
+def _scalar_arith(expr: ast.AST) -> bool:
+    """Names and numbers under arithmetic and comparisons only (Inductor's
+    `0 * (0 >= n) + n * (n > 0)` for max(0, n)): a Python scalar where every
+    name is one."""
+    return all(
+        isinstance(
+            n,
+            (ast.Name, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Constant, ast.Load),
+        )
+        or isinstance(n, (ast.operator, ast.unaryop, ast.cmpop))
+        for n in ast.walk(expr)
+    )
+
+
 def _constexpr_casts(kp: KernelPort) -> None:
     """`(hidden).to(tl.float32)` on a constexpr int, or `eps.to(tl.float32)` on a
     float or int argument, becomes `tl.cast(hidden, tl.float32)`: a Python
@@ -392,14 +419,8 @@ def _constexpr_casts(kp: KernelPort) -> None:
             if not (isinstance(f, ast.Attribute) and f.attr == "to") or len(node.args) != 1:
                 return node
             # A name, or arithmetic of names (`(dim2 * dim1).to(...)`), all scalars.
-            parts = list(ast.walk(f.value))
-            names = {n.id for n in parts if isinstance(n, ast.Name)}
-            plain = all(
-                isinstance(n, (ast.Name, ast.BinOp, ast.UnaryOp, ast.Constant, ast.Load))
-                or isinstance(n, (ast.operator, ast.unaryop))
-                for n in parts
-            )
-            if names and plain and names <= constexprs:
+            names = {n.id for n in ast.walk(f.value) if isinstance(n, ast.Name)}
+            if names and _scalar_arith(f.value) and names <= constexprs:
                 return ast.parse(
                     f"tl.cast({ast.unparse(f.value)}, {ast.unparse(node.args[0])})",
                     mode="eval",
@@ -442,12 +463,7 @@ def _constexpr_broadcasts(kp: KernelPort) -> None:
             # a constexpr, or arithmetic of constexprs and numbers (hidden // 2)
             arg = node.args[0]
             names = {n.id for n in ast.walk(arg) if isinstance(n, ast.Name)}
-            plain = all(
-                isinstance(n, (ast.Name, ast.BinOp, ast.UnaryOp, ast.Constant, ast.Load))
-                or isinstance(n, (ast.operator, ast.unaryop))
-                for n in ast.walk(arg)
-            )
-            if not names or not plain or not names <= set(constexprs):
+            if not names or not _scalar_arith(arg) or not names <= set(constexprs):
                 return node
             wide = any(constexprs[n] != "i32" for n in names)
             dtype = "tl.int64" if wide else "tl.int32"

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from porter.errors import PorterError
 from porter.port.generalize import _launcher_expr
-from porter.port.model import KernelPort
+from porter.port.model import KernelPort, module_attr
 from porter.port.passes import _is_call, ptr_base
 from porter.port.pdl import loads_at_top
 from porter.port.persist import STREAM_ROWS, _is_col_loop
@@ -352,7 +352,7 @@ def plan_launcher(
         empty = " or ".join(f"{t}.numel() == 0" for t in tensor_inputs)
         shape_checks.append(
             f"if {empty}:\n    raise NotImplementedError("
-            f"{f'an empty input would change self.{state[0]} where eager leaves it alone'!r})"
+            f"{f'an empty input would change {module_attr(state[0])} where eager leaves it alone'!r})"
         )
     returns = []
     for o in module.outputs:
@@ -396,7 +396,7 @@ def bind_layouts(launcher: Launcher, cap: Capture, module: CompiledModule) -> No
         if gi.kind != "tensor":
             continue
         var = gi.target.replace(".", "_")
-        source = gi.target if gi.target in inputs else f"self.{gi.target}"
+        source = gi.target if gi.target in inputs else module_attr(gi.target)
         if var not in strided and var not in viewed:
             # No kernel takes it (only an extern call, which reads any layout).
             if var != source:
@@ -519,7 +519,7 @@ def _shape_checks(module, inputs: set[str], dims: list[Dim], literal: set[str]) 
     for gi in sorted(module.inputs, key=lambda gi: gi.target not in inputs):
         if gi.kind != "tensor" or not gi.sizes:
             continue
-        ref = gi.target if gi.target in inputs else f"self.{gi.target}"
+        ref = gi.target if gi.target in inputs else module_attr(gi.target)
         want = []
         for axis, size in enumerate(gi.sizes):
             size = str(size)

@@ -69,3 +69,11 @@ class KernelPort:
     @property
     def name(self) -> str:
         return self.tree.name if self.tree is not None else self.record.name
+
+
+def module_attr(target: str) -> str:
+    """The launcher expression for a module's parameter or buffer by its
+    state-dict name: `net.0.weight` (inside an nn.Sequential) is
+    `self.net[0].weight`."""
+    parts = [f"[{p}]" if p.isdigit() else f".{p}" for p in target.split(".")]
+    return "self" + "".join(parts)

@@ -333,8 +333,15 @@ def noop_casts_and_broadcasts(kp: KernelPort) -> None:
                 and len(v.args) == 1
             ):
                 cast_of[stmt.targets[0].id] = ast.unparse(v.args[0])
-    block_vars = {"xindex", "r0_index", "r0_base", "x0", "r0_1"}
-    full = _full_names(fn, block_vars)
+    # In a (rows, columns) kernel a value spans the block only if it depends
+    # on both axes: a column index alone is (1, R0_BLOCK), and a tuple
+    # reduction (min_with_index) needs its indices at the values' shape.
+    full = _full_names(fn, {"xindex", "x0"})
+    columns = {"r0_index", "r0_base", "r0_1"}
+    if columns & {t for stmt, _ in _stmts(fn.body) for t in _assigned(stmt)}:
+        full &= _full_names(fn, columns)
+    else:
+        full |= _full_names(fn, columns)
     count = 0
 
     class Fix(ast.NodeTransformer):
