@@ -1,6 +1,6 @@
 """References porter was not tuned for: each class of bug the sweeps of
 KernelBench and engine-style references found, as a small reference that
-ports right or is refused in one line (docs/capture.md, "What is general")."""
+ports right or is refused in one line (docs/reference-format.md, "What is general")."""
 
 import textwrap
 
@@ -957,3 +957,26 @@ def test_a_min_over_channels_last_rows_compiles_for_the_gpu(tmp_path):
     _check(case, {"batch_size": 3, "channels": 3, "height": 7, "width": 5})
     launches, errors = check(case.folder)
     assert launches and not errors
+
+
+def test_a_size_captured_as_a_constant_is_refused_at_another_value(tmp_path):
+    # On the H200 Inductor compiled a conv with only the batch symbolic: the
+    # kernels held the output's 14 x 14 of a 16 x 16 input, and the scaffold
+    # took any height, since no kernel said 16. So here: x's 16 became a stride
+    # argument, the output's 14 stayed.
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+            return (torch.randn(num_tokens, hidden, dtype=dtype, device=device),)
+
+        def f(x):
+            return torch.tanh(x[:, 1:-1])
+
+        REFERENCE = f
+        """,
+        '{"num_tokens": 6, "hidden": 16}',
+    )
+    case = _capture(tmp_path, "static", ref, static=("hidden",))
+    _check(case, {"num_tokens": 5, "hidden": 16})
+    with pytest.raises(ScaffoldRefuses, match=r"x \(_, 16\)"):
+        _check(case, {"num_tokens": 5, "hidden": 19}, optional=True)

@@ -340,7 +340,8 @@ def plan_launcher(
         for n in ast.walk(ast.parse(step.call))
         if isinstance(n, ast.Constant) and type(n.value) is int and n.value > 1
     }
-    shape_checks = _shape_checks(module, inputs, dims, literal)
+    specialized = {tuple(a) for d in cap.dims if not d.symbolic for a in d.axes}
+    shape_checks = _shape_checks(module, inputs, dims, literal, specialized)
     state = sorted(
         gi.target for gi in module.inputs
         if gi.kind == "tensor" and gi.target not in inputs
@@ -505,7 +506,13 @@ def _map_outputs(cap: Capture, module: CompiledModule, returns: list[str]) -> li
     return out
 
 
-def _shape_checks(module, inputs: set[str], dims: list[Dim], literal: set[str]) -> list[str]:
+def _shape_checks(
+    module,
+    inputs: set[str],
+    dims: list[Dim],
+    literal: set[str],
+    specialized: set[tuple[str, int]],
+) -> list[str]:
     """One check that every tensor has the sizes the kernels assume: a size
     the capture saw as a constant the kernels still spell out (a KernelBench
     file's feature size), and every size the graph ties to a dim (a weight of
@@ -529,7 +536,14 @@ def _shape_checks(module, inputs: set[str], dims: list[Dim], literal: set[str]) 
                 # A module's parameter or buffer of another fixed size (a conv
                 # weight of another kernel size) changes sizes the kernels
                 # derived from it, even where none spells it out.
-                fixed = size in literal or gi.target not in inputs
+                # So does one Dynamo or a retry with only per-call sizes
+                # symbolic fixed: sizes derived from it (a conv's output, 14 of
+                # 16) are constants in the kernels, which no longer say 16.
+                fixed = (
+                    size in literal
+                    or gi.target not in inputs
+                    or (gi.target, axis) in specialized
+                )
                 want.append((axis, size if fixed else None))
             elif here in defining or expr == here:
                 want.append((axis, None))
