@@ -30,6 +30,7 @@ from torch._inductor.virtualized import V
 import porter
 from porter.errors import PorterError
 from porter.parse import parse_module
+from porter.port.model import module_attr
 from porter.records import Capture, GraphInput, LaunchConfig
 from porter.reference import FLOAT_DTYPES, Reference
 
@@ -92,7 +93,9 @@ def _specialized_scalar(code: str) -> list[tuple[str, Any]]:
     except ValueError:
         return []
     left = ast.unparse(node.left)
-    if not left.startswith("L[") or re.search(r"\.(size|stride|storage_offset)\(", left):
+    if not left.startswith("L[") or re.search(
+        r"\.(size|stride|storage_offset)\(", left
+    ):
         return []
     return [(left, value)] if _plain_constant(value) else []
 
@@ -403,6 +406,7 @@ def run_capture(
     if isinstance(fn, torch.nn.Module):
         fn = fn.to(device)
     inputs = ref.make_inputs(dtype=dtype, device=device)
+    state = dict(fn.named_buffers()) if isinstance(fn, torch.nn.Module) else {}
     with torch.no_grad():
         try:
             eager_out = fn(*inputs)
@@ -411,6 +415,8 @@ def run_capture(
                 f"{ref.path}: the reference raised in eager mode "
                 f"({type(err).__name__}: {_first_line(err)}); fix it before capturing"
             ) from err
+    if state:
+        _refuse_reassigned(ref, fn, state)
     output_dtypes = _output_dtypes(ref, eager_out, dtype, device)
     output_map = _output_map(ref, eager_out, inputs)
     codegen_only = device == "cpu"
@@ -433,9 +439,9 @@ def run_capture(
         sources = [g.source for g in state.graphs if g.source is not None]
         if not sources:
             raise PorterError(
-                f"{ref.path}: torch.compile produced no Inductor module for {ref.name} "
-                "(Dynamo found nothing to compile); check that the reference does "
-                "tensor work"
+                f"{ref.path}: torch.compile produced no Inductor module for {ref.name}: "
+                "it does no tensor work, or Dynamo broke the graph before any "
+                "(torch._dynamo.explain shows where; BatchNorm's momentum=None does)"
             )
         modules, kernels = [], []
         for index, graph in enumerate(g for g in state.graphs if g.source is not None):
@@ -458,7 +464,9 @@ def run_capture(
         )
     else:
         if failure.startswith("it lowered"):
-            raise PorterError(f"{ref.path}: Inductor emitted no Triton kernel for {ref.name} ({failure})")
+            raise PorterError(
+                f"{ref.path}: Inductor emitted no Triton kernel for {ref.name} ({failure})"
+            )
         raise PorterError(
             f"{ref.path}: torch.compile failed ({failure}); re-run with --debug "
             "to see torch's full log"
@@ -494,7 +502,9 @@ def run_capture(
         output_map=output_map,
         input_dtypes={
             n: str(t.dtype)
-            for n, t in zip(ref.input_names, ref.make_inputs(dtype=dtype, device="meta"))
+            for n, t in zip(
+                ref.input_names, ref.make_inputs(dtype=dtype, device="meta")
+            )
             if isinstance(t, torch.Tensor)
         },
         dtypes_served=_dtypes_served(ref, dtype, device),
@@ -665,7 +675,11 @@ def _mode_free(
                 out = _flat(model(*inputs))
             except Exception:  # noqa: BLE001 - one mode fails: the modes differ
                 return constants
-        runs.append(out + list(model.buffers()) + [t for t in inputs if isinstance(t, torch.Tensor)])
+        runs.append(
+            out
+            + list(model.buffers())
+            + [t for t in inputs if isinstance(t, torch.Tensor)]
+        )
     same = len(runs[0]) == len(runs[1]) and all(
         isinstance(a, torch.Tensor)
         and isinstance(b, torch.Tensor)
@@ -681,6 +695,20 @@ def _flat(out: Any) -> list[Any]:
     if isinstance(out, (tuple, list)):
         return [v for o in out for v in _flat(o)]
     return [out]
+
+
+def _refuse_reassigned(ref: Reference, model: torch.nn.Module, before: dict) -> None:
+    """A forward that assigns a new tensor to a buffer (`self.ema = self.ema *
+    0.9 + ...`) has Dynamo store the graph's output back after the call,
+    which a scaffold's kernels cannot do; an update in place ports."""
+    after = dict(model.named_buffers())
+    for name, t in before.items():
+        if after.get(name) is not t:
+            raise PorterError(
+                f"{ref.path}: {ref.name}.forward assigns a new tensor to the buffer "
+                f"{module_attr(name)}; porter ports buffers updated in place "
+                f"({module_attr(name)}.copy_(...))"
+            )
 
 
 def _output_map(ref: Reference, out: Any, inputs: list[Any]) -> list[dict[str, Any]]:

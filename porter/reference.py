@@ -117,11 +117,15 @@ class Reference:
 def vary_constants(model: torch.nn.Module) -> None:
     """Each floating-point parameter or buffer whose elements are all one value
     (a norm's weight of ones and bias of zeros, BatchNorm's running statistics)
-    given values of its sign that differ by element: a kernel that reads the
-    wrong element of it, or none, cannot match eager by luck."""
+    given values of its sign that differ by element, and a 0-d integer buffer
+    (a step counter) the value 3: a kernel that reads the wrong element of
+    one, or none, cannot match eager by luck."""
     g = torch.Generator().manual_seed(0)
     with torch.no_grad():
         for t in itertools.chain(model.parameters(), model.buffers()):
+            if t.dim() == 0 and not t.is_floating_point() and t.dtype != torch.bool:
+                t.fill_(3)  # a step counter as after three calls, not at 0
+                continue
             if not t.is_floating_point() or t.numel() == 0:
                 continue
             flat = t.detach().reshape(-1)

@@ -980,3 +980,110 @@ def test_a_size_captured_as_a_constant_is_refused_at_another_value(tmp_path):
     _check(case, {"num_tokens": 5, "hidden": 16})
     with pytest.raises(ScaffoldRefuses, match=r"x \(_, 16\)"):
         _check(case, {"num_tokens": 5, "hidden": 19}, optional=True)
+
+
+# ---------------------------------------------------------------- helper sweep (66)
+
+
+def test_index_and_mask_outputs_must_match_exactly(tmp_path):
+    # One step of tolerance is for a quantizer's rounding: it let argmax + 1,
+    # a truncating floor division and a flipped bool mask pass.
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+            return (torch.randint(-1000, 1000, (num_tokens, hidden), device=device),)
+
+        def f(ids, d: int = 7):
+            return torch.div(ids, d, rounding_mode="floor"), ids % 2 == 0
+
+        REFERENCE = f
+        """,
+        '{"num_tokens": 6, "hidden": 16}',
+    )
+    case = _capture(tmp_path, "ids", ref)
+    sizes = {"num_tokens": 5, "hidden": 24}
+    _check(case, sizes)
+    good = case.kernel.f
+    for broken in (
+        lambda ids, d=7: (torch.div(ids, d, rounding_mode="trunc"), good(ids, d)[1]),
+        lambda ids, d=7: (good(ids, d)[0], ~good(ids, d)[1]),
+    ):
+        case.kernel.f = broken
+        with pytest.raises(ParityError, match="exactly"):
+            _check(case, sizes)
+
+
+def test_a_buffer_reassigned_in_forward_is_refused_and_counters_start_at_3(tmp_path):
+    reassigned = AFFINE.replace(
+        "return x * self.weight + self.bias - self.shift",
+        "self.shift = self.shift * 0.9 + 0.1 * x.mean(0)\n            return x - self.shift",
+    )
+    with pytest.raises(PorterError, match="assigns a new tensor to the buffer self.shift"):
+        _capture(tmp_path, "reassigned", reassigned)
+    # `self.step += 1` is in place, but Dynamo's graph returns step too.
+    counter = AFFINE.replace(
+        'self.register_buffer("shift", torch.zeros(features))',
+        'self.register_buffer("step", torch.zeros((), dtype=torch.long))',
+    ).replace(
+        "return x * self.weight + self.bias - self.shift",
+        "self.step += 1\n            return x * self.step",
+    )
+    case = _capture(tmp_path, "counter", counter)
+    _check(case, {"batch_size": 5, "features": 32})
+    # A counter read as 1 (its value after one call from 0) is caught.
+    case.kernel.ModelNew.forward = lambda self, x: (self.step.add_(1), x * 1.0)[1]
+    with pytest.raises(ParityError):
+        _check(case, {"batch_size": 5, "features": 32})
+
+
+def test_a_size_named_like_a_module_attribute_is_refused(tmp_path):
+    ref = AFFINE.replace("features", "h").replace(
+        "self.bias = nn.Parameter(torch.zeros(h))", "self.h = float(h) * 0.5"
+    ).replace("x * self.weight + self.bias - self.shift", "x * self.h + x.mean(-1, keepdim=True)")
+    with pytest.raises(PorterError, match="the size h and Model's self.h share a name"):
+        _capture(tmp_path, "named", ref)
+
+
+def test_tiny_rows_keep_their_division_and_their_subnormal_exps(tmp_path):
+    # x / x.sum() as x * (1 / sum) gave inf for a row summing to 3.8e-40; a
+    # sum of unshifted exp(x) flushed to 0 by exp_ftz gave log(0) = -inf.
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+            return (torch.rand(num_tokens, hidden, dtype=dtype, device=device) + 0.1,)
+
+        def f(x):
+            return x / x.sum(-1, keepdim=True), torch.log(torch.exp(x - 95.0).sum(-1))
+
+        REFERENCE = f
+        """,
+        '{"num_tokens": 6, "hidden": 16}',
+    )
+    case = _capture(tmp_path, "tiny", ref)
+    text = (case.folder / "kernel.py").read_text()
+    assert "(1.0 / " not in text and "exp_ftz" not in text
+    _check(case, {"num_tokens": 5, "hidden": 24})
+    x = torch.rand(4, 16) + 0.1
+    x[1] *= 1e-41
+    got, want = case.kernel.f(x), case.reference.build()(x)
+    for g, w in zip(got, want):
+        assert torch.isfinite(g).all() and torch.allclose(g, w, rtol=1e-5)
+
+
+def test_a_scans_combine_function_calls_porters_helpers(tmp_path):
+    # logcumsumexp's combine called triton_helpers.minimum: a NameError.
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+            return (4 * torch.randn(num_tokens, hidden, dtype=dtype, device=device),)
+
+        def f(x):
+            return torch.logcumsumexp(x, dim=-1)
+
+        REFERENCE = f
+        """,
+        '{"num_tokens": 6, "hidden": 16}',
+    )
+    case = _capture(tmp_path, "lcse", ref)
+    assert "triton_helpers" not in (case.folder / "kernel.py").read_text()
+    _check(case, {"num_tokens": 5, "hidden": 24})

@@ -236,11 +236,31 @@ def test_reciprocal_divisors_only_for_per_row_divisors():
         "c = 0.7\n"
         "a = x * (1.0 / c)\n"
         "s = tl.sum(a, 1)[:, None]\n"
-        "b = a * (1.0 / s)\n"
+        "b = a / s\n"  # a plain row sum may be subnormal: 1 / s would be inf
         "d = a / (a + 1.0)\n"  # an elementwise divisor keeps its division
         "r = s / xnumel\n"  # one value per row already: nothing to save
         "q = tl.sqrt_rn(r + 1e-05)\n"
-        "e = x * (1.0 / q)"  # a root of a per-row value is one per row too
+        "e = x * (1.0 / q)"  # a root of a per-row value plus eps is one per row too
+    )
+
+
+def test_reciprocal_divisors_of_softmax_sums_and_clamped_scales():
+    kp = _kp(
+        "m = max_nan(x, 1)[:, None]\n"
+        "p = tl.exp(x - m)\n"
+        "s = tl.sum(p, 1)[:, None]\n"
+        "b = p / s\n"
+        "a = maximum_nan(max_nan(tl.abs(x), 1)[:, None], 1e-10)\n"
+        "q = x / (a / 127.0)\n"
+    )
+    passes.reciprocal_divisors(kp)
+    assert _body(kp) == (
+        "m = max_nan(x, 1)[:, None]\n"
+        "p = tl.exp(x - m)\n"
+        "s = tl.sum(p, 1)[:, None]\n"
+        "b = p * (1.0 / s)\n"  # exp(0) = 1 is among its terms
+        "a = maximum_nan(max_nan(tl.abs(x), 1)[:, None], 1e-10)\n"
+        "q = x * (1.0 / (a / 127.0))"  # at least 1e-10 / 127
     )
 
 

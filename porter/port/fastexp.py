@@ -23,7 +23,9 @@ load of two bytes. In silu_and_mul, a pointwise kernel at the copy rate, it
 took 0.95 of tl.exp's time at one token and 1.00 at 256-65536 (bf16 over 512
 columns), so pointwise kernels keep tl.exp.
 
-The pass swaps each `tl.exp(x)` of a kernel for the helper `exp_ftz(x)`
+The pass swaps each `tl.exp(x)` of a kernel whose x is a value less its row's
+maximum (so the row's sum holds exp(0) = 1; a sum of unshifted exp(x) keeps
+tl.exp, as its terms may all be subnormal) for the helper `exp_ftz(x)`
 (templates/helpers.py.j2). The helper holds the inline PTX behind a constexpr
 (EXP_FTZ) set where the kernels are compiled for an NVIDIA GPU, and falls back
 to tl.exp under Triton's interpreter (which runs no inline assembly), on other
@@ -46,15 +48,52 @@ NOTE = (
 )
 
 
+# A row maximum: exp of a value minus it is at most 1, and the row's sum at least 1.
+ROW_MAX = ("max_nan", "tl.max", "maximum_nan")
+
+
+def _less_a_max(fn: ast.FunctionDef, arg: ast.AST) -> bool:
+    """arg is `a - m` (or a name bound once to one) in a kernel that takes a
+    row maximum: a softmax's or logsumexp's shifted exponent. An exp of any
+    other value (a sum of exp(x) with no shift) may be all subnormal terms,
+    which the flush would make 0."""
+    if not any(
+        isinstance(c, ast.Call) and ast.unparse(c.func) in ROW_MAX for c in ast.walk(fn)
+    ):
+        return False
+    for _ in range(8):
+        if isinstance(arg, ast.Name):
+            bound = [
+                n.value
+                for n in ast.walk(fn)
+                if isinstance(n, ast.Assign)
+                and [ast.unparse(t) for t in n.targets] == [arg.id]
+            ]
+            if len(bound) != 1:
+                return False
+            arg = bound[0]
+        elif isinstance(arg, ast.BinOp) and isinstance(arg.op, (ast.Mult, ast.Div)):
+            arg = arg.left  # a temperature's scale keeps the max's term at 0
+        else:
+            return isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Sub)
+    return False
+
+
 def exp_ftz(fn: ast.FunctionDef) -> int:
-    """Swap each `tl.exp(x)` in fn for `exp_ftz(x)`, in place; how many."""
+    """Swap each `tl.exp(x)` in fn of a value less a row maximum for
+    `exp_ftz(x)`, in place; how many."""
     swapped = 0
 
     class Swap(ast.NodeTransformer):
         def visit_Call(self, node: ast.Call) -> ast.AST:
             self.generic_visit(node)
             nonlocal swapped
-            if _is_call(node, "tl.exp") and len(node.args) == 1 and not node.keywords:
+            if (
+                _is_call(node, "tl.exp")
+                and len(node.args) == 1
+                and not node.keywords
+                and _less_a_max(fn, node.args[0])
+            ):
                 swapped += 1
                 return ast.Call(ast.Name(HELPER, ast.Load()), node.args, [])
             return node

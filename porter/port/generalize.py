@@ -88,8 +88,14 @@ def bind_parameters(kp: KernelPort, cap: Capture, module: CompiledModule) -> Non
                 # The wrapper handed Inductor a view (e.g. the second half of a
                 # concatenated output): the launcher makes the same view.
                 same = next((p for p in kp.params if p.view == view), None)
-                var = same.value if same else f"{var}_view{sum(1 for p in kp.params if p.view)}"
-            twin = next((p for p in kp.params if p.kind == "pointer" and p.name == new), None)
+                var = (
+                    same.value
+                    if same
+                    else f"{var}_view{sum(1 for p in kp.params if p.view)}"
+                )
+            twin = next(
+                (p for p in kp.params if p.kind == "pointer" and p.name == new), None
+            )
             if twin is not None and twin.value == var:
                 # One tensor passed twice (read, then written in place: a
                 # BatchNorm's running mean): one pointer serves both.
@@ -105,7 +111,9 @@ def bind_parameters(kp: KernelPort, cap: Capture, module: CompiledModule) -> Non
             # kernel takes at run time.
             new = _var(b.target)
             renames[arg.name] = new
-            kp.params.append(Param(new, "scalar", _scalar_value(b, cap, module), original=arg.name))
+            kp.params.append(
+                Param(new, "scalar", _scalar_value(b, cap, module), original=arg.name)
+            )
         elif arg.name in launch_meta_params(kp.record.source, kp.record.name):
             block = _block_name(arg.name, kp.record.kind)
             renames[arg.name] = block
@@ -131,6 +139,20 @@ def bind_parameters(kp: KernelPort, cap: Capture, module: CompiledModule) -> Non
             kind = "runtime" if runtime else "model"
             ann = "" if runtime else "tl.constexpr"
             kp.params.append(Param(new, kind, _launcher_expr(expr), ann, arg.name))
+    # The launcher binds each dim and each tensor or scalar to a local of its
+    # name: a size global `w` beside a parameter `self.w` would be one name.
+    dims = {d.name for d in cap.dims}
+    for p in kp.params:
+        name = p.value if p.kind == "pointer" else p.name
+        if p.kind in ("pointer", "scalar") and name in dims:
+            other = p.value.split(".item()")[0] if p.kind == "scalar" else name
+            if other == name and name not in cap.input_names:
+                other = f"self.{name}"
+            raise PorterError(
+                f"{cap.reference_file}: the size {name} and {cap.reference_name}'s "
+                f"{other} share a name, which the scaffold cannot tell apart; "
+                "rename one of them"
+            )
     # Inductor hard-codes static sizes in the body (r0_numel = 512): read them from
     # the constexpr parameter instead.
     _drop_body_constants(kp, renames)
@@ -341,7 +363,14 @@ def _rewrite_strides(
     for name, value in stride_params.items():
         kp.params.append(Param(name, "stride", value, "tl.int64"))
     # Order: pointers, sizes and strides, then constexprs (Triton style).
-    order = {"pointer": 0, "scalar": 1, "runtime": 1, "stride": 2, "model": 3, "block": 4}
+    order = {
+        "pointer": 0,
+        "scalar": 1,
+        "runtime": 1,
+        "stride": 2,
+        "model": 3,
+        "block": 4,
+    }
     kp.params.sort(key=lambda p: order[p.kind])
 
 
@@ -416,7 +445,10 @@ def _constexpr_casts(kp: KernelPort) -> None:
         def visit_Call(self, node: ast.Call) -> ast.AST:
             self.generic_visit(node)
             f = node.func
-            if not (isinstance(f, ast.Attribute) and f.attr == "to") or len(node.args) != 1:
+            if (
+                not (isinstance(f, ast.Attribute) and f.attr == "to")
+                or len(node.args) != 1
+            ):
                 return node
             # A name, or arithmetic of names (`(dim2 * dim1).to(...)`), all scalars.
             names = {n.id for n in ast.walk(f.value) if isinstance(n, ast.Name)}

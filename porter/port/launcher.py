@@ -237,7 +237,9 @@ def plan_launcher(
             first_float = like[0]
             in_dtype = [like[0]]
     holder = tensor_inputs[0] if tensor_inputs else first_float
-    others = [d for d in ("float32", "float16", "bfloat16") if d not in cap.dtypes_served]
+    others = [
+        d for d in ("float32", "float16", "bfloat16") if d not in cap.dtypes_served
+    ]
     if cap.dtypes_served and others and ranked and ranked[0].target in inputs:
         served = ", ".join(f"torch.{d}" for d in cap.dtypes_served)
         checks.append(
@@ -280,6 +282,11 @@ def plan_launcher(
             else viewed.get(b.name)
         )
         ref_idx = _reference_output(cap, module, out_idx)
+        if ref_idx is not None and cap.output_dtypes and ref_idx >= len(cap.output_dtypes):
+            raise PorterError(
+                f"{cap.reference_name}'s compiled graph returns more outputs than it "
+                "does; porter cannot tell which is which"
+            )
         if ref_idx is not None and cap.output_dtypes:
             fixed = cap.output_dtypes[ref_idx]
             if fixed != "input":
@@ -289,7 +296,11 @@ def plan_launcher(
                 dtype = f"{first_float}.dtype"
             # else: no tensor holds the capture's dtype (a dtype argument set
             # it, which the launcher checks): the buffer's own dtype
-        elif dtype == f"torch.{cap.capture_dtype}" and first_float and b.follows is not False:
+        elif (
+            dtype == f"torch.{cap.capture_dtype}"
+            and first_float
+            and b.follows is not False
+        ):
             # A scratch buffer in the capture's dtype follows the inputs, but
             # an fp32 one the capture found fp32 in a bf16 compile too (a
             # softmax of x.float() feeding a top-k) keeps fp32.
@@ -343,8 +354,10 @@ def plan_launcher(
     specialized = {tuple(a) for d in cap.dims if not d.symbolic for a in d.axes}
     shape_checks = _shape_checks(module, inputs, dims, literal, specialized)
     state = sorted(
-        gi.target for gi in module.inputs
-        if gi.kind == "tensor" and gi.target not in inputs
+        gi.target
+        for gi in module.inputs
+        if gi.kind == "tensor"
+        and gi.target not in inputs
         and gi.target.replace(".", "_") in written
     )
     if state and tensor_inputs:
@@ -365,6 +378,11 @@ def plan_launcher(
             returns.append(_extern_call(o, wrapper_var, var_of, symbols))
     if cap.output_map:
         returns = _map_outputs(cap, module, returns)
+    elif cap.output_dtypes:
+        returns = returns[
+            : len(returns)
+            - len(_state_returned(module, inputs, len(cap.output_dtypes)))
+        ]
     ret = ", ".join(returns) if len(returns) != 1 else returns[0]
     # The tensors' bindings and layouts come last (bind_layouts), once every
     # stage has settled which kernels read them.
@@ -479,6 +497,17 @@ def _reference_output(cap: Capture, module: CompiledModule, graph_idx: int | Non
     return None
 
 
+def _state_returned(module: CompiledModule, inputs: set[str], wanted: int) -> list[str]:
+    """The graph's outputs past the first `wanted` when each is a module buffer
+    (Dynamo returns one a forward reassigns, `self.step += 1`, to store it
+    back): the reference does not return them. Empty where any is not."""
+    target_of = {gi.wrapper_name: gi.target for gi in module.inputs}
+    extra = module.outputs[wanted:]
+    if all(o in target_of and target_of[o] not in inputs for o in extra):
+        return extra
+    return []
+
+
 def _map_outputs(cap: Capture, module: CompiledModule, returns: list[str]) -> list[str]:
     """The reference's outputs from the graph's: an input returned as itself
     (changed in place) is that input, whether or not the graph returns it too."""
@@ -490,7 +519,10 @@ def _map_outputs(cap: Capture, module: CompiledModule, returns: list[str]) -> li
         elif e["kind"] == "same":
             out.append(out[e["index"]])
         elif e["kind"] == "input":
-            if k < len(module.outputs) and target_of.get(module.outputs[k]) == e["name"]:
+            if (
+                k < len(module.outputs)
+                and target_of.get(module.outputs[k]) == e["name"]
+            ):
                 k += 1  # the graph returns it as well
             out.append(e["name"].replace(".", "_"))
         else:
@@ -498,6 +530,11 @@ def _map_outputs(cap: Capture, module: CompiledModule, returns: list[str]) -> li
                 break
             out.append(returns[k])
             k += 1
+    if (
+        k < len(returns)
+        and len(_state_returned(module, set(cap.input_names), k)) == len(returns) - k
+    ):
+        returns = returns[:k]
     if k != len(returns) or len(out) != len(cap.output_map):
         raise PorterError(
             f"{cap.reference_name}'s outputs do not line up with its compiled graph's "
@@ -553,7 +590,9 @@ def _shape_checks(
         if not checked:
             continue
         if len(checked) == len(want):
-            whole = ", ".join(e for _, e in checked) + ("," if len(checked) == 1 else "")
+            whole = ", ".join(e for _, e in checked) + (
+                "," if len(checked) == 1 else ""
+            )
             conds.append(f"{ref}.shape != ({whole})")
         else:
             conds += [f"{ref}.shape[{a}] != {e}" for a, e in checked]
@@ -599,8 +638,13 @@ def written_tensors(ports) -> set[str]:
             if form is None:
                 continue
             for call in ast.walk(form):
-                if isinstance(call, ast.Call) and call.args and (
-                    _is_call(call, "tl.store") or ast.unparse(call.func).startswith("tl.atomic_")
+                if (
+                    isinstance(call, ast.Call)
+                    and call.args
+                    and (
+                        _is_call(call, "tl.store")
+                        or ast.unparse(call.func).startswith("tl.atomic_")
+                    )
                 ):
                     base = ptr_base(call.args[0])
                     if base in values:
@@ -616,7 +660,9 @@ def _layout_line(var: str, source: str, expected: list[str | None]) -> str:
     if expected[:-1] == [None] * (len(expected) - 1) and expected[-1] == "1":
         if var == source:
             return unit_stride(var)
-        return f"{var} = {source} if {source}.stride(-1) == 1 else {source}.contiguous()"
+        return (
+            f"{var} = {source} if {source}.stride(-1) == 1 else {source}.contiguous()"
+        )
     strides = ", ".join("None" if e is None else e for e in expected)
     if len(expected) == 1:
         strides += ","

@@ -248,6 +248,8 @@ def core_math(kp: KernelPort) -> None:
             return node
 
     Fix().visit(kp.tree)
+    for fn in kp.combine_fns:  # a scan's combine (logcumsumexp's) calls them too
+        Fix().visit(fn)
     for stmt, body in _stmts(kp.tree.body):
         for node in ast.walk(stmt):
             if isinstance(node, ast.Call) and ast.unparse(node.func) in UNSUPPORTED:
@@ -537,11 +539,42 @@ _UNIFORM_CALLS = {
 }
 
 
+def _constant_of(v: ast.AST, bound: dict[str, list[ast.AST]]) -> ast.AST:
+    """v, or the constant a name is bound to once (`tmp8 = 1e-05`)."""
+    if isinstance(v, ast.Name) and len(bound.get(v.id, [])) == 1:
+        return bound[v.id][0]
+    return v
+
+
+def _sums_shifted_exp(
+    v: ast.AST, bound: dict[str, list[ast.AST]], fn: ast.FunctionDef
+) -> bool:
+    """`tl.sum(acc, 1)` of exp values in a kernel that takes a row maximum
+    (softmax's sum: exp(x - max x) holds exp(0) = 1)."""
+    from porter.port.fastexp import ROW_MAX
+
+    if not (isinstance(v, ast.Call) and ast.unparse(v.func) == "tl.sum" and v.args):
+        return False
+    calls = {ast.unparse(c.func) for c in ast.walk(fn) if isinstance(c, ast.Call)}
+    if not calls & set(ROW_MAX):
+        return False
+    seen, todo = set(), [v.args[0]]
+    while todo:
+        for c in ast.walk(todo.pop()):
+            if isinstance(c, ast.Call) and ast.unparse(c.func) in ("tl.exp", "exp_ftz"):
+                return True
+            if isinstance(c, ast.Name) and c.id not in seen:
+                seen.add(c.id)
+                todo += bound.get(c.id, [])
+    return False
+
+
 def reciprocal_divisors(kp: KernelPort) -> None:
     """`x / row_sum`, with a divisor that is one value per row (a reduction's
     result, a scalar, a constant), becomes `x * (1.0 / row_sum)`: one division
     per row instead of one IEEE division per element, as hand-written kernels
-    do. It can move a result by one fp32 ulp, far inside the parity verdict."""
+    do. It can move a result by one fp32 ulp, far inside the parity verdict;
+    only where the divisor cannot be subnormal (far_from_zero)."""
     fn = kp.tree
     uniform = {a.arg for a in fn.args.args if not a.arg.endswith("_ptr")}
 
@@ -567,6 +600,58 @@ def reciprocal_divisors(kp: KernelPort) -> None:
         return False
 
     changed = 0
+    bound: dict[str, list[ast.AST]] = {}
+    for stmt, _ in _stmts(fn.body):
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            if isinstance(stmt.targets[0], ast.Name):
+                bound.setdefault(stmt.targets[0].id, []).append(stmt.value)
+
+    def far_from_zero(v: ast.AST, depth: int = 0) -> bool:
+        """The divisor cannot be subnormal, where 1 / it overflows to inf while
+        x / it is finite (x / x.sum() of a row of tiny values): a nonzero
+        constant, a size or scalar argument, a value plus or at least a positive
+        constant (var + eps, max(amax, 1e-10)), such a value scaled by a
+        constant or under a root, or softmax's sum of exp (in a kernel that
+        takes a row maximum)."""
+        if depth > 12:
+            return False
+        again = lambda x: far_from_zero(x, depth + 1)  # noqa: E731
+        if isinstance(v, ast.Constant):
+            return isinstance(v.value, (int, float)) and v.value != 0
+        if isinstance(v, ast.Name):
+            if v.id in uniform and v.id in {a.arg for a in fn.args.args}:
+                return True
+            values = bound.get(v.id, [])
+            return len(values) == 1 and again(values[0])
+        if isinstance(v, ast.BinOp):
+            positive = (
+                lambda x: isinstance(x, ast.Constant)
+                and isinstance(x.value, (int, float))  # noqa: E731
+                and x.value > 0
+            )
+            if isinstance(v.op, ast.Add):
+                return positive(_constant_of(v.left, bound)) or positive(
+                    _constant_of(v.right, bound)
+                )
+            if isinstance(v.op, (ast.Mult, ast.Div)):
+                return again(v.left) and again(v.right)
+            return False
+        if isinstance(v, ast.Subscript):
+            return _sums_shifted_exp(v.value, bound, fn)
+        if isinstance(v, ast.Call):
+            name = ast.unparse(v.func)
+            if isinstance(v.func, ast.Attribute) and v.func.attr == "to":
+                return again(v.func.value)
+            if name in ("tl.cast", "tl.sqrt", "tl.sqrt_rn", "libdevice.sqrt"):
+                return bool(v.args) and again(v.args[0])
+            if name in ("maximum_nan", "tl.maximum") and len(v.args) >= 2:
+                c = _constant_of(v.args[1], bound)
+                return (
+                    isinstance(c, ast.Constant)
+                    and isinstance(c.value, (int, float))
+                    and c.value > 0
+                )
+        return False
 
     class Fix(ast.NodeTransformer):
         def visit_BinOp(self, n: ast.BinOp) -> ast.AST:
@@ -575,6 +660,7 @@ def reciprocal_divisors(kp: KernelPort) -> None:
                 isinstance(n.op, ast.Div)
                 and is_uniform(n.right)
                 and not is_uniform(n.left)
+                and far_from_zero(n.right)
             ):
                 nonlocal changed
                 changed += 1
