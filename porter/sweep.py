@@ -469,7 +469,11 @@ def sweep(
                     f"{done['status']}"
                     + (f" ({done['why']})" if done["status"] != "pass" else "")
                 )
-                if done["stage"] == "worker":
+                # A CUDA error (a device-side assert) leaves the process's
+                # context unusable: every later reference there would fail.
+                if done["stage"] == "worker" or (
+                    device == "cuda" and done["status"] == "failed"
+                ):
                     w.proc.kill()
                     workers[i] = _Worker(ctx, device)
                 else:
