@@ -572,7 +572,11 @@ def _buffer_dtypes(
     if dtype != "float32":
         return
     fp32 = [b for m in modules for b in m.buffers if b.dtype == "torch.float32"]
-    alt = next((d for d in ("bfloat16", "float16") if d in ref.dtypes), None)
+    # A KernelBench file names no dtypes, and its scaffold serves bf16 too.
+    alt = next(
+        (d for d in ("bfloat16", "float16") if d in ref.dtypes),
+        "bfloat16" if ref.kind == "kernelbench" else None,
+    )
     if not fp32 or alt is None:
         return
     state = _State()

@@ -1087,3 +1087,26 @@ def test_a_scans_combine_function_calls_porters_helpers(tmp_path):
     case = _capture(tmp_path, "lcse", ref)
     assert "triton_helpers" not in (case.folder / "kernel.py").read_text()
     _check(case, {"num_tokens": 5, "hidden": 24})
+
+
+def test_a_scratch_statistic_no_bf16_compile_told_apart_stays_fp32(tmp_path):
+    # On the H200 a BatchNorm's batch mean, in a buffer no bf16 compile had
+    # marked, was allocated in the inputs' bf16: the output moved by its rounding.
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+            return (torch.randn(num_tokens, hidden, dtype=dtype, device=device) + 1,)
+
+        def f(x):
+            return torch.relu(x - x.mean(0))
+
+        REFERENCE = f
+        """,
+        '{"num_tokens": 6, "hidden": 16}',
+        dtypes='["float32"]',
+    )
+    case = _capture(tmp_path, "batch_mean", ref)
+    text = " ".join((case.folder / "kernel.py").read_text().split())
+    assert "scratch_buf0 = torch.empty_strided( (hidden,), (1,), dtype=torch.float32," in text
+    assert "out = torch.empty_strided( (num_tokens, hidden), (hidden, 1), dtype=x.dtype," in text
+    _check(case, {"num_tokens": 5, "hidden": 24})

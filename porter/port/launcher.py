@@ -268,6 +268,15 @@ def plan_launcher(
         if not o.isidentifier():
             for buf in re.findall(r"\bbuf\d+\b", o)[:1]:
                 viewed.setdefault(buf, idx)
+    # A scratch buffer no bf16 compile told apart keeps fp32 (a BatchNorm's
+    # batch mean held in bf16 was off by its rounding), unless an extern call
+    # (a matmul) reads it, which needs the inputs' dtype.
+    extern_read = {
+        name
+        for step in module.steps
+        if step.kind == "extern"
+        for name in re.findall(r"\bbuf\d+\b", step.text)
+    }
     for b in module.buffers:
         if b.name in module.outputs:
             idx = module.outputs.index(b.name)
@@ -300,6 +309,7 @@ def plan_launcher(
             dtype == f"torch.{cap.capture_dtype}"
             and first_float
             and b.follows is not False
+            and (b.follows or b.name in extern_read or cap.capture_dtype != "float32")
         ):
             # A scratch buffer in the capture's dtype follows the inputs, but
             # an fp32 one the capture found fp32 in a bf16 compile too (a
