@@ -539,6 +539,16 @@ _UNIFORM_CALLS = {
 }
 
 
+def _positive(v: ast.AST) -> bool:
+    """A number literal above 0 (an eps, a clamp's floor)."""
+    return (
+        isinstance(v, ast.Constant)
+        and isinstance(v.value, (int, float))
+        and not isinstance(v.value, bool)
+        and v.value > 0
+    )
+
+
 def _constant_of(v: ast.AST, bound: dict[str, list[ast.AST]]) -> ast.AST:
     """v, or the constant a name is bound to once (`tmp8 = 1e-05`)."""
     if isinstance(v, ast.Name) and len(bound.get(v.id, [])) == 1:
@@ -624,13 +634,8 @@ def reciprocal_divisors(kp: KernelPort) -> None:
             values = bound.get(v.id, [])
             return len(values) == 1 and again(values[0])
         if isinstance(v, ast.BinOp):
-            positive = (
-                lambda x: isinstance(x, ast.Constant)
-                and isinstance(x.value, (int, float))  # noqa: E731
-                and x.value > 0
-            )
             if isinstance(v.op, ast.Add):
-                return positive(_constant_of(v.left, bound)) or positive(
+                return _positive(_constant_of(v.left, bound)) or _positive(
                     _constant_of(v.right, bound)
                 )
             if isinstance(v.op, (ast.Mult, ast.Div)):
@@ -645,12 +650,7 @@ def reciprocal_divisors(kp: KernelPort) -> None:
             if name in ("tl.cast", "tl.sqrt", "tl.sqrt_rn", "libdevice.sqrt"):
                 return bool(v.args) and again(v.args[0])
             if name in ("maximum_nan", "tl.maximum") and len(v.args) >= 2:
-                c = _constant_of(v.args[1], bound)
-                return (
-                    isinstance(c, ast.Constant)
-                    and isinstance(c.value, (int, float))
-                    and c.value > 0
-                )
+                return _positive(_constant_of(v.args[1], bound))
         return False
 
     class Fix(ast.NodeTransformer):
