@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import ast
 
-from porter.port.passes import _comment, _is_call, _names
+from porter.port.passes import _comment, _is_call, _names, bindings, takes_row_max
 from porter.port.persist import _is_col_loop
 
 HELPER = "exp_ftz"
@@ -48,30 +48,19 @@ NOTE = (
 )
 
 
-# A row maximum: exp of a value minus it is at most 1, and the row's sum at least 1.
-ROW_MAX = ("max_nan", "tl.max", "maximum_nan")
-
-
 def _less_a_max(fn: ast.FunctionDef, arg: ast.AST) -> bool:
     """arg is `a - m` (or a name bound once to one) in a kernel that takes a
     row maximum: a softmax's or logsumexp's shifted exponent. An exp of any
     other value (a sum of exp(x) with no shift) may be all subnormal terms,
     which the flush would make 0."""
-    if not any(
-        isinstance(c, ast.Call) and ast.unparse(c.func) in ROW_MAX for c in ast.walk(fn)
-    ):
+    if not takes_row_max(fn):
         return False
+    bound = bindings(fn)
     for _ in range(8):
         if isinstance(arg, ast.Name):
-            bound = [
-                n.value
-                for n in ast.walk(fn)
-                if isinstance(n, ast.Assign)
-                and [ast.unparse(t) for t in n.targets] == [arg.id]
-            ]
-            if len(bound) != 1:
+            if len(bound.get(arg.id, [])) != 1:
                 return False
-            arg = bound[0]
+            arg = bound[arg.id][0]
         elif isinstance(arg, ast.BinOp) and isinstance(arg.op, (ast.Mult, ast.Div)):
             arg = arg.left  # a temperature's scale keeps the max's term at 0
         else:

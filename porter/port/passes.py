@@ -539,6 +539,27 @@ _UNIFORM_CALLS = {
 }
 
 
+# A row maximum: exp of a value minus it is at most 1, and the row's sum at least 1.
+ROW_MAX = ("max_nan", "tl.max", "maximum_nan")
+
+
+def takes_row_max(fn: ast.FunctionDef) -> bool:
+    """The kernel takes a row maximum (a softmax's or logsumexp's shift)."""
+    return any(
+        isinstance(c, ast.Call) and ast.unparse(c.func) in ROW_MAX for c in ast.walk(fn)
+    )
+
+
+def bindings(fn: ast.FunctionDef) -> dict[str, list[ast.AST]]:
+    """Each name's values, from every `name = value` in fn, in order."""
+    bound: dict[str, list[ast.AST]] = {}
+    for stmt, _ in _stmts(fn.body):
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            if isinstance(stmt.targets[0], ast.Name):
+                bound.setdefault(stmt.targets[0].id, []).append(stmt.value)
+    return bound
+
+
 def _positive(v: ast.AST) -> bool:
     """A number literal above 0 (an eps, a clamp's floor)."""
     return (
@@ -561,12 +582,9 @@ def _sums_shifted_exp(
 ) -> bool:
     """`tl.sum(acc, 1)` of exp values in a kernel that takes a row maximum
     (softmax's sum: exp(x - max x) holds exp(0) = 1)."""
-    from porter.port.fastexp import ROW_MAX
-
     if not (isinstance(v, ast.Call) and ast.unparse(v.func) == "tl.sum" and v.args):
         return False
-    calls = {ast.unparse(c.func) for c in ast.walk(fn) if isinstance(c, ast.Call)}
-    if not calls & set(ROW_MAX):
+    if not takes_row_max(fn):
         return False
     seen, todo = set(), [v.args[0]]
     while todo:
@@ -610,11 +628,7 @@ def reciprocal_divisors(kp: KernelPort) -> None:
         return False
 
     changed = 0
-    bound: dict[str, list[ast.AST]] = {}
-    for stmt, _ in _stmts(fn.body):
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
-            if isinstance(stmt.targets[0], ast.Name):
-                bound.setdefault(stmt.targets[0].id, []).append(stmt.value)
+    bound = bindings(fn)
 
     def far_from_zero(v: ast.AST, depth: int = 0) -> bool:
         """The divisor cannot be subnormal, where 1 / it overflows to inf while
