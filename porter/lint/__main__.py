@@ -1,4 +1,4 @@
-"""`python -m porter.lint PATH... [--format text|json]`."""
+"""`python -m porter.lint PATH... [--format text|json|sarif]` or `--explain RULE`."""
 
 import argparse
 import sys

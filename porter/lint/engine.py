@@ -37,7 +37,13 @@ def suppressions(source: str) -> dict[int, set[str]]:
 def _finding(rule_id: str, path: str, h: Hit) -> Finding:
     rule = RULES[rule_id]
     return Finding(
-        rule.id, rule.severity, path, h.line, h.col + 1, h.message, h.fix or rule.fix
+        rule.id,
+        h.severity or rule.severity,
+        path,
+        h.line,
+        h.col + 1,
+        h.message,
+        h.fix or rule.fix,
     )
 
 

@@ -7,6 +7,9 @@ from dataclasses import dataclass
 
 ERROR = "error"
 WARNING = "warning"
+# What a rule saw but could not decide (it says what it could not see); never fails a run.
+INFO = "info"
+SEVERITIES = (ERROR, WARNING, INFO)
 
 
 @dataclass(frozen=True)
@@ -15,7 +18,7 @@ class Rule:
 
     id: str  # stable id users put in `# porter: ignore[...]`
     name: str  # short kebab-case name, for docs and humans
-    severity: str  # ERROR makes `porter lint` exit 1; WARNING does not
+    severity: str  # ERROR makes `porter lint` exit 1; WARNING and INFO do not
     title: str
     reason: str  # why it matters, in one or two sentences
     fix: str  # the generic fix; a finding may give a more specific one
@@ -43,7 +46,12 @@ class Hit:
     col: int  # 0-based, as ast gives it
     message: str
     fix: str | None = None  # None: use the rule's generic fix
+    severity: str | None = (
+        None  # None: the rule's severity; INFO where it cannot decide
+    )
 
 
-def hit(node: ast.AST, message: str, fix: str | None = None) -> Hit:
-    return Hit(node.lineno, node.col_offset, message, fix)
+def hit(
+    node: ast.AST, message: str, fix: str | None = None, severity: str | None = None
+) -> Hit:
+    return Hit(node.lineno, node.col_offset, message, fix, severity)
