@@ -22,7 +22,13 @@ REPO = Path(__file__).parent.parent
 
 # (rule, line) for every finding in each bad file, in report order.
 EXPECTED = {
-    "pt001_bad.py": [("PT001", 19), ("PT001", 25), ("PT001", 30), ("PT001", 36), ("PT001", 43)],
+    "pt001_bad.py": [
+        ("PT001", 19),
+        ("PT001", 25),
+        ("PT001", 30),
+        ("PT001", 36),
+        ("PT001", 43),
+    ],
     "pt002_bad.py": [
         ("PT002", 14),
         ("PT002", 15),
@@ -30,16 +36,24 @@ EXPECTED = {
         ("PT002", 28),
         ("PT002", 40),
         ("PT002", 50),
+        ("PT002", 59),
     ],
     "pt003_bad.py": [("PT003", 13), ("PT003", 14)],
     "pt004_bad.py": [("PT004", 8), ("PT004", 20), ("PT004", 21)],
-    "pt005_bad.py": [("PT005", 16), ("PT005", 31)],
-    "pt006_bad.py": [("PT006", 13), ("PT006", 25), ("PT006", 33)],
-    "pt007_bad.py": [("PT007", 16), ("PT007", 29)],
+    "pt005_bad.py": [("PT005", 17), ("PT005", 32)],
+    "pt006_bad.py": [("PT006", 13), ("PT006", 14), ("PT006", 25), ("PT006", 34)],
+    "pt007_bad.py": [("PT007", 12), ("PT007", 19)],
     "pt008_bad.py": [("PT008", 11), ("PT008", 14), ("PT008", 15)],
-    "pt009_bad.py": [("PT009", 11), ("PT009", 12)],
+    "pt009_bad.py": [("PT009", 11), ("PT009", 21)],
     "pt010_bad.py": [("PT010", 7), ("PT010", 39)],
     "pt011_bad.py": [("PT011", 19), ("PT011", 26)],
+}
+# Findings a rule reports at info (it could not decide), by file and line.
+INFO_LINES = {
+    "pt002_bad.py": {14, 15, 21, 50},
+    "pt006_bad.py": {14},
+    "pt007_bad.py": {12, 19},
+    "pt009_bad.py": {11},
 }
 GOOD = sorted(p.name for p in CASES.glob("*_good.py"))
 
@@ -109,7 +123,7 @@ def test_every_rule_has_metadata_and_cases():
     assert list(RULES) == [f"PT{i:03d}" for i in range(12)]
     for rule_id, rule in RULES.items():
         assert isinstance(rule, Rule) and rule.id == rule_id
-        assert rule.severity in ("error", "warning")
+        assert rule.severity in ("error", "warning", "info")
         assert rule.title and rule.reason and rule.fix and rule.name
         if rule_id != "PT000":  # syntax errors are tested inline
             assert (CASES / f"{rule_id.lower()}_bad.py").is_file()
@@ -122,7 +136,8 @@ def test_bad_case_findings(name):
     findings = lint_paths([CASES / name])
     assert _pairs(findings) == EXPECTED[name]
     for f in findings:
-        assert f.severity == RULES[f.rule].severity
+        info = f.line in INFO_LINES.get(name, ())
+        assert f.severity == ("info" if info else RULES[f.rule].severity)
         assert f.path == str(CASES / name)
         assert f.col >= 1 and f.message and f.fix
 
@@ -318,11 +333,17 @@ def test_text_format(capsys):
     pattern = re.compile(r"^(.+):(\d+):(\d+): (PT\d{3}) (.+) \(fix: (.+)\)$")
     findings = [pattern.match(line) for line in out[:-1]]
     assert all(findings), out
-    assert [(m[1], int(m[2]), m[4]) for m in findings] == [
-        (str(bad), line, rule) for rule, line in EXPECTED["pt002_bad.py"]
+    shown = [
+        (str(bad), line, rule)
+        for rule, line in EXPECTED["pt002_bad.py"]
+        if line not in INFO_LINES["pt002_bad.py"]
     ]
-    assert out[0].startswith(f"{bad}:14:25: PT002 `row * x_row_stride`")
-    assert out[-1] == "6 finding(s): 6 error(s), 0 warning(s)"
+    assert [(m[1], int(m[2]), m[4]) for m in findings] == shown
+    assert out[0].startswith(f"{bad}:28:14: PT002 `tl.program_id(0) * stride`")
+    assert out[-1] == (
+        "3 finding(s): 3 error(s), 0 warning(s); "
+        "4 info finding(s) hidden (--min-severity info shows them)"
+    )
 
 
 def test_json_format(capsys):

@@ -32,7 +32,9 @@ class Context:
             # A launched kernel needs a pointer to write its result; without one it is
             # a helper that other kernels call (Inductor's triton_helpers are like that).
             helper = k.name in helpers or not any(p.kind == POINTER for p in k.params)
-            kernels.append(KernelContext(k, analyze(k, module.aliases, helper), helper))
+            fp32 = frozenset() if helper else fp32_pointers(module, k)
+            flow = analyze(k, module.aliases, helper, fp32)
+            kernels.append(KernelContext(k, flow, helper))
         return cls(module, kernels)
 
 
@@ -47,3 +49,45 @@ def helper_names(modules: list[Module]) -> set[str]:
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                     called.add(node.func.id)
     return called - launched
+
+
+_FP32 = {"torch.float32", "torch.float", "float32"}
+
+
+def _is_fp32_tensor(expr: ast.AST, scope, seen: frozenset = frozenset()) -> bool:
+    """`torch.empty(..., dtype=torch.float32)`, `x.float()`, `x.to(torch.float32)`,
+    or a name the launcher bound to one."""
+    if isinstance(expr, ast.Name):
+        if expr.id in seen:
+            return False
+        values = [v for v in scope.values(expr.id) if isinstance(v, ast.expr)]
+        return bool(values) and all(
+            _is_fp32_tensor(v, scope, seen | {expr.id}) for v in values
+        )
+    if not isinstance(expr, ast.Call):
+        return False
+    func = expr.func
+    if isinstance(func, ast.Attribute) and func.attr == "float" and not expr.args:
+        return True
+    dtypes = [kw.value for kw in expr.keywords if kw.arg == "dtype"]
+    if isinstance(func, ast.Attribute) and func.attr == "to" and expr.args:
+        dtypes.append(expr.args[0])
+    return any(ast.unparse(d) in _FP32 for d in dtypes)
+
+
+def fp32_pointers(module: Module, kernel: Kernel) -> frozenset:
+    """Pointer parameters that every launch site in the file passes an fp32 tensor."""
+    launches = [x for x in module.launches if x.kernel == kernel.name]
+    out = set()
+    for p in kernel.params:
+        if p.kind != POINTER or not launches:
+            continue
+        args = []
+        for launch in launches:
+            call = launch.call
+            arg = call.args[p.index] if p.index < len(call.args) else None
+            arg = next((k.value for k in call.keywords if k.arg == p.name), arg)
+            args.append((arg, launch.scope))
+        if all(a is not None and _is_fp32_tensor(a, sc) for a, sc in args):
+            out.add(p.name)
+    return frozenset(out)

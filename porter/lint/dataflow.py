@@ -77,8 +77,15 @@ class Val:
     loads: frozenset = _EMPTY  # raw tl.load results (call node ids) not yet cast
     f64_params: frozenset = _EMPTY  # unannotated float scalar params not yet cast
     floaty: bool = False  # float math happened (division, float literal, exp, ...)
+    # must: a float at fp32 or wider (an fp32 operand promotes the whole op to fp32)
+    f32: bool = False
     # Range.
     neg: bool = False  # may be negative
+    # may be negative by evidence, not just arithmetic: a negation or a negative literal
+    negated: bool = False
+    # derived from an in-kernel max(|x|) (a quantizer's scale): x / scale is bounded
+    absmax: bool = False
+    from_abs: bool = False  # tl.abs / abs of something
     const: bool = False  # must: compile-time constant (literal or constexpr)
     clamp_lo: bool = False  # must: bounded below (tl.maximum / tl.clamp)
     clamp_hi: bool = False  # must: bounded above (tl.minimum / tl.clamp)
@@ -86,6 +93,9 @@ class Val:
     ptr: str | None = None  # base pointer parameter, when this is a pointer
     params: frozenset = _EMPTY  # parameters this value reads
     mults: frozenset = _EMPTY  # ids of `*` nodes that fed this value
+    # the products this value is a sum of (no further `*`, `//`, cast in between):
+    # added to a pointer, they are the element offset that may pass 2**31
+    terms: frozenset = _EMPTY
 
 
 def join(a: Val, b: Val) -> Val:
@@ -100,14 +110,51 @@ def join(a: Val, b: Val) -> Val:
         loads=a.loads | b.loads,
         f64_params=a.f64_params | b.f64_params,
         floaty=a.floaty or b.floaty,
+        f32=a.f32 and b.f32,
         neg=a.neg or b.neg,
+        negated=a.negated or b.negated,
+        absmax=a.absmax or b.absmax,
         const=a.const and b.const,
         clamp_lo=a.clamp_lo and b.clamp_lo,
         clamp_hi=a.clamp_hi and b.clamp_hi,
         ptr=a.ptr or b.ptr,
         params=a.params | b.params,
         mults=a.mults | b.mults,
+        terms=a.terms | b.terms,
     )
+
+
+def promote(vals: list[Val]) -> Val:
+    """Operands combined by one op (tl.where, tl.maximum): Triton promotes them to
+    a common type, so int64 or fp32 on one side makes the result int64 or fp32."""
+    out = join_all(vals)
+    if any(v.f32 for v in vals):
+        out = replace(out, f32=True, loads=_EMPTY)
+    if any(v.wide for v in vals):
+        out = replace(
+            out, wide=True, pid=False, small_pid=False, size=False, param=False,
+            index_load=False,
+        )  # fmt: skip
+    return out
+
+
+def _returns(body: list[ast.stmt]) -> bool:
+    return bool(body) and isinstance(body[-1], ast.Return)
+
+
+def _tests_dtype(test: ast.expr) -> bool:
+    """A compile-time branch on an element type (`x.dtype == tl.bfloat16`, `is_fp16()`)."""
+    for n in ast.walk(test):
+        if isinstance(n, ast.Attribute) and (
+            n.attr in ("dtype", "element_ty") or n.attr.startswith("is_")
+        ):
+            return True
+    return False
+
+
+def grows(v: Val) -> bool:
+    """An int32 index that grows with the input: rows, tokens, loaded slots."""
+    return (v.pid or v.size or v.index_load) and not v.wide
 
 
 def join_all(vals: list[Val]) -> Val:
@@ -141,6 +188,9 @@ class Flow:
     mults: dict[int, Site] = field(default_factory=dict)
     # Products that reach a pointer offset, and products later cast to int64.
     pointer_mults: set[int] = field(default_factory=set)
+    # Products that are a term of a pointer offset: their value is an element offset.
+    offset_terms: set[int] = field(default_factory=set)
+    widened_terms: set[int] = field(default_factory=set)  # products cast to int64
     widened_mults: set[int] = field(default_factory=set)
     casts: dict[int, Site] = field(default_factory=dict)
     divmods: dict[int, Site] = field(default_factory=dict)
@@ -152,12 +202,23 @@ class Flow:
     index_loads: set[int] = field(default_factory=set)
     load_base: dict[int, str | None] = field(default_factory=dict)
     tested_params: set[str] = field(default_factory=set)  # params used as a condition
+    # `acc += x` inside a loop, with the values of acc and x
+    accumulations: dict[int, Site] = field(default_factory=dict)
+    # Each memory op's branch path: (id of the if, branch taken) pairs.
+    memop_paths: dict[int, tuple] = field(default_factory=dict)
 
 
-def analyze(kernel: Kernel, aliases: Aliases, helper: bool = False) -> Flow:
+def analyze(
+    kernel: Kernel,
+    aliases: Aliases,
+    helper: bool = False,
+    fp32_pointers: frozenset = _EMPTY,
+) -> Flow:
     """`helper`: the function is called from other kernels, so its parameters are
-    traced values of unknown type, not launch arguments."""
+    traced values of unknown type, not launch arguments. `fp32_pointers`: pointer
+    parameters every launch site passes an fp32 tensor (a scratch buffer)."""
     interp = _Interpreter(kernel, aliases, helper)
+    interp.fp32_pointers = set(fp32_pointers)
     interp.block(kernel.func.body)
     return interp.flow
 
@@ -170,10 +231,18 @@ def _param_val(p) -> Val:
         return replace(base, const=True)
     if p.kind == FLOAT:
         f64 = frozenset() if p.annotated else frozenset([p.name])
-        return replace(base, floaty=True, f64_params=f64, neg=True)
+        return replace(
+            base,
+            floaty=True,
+            f64_params=f64,
+            neg=True,
+            f32=p.dtype in ("float32", "fp32", "float64", "fp64"),
+        )
     if p.is_bool:
         return base
-    neg = not names.is_non_negative_name(p.name)
+    # Integer arguments are sizes, strides and offsets; a negative value shows up as
+    # a subtraction or a negation in the kernel, which is where PT009 looks.
+    neg = False
     if p.is_wide:
         return replace(base, wide=True, neg=neg)
     if names.is_runtime_size(p.name):
@@ -206,6 +275,10 @@ class _Interpreter:
         }
         self.params = {p.name: p for p in kernel.params}
         self._seen_memops: set[int] = set()
+        self.path: tuple = ()  # the branches taken to reach the current statement
+        self.fp32_pointers: set[str] = set()
+        self.loop_depth = 0
+        self.fresh_in_loop: set[str] = set()  # names assigned afresh in this loop body
 
     # -- recording (loop bodies run twice: later visits join into the first record)
 
@@ -219,28 +292,43 @@ class _Interpreter:
         if id(node) not in self._seen_memops:
             self._seen_memops.add(id(node))
             self.flow.memops.append(MemOp(kind, base, node))
+            self.flow.memop_paths[id(node)] = self.path
 
     def _pointer_sink(self, offset: Val) -> None:
         """`offset` is added to a pointer: its products and loads index memory."""
         self.flow.pointer_mults |= offset.mults
+        self.flow.offset_terms |= offset.terms
         self.flow.index_loads |= offset.loads
 
     # -- statements
 
     def block(self, body: list[ast.stmt]) -> None:
+        path = self.path
         for stmt in body:
             self.stmt(stmt)
+            # After `if c: ...; return`, the rest of the block runs only when not c.
+            if isinstance(stmt, ast.If) and _returns(stmt.body):
+                self.path = self.path + ((id(stmt), False),)
+            elif isinstance(stmt, ast.If) and stmt.orelse and _returns(stmt.orelse):
+                self.path = self.path + ((id(stmt), True),)
+        self.path = path
 
     def stmt(self, s: ast.stmt) -> None:
         if isinstance(s, ast.Assign):
             for target in s.targets:
                 self.assign(target, s.value)
+                if isinstance(target, ast.Name):
+                    self.fresh_in_loop.add(target.id)
         elif isinstance(s, ast.AnnAssign) and s.value is not None:
             self.assign(s.target, s.value)
         elif isinstance(s, ast.AugAssign):
             value = self.expr(s.value)
             if isinstance(s.target, ast.Name):
                 old = self.env.get(s.target.id, Val())
+                carried = s.target.id not in self.fresh_in_loop
+                if self.loop_depth and carried and isinstance(s.op, (ast.Add, ast.Sub)):
+                    site = Site(s, [old, value], [s.target, s.value], "accumulation")
+                    self._record(self.flow.accumulations, s, site)
                 self.env[s.target.id] = self.binop(
                     s.op, old, value, s, s.target, s.value
                 )
@@ -249,11 +337,24 @@ class _Interpreter:
         elif isinstance(s, ast.If):
             self._tested(s.test)
             self.expr(s.test)
-            before = dict(self.env)
+            before, path = dict(self.env), self.path
+            self.path = path + ((id(s), True),)
             self.block(s.body)
             after_body = self.env
             self.env = dict(before)
+            self.path = path + ((id(s), False),)
             self.block(s.orelse)
+            self.path = path
+            if _tests_dtype(s.test) or self._compile_time(s.test):
+                # `if x.dtype.is_bf16(): x = x.to(tl.float32)` (the other side runs when
+                # x is not 16-bit float), or a constexpr mode whose path upcasts: x is
+                # taken as fp32 after the if.
+                for name in set(after_body) | set(self.env):
+                    a, b = after_body.get(name), self.env.get(name)
+                    if a is not None and b is not None and (a.f32 or b.f32):
+                        after_body[name] = self.env[name] = replace(
+                            join(a, b), f32=True, loads=_EMPTY
+                        )
             self.env = self._join_env(after_body, self.env)
         elif isinstance(s, (ast.For, ast.While)):
             self.loop(s)
@@ -265,7 +366,13 @@ class _Interpreter:
             self.block(s.body)
 
     def loop(self, s: ast.For | ast.While) -> None:
+        # A loop-carried Python float (`total = 0.0`) becomes an fp32 scalar tensor.
+        for name, v in self.env.items():
+            if v.const and v.floaty and not v.params:
+                self.env[name] = replace(v, f32=True)
         before = dict(self.env)
+        self.loop_depth += 1
+        outer_fresh, self.fresh_in_loop = self.fresh_in_loop, set()
         for _ in range(2):
             if isinstance(s, ast.For):
                 self.bind(s.target, self.iteration(s.iter))
@@ -273,6 +380,8 @@ class _Interpreter:
                 self.expr(s.test)
             self.block(s.body)
             self.env = self._join_env(before, self.env)
+        self.loop_depth -= 1
+        self.fresh_in_loop = outer_fresh
         self.block(s.orelse)
 
     def iteration(self, it: ast.expr) -> Val:
@@ -282,7 +391,9 @@ class _Interpreter:
             for v in vals:
                 self.flow.index_loads |= v.loads
             start = vals[0] if len(vals) > 1 else Val(const=True)
-            return replace(join_all(vals), neg=start.neg, const=False, loads=_EMPTY)
+            # Triton types the induction variable as its bounds promoted together.
+            out = replace(promote(vals), neg=start.neg, const=False, loads=_EMPTY)
+            return replace(out, mults=_EMPTY, terms=_EMPTY)
         return self.expr(it)
 
     def _join_env(self, a: dict[str, Val], b: dict[str, Val]) -> dict[str, Val]:
@@ -309,6 +420,14 @@ class _Interpreter:
             for t in target.elts:
                 self.bind(t.value if isinstance(t, ast.Starred) else t, val)
 
+    def _compile_time(self, test: ast.expr) -> bool:
+        """A test on constexpr parameters only (`if casting_mode == LLAMA`)."""
+        used = [n.id for n in ast.walk(test) if isinstance(n, ast.Name)]
+        return bool(used) and all(
+            n in self.params and self.params[n].kind == CONSTEXPR or n not in self.env
+            for n in used
+        )
+
     def _tested(self, test: ast.expr) -> None:
         """Remember params used directly as a condition: they behave like 0/1 flags."""
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
@@ -328,11 +447,16 @@ class _Interpreter:
     def expr(self, node: ast.AST) -> Val:
         handler = getattr(self, "_" + type(node).__name__, None)
         if handler is not None:
-            return handler(node)
-        vals = [
-            self.expr(c) for c in ast.iter_child_nodes(node) if isinstance(c, ast.expr)
-        ]
-        return join_all(vals)
+            v = handler(node)
+        else:
+            vals = [
+                self.expr(c)
+                for c in ast.iter_child_nodes(node)
+                if isinstance(c, ast.expr)
+            ]
+            v = join_all(vals)
+        # Whatever proved a value non-negative (max with 0, abs) clears the evidence.
+        return v if v.neg or not v.negated else replace(v, negated=False)
 
     def _Name(self, node: ast.Name) -> Val:
         # Not a parameter or local: a module-level constant, by convention.
@@ -341,9 +465,9 @@ class _Interpreter:
     def _Constant(self, node: ast.Constant) -> Val:
         v = node.value
         if isinstance(v, float):
-            return Val(floaty=True, const=True, neg=v < 0)
+            return Val(floaty=True, const=True, neg=v < 0, negated=v < 0)
         if isinstance(v, int):
-            return Val(const=True, neg=v < 0)
+            return Val(const=True, neg=v < 0, negated=v < 0)
         return Val(const=True)
 
     def _Attribute(self, node: ast.Attribute) -> Val:
@@ -366,8 +490,8 @@ class _Interpreter:
         v = self.expr(node.operand)
         if isinstance(node.op, ast.USub):
             if isinstance(node.operand, ast.Constant):
-                return replace(v, neg=True)
-            return replace(v, neg=True, clamp_lo=False, clamp_hi=False)
+                return replace(v, neg=True, negated=True)
+            return replace(v, neg=True, negated=True, clamp_lo=False, clamp_hi=False)
         return v
 
     def _BinOp(self, node: ast.BinOp) -> Val:
@@ -389,35 +513,78 @@ class _Interpreter:
             self.flow.math_uses, node, Site(node, operands, nodes, "arithmetic")
         )
         wide = left.wide or right.wide  # int32 op int64 promotes before the op
+        f32 = left.f32 or right.f32  # so does bf16 op fp32
         if isinstance(op, ast.Sub):
-            neg = not self._ceil_div_idiom(lnode, rnode, left)
+            # Less a compile-time constant stays put (`n - 1` on sizes); less a
+            # runtime value can go below zero.
+            neg = left.neg or (
+                not right.const and not self._ceil_div_idiom(lnode, rnode, left)
+            )
         elif isinstance(op, (ast.Pow, ast.Mod, ast.FloorDiv)):
             # % takes the dividend's sign (C semantics); divisors computed in a kernel
             # are sizes, and signed-parameter divisors are reported where they are used.
             neg = left.neg
         else:
             neg = left.neg or right.neg
-        # `pid % COL_BLOCKS`: bounded by a compile-time constant, whatever the
-        # grid, so only a runtime factor can make it overflow (as program_id(1)).
-        bounded = isinstance(op, ast.Mod) and right.const and left.pid
+        if isinstance(op, (ast.FloorDiv, ast.Mod)):
+            return self._divmod(op, left, right, neg, node)
         return Val(
-            pid=(left.pid or right.pid) and not wide and not bounded,
-            small_pid=(left.small_pid or right.small_pid or bounded) and not wide,
+            pid=(left.pid or right.pid) and not wide,
+            small_pid=(left.small_pid or right.small_pid) and not wide,
             size=(left.size or right.size) and not wide,
             param=(left.param or right.param) and not wide,
             index_load=(left.index_load or right.index_load) and not wide,
             wide=wide,
             from_pid=left.from_pid or right.from_pid,
-            loads=left.loads | right.loads,
+            loads=_EMPTY if f32 else left.loads | right.loads,
             f64_params=left.f64_params | right.f64_params,
             floaty=left.floaty or right.floaty or isinstance(op, ast.Div),
+            f32=f32,
             neg=neg,
+            negated=left.negated or right.negated,
+            absmax=left.absmax or right.absmax,
             const=left.const and right.const,
             params=left.params | right.params,
             mults=left.mults
             | right.mults
             | ({id(node)} if isinstance(op, ast.Mult) else _EMPTY),
+            terms=self._terms(op, node, left, right),
         )
+
+    @staticmethod
+    def _divmod(op, left: Val, right: Val, neg: bool, node) -> Val:
+        """`a // b` is at most a; `a % b` is below b as well, so `pid % num_pid_n` or
+        `offs % PAGE_SIZE` no longer grows with the input (it counts as a small index).
+        """
+        wide = left.wide or right.wide
+        bounded = isinstance(op, ast.Mod) and not grows(right)
+        growth = dict(
+            pid=left.pid, size=left.size, index_load=left.index_load, param=left.param
+        )
+        if wide or bounded:
+            growth = dict.fromkeys(growth, False)
+        return Val(
+            small_pid=(left.small_pid or (bounded and grows(left))) and not wide,
+            wide=wide,
+            from_pid=left.from_pid or right.from_pid,
+            loads=left.loads | right.loads,
+            floaty=left.floaty or right.floaty,
+            f32=left.f32 or right.f32,
+            neg=neg,
+            negated=left.negated,
+            const=left.const and right.const,
+            params=left.params | right.params,
+            mults=left.mults | right.mults,
+            **growth,
+        )
+
+    @staticmethod
+    def _terms(op, node, left: Val, right: Val) -> frozenset:
+        if isinstance(op, ast.Mult):
+            return frozenset([id(node)])
+        if isinstance(op, (ast.Add, ast.Sub)):
+            return left.terms | right.terms
+        return _EMPTY
 
     def _ceil_div_idiom(self, lnode, rnode, left: Val) -> bool:
         """`n + BLOCK - 1` (ceil-div numerator) is non-negative when n is."""
@@ -460,6 +627,8 @@ class _Interpreter:
             return helper
         if isinstance(call.func, ast.Name) and call.func.id in ("range", "abs"):
             return call.func.id
+        if isinstance(call.func, ast.Name) and call.func.id in ("min", "max"):
+            return call.func.id + "imum"  # the builtins bound a value like tl's
         return None
 
     def _arg(self, call: ast.Call, index: int, *keywords: str) -> ast.expr | None:
@@ -479,13 +648,17 @@ class _Interpreter:
         func = node.func
         if (
             isinstance(func, ast.Attribute)
-            and func.attr == "to"
+            and func.attr
+            in ("to", "cast")  # `x.to(dt)` and the tensor method `x.cast(dt)`
             and not self.aliases.tl_name(func)
         ):
             src = self.expr(func.value)
             self._eval_args(node)
             dtype = self.aliases.dtype(self._arg(node, 0, "dtype"))
             return self.cast(node, src, dtype, _is_bitcast(node))
+        if isinstance(func, ast.Name) and func.id == "float":
+            self._eval_args(node)
+            return Val(floaty=True, const=True)  # float("-inf"), a Python scalar
         fn = self._fn(node)
         if fn and fn.startswith("atomic_"):
             return self._call_atomic(node)
@@ -497,23 +670,44 @@ class _Interpreter:
             self._record(
                 self.flow.math_uses, node, Site(node, vals, list(node.args), fn)
             )
-            out = Val(floaty=True, neg=join_all(vals).neg, params=join_all(vals).params)
+            v = promote(vals) if vals else Val()
+            out = Val(
+                floaty=True,
+                neg=v.neg,
+                params=v.params,
+                f32=v.f32,
+                loads=v.loads,
+                absmax=v.absmax,
+            )
             if fn in _ROUNDING and vals:  # rounding keeps a clamp's bounds
                 out = replace(out, clamp_lo=vals[0].clamp_lo, clamp_hi=vals[0].clamp_hi)
             return out
         if fn in _REDUCTIONS:
             vals = self._eval_args(node)
-            self._record(
-                self.flow.math_uses, node, Site(node, vals[:1], node.args[:1], fn)
-            )
             v = vals[0] if vals else Val()
-            return replace(v, loads=_EMPTY, const=False, mults=_EMPTY)
+            # `tl.sum(x, dtype=tl.float32)` accumulates in fp32 whatever x is.
+            acc = self.aliases.dtype(self._arg(node, 99, "dtype"))
+            # tl.max and tl.min upcast fp16/bf16 to fp32 before reducing (standard.py).
+            if acc in ("float32", "float64") or fn in ("max", "min"):
+                v = replace(v, f32=True, loads=_EMPTY)
+            if fn == "max" and v.from_abs:
+                v = replace(v, absmax=True)
+            self._record(self.flow.math_uses, node, Site(node, [v], node.args[:1], fn))
+            return replace(v, const=False, mults=_EMPTY, terms=_EMPTY)
         # Unknown call (a helper, a builtin): keep provenance, drop what we can't vouch for.
         vals = self._eval_args(node)
         v = join_all(vals) if vals else Val()
-        return replace(
-            v, loads=_EMPTY, ptr=None, clamp_lo=False, clamp_hi=False, mults=_EMPTY
-        )
+        v = replace(
+            v, loads=_EMPTY, ptr=None, clamp_lo=False, clamp_hi=False, mults=_EMPTY,
+            terms=_EMPTY,
+        )  # fmt: skip
+        # A helper handed tl.int64 (`cast(x, tl.int64)`) returns that type.
+        if any(self.aliases.dtype(a) in ("int64", "uint64") for a in node.args):
+            v = replace(
+                v, wide=True, pid=False, small_pid=False, size=False, param=False,
+                index_load=False,
+            )  # fmt: skip
+        return v
 
     def cast(
         self, node: ast.Call, src: Val, dtype: str | None, bitcast: bool = False
@@ -521,9 +715,17 @@ class _Interpreter:
         if not bitcast:  # a bitcast reinterprets bits; it converts nothing
             self._record(self.flow.casts, node, Site(node, [src], [], dtype or "?"))
         kept = dict(from_pid=src.from_pid, params=src.params, mults=src.mults)
+        # (a cast ends the offset's terms: a product inside it is not an element offset)
         if dtype in ("int64", "uint64"):
             self.flow.widened_mults |= src.mults
-            return Val(wide=True, neg=src.neg and dtype == "int64", **kept)
+            self.flow.widened_terms |= src.terms
+            signed = dtype == "int64"
+            return Val(
+                wide=True,
+                neg=src.neg and signed,
+                negated=src.negated and signed,
+                **kept,
+            )
         if dtype in _INT_DTYPES:  # narrowing back to 32 bits or fewer
             return Val(
                 pid=src.pid,
@@ -532,6 +734,7 @@ class _Interpreter:
                 param=src.param or src.wide,
                 index_load=src.index_load,
                 neg=src.neg and not dtype.startswith("u"),
+                negated=src.negated and not dtype.startswith("u"),
                 **kept,
             )
         # Float targets (or the pointer's element type): an explicit, stated dtype.
@@ -542,8 +745,10 @@ class _Interpreter:
             f64_params=_EMPTY,
             index_load=False,
             floaty=floaty,
+            f32=dtype in ("float32", "float64"),
             const=False,
             ptr=None,
+            terms=_EMPTY,
         )
 
     def _call_cast(self, node: ast.Call) -> Val:
@@ -578,13 +783,18 @@ class _Interpreter:
         return Val(
             wide=dtype in ("int64", "uint64"),
             floaty=dtype in _FLOAT_DTYPES,
+            f32=dtype in ("float32", "float64"),
             const=const,
         )
 
     def _call_zeros(self, node: ast.Call) -> Val:
         self._eval_args(node)
         dtype = self.aliases.dtype(self._arg(node, 1, "dtype"))
-        return Val(wide=dtype in ("int64", "uint64"), floaty=dtype in _FLOAT_DTYPES)
+        return Val(
+            wide=dtype in ("int64", "uint64"),
+            floaty=dtype in _FLOAT_DTYPES,
+            f32=dtype in ("float32", "float64"),
+        )
 
     def _access(self, kind: str, node: ast.Call) -> Val:
         """Evaluate a tl.load/tl.store's arguments and record the access; returns the pointer."""
@@ -599,7 +809,10 @@ class _Interpreter:
         return ptr
 
     def _call_load(self, node: ast.Call) -> Val:
-        self.flow.load_base[id(node)] = self._access("load", node).ptr
+        base = self._access("load", node).ptr
+        self.flow.load_base[id(node)] = base
+        if base in self.fp32_pointers:
+            return Val(f32=True, floaty=True, index_load=True)
         return Val(loads=frozenset([id(node)]), index_load=True)
 
     def _call_store(self, node: ast.Call) -> Val:
@@ -624,11 +837,12 @@ class _Interpreter:
 
     def _call_dot(self, node: ast.Call) -> Val:
         self._eval_args(node)  # low-precision operands are what tl.dot wants
-        return Val(floaty=True)
+        out_dtype = self.aliases.dtype(self._arg(node, 99, "out_dtype"))
+        return Val(floaty=True, f32=out_dtype in (None, "float32", "float64"))
 
     def _call_where(self, node: ast.Call) -> Val:
         vals = self._eval_args(node)
-        return join(vals[1], vals[2]) if len(vals) >= 3 else join_all(vals)
+        return promote(vals[1:3]) if len(vals) >= 3 else join_all(vals)
 
     def _call_clamp(self, node: ast.Call) -> Val:
         vals = self._eval_args(node)
@@ -644,7 +858,7 @@ class _Interpreter:
         self._record(
             self.flow.math_uses, node, Site(node, vals, list(node.args), "maximum")
         )
-        v = join_all(vals)
+        v = promote(vals)
         neg = all(x.neg for x in vals)  # max(x, 0) is non-negative
         # Constants are bounded both ways, so min(max(x, lo), hi) is clamped.
         hi = all(x.clamp_hi or x.const for x in vals)
@@ -657,16 +871,19 @@ class _Interpreter:
         self._record(
             self.flow.math_uses, node, Site(node, vals, list(node.args), "minimum")
         )
-        v = join_all(vals)
+        v = promote(vals)
         lo = all(x.clamp_lo or x.const for x in vals)
-        return replace(v, clamp_hi=True, clamp_lo=lo, const=False, mults=_EMPTY)
+        v = replace(v, clamp_hi=True, clamp_lo=lo, const=False, mults=_EMPTY)
+        if not all(grows(x) for x in vals):  # min(n - start, BLOCK) is at most BLOCK
+            v = replace(v, pid=False, size=False, index_load=False)
+        return v
 
     def _call_abs(self, node: ast.Call) -> Val:
         vals = self._eval_args(node)
         self._record(
             self.flow.math_uses, node, Site(node, vals, list(node.args), "abs")
         )
-        return replace(join_all(vals), neg=False, mults=_EMPTY)
+        return replace(join_all(vals), neg=False, mults=_EMPTY, from_abs=True)
 
     def _call_range(self, node: ast.Call) -> Val:
         return join_all(self._eval_args(node))

@@ -42,16 +42,19 @@ def runtime_size(
     """Why `expr` grows with a runtime size (the name or expression responsible), or None.
 
     Runtime sizes: token/batch/row counts by name, `x.shape[0]`, `x.size(0)`,
-    `x.numel()`, `len(x)`, and anything computed from them (cdiv included).
+    `x.numel()`, and anything computed from them (cdiv included).
     Per-model sizes (heads, hidden, `x.shape[1]`) and constants are not, nor
     a per-model name bound to a first dim (`out_features = weight.shape[0]`).
     """
     if isinstance(expr, ast.Name):
+        values = [v for v in scope.values(expr.id) if isinstance(v, ast.expr)]
+        if expr.id not in seen and any(_capped(v, scope) for v in values):
+            return None  # one branch caps it at the grid limit: the author handled it
         if names.is_runtime_size(expr.id):
             return expr.id
         if expr.id in seen:
             return None
-        for value in scope.values(expr.id):
+        for value in values:
             if isinstance(value, ast.expr):
                 if names.names_a_model_dim(expr.id) and _first_dim(value):
                     # `out_features = weight.shape[0]`: the name says what
@@ -70,11 +73,13 @@ def runtime_size(
         if name == "size" and isinstance(expr.func, ast.Attribute):
             # `x.size()` (all dims) counts as well as `x.size(0)`
             return ast.unparse(expr) if not expr.args or _first_dim(expr) else None
-        if name in ("numel", "len"):
+        if name == "numel":  # not len(): launchers call it on lists of weights too
             return ast.unparse(expr)
         if name == "min":  # min(n, CAP) is bounded by the cap
             reasons = [runtime_size(a, scope, seen) for a in expr.args]
             return reasons[0] if reasons and all(reasons) else None
+        if name in _TILING and _capped(expr, scope):
+            return None  # cdiv(n, cdiv(n, 65535)): the launcher caps the axis
         if name in _TILING | {"max", "int", "ceil"}:
             for a in expr.args:
                 why = runtime_size(a, scope, seen)
@@ -90,6 +95,22 @@ def runtime_size(
             expr.orelse, scope, seen
         )
     return None
+
+
+def _capped(expr: ast.AST, scope: Scope, seen: frozenset = frozenset()) -> bool:
+    """The expression divides by something derived from a grid limit (65,535 or a
+    name like GRID_Y_LIMIT / MAX_GRID)."""
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Constant) and node.value == 65535:
+            return True
+        if isinstance(node, ast.Name):
+            if "LIMIT" in node.id.upper() or "MAX_GRID" in node.id.upper():
+                return True
+            if node.id not in seen:
+                for v in scope.values(node.id):
+                    if isinstance(v, ast.expr) and _capped(v, scope, seen | {node.id}):
+                        return True
+    return False
 
 
 def is_tiled(expr: ast.AST, scope: Scope, seen: frozenset = frozenset()) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
 
 from porter.lint.context import Context
@@ -21,19 +22,56 @@ RULE = Rule(
 )
 
 
+def _exclusive(a: tuple, b: tuple) -> bool:
+    """Two branch paths that took different sides of one `if` never both run."""
+    taken = dict(a)
+    return any(taken.get(if_id, side) != side for if_id, side in b)
+
+
+def _same_elements(store: ast.Call, load: ast.Call) -> bool:
+    """Same pointer and mask, written the same way: each element comes back to the
+    thread that wrote it (one layout for one shape), which program order covers."""
+
+    def key(call: ast.Call) -> tuple:
+        mask = next((k.value for k in call.keywords if k.arg == "mask"), None)
+        if mask is None and len(call.args) > 2 and call.func.attr == "load":
+            mask = call.args[1]
+        if mask is None and len(call.args) > 2 and call.func.attr == "store":
+            mask = call.args[2]
+        return ast.dump(call.args[0]), ast.dump(mask) if mask is not None else None
+
+    return bool(store.args and load.args) and key(store) == key(load)
+
+
 def check(ctx: Context) -> Iterator[Hit]:
     for kc in ctx.kernels:
-        stored = {}  # base pointer -> the store since the last barrier
+        paths = kc.flow.memop_paths
+        stored = {}  # base pointer -> plain stores since the last barrier
         for op in kc.flow.memops:
             if op.kind == "barrier":
                 stored.clear()
-            elif op.kind == "store" and op.base:
-                stored.setdefault(op.base, op.node)
+            elif op.kind == "store" and op.base and _plain(op.node, ctx):
+                stored.setdefault(op.base, []).append(op.node)
             elif op.kind == "load" and op.base in stored:
-                store = stored[op.base]
+                racing = [
+                    s
+                    for s in stored[op.base]
+                    if not _exclusive(paths[id(s)], paths[id(op.node)])
+                    and not _same_elements(s, op.node)
+                ]
+                if not racing:
+                    continue
+                store = racing[0]
                 yield hit(
                     op.node,
                     f"`{kc.kernel.name}` loads from `{op.base}` after storing to it "
-                    f"(line {store.lineno}) with no tl.debug_barrier() between",
+                    f"(line {store.lineno}) at other offsets, with no tl.debug_barrier() "
+                    f"between: an element may come back from another thread before its "
+                    f"write lands",
                     f"add `tl.debug_barrier()` after the store on line {store.lineno}",
                 )
+
+
+def _plain(node: ast.Call, ctx: Context) -> bool:
+    """tl.store, not an atomic: atomics are how programs synchronize on purpose."""
+    return ctx.module.aliases.tl_name(node.func) == "store"

@@ -6,7 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from porter.lint.context import Context
-from porter.lint.findings import ERROR, Hit, Rule, hit
+from porter.lint.findings import ERROR, INFO, Hit, Rule, hit
 
 _INT_TARGETS = {
     "int8",
@@ -45,9 +45,19 @@ def check(ctx: Context) -> Iterator[Hit]:
             from_float = src.floaty or (bool(src.loads) and target in _SMALL_TARGETS)
             if not from_float or (src.clamp_lo and src.clamp_hi):
                 continue
+            if src.absmax:
+                continue  # scaled by the block's own max(|x|): in range by construction
+            # In a helper the value's range is the caller's, which is not followed.
+            unseen = kc.helper and not src.loads
             yield hit(
                 site.node,
                 f"`{ast.unparse(site.node)}` casts a float value to {target} without "
-                f"clamping it to the {target} range first",
+                f"clamping it to the {target} range first"
+                + (
+                    " (in a helper: the linter does not see whether callers clamp)"
+                    if unseen
+                    else ""
+                ),
                 f"clamp first: `tl.clamp(value, lo, hi).to(tl.{target})` with {target}'s range",
+                INFO if unseen else None,
             )

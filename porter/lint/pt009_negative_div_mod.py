@@ -6,7 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from porter.lint.context import Context
-from porter.lint.findings import WARNING, Hit, Rule, hit
+from porter.lint.findings import INFO, WARNING, Hit, Rule, hit
 
 RULE = Rule(
     id="PT009",
@@ -23,30 +23,28 @@ RULE = Rule(
 )
 
 
-def _suspects(site, params: set[str]) -> list[str]:
-    """Operands that can be negative. The divisor only counts when it is a signed
-    parameter itself: divisors computed in the kernel are sizes in practice, and
-    a negative dividend is where truncation and flooring part ways."""
-    (left, right), (lnode, rnode) = site.operands, site.operand_nodes
-    out = []
-    if left.neg:
-        out.append(ast.unparse(lnode))
-    if right.neg and isinstance(rnode, ast.Name) and rnode.id in params:
-        out.append(ast.unparse(rnode))
-    return out
-
-
 def check(ctx: Context) -> Iterator[Hit]:
     for kc in ctx.kernels:
-        params = {p.name for p in kc.kernel.params}
         for site in kc.flow.divmods.values():
-            suspects = _suspects(site, params)
-            if not suspects:
+            left, lnode = site.operands[0], site.operand_nodes[0]
+            if not left.neg:
                 continue
+            dividend = ast.unparse(lnode)
+            if left.negated:
+                why = "comes from a negation or a negative literal"
+                severity = None
+            else:
+                # `end - start` is how lengths are written; the linter cannot see
+                # that end >= start, so it only notes the subtraction.
+                why = "comes from a subtraction of a runtime value (the linter cannot "
+                why += "see whether it stays non-negative)"
+                severity = INFO
             yield hit(
                 site.node,
-                f"`{ast.unparse(site.node)}`: `{suspects[0]}` can be negative, and Triton's "
-                f"`{site.detail}` truncates toward zero where Python floors",
-                f"make `{suspects[0]}` provably non-negative (e.g. `tl.maximum(..., 0)`) "
+                f"`{ast.unparse(site.node)}`: `{dividend}` {why}; for a negative "
+                f"dividend Triton's `{site.detail}` truncates toward zero where Python "
+                f"floors (-1 // 16 is 0 in a kernel, -1 in the reference)",
+                f"make `{dividend}` provably non-negative (e.g. `tl.maximum(..., 0)`) "
                 f"or handle the negative case explicitly",
+                severity,
             )

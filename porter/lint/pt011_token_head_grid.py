@@ -40,6 +40,8 @@ def check(ctx: Context) -> Iterator[Hit]:
         tokens = runtime_size(grid[0], launch.scope)
         if not tokens or is_tiled(grid[0], launch.scope):
             continue
+        if any(is_tiled(e, launch.scope) for e in grid[1:]):
+            continue  # another axis tiles the work: each program already does a block
         heads = next(
             (h for h in (head_count(e, launch.scope) for e in grid[1:]) if h), None
         )

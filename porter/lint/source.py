@@ -201,7 +201,7 @@ def parse_module(
     }
     kernels = _find_kernels(tree, aliases, functions)
     for k in kernels:
-        k.params = _classify_params(k, aliases)
+        k.params = _classify_params(k, aliases, functions)
     module = Module(path, source, tree, aliases, kernels, [], functions)
     find_launches(module, known_kernels)
     return module
@@ -321,10 +321,13 @@ def _annotation_dtype(ann: ast.expr | None, aliases: Aliases) -> str:
     return aliases.tl_name(ann) or ast.unparse(ann)
 
 
-def _classify_params(kernel: Kernel, aliases: Aliases) -> list[Param]:
+def _classify_params(
+    kernel: Kernel, aliases: Aliases, functions: dict | None = None
+) -> list[Param]:
     args = kernel.func.args
     all_args = args.posonlyargs + args.args + args.kwonlyargs
-    pointer_uses = _pointer_bases(kernel.func, {a.arg for a in all_args}, aliases)
+    pointer_uses = _pointer_bases(kernel.func, aliases, functions or {}, {})
+    in_offsets = _offset_names(kernel.func, aliases)
     params = []
     for i, a in enumerate(all_args):
         dtype = _annotation_dtype(a.annotation, aliases)
@@ -335,7 +338,11 @@ def _classify_params(kernel: Kernel, aliases: Aliases) -> list[Param]:
         ):
             kind = POINTER
         elif dtype in _FLOAT_DTYPES or (
-            not dtype and names.is_float_scalar_name(a.arg)
+            # a name like `output_scale_stride_k` that offsets a pointer is an integer
+            not dtype
+            and names.is_float_scalar_name(a.arg)
+            and not names.is_stride_name(a.arg)
+            and a.arg not in in_offsets
         ):
             kind = FLOAT
         else:
@@ -344,10 +351,7 @@ def _classify_params(kernel: Kernel, aliases: Aliases) -> list[Param]:
     return params
 
 
-def _pointer_bases(
-    func: ast.FunctionDef, params: set[str], aliases: Aliases
-) -> set[str]:
-    """Parameters used as the base of a loaded/stored pointer, or asked for `.dtype.element_ty`."""
+def _assigns(func: ast.FunctionDef) -> dict[str, list[ast.expr]]:
     assigns: dict[str, list[ast.expr]] = {}
     for node in ast.walk(func):
         if isinstance(node, ast.Assign):
@@ -356,22 +360,75 @@ def _pointer_bases(
                     assigns.setdefault(t.id, []).append(node.value)
         elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
             assigns.setdefault(node.target.id, []).append(node.value)
+    return assigns
+
+
+def _arg_names(func: ast.FunctionDef) -> list[str]:
+    args = func.args
+    return [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+
+
+def _offset_names(func: ast.FunctionDef, aliases: Aliases) -> set[str]:
+    """Every name inside the pointer argument of a load or store, through assignments."""
+    assigns = _assigns(func)
+    out: set[str] = set()
+    todo = []
+    for node in ast.walk(func):
+        if isinstance(node, ast.Call) and (aliases.tl_name(node.func) or "") in (
+            "load",
+            "store",
+        ):
+            if node.args:
+                todo.append(node.args[0])
+    while todo:
+        for n in ast.walk(todo.pop()):
+            if isinstance(n, ast.Name) and n.id not in out:
+                out.add(n.id)
+                todo += assigns.get(n.id, [])
+    return out
+
+
+def _pointer_bases(
+    func: ast.FunctionDef, aliases: Aliases, functions: dict, memo: dict
+) -> set[str]:
+    """Parameters used as the base of a loaded/stored pointer, asked for
+    `.dtype.element_ty`, or passed where a helper of this file takes a pointer."""
+    if func.name in memo:
+        return memo[func.name]
+    memo[func.name] = set()  # a recursive call sees no pointers rather than looping
+    params = set(_arg_names(func))
+    assigns = _assigns(func)
     bases: set[str] = set()
+
+    def add(ptr: ast.expr) -> None:
+        cands = _additive_params(ptr, params, assigns, set())
+        named = [c for c in cands if names.is_pointer_name(c)]
+        if named or cands:
+            bases.add((named or cands)[0])
+
     for node in ast.walk(func):
         if isinstance(node, ast.Call):
             fn = aliases.tl_name(node.func) or ""
             if fn in _MEMORY_CALLS or fn.startswith("atomic_"):
                 ptr = node.args[0] if node.args else _kw(node, "pointer", "base", "ptr")
                 if ptr is not None:
-                    cands = _additive_params(ptr, params, assigns, set())
-                    named = [c for c in cands if names.is_pointer_name(c)]
-                    if named or cands:
-                        bases.add((named or cands)[0])
+                    add(ptr)
+            elif isinstance(node.func, ast.Name) and node.func.id in functions:
+                helper = functions[node.func.id]
+                taken = _pointer_bases(helper, aliases, functions, memo)
+                formal = _arg_names(helper)
+                for i, arg in enumerate(node.args):
+                    if i < len(formal) and formal[i] in taken:
+                        add(arg)
+                for kw in node.keywords:
+                    if kw.arg in taken:
+                        add(kw.value)
         elif isinstance(node, ast.Attribute) and node.attr == "element_ty":
             inner = node.value
             if isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name):
                 bases.add(inner.value.id)
-    return bases & params
+    memo[func.name] = bases & params
+    return memo[func.name]
 
 
 def _additive_params(

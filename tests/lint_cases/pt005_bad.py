@@ -1,11 +1,11 @@
-"""PT005 bad: reading back what the kernel stored, with no barrier."""
+"""PT005 bad: reading back elements another thread stored, with no barrier."""
 
 import triton
 import triton.language as tl
 
 
 @triton.jit
-def two_pass_kernel(
+def reverse_kernel(
     x_ptr, tmp_ptr, out_ptr, row_stride: tl.int64, n_cols, BLOCK: tl.constexpr
 ):
     row = tl.program_id(0).to(tl.int64)
@@ -13,7 +13,8 @@ def two_pass_kernel(
     mask = cols < n_cols
     x = tl.load(x_ptr + row * row_stride + cols, mask=mask, other=0.0).to(tl.float32)
     tl.store(tmp_ptr + row * row_stride + cols, x * 2.0, mask=mask)
-    y = tl.load(tmp_ptr + row * row_stride + cols, mask=mask).to(tl.float32)  # PT005
+    rev = n_cols - 1 - cols
+    y = tl.load(tmp_ptr + row * row_stride + rev, mask=mask).to(tl.float32)  # PT005
     tl.store(out_ptr + row * row_stride + cols, y + 1.0, mask=mask)
 
 
@@ -28,5 +29,5 @@ def looped_kernel(buf_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
         )
     for start in range(0, n_cols, BLOCK):
         cols = start + tl.arange(0, BLOCK)
-        v = tl.load(buf_ptr + cols, mask=cols < n_cols)  # PT005: from the 1st loop
+        v = tl.load(buf_ptr + cols + 1, mask=cols + 1 < n_cols)  # PT005: a neighbour
         tl.store(out_ptr + row * n_cols + cols, v, mask=cols < n_cols)

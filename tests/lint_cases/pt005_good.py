@@ -27,3 +27,27 @@ def in_place_kernel(x_ptr, n_cols, BLOCK: tl.constexpr):
         cols = start + tl.arange(0, BLOCK)
         x = tl.load(x_ptr + cols, mask=cols < n_cols, other=0.0).to(tl.float32)
         tl.store(x_ptr + cols, (x * 0.5).to(x_ptr.dtype.element_ty), mask=cols < n_cols)
+
+
+@triton.jit
+def add_then_reread_kernel(x_ptr, r_ptr, n_cols, BLOCK: tl.constexpr):
+    # Same pointer and mask: each thread reads back its own elements.
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    a = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0).to(tl.float32)
+    b = tl.load(r_ptr + row * n_cols + cols, mask=mask, other=0.0).to(tl.float32)
+    tl.store(x_ptr + row * n_cols + cols, a + b, mask=mask)
+    s = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0).to(tl.float32)
+    tl.store(r_ptr + row * n_cols + cols, s * 2.0, mask=mask)
+
+
+@triton.jit
+def either_branch_kernel(q_ptr, n_cols, FUSED: tl.constexpr, BLOCK: tl.constexpr):
+    # The store and the load sit in different branches of one if: never both run.
+    cols = tl.arange(0, BLOCK)
+    if FUSED:
+        tl.store(q_ptr + cols, tl.zeros([BLOCK], dtype=tl.float32), mask=cols < n_cols)
+    else:
+        half = tl.load(q_ptr + n_cols - 1 - cols, mask=cols < n_cols)
+        tl.store(q_ptr + cols, half, mask=cols < n_cols)

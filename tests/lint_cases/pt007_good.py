@@ -1,4 +1,4 @@
-"""PT007 good: float scalars annotated or cast to fp32 before use."""
+"""PT007 good: fp32 math; a Python float argument (`eps`) arrives as fp32, annotated or not."""
 
 import triton
 import triton.language as tl
@@ -22,7 +22,7 @@ def rmsnorm_kernel(
 
 @triton.jit
 def scale_kernel(x_ptr, out_ptr, scale, n_cols, BLOCK: tl.constexpr):
-    # Liger's habit: Inductor may pass the scalar as fp64, so state fp32 once.
+    # Stating fp32 once is harmless: Triton passes a Python float as fp32 anyway.
     scale = scale.to(tl.float32)
     row = tl.program_id(0).to(tl.int64)
     cols = tl.arange(0, BLOCK)
@@ -33,3 +33,13 @@ def scale_kernel(x_ptr, out_ptr, scale, n_cols, BLOCK: tl.constexpr):
         (x * scale).to(out_ptr.dtype.element_ty),
         mask=mask,
     )
+
+
+@triton.jit
+def unannotated_eps_kernel(x_ptr, out_ptr, eps, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0).to(tl.float32)
+    rstd = tl.rsqrt(tl.sum(x * x, axis=0) / n_cols + eps)
+    tl.store(out_ptr + row * n_cols + cols, x * rstd, mask=mask)
