@@ -191,6 +191,7 @@ def port_files(
         folder=folder,
         title=result.title,
         todos=result.todos,
+        notes=result.notes,
         pdl=result.pdl,
     )
     files = {"kernel.py": result.kernel_py, "test_parity.py": test, "README.md": readme}

@@ -77,7 +77,7 @@ def test_scaffolds_call_exp_only_through_the_helper(case):
     others = [ast.unparse(f) for f in functions if f.name != HELPER]
     assert not any("tl.exp(" in text for text in others)
     assert any(f"{HELPER}(" in text for text in others)
-    assert NOTE in ast.get_docstring(tree)
+    assert NOTE in (CAPTURED / case / "README.md").read_text()  # what porter changed
 
 
 @pytest.mark.parametrize("case", ["rmsnorm", "silu_and_mul"])

@@ -106,7 +106,7 @@ def test_gelu_scaffolds_take_the_sigmoid_form_in_every_kernel(case):
     for text in kernels:
         assert "libdevice.tanh" not in text
         assert "tmp12 = libdevice.fast_dividef(2.0, 1.0 + exp_ftz(-2.0 * tmp9))" in text
-    assert NOTE in ast.get_docstring(tree)
+    assert NOTE in (CAPTURED / case / "README.md").read_text()  # what porter changed
 
 
 _exp_ftz = load_case(CAPTURED / "gelu_tanh_and_mul").kernel.exp_ftz

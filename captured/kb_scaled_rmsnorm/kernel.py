@@ -1,22 +1,6 @@
 """RMS normalization with a learned scale, in the KernelBench format.
 
-Ported by porter 0.1.0 from kb_scaled_rmsnorm.py::Model.
-Inductor kernel(s): triton_per_fused_add_div_mean_mul_sqrt_0.
-Captured with torch 2.13.0+cpu, triton 3.9.0 on codegen-only Triton target cuda:90 (no GPU; nothing executed by Inductor), 2026-11-30.
-
-What porter changed:
-- dropped Inductor's @triton_heuristics decorator and its meta
-- turned 2 tl.full constant(s) into typed literals
-- removed 1 no-op cast(s) / broadcast(s)
-- folded 6 plain copies
-- removed 4 dead alias(es) and unused value(s)
-- widened the program id to int64 before any offset arithmetic
-- named arguments after what they are bound to; per-call sizes are runtime ints in do_not_specialize, per-model sizes constexpr, row strides int64 arguments
-- loads upcast to fp32, stores cast to the output's element type (fp32/fp16/bf16 alike)
-- renamed index variables and temporaries after what they hold
-- turned 1 division(s) by a per-row value into multiplication by its reciprocal
-- the rows' loads carry no evict_first hint, as Inductor's kernel compiled for a GPU has none
-- on Hopper and later GPUs the kernels launch with programmatic dependent launch: each waits for the kernel before it, then lets the next one launch (a reduction's programs of several rows once their loads are issued)
+Ported by porter 0.1.0 from kb_scaled_rmsnorm.py::Model (torch 2.13.0+cpu, triton 3.9.0, 2026-11-30); README.md says what porter changed.
 """
 
 import torch
@@ -73,13 +57,8 @@ def model_kernel(
     )
 
 
-# Rows of 4096 that a row_only kernel reading them twice (reread: quant_int8)
-# holds in registers keep 32 bytes a thread (8 warps in bf16, 16 in fp32) up
-# to this many rows, 4 warps past them: on an H200 quant_int8 over 4096 held
-# with 4 warps took 1.14-1.15 of the looped kernel's time at 1024 rows, with 8
-# and 16 warps 0.94-0.98 at 1024-2048 (docs/benchmarks/NOTES.md). logsumexp
-# fp32 over 4096, which reads its row twice but writes one value a row, took
-# 1.10x with 16 warps at 4096 rows, and keeps the split at 512.
+# Up to this many rows of 4096, a kernel re-reading held rows keeps 32 bytes a
+# thread; past them 4 warps (docs/benchmarks/launch-rules.md#row-launch).
 REREAD_MANY_WARPS_MAX_ROWS = 2048
 
 
@@ -87,26 +66,9 @@ def launch_settings(
     num_rows, row_size, elem_bytes=2, row_tensors=2, row_only=False, reread=False
 ):
     """(rows a program, block, warps) for a reduction over rows of row_size
-    elements of elem_bytes each, of which the kernel reads and writes
-    row_tensors (fused_add_rmsnorm: x, residual and its two outputs, 4).
-    Narrow rows are packed to 4 KB a program (2048 bf16 elements) and at least
-    two rows, as many warps as rows (Triton lays them out: over two rows of
-    1024 both warps span each row, whose sums meet in shared memory), twice as
-    many where the kernel reads nothing beside its rows (row_only: quant_int8
-    fp32 1024 took 0.84-0.995 of the time of two warps at 1024-65536 rows,
-    where kernels that also read a weight lost up to 13% or gained at most 3%
-    that way), except at
-    decode sizes (256 rows or fewer): one row a program, 512 bytes of it a
-    warp; and except where a row moves 16 KB or more (all row_tensors
-    together): one row a program and one warp, as Inductor runs them, with no
-    shared memory (from 4096 rows the faster; at 1024 rows 5% slower, but one
-    compiled variant fewer past the decode sizes). Programs of one warp start
-    at most one every 1.2 ns on an H200 (65536 took 80 us over rows of
-    512-1024 elements, bf16 or fp32), the time 5 KB take at the copy rate.
-    Wider rows: one row, 32 bytes of it a thread up to 32 warps, except rows of
-    4096 when there are many (4 warps: from 513 rows; where reread, from
-    REREAD_MANY_WARPS_MAX_ROWS + 1). Measured fastest on an H200 with
-    tools/launch_probe.py; the figures are in docs/benchmarks/NOTES.md."""
+    elements: narrow rows packed 4 KB a program, one row a program at decode sizes
+    or where a row moves 16 KB, 32 bytes a thread for wide rows
+    (docs/benchmarks/launch-rules.md#row-launch)."""
     block = triton.next_power_of_2(max(row_size, 1))  # an empty row: one masked block
     if block <= 1024 and num_rows <= 256:
         return 1, block, min(8, max(1, block * elem_bytes // 512))
@@ -120,27 +82,17 @@ def launch_settings(
     return 1, block, min(32, block * elem_bytes // 1024)
 
 
-# Kernels on a GPU of compute capability 9.0 or later (Hopper) launch with
-# programmatic dependent launch (launch_pdl=True, LAUNCH_PDL): each may start
-# while the kernel before it in the stream drains, and waits for that kernel's
-# writes before touching memory. Inside a CUDA graph of 20 calls on an H200,
-# decode-sized calls took 0.66-0.85 of their time without it at 1-256 tokens
-# (docs/benchmarks/NOTES.md). Triton's interpreter and older GPUs launch
-# without it, and set_pdl turns it off.
+# On Hopper and later, kernels launch with programmatic dependent launch: each may
+# start while the one before drains, and waits for its writes (docs/benchmarks/launch-rules.md#pdl).
 _PDL_BY_DEVICE = {}
 # What set_pdl asked for, by device; None: every device not named.
 _PDL_WANTED = {None: True}
 
 
 def set_pdl(enabled, device=None):
-    """Launch this module's kernels with programmatic dependent launch (the
-    default, where the GPU has it) or without, on one GPU ("cuda:0", or a
-    tensor's .device) or, with device None, on every GPU, from the next call.
-    Turn it off where an engine runs these kernels behind ones that never let
-    the next kernel launch early (torch's elementwise kernels): there PDL only
-    adds its wait, 0.21-0.32 µs a call on an H200 (docs/benchmarks/NOTES.md).
-    Set it before warming up: LAUNCH_PDL is a constexpr, so each kernel
-    compiles once more the first time it runs the other way."""
+    """Launch with programmatic dependent launch (default) or without, on one GPU
+    or (device None) all. Turn it off behind kernels that never trigger early (torch's
+    elementwise ones); set it before warmup, since LAUNCH_PDL is a constexpr."""
     if device is None:
         _PDL_WANTED.clear()
     else:
@@ -155,10 +107,7 @@ def set_pdl(enabled, device=None):
 
 
 def pdl_enabled(device):
-    """Whether kernels on this device launch with programmatic dependent launch
-    (asked once a device: the launcher runs on every call). Never under
-    Triton's interpreter (TRITON_INTERPRET=1), which has no gdc_wait, even for
-    tensors on a Hopper GPU, nor where set_pdl turned it off."""
+    """Whether kernels on this device launch with PDL (never under the interpreter)."""
     if triton.knobs.runtime.interpret:
         return False
     if device not in _PDL_BY_DEVICE:

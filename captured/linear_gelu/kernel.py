@@ -1,23 +1,6 @@
 """A linear layer with a fused bias + tanh-GELU epilogue (Inductor leaves the matmul to cuBLAS).
 
-Ported by porter 0.1.0 from linear_gelu.py::linear_gelu.
-Inductor kernel(s): triton_poi_fused_gelu_0.
-Captured with torch 2.13.0+cpu, triton 3.9.0 on codegen-only Triton target cuda:90 (no GPU; nothing executed by Inductor), 2026-12-02.
-
-What porter changed:
-- dropped Inductor's @triton_heuristics decorator and its meta
-- turned 4 tl.full constant(s) into typed literals
-- folded 1 plain copies
-- widened the program id to int64 before any offset arithmetic
-- named arguments after what they are bound to; per-call sizes are runtime ints in do_not_specialize, per-model sizes constexpr, row strides int64 arguments
-- loads upcast to fp32, stores cast to the output's element type (fp32/fp16/bf16 alike)
-- renamed index variables and temporaries after what they hold
-- pointwise kernels run on (rows, column blocks) tiles: no 64-bit % and // per element, contiguous columns the compiler can vectorize
-- 2-byte outputs: the matmul runs without its bias, which the kernel after it adds (as Inductor does on a GPU); fp32 keeps cuBLAS's addmm
-- small matmuls: a second kernel computes the matmul's tile with tl.dot and applies the epilogue to it in registers (one launch, no round trip of the matmul's output); larger ones keep cuBLAS
-- 1 + tanh(u) as 2 / (1 + exp(-2u)) (the same value: 2 * sigmoid(2u)), with exp_ftz and a fast division in place of libdevice's tanh
-- exp as ex2.approx.ftz.f32 on NVIDIA GPUs (exp_ftz): tl.exp's own approximation, with results under 2^-126 flushed to 0
-- on Hopper and later GPUs the kernels launch with programmatic dependent launch: each waits for the kernel before it, then lets the next one launch
+Ported by porter 0.1.0 from linear_gelu.py::linear_gelu (torch 2.13.0+cpu, triton 3.9.0, 2026-12-02); README.md says what porter changed.
 """
 
 import torch
@@ -157,22 +140,9 @@ def linear_gelu_matmul_kernel(
 
 def tile_settings(num_rows, row_size, elem_bytes=2, heavy=False):
     """(rows, columns, warps) of a block of a (rows, column blocks) pointwise
-    launch: up to 4096 columns of a row, or several short rows making 1024
-    elements, 16 bytes a thread (8 bf16 or 4 fp32 elements: fp32 rotary at
-    16384-65536 tokens took 0.79-0.91 of the time with 8 elements a thread).
-    At decode sizes (2^18 elements or fewer) blocks of 512 elements, 4 warps:
-    more programs for few rows.
-    heavy: the kernel calls libdevice (tanh, erf). Its threads wait on
-    arithmetic more than on memory, so up to 2^19 elements it takes two
-    elements a thread (blocks of 512, 8 warps); above that, in 2-byte dtypes,
-    blocks of 1024 columns with 4 warps. One switch, as for the others: a
-    warmup at decode sizes and at the largest batch compiles both sides.
-    gelu_tanh_and_mul at 1-64 tokens of 4096 (bf16, fp16, fp32) and 1-32 of
-    11008 (bf16) took 0.88-0.97 of the time of 512 with 4 warps, or of 1024
-    with 4 above 2^18 (kernel time inside a CUDA graph of 20 launches); from
-    4096 tokens, 1024 columns with 4 warps took 0.95-0.96 of 4096 columns'
-    time in bf16 (silu_and_mul, which calls none, lost 2-4% that way).
-    Measured on an H200, docs/benchmarks/NOTES.md."""
+    launch: up to 4096 columns, 16 bytes a thread; at decode sizes blocks of 512;
+    heavy (libdevice) kernels two elements a thread (docs/benchmarks/launch-rules.md#tile).
+    """
     block_cols = triton.next_power_of_2(max(row_size, 1))
     elements = num_rows * row_size
     if elements <= (1 << 19 if heavy else 1 << 18):
@@ -184,37 +154,19 @@ def tile_settings(num_rows, row_size, elem_bytes=2, heavy=False):
     return block_rows, block_cols, min(32, max(4, warps))
 
 
-# Up to these many rows and multiply-adds (rows x inner x columns), a matmul and
-# its epilogue run as one Triton kernel instead of a cuBLAS call and the
-# epilogue's kernel. Inside a CUDA graph of 20 calls on an H200, inputs rotated
-# past the L2 cache, the one kernel took 0.48-0.64 of Inductor's time at 1-1024
-# tokens of 128 -> 256 features (bf16, fp16); 0.90-0.91 at 1-16 tokens of 4096
-# -> 4096 (2^28 at 16 tokens) but 1.08-1.28 at 64 (2^30), where cuBLAS's larger
-# blocks win.
+# Small matmuls run with their epilogue as one Triton kernel instead of cuBLAS and a
+# second kernel (docs/benchmarks/launch-rules.md#matmul).
 MATMUL_EPILOGUE_MAX_ROWS = 1024
 MATMUL_EPILOGUE_MAX_MACS = 1 << 28
-# Past MATMUL_EPILOGUE_MAX_ROWS rows the one kernel, in blocks of 64 rows
-# (matmul_settings), still wins where the inner dimension is a few blocks: at
-# 4096-16384 tokens it took 0.64-0.73 of cuBLAS and the epilogue's time over
-# 128 inner features (256 out), 0.74-0.83 over 256 and 0.88-0.94 over 512
-# (bf16), 0.57-0.62 over 128 in fp32; over 2048 it took 1.4-1.5x. By the
-# output's element bytes, the largest inner size measured to win.
+# Past those rows, by output element bytes: the widest inner size measured to win.
 MATMUL_WIDE_MAX_INNER = {2: 512, 4: 128}
-# fp32 operands go through tl.dot as three TF32 products a term ("tf32x3",
-# about fp32's accuracy): 0.67-0.88 of Inductor's time at 1, 64, 256 and 1024
-# tokens of 128 -> 256 (0.08 at 16, where its cuBLAS call took 33 us), 0.69 at
-# 16 tokens of 4096 -> 4096. At one token cuBLAS's matrix-vector kernel is
-# faster from 1024 -> 1024 (the kernel took 2.0x its time; 1.6-3.0x at 1024 to
-# 2048 features, 1.47x at 4096 -> 4096): one row in tiles of 32 columns is
-# out_features / 32 programs. So one fp32 row takes the kernel up to
-# MATMUL_FP32_ONE_ROW_MAX_MACS multiply-adds, 128 -> 256, where it was measured
-# to win (docs/benchmarks/NOTES.md).
+# fp32 goes through tl.dot as three TF32 products; one row only up to this size,
+# past which cuBLAS's matrix-vector kernel wins.
 MATMUL_FP32_ONE_ROW_MAX_MACS = 1 << 15
 
 
 def matmul_in_one_kernel(num_rows, inner_size, num_cols, elem_bytes):
-    """Whether a matmul of num_rows x inner_size by inner_size x num_cols, out
-    in elem_bytes elements, and its epilogue run as one Triton kernel."""
+    """Whether a num_rows x inner_size x num_cols matmul and its epilogue run as one kernel."""
     if num_rows > MATMUL_EPILOGUE_MAX_ROWS:
         return inner_size <= MATMUL_WIDE_MAX_INNER.get(elem_bytes, 0)
     if num_rows * inner_size * num_cols > MATMUL_EPILOGUE_MAX_MACS:
@@ -225,20 +177,7 @@ def matmul_in_one_kernel(num_rows, inner_size, num_cols, elem_bytes):
 
 
 def matmul_settings(num_rows, inner_size, elem_bytes=2):
-    """(rows, columns, inner block, warps, stages) of a block of the
-    matmul-and-epilogue kernel, measured on an H200 (docs/benchmarks/NOTES.md).
-    Up to MATMUL_EPILOGUE_MAX_ROWS rows: 16 or 32 rows (tl.dot's least is 16)
-    by 32 columns with 4 warps; many small blocks keep every SM busy there
-    (blocks of up to 64 rows took 1.20-1.25x the time at 64-1024 tokens of 128
-    -> 256 features, 64 columns 1.4-1.7x). Past them: 64 rows by 128 columns
-    with 8 warps in 2-byte types (32 by 32 took 1.45x its time at 4096 tokens,
-    1.9x at 16384), 64 by 64 with 4 warps in fp32. The inner block in 2-byte
-    types: up to 128 in 4 stages; past the rows 64, in 2 stages (3 where the
-    inner dimension is over 128). In fp32: 64 in 3 stages, 32 past the rows,
-    so that shared memory leaves room for several programs an SM (32 by 32
-    blocks taking 128 in 4 stages took 1.13-1.2x the time at 64-1024 tokens,
-    2.8-3.4x at 4096-16384). fp32 keeps 32 columns up to 1024 rows: 64 were
-    faster at 1024 (0.76x) but would compile a third variant mid-prefill."""
+    """(rows, columns, inner block, warps, stages) of a block of the matmul kernel (docs/benchmarks/launch-rules.md#matmul)."""
     k_block = max(16, triton.next_power_of_2(inner_size))
     if num_rows > MATMUL_EPILOGUE_MAX_ROWS:
         if elem_bytes == 4:
@@ -257,27 +196,17 @@ def reinterpret(t, size, stride, offset):
     return t.as_strided(size, stride, t.storage_offset() + offset)
 
 
-# Kernels on a GPU of compute capability 9.0 or later (Hopper) launch with
-# programmatic dependent launch (launch_pdl=True, LAUNCH_PDL): each may start
-# while the kernel before it in the stream drains, and waits for that kernel's
-# writes before touching memory. Inside a CUDA graph of 20 calls on an H200,
-# decode-sized calls took 0.66-0.85 of their time without it at 1-256 tokens
-# (docs/benchmarks/NOTES.md). Triton's interpreter and older GPUs launch
-# without it, and set_pdl turns it off.
+# On Hopper and later, kernels launch with programmatic dependent launch: each may
+# start while the one before drains, and waits for its writes (docs/benchmarks/launch-rules.md#pdl).
 _PDL_BY_DEVICE = {}
 # What set_pdl asked for, by device; None: every device not named.
 _PDL_WANTED = {None: True}
 
 
 def set_pdl(enabled, device=None):
-    """Launch this module's kernels with programmatic dependent launch (the
-    default, where the GPU has it) or without, on one GPU ("cuda:0", or a
-    tensor's .device) or, with device None, on every GPU, from the next call.
-    Turn it off where an engine runs these kernels behind ones that never let
-    the next kernel launch early (torch's elementwise kernels): there PDL only
-    adds its wait, 0.21-0.32 µs a call on an H200 (docs/benchmarks/NOTES.md).
-    Set it before warming up: LAUNCH_PDL is a constexpr, so each kernel
-    compiles once more the first time it runs the other way."""
+    """Launch with programmatic dependent launch (default) or without, on one GPU
+    or (device None) all. Turn it off behind kernels that never trigger early (torch's
+    elementwise ones); set it before warmup, since LAUNCH_PDL is a constexpr."""
     if device is None:
         _PDL_WANTED.clear()
     else:
@@ -292,10 +221,7 @@ def set_pdl(enabled, device=None):
 
 
 def pdl_enabled(device):
-    """Whether kernels on this device launch with programmatic dependent launch
-    (asked once a device: the launcher runs on every call). Never under
-    Triton's interpreter (TRITON_INTERPRET=1), which has no gdc_wait, even for
-    tensors on a Hopper GPU, nor where set_pdl turned it off."""
+    """Whether kernels on this device launch with PDL (never under the interpreter)."""
     if triton.knobs.runtime.interpret:
         return False
     if device not in _PDL_BY_DEVICE:

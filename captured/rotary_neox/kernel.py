@@ -1,19 +1,6 @@
 """NeoX-style rotary embedding on queries: tokens x heads x head_dim, cos/sin per token.
 
-Ported by porter 0.1.0 from rotary_neox.py::rotary_neox.
-Inductor kernel(s): triton_poi_fused_mul_slice_sub_unsqueeze_0, triton_poi_fused_add_mul_slice_unsqueeze_1.
-Captured with torch 2.13.0+cpu, triton 3.9.0 on codegen-only Triton target cuda:90 (no GPU; nothing executed by Inductor), 2026-11-30.
-
-What porter changed:
-- dropped Inductor's @triton_heuristics decorator and its meta
-- widened the program id to int64 before any offset arithmetic
-- named arguments after what they are bound to; per-call sizes are runtime ints in do_not_specialize, per-model sizes constexpr, row strides int64 arguments
-- loads upcast to fp32, stores cast to the output's element type (fp32/fp16/bf16 alike)
-- renamed index variables and temporaries after what they hold
-- pointwise kernels run on (rows, column blocks) tiles: no 64-bit % and // per element, contiguous columns the compiler can vectorize
-- fused 2 pointwise kernels that read the same inputs into one launch (each input read once from memory)
-- issued the fused kernels' loads before their stores, so that loads of one address under one mask compile to one
-- on Hopper and later GPUs the kernels launch with programmatic dependent launch: each waits for the kernel before it, then lets the next one launch (a pointwise kernel's blocks over long rows once their loads are issued)
+Ported by porter 0.1.0 from rotary_neox.py::rotary_neox (torch 2.13.0+cpu, triton 3.9.0, 2026-11-30); README.md says what porter changed.
 """
 
 import torch
@@ -103,36 +90,16 @@ def rotary_neox_kernel(
     )
 
 
-# Elements of a block at decode sizes (tile_settings). A tile kernel launched
-# with programmatic dependent launch lets the next kernel launch right after
-# its wait where its block spans at most this many columns, and after its
-# loads where it spans a longer row. Inside a CUDA graph of 20 calls on an
-# H200, silu_and_mul and gelu_tanh_and_mul (bf16, 4096 columns) took 0.81-0.84
-# of the time of triggering first that way at 256 tokens; triggering after the
-# loads took 1.12-1.21 of it at 64 tokens (decode-sized blocks), and 1.17 for
-# rotary_neox's blocks of 16 rows of 64 at 4096 tokens in bf16
-# (docs/benchmarks/NOTES.md).
+# Blocks of at most DECODE_BLOCK elements let the next kernel launch right after
+# their wait; longer ones after their loads (docs/benchmarks/launch-rules.md#pdl).
 DECODE_BLOCK = 512
 
 
 def tile_settings(num_rows, row_size, elem_bytes=2, heavy=False):
     """(rows, columns, warps) of a block of a (rows, column blocks) pointwise
-    launch: up to 4096 columns of a row, or several short rows making 1024
-    elements, 16 bytes a thread (8 bf16 or 4 fp32 elements: fp32 rotary at
-    16384-65536 tokens took 0.79-0.91 of the time with 8 elements a thread).
-    At decode sizes (2^18 elements or fewer) blocks of 512 elements, 4 warps:
-    more programs for few rows.
-    heavy: the kernel calls libdevice (tanh, erf). Its threads wait on
-    arithmetic more than on memory, so up to 2^19 elements it takes two
-    elements a thread (blocks of 512, 8 warps); above that, in 2-byte dtypes,
-    blocks of 1024 columns with 4 warps. One switch, as for the others: a
-    warmup at decode sizes and at the largest batch compiles both sides.
-    gelu_tanh_and_mul at 1-64 tokens of 4096 (bf16, fp16, fp32) and 1-32 of
-    11008 (bf16) took 0.88-0.97 of the time of 512 with 4 warps, or of 1024
-    with 4 above 2^18 (kernel time inside a CUDA graph of 20 launches); from
-    4096 tokens, 1024 columns with 4 warps took 0.95-0.96 of 4096 columns'
-    time in bf16 (silu_and_mul, which calls none, lost 2-4% that way).
-    Measured on an H200, docs/benchmarks/NOTES.md."""
+    launch: up to 4096 columns, 16 bytes a thread; at decode sizes blocks of 512;
+    heavy (libdevice) kernels two elements a thread (docs/benchmarks/launch-rules.md#tile).
+    """
     block_cols = triton.next_power_of_2(max(row_size, 1))
     elements = num_rows * row_size
     if elements <= (1 << 19 if heavy else 1 << 18):
@@ -167,27 +134,17 @@ def strided_as(t, strides):
     return t
 
 
-# Kernels on a GPU of compute capability 9.0 or later (Hopper) launch with
-# programmatic dependent launch (launch_pdl=True, LAUNCH_PDL): each may start
-# while the kernel before it in the stream drains, and waits for that kernel's
-# writes before touching memory. Inside a CUDA graph of 20 calls on an H200,
-# decode-sized calls took 0.66-0.85 of their time without it at 1-256 tokens
-# (docs/benchmarks/NOTES.md). Triton's interpreter and older GPUs launch
-# without it, and set_pdl turns it off.
+# On Hopper and later, kernels launch with programmatic dependent launch: each may
+# start while the one before drains, and waits for its writes (docs/benchmarks/launch-rules.md#pdl).
 _PDL_BY_DEVICE = {}
 # What set_pdl asked for, by device; None: every device not named.
 _PDL_WANTED = {None: True}
 
 
 def set_pdl(enabled, device=None):
-    """Launch this module's kernels with programmatic dependent launch (the
-    default, where the GPU has it) or without, on one GPU ("cuda:0", or a
-    tensor's .device) or, with device None, on every GPU, from the next call.
-    Turn it off where an engine runs these kernels behind ones that never let
-    the next kernel launch early (torch's elementwise kernels): there PDL only
-    adds its wait, 0.21-0.32 µs a call on an H200 (docs/benchmarks/NOTES.md).
-    Set it before warming up: LAUNCH_PDL is a constexpr, so each kernel
-    compiles once more the first time it runs the other way."""
+    """Launch with programmatic dependent launch (default) or without, on one GPU
+    or (device None) all. Turn it off behind kernels that never trigger early (torch's
+    elementwise ones); set it before warmup, since LAUNCH_PDL is a constexpr."""
     if device is None:
         _PDL_WANTED.clear()
     else:
@@ -202,10 +159,7 @@ def set_pdl(enabled, device=None):
 
 
 def pdl_enabled(device):
-    """Whether kernels on this device launch with programmatic dependent launch
-    (asked once a device: the launcher runs on every call). Never under
-    Triton's interpreter (TRITON_INTERPRET=1), which has no gdc_wait, even for
-    tensors on a Hopper GPU, nor where set_pdl turned it off."""
+    """Whether kernels on this device launch with PDL (never under the interpreter)."""
     if triton.knobs.runtime.interpret:
         return False
     if device not in _PDL_BY_DEVICE:
