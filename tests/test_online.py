@@ -43,10 +43,13 @@ def test_logsumexp_online_kernel_reads_the_row_once():
     assert text.count("tl.load(") == 1 and "evict_first" in text
     # One running max and sum per row: a block's max, then its sum of exp
     # against the new max's shift, the sum so far rescaled to it.
-    assert "tmp3 = maximum_nan(_tmp2, max_nan(tl.where(" in text
+    assert "maximum_nan_acc = maximum_nan(acc, max_nan(tl.where(" in text
     # exp_ftz: tl.exp without its subnormal results (porter/port/fastexp.py).
-    assert "exp = exp_ftz(logits - tmp9_new)" in text
-    assert "_tmp13 = rescale_sum(_tmp13, tmp9_run, tmp9_new) + tmp14" in text
+    assert "exp = exp_ftz(logits - safe_maximum_nan_acc_new)" in text
+    assert (
+        "acc_2 = rescale_sum(acc_2, safe_acc_run, safe_maximum_nan_acc_new) + block_sum"
+        in text
+    )
     inits = [
         ast.unparse(s)
         for s in looped.body
@@ -54,7 +57,7 @@ def test_logsumexp_online_kernel_reads_the_row_once():
     ]
     assert len(inits) == 2
     after = "\n".join(ast.unparse(s) for s in looped.body[looped.body.index(loop) :])
-    assert "row_max = _tmp2" in after and "row_sum = _tmp13" in after
+    assert "row_max = acc" in after and "row_sum = acc_2" in after
     # The persistent kernel (derived before) is untouched; the helper comes along.
     assert "rescale_sum" not in ast.unparse(_function(tree, "logsumexp_kernel"))
     assert "def rescale_sum" in ast.unparse(tree)

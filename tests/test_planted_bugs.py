@@ -22,7 +22,7 @@ CAPTURED = Path(__file__).resolve().parents[1] / "captured"
 
 STORE_OUT1 = """        tl.store(
             out1_ptr + (cols + rows * out1_stride0),
-            tmp2.to(out1_ptr.dtype.element_ty),
+            out1_2.to(out1_ptr.dtype.element_ty),
             col_mask & row_mask,
         )
 """
@@ -31,8 +31,8 @@ PLANTS = {
     # name: (case, text in kernel.py, replacement, scenario filter)
     "missing_mask": (
         "silu_and_mul",
-        "        tmp7.to(out_ptr.dtype.element_ty),\n        mask,\n",
-        "        tmp7.to(out_ptr.dtype.element_ty),\n",
+        "        out.to(out_ptr.dtype.element_ty),\n        mask,\n",
+        "        out.to(out_ptr.dtype.element_ty),\n",
         lambda s: s.dtype == "float32",
     ),
     "wrong_stride": (
@@ -55,14 +55,14 @@ PLANTS = {
     ),
     "wrong_output_cast": (
         "rmsnorm",
-        "tmp14.to(out_ptr.dtype.element_ty)",
-        "tmp14.to(tl.bfloat16)",
+        "out.to(out_ptr.dtype.element_ty)",
+        "out.to(tl.bfloat16)",
         lambda s: s.dtype == "float32",
     ),
     "unwritten_int_column": (
         "quant_int8",
-        "tmp15, col_mask & row_mask)",
-        "tmp15, (cols < hidden - 1) & row_mask)",
+        "out0, col_mask & row_mask)",
+        "out0, (cols < hidden - 1) & row_mask)",
         lambda s: s.dtype == "float32",
     ),
     "bf16_math_without_upcast": (

@@ -115,28 +115,23 @@ def add_layernorm_kernel(
         if not EARLY_TRIGGER:
             # a program of several rows lets the next kernel launch once its loads are issued
             tl.extra.cuda.gdc_launch_dependents()
-    tmp2 = x + residual
+    out1_2 = x + residual
     tl.store(
         out1_ptr + (cols + rows * out1_stride0),
-        tmp2.to(out1_ptr.dtype.element_ty),
+        out1_2.to(out1_ptr.dtype.element_ty),
         col_mask & row_mask,
     )
-    tmp5, tmp6, tmp7 = row_mean_m2(tmp2, col_mask & row_mask, 1, hidden)
-    tmp4 = tmp5[:, None]
-    tmp8 = tmp6[:, None]
-    out1 = tmp2.to(out1_ptr.dtype.element_ty).to(tl.float32)
-    tmp11 = out1 - tmp4
-    tmp12 = tl.cast(hidden, tl.float32)
-    tmp14 = tmp8 * (1.0 / tmp12)
-    tmp15 = 1e-05
-    tmp16 = tmp14 + tmp15
-    rstd = tl.rsqrt(tmp16)
-    tmp18 = tmp11 * rstd
-    tmp20 = tmp18 * weight
-    tmp22 = tmp20 + bias
+    mean, m2, count = row_mean_m2(out1_2, col_mask & row_mask, 1, hidden)
+    mean_2 = mean[:, None]
+    m2_2 = m2[:, None]
+    out1 = out1_2.to(out1_ptr.dtype.element_ty).to(tl.float32)
+    out1_minus_mean_2 = out1 - mean_2
+    val = m2_2 * (1.0 / tl.cast(hidden, tl.float32)) + 1e-05
+    rstd = tl.rsqrt(val)
+    out0 = out1_minus_mean_2 * rstd * weight + bias
     tl.store(
         out0_ptr + (cols + rows * out0_stride0),
-        tmp22.to(out0_ptr.dtype.element_ty),
+        out0.to(out0_ptr.dtype.element_ty),
         col_mask & row_mask,
     )
 
@@ -167,9 +162,9 @@ def add_layernorm_kernel_looped(
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
     col_base = tl.arange(0, BLOCK_COLS)[None, :]
-    tmp4_mean = tl.zeros([BLOCK_ROWS, BLOCK_COLS], tl.float32)
-    tmp4_m2 = tl.zeros([BLOCK_ROWS, BLOCK_COLS], tl.float32)
-    tmp4_weight = tl.zeros([BLOCK_ROWS, BLOCK_COLS], tl.float32)
+    mean = tl.zeros([BLOCK_ROWS, BLOCK_COLS], tl.float32)
+    m2 = tl.zeros([BLOCK_ROWS, BLOCK_COLS], tl.float32)
+    weight_2 = tl.zeros([BLOCK_ROWS, BLOCK_COLS], tl.float32)
     for col_start in tl.range(0, hidden, BLOCK_COLS):
         cols = col_start + col_base
         col_mask = cols < hidden
@@ -186,21 +181,21 @@ def add_layernorm_kernel_looped(
             eviction_policy="evict_first",
             other=0.0,
         ).to(tl.float32)
-        tmp2 = x + residual
-        tmp4_mean_next, tmp4_m2_next, tmp4_weight_next = welford_accumulate(
-            tmp2, tmp4_mean, tmp4_m2, tmp4_weight, roffset == 0
+        out1_2 = x + residual
+        welford_accumulate_0, welford_accumulate_1, welford_accumulate_2 = (
+            welford_accumulate(out1_2, mean, m2, weight_2, roffset == 0)
         )
-        tmp4_mean = tl.where(col_mask & row_mask, tmp4_mean_next, tmp4_mean)
-        tmp4_m2 = tl.where(col_mask & row_mask, tmp4_m2_next, tmp4_m2)
-        tmp4_weight = tl.where(col_mask & row_mask, tmp4_weight_next, tmp4_weight)
+        mean = tl.where(col_mask & row_mask, welford_accumulate_0, mean)
+        m2 = tl.where(col_mask & row_mask, welford_accumulate_1, m2)
+        weight_2 = tl.where(col_mask & row_mask, welford_accumulate_2, weight_2)
         tl.store(
             out1_ptr + (cols + rows * out1_stride0),
-            tmp2.to(out1_ptr.dtype.element_ty),
+            out1_2.to(out1_ptr.dtype.element_ty),
             col_mask & row_mask,
         )
-    tmp5, tmp6, tmp7 = welford_finish(tmp4_mean, tmp4_m2, tmp4_weight, 1)
-    tmp4 = tmp5[:, None]
-    tmp8 = tmp6[:, None]
+    mean_2, m2_2, count = welford_finish(mean, m2, weight_2, 1)
+    mean_2_2 = mean_2[:, None]
+    m2_2_2 = m2_2[:, None]
     tl.debug_barrier()
     for col_start in tl.range(0, hidden, BLOCK_COLS):
         cols = col_start + col_base
@@ -218,18 +213,13 @@ def add_layernorm_kernel_looped(
         bias = tl.load(
             bias_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
         ).to(tl.float32)
-        tmp11 = out1 - tmp4
-        tmp12 = tl.cast(hidden, tl.float32)
-        tmp14 = tmp8 * (1.0 / tmp12)
-        tmp15 = 1e-05
-        tmp16 = tmp14 + tmp15
-        rstd = tl.rsqrt(tmp16)
-        tmp18 = tmp11 * rstd
-        tmp20 = tmp18 * weight
-        tmp22 = tmp20 + bias
+        out1_minus_mean_2_2 = out1 - mean_2_2
+        val = m2_2_2 * (1.0 / tl.cast(hidden, tl.float32)) + 1e-05
+        rstd = tl.rsqrt(val)
+        out0 = out1_minus_mean_2_2 * rstd * weight + bias
         tl.store(
             out0_ptr + (cols + rows * out0_stride0),
-            tmp22.to(out0_ptr.dtype.element_ty),
+            out0.to(out0_ptr.dtype.element_ty),
             col_mask & row_mask,
         )
 

@@ -66,26 +66,21 @@ def fused_add_rmsnorm_kernel(
         if not EARLY_TRIGGER:
             # a program of several rows lets the next kernel launch once its loads are issued
             tl.extra.cuda.gdc_launch_dependents()
-    tmp2 = x + residual
-    tmp3 = tmp2 * tmp2
-    _tmp5 = tl.where(col_mask & row_mask, tmp3, 0)
+    out1_2 = x + residual
+    out1_2_sq = out1_2 * out1_2
+    out1_2_sq_masked = tl.where(col_mask & row_mask, out1_2_sq, 0)
     tl.store(
         out1_ptr + (cols + rows * out1_stride0),
-        tmp2.to(out1_ptr.dtype.element_ty),
+        out1_2.to(out1_ptr.dtype.element_ty),
         col_mask & row_mask,
     )
-    row_sum = tl.sum(_tmp5, 1)[:, None]
-    out1 = tmp2.to(out1_ptr.dtype.element_ty).to(tl.float32)
-    tmp8 = tl.cast(hidden, tl.float32)
-    tmp10 = row_sum / tmp8
-    tmp11 = 1e-06
-    tmp12 = tmp10 + tmp11
-    rstd = tl.rsqrt(tmp12)
-    tmp14 = out1 * rstd
-    tmp16 = tmp14 * weight
+    row_sum = tl.sum(out1_2_sq_masked, 1)[:, None]
+    out1 = out1_2.to(out1_ptr.dtype.element_ty).to(tl.float32)
+    rstd = tl.rsqrt(row_sum / tl.cast(hidden, tl.float32) + 1e-06)
+    out0 = out1 * rstd * weight
     tl.store(
         out0_ptr + (cols + rows * out0_stride0),
-        tmp16.to(out0_ptr.dtype.element_ty),
+        out0.to(out0_ptr.dtype.element_ty),
         col_mask & row_mask,
     )
 
@@ -115,7 +110,7 @@ def fused_add_rmsnorm_kernel_looped(
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
     col_base = tl.arange(0, BLOCK_COLS)[None, :]
-    _tmp5 = tl.full([BLOCK_ROWS, BLOCK_COLS], 0, tl.float32)
+    acc = tl.full([BLOCK_ROWS, BLOCK_COLS], 0, tl.float32)
     for col_start in tl.range(0, hidden, BLOCK_COLS):
         cols = col_start + col_base
         col_mask = cols < hidden
@@ -131,16 +126,15 @@ def fused_add_rmsnorm_kernel_looped(
             eviction_policy="evict_first",
             other=0.0,
         ).to(tl.float32)
-        tmp2 = x + residual
-        tmp3 = tmp2 * tmp2
-        tmp6 = _tmp5 + tmp3
-        _tmp5 = tl.where(col_mask & row_mask, tmp6, _tmp5)
+        out1_2 = x + residual
+        val = acc + out1_2 * out1_2
+        acc = tl.where(col_mask & row_mask, val, acc)
         tl.store(
             out1_ptr + (cols + rows * out1_stride0),
-            tmp2.to(out1_ptr.dtype.element_ty),
+            out1_2.to(out1_ptr.dtype.element_ty),
             col_mask & row_mask,
         )
-    row_sum = tl.sum(_tmp5, 1)[:, None]
+    row_sum = tl.sum(acc, 1)[:, None]
     tl.debug_barrier()
     for col_start in tl.range(0, hidden, BLOCK_COLS):
         cols = col_start + col_base
@@ -154,16 +148,11 @@ def fused_add_rmsnorm_kernel_looped(
         weight = tl.load(
             weight_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
         ).to(tl.float32)
-        tmp8 = tl.cast(hidden, tl.float32)
-        tmp10 = row_sum / tmp8
-        tmp11 = 1e-06
-        tmp12 = tmp10 + tmp11
-        rstd = tl.rsqrt(tmp12)
-        tmp14 = out1 * rstd
-        tmp16 = tmp14 * weight
+        rstd = tl.rsqrt(row_sum / tl.cast(hidden, tl.float32) + 1e-06)
+        out0 = out1 * rstd * weight
         tl.store(
             out0_ptr + (cols + rows * out0_stride0),
-            tmp16.to(out0_ptr.dtype.element_ty),
+            out0.to(out0_ptr.dtype.element_ty),
             col_mask & row_mask,
         )
 

@@ -70,25 +70,17 @@ def gelu_tanh_and_mul_kernel(
         if not EARLY_TRIGGER:
             # a block over a long row lets the next kernel launch once its loads are issued
             tl.extra.cuda.gdc_launch_dependents()
-    tmp1 = 0.5
-    tmp2 = x * tmp1
-    tmp3 = x * x
-    tmp4 = tmp3 * x
-    tmp5 = 0.044715
-    tmp6 = tmp4 * tmp5
-    tmp7 = x + tmp6
-    tmp8 = 0.7978845608028654
-    tmp9 = tmp7 * tmp8
-    tmp12 = libdevice.fast_dividef(2.0, 1.0 + exp_ftz(-2.0 * tmp9))
-    tmp13 = tmp2 * tmp12
-    tmp15 = tmp13 * x_2
+    x_scaled = x * 0.5
+    val = (x + x * x * x * 0.044715) * 0.7978845608028654
+    fast_dividef = libdevice.fast_dividef(2.0, 1.0 + exp_ftz(-2.0 * val))
+    out = x_scaled * fast_dividef * x_2
     tl.store(
         out_ptr
         + (
             cols
             + rows * (1 * (1 >= x_size1_div_2) + x_size1_div_2 * (x_size1_div_2 > 1))
         ),
-        tmp15.to(out_ptr.dtype.element_ty),
+        out.to(out_ptr.dtype.element_ty),
         mask,
     )
 

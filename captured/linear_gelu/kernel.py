@@ -58,18 +58,11 @@ def linear_gelu_kernel(
         out = out + tl.load(
             bias_ptr + cols, cols < out_features, eviction_policy="evict_last"
         ).to(tl.float32)
-    tmp1 = 0.5
-    tmp2 = out * tmp1
-    tmp3 = out * out
-    tmp4 = tmp3 * out
-    tmp5 = 0.044715
-    tmp6 = tmp4 * tmp5
-    tmp7 = out + tmp6
-    tmp8 = 0.7978845608028654
-    tmp9 = tmp7 * tmp8
-    tmp12 = libdevice.fast_dividef(2.0, 1.0 + exp_ftz(-2.0 * tmp9))
-    tmp13 = tmp2 * tmp12
-    tl.store(out_ptr + offsets, tmp13.to(out_ptr.dtype.element_ty), mask)
+    out_scaled = out * 0.5
+    val = (out + out * out * out * 0.044715) * 0.7978845608028654
+    fast_dividef = libdevice.fast_dividef(2.0, 1.0 + exp_ftz(-2.0 * val))
+    out_2 = out_scaled * fast_dividef
+    tl.store(out_ptr + offsets, out_2.to(out_ptr.dtype.element_ty), mask)
 
 
 @triton.jit(do_not_specialize=["num_tokens"])
@@ -124,18 +117,11 @@ def linear_gelu_matmul_kernel(
         out = out + tl.load(
             bias_ptr + cols, cols < out_features, eviction_policy="evict_last"
         ).to(tl.float32)
-    tmp1 = 0.5
-    tmp2 = out * tmp1
-    tmp3 = out * out
-    tmp4 = tmp3 * out
-    tmp5 = 0.044715
-    tmp6 = tmp4 * tmp5
-    tmp7 = out + tmp6
-    tmp8 = 0.7978845608028654
-    tmp9 = tmp7 * tmp8
-    tmp12 = libdevice.fast_dividef(2.0, 1.0 + exp_ftz(-2.0 * tmp9))
-    tmp13 = tmp2 * tmp12
-    tl.store(out_ptr + offsets, tmp13.to(out_ptr.dtype.element_ty), mask)
+    out_scaled = out * 0.5
+    val = (out + out * out * out * 0.044715) * 0.7978845608028654
+    fast_dividef = libdevice.fast_dividef(2.0, 1.0 + exp_ftz(-2.0 * val))
+    out_2 = out_scaled * fast_dividef
+    tl.store(out_ptr + offsets, out_2.to(out_ptr.dtype.element_ty), mask)
 
 
 def tile_settings(num_rows, row_size, elem_bytes=2, heavy=False):

@@ -93,25 +93,15 @@ def logsumexp_kernel(
         if not EARLY_TRIGGER:
             # a program of several rows lets the next kernel launch once its loads are issued
             tl.extra.cuda.gdc_launch_dependents()
-    _tmp2 = tl.where(col_mask & row_mask, logits, float("-inf"))
-    row_max = max_nan(_tmp2, 1)[:, None]
-    tmp5 = tl.abs(row_max)
-    tmp6 = tl.full([1, 1], float("inf"), tl.float32)
-    tmp7 = tmp5 == tmp6
-    tmp8 = 0.0
-    tmp9 = tl.where(tmp7, tmp8, row_max)
-    tmp10 = logits - tmp9
-    exp = exp_ftz(tmp10)
-    _tmp13 = tl.where(col_mask & row_mask, exp, 0)
-    row_sum = tl.sum(_tmp13, 1)[:, None]
-    tmp15 = tl.log(row_sum)
-    tmp16 = tl.abs(row_max)
-    tmp17 = tl.full([1, 1], float("inf"), tl.float32)
-    tmp18 = tmp16 == tmp17
-    tmp19 = 0.0
-    tmp20 = tl.where(tmp18, tmp19, row_max)
-    tmp21 = tmp15 + tmp20
-    tl.store(out_ptr + rows, tmp21.to(out_ptr.dtype.element_ty), row_mask)
+    logits_masked = tl.where(col_mask & row_mask, logits, float("-inf"))
+    row_max = max_nan(logits_masked, 1)[:, None]
+    abs_row_max_is_inf = tl.abs(row_max) == tl.full([1, 1], float("inf"), tl.float32)
+    exp = exp_ftz(logits - tl.where(abs_row_max_is_inf, 0.0, row_max))
+    row_sum = tl.sum(tl.where(col_mask & row_mask, exp, 0), 1)[:, None]
+    log_row_sum = tl.log(row_sum)
+    abs_row_max_is_inf_2 = tl.abs(row_max) == tl.full([1, 1], float("inf"), tl.float32)
+    out = log_row_sum + tl.where(abs_row_max_is_inf_2, 0.0, row_max)
+    tl.store(out_ptr + rows, out.to(out_ptr.dtype.element_ty), row_mask)
 
 
 @triton.jit(do_not_specialize=["num_tokens"])
@@ -133,7 +123,7 @@ def logsumexp_kernel_looped(
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
     col_base = tl.arange(0, BLOCK_COLS)[None, :]
-    _tmp2 = tl.full([BLOCK_ROWS, BLOCK_COLS], float("-inf"), tl.float32)
+    acc = tl.full([BLOCK_ROWS, BLOCK_COLS], float("-inf"), tl.float32)
     # LLVM leaves loops with exp_ftz rolled: unroll a row of two blocks
     LOOP_UNROLL: tl.constexpr = 2 if (vocab + BLOCK_COLS - 1) // BLOCK_COLS == 2 else 1
     for col_start in tl.range(0, vocab, BLOCK_COLS, loop_unroll_factor=LOOP_UNROLL):
@@ -145,10 +135,10 @@ def logsumexp_kernel_looped(
             eviction_policy="evict_last",
             other=0.0,
         ).to(tl.float32)
-        tmp3 = maximum_nan(_tmp2, logits)
-        _tmp2 = tl.where(col_mask & row_mask, tmp3, _tmp2)
-    row_max = max_nan(_tmp2, 1)[:, None]
-    _tmp13 = tl.full([BLOCK_ROWS, BLOCK_COLS], 0, tl.float32)
+        maximum_nan_acc = maximum_nan(acc, logits)
+        acc = tl.where(col_mask & row_mask, maximum_nan_acc, acc)
+    row_max = max_nan(acc, 1)[:, None]
+    acc_2 = tl.full([BLOCK_ROWS, BLOCK_COLS], 0, tl.float32)
     for col_start in tl.range(0, vocab, BLOCK_COLS, loop_unroll_factor=LOOP_UNROLL):
         cols = col_start + col_base
         col_mask = cols < vocab
@@ -158,24 +148,17 @@ def logsumexp_kernel_looped(
             eviction_policy="evict_first",
             other=0.0,
         ).to(tl.float32)
-        tmp5 = tl.abs(row_max)
-        tmp6 = tl.full([1, 1], float("inf"), tl.float32)
-        tmp7 = tmp5 == tmp6
-        tmp8 = 0.0
-        tmp9 = tl.where(tmp7, tmp8, row_max)
-        tmp10 = logits_2 - tmp9
-        exp = exp_ftz(tmp10)
-        tmp14 = _tmp13 + exp
-        _tmp13 = tl.where(col_mask & row_mask, tmp14, _tmp13)
-    row_sum = tl.sum(_tmp13, 1)[:, None]
-    tmp15 = tl.log(row_sum)
-    tmp16 = tl.abs(row_max)
-    tmp17 = tl.full([1, 1], float("inf"), tl.float32)
-    tmp18 = tmp16 == tmp17
-    tmp19 = 0.0
-    tmp20 = tl.where(tmp18, tmp19, row_max)
-    tmp21 = tmp15 + tmp20
-    tl.store(out_ptr + rows, tmp21.to(out_ptr.dtype.element_ty), row_mask)
+        abs_row_max_is_inf_2 = tl.abs(row_max) == tl.full(
+            [1, 1], float("inf"), tl.float32
+        )
+        exp = exp_ftz(logits_2 - tl.where(abs_row_max_is_inf_2, 0.0, row_max))
+        acc_2_plus_exp = acc_2 + exp
+        acc_2 = tl.where(col_mask & row_mask, acc_2_plus_exp, acc_2)
+    row_sum = tl.sum(acc_2, 1)[:, None]
+    log_row_sum = tl.log(row_sum)
+    abs_row_max_is_inf = tl.abs(row_max) == tl.full([1, 1], float("inf"), tl.float32)
+    out = log_row_sum + tl.where(abs_row_max_is_inf, 0.0, row_max)
+    tl.store(out_ptr + rows, out.to(out_ptr.dtype.element_ty), row_mask)
 
 
 @triton.jit(do_not_specialize=["num_tokens"])
@@ -197,13 +180,10 @@ def logsumexp_kernel_online(
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
     col_base = tl.arange(0, BLOCK_COLS)[None, :]
-    _tmp2 = tl.full([BLOCK_ROWS, 1], float("-inf"), tl.float32)
-    _tmp13 = tl.full([BLOCK_ROWS, 1], 0, tl.float32)
-    tmp5_run = tl.abs(_tmp2)
-    tmp6_run = tl.full([1, 1], float("inf"), tl.float32)
-    tmp7_run = tmp5_run == tmp6_run
-    tmp8_run = 0.0
-    tmp9_run = tl.where(tmp7_run, tmp8_run, _tmp2)
+    acc = tl.full([BLOCK_ROWS, 1], float("-inf"), tl.float32)
+    acc_2 = tl.full([BLOCK_ROWS, 1], 0, tl.float32)
+    abs_acc_is_inf_run = tl.abs(acc) == tl.full([1, 1], float("inf"), tl.float32)
+    safe_acc_run = tl.where(abs_acc_is_inf_run, 0.0, acc)
     # LLVM leaves loops with exp_ftz rolled: unroll a row of two blocks
     LOOP_UNROLL: tl.constexpr = 2 if (vocab + BLOCK_COLS - 1) // BLOCK_COLS == 2 else 1
     for col_start in tl.range(0, vocab, BLOCK_COLS, loop_unroll_factor=LOOP_UNROLL):
@@ -215,30 +195,23 @@ def logsumexp_kernel_online(
             eviction_policy="evict_first",
             other=0.0,
         ).to(tl.float32)
-        tmp3 = maximum_nan(
-            _tmp2,
+        maximum_nan_acc = maximum_nan(
+            acc,
             max_nan(tl.where(col_mask & row_mask, logits, float("-inf")), 1)[:, None],
         )
-        tmp5_new = tl.abs(tmp3)
-        tmp6_new = tl.full([1, 1], float("inf"), tl.float32)
-        tmp7_new = tmp5_new == tmp6_new
-        tmp8_new = 0.0
-        tmp9_new = tl.where(tmp7_new, tmp8_new, tmp3)
-        exp = exp_ftz(logits - tmp9_new)
-        tmp14 = tl.sum(tl.where(col_mask & row_mask, exp, 0.0), 1)[:, None]
-        _tmp13 = rescale_sum(_tmp13, tmp9_run, tmp9_new) + tmp14
-        _tmp2 = tmp3
-        tmp9_run = tmp9_new
-    row_max = _tmp2
-    row_sum = _tmp13
-    tmp15 = tl.log(row_sum)
-    tmp16 = tl.abs(row_max)
-    tmp17 = tl.full([1, 1], float("inf"), tl.float32)
-    tmp18 = tmp16 == tmp17
-    tmp19 = 0.0
-    tmp20 = tl.where(tmp18, tmp19, row_max)
-    tmp21 = tmp15 + tmp20
-    tl.store(out_ptr + rows, tmp21.to(out_ptr.dtype.element_ty), row_mask)
+        val_new = tl.abs(maximum_nan_acc) == tl.full([1, 1], float("inf"), tl.float32)
+        safe_maximum_nan_acc_new = tl.where(val_new, 0.0, maximum_nan_acc)
+        exp = exp_ftz(logits - safe_maximum_nan_acc_new)
+        block_sum = tl.sum(tl.where(col_mask & row_mask, exp, 0.0), 1)[:, None]
+        acc_2 = rescale_sum(acc_2, safe_acc_run, safe_maximum_nan_acc_new) + block_sum
+        acc = maximum_nan_acc
+        safe_acc_run = safe_maximum_nan_acc_new
+    row_max = acc
+    row_sum = acc_2
+    log_row_sum = tl.log(row_sum)
+    abs_row_max_is_inf = tl.abs(row_max) == tl.full([1, 1], float("inf"), tl.float32)
+    out = log_row_sum + tl.where(abs_row_max_is_inf, 0.0, row_max)
+    tl.store(out_ptr + rows, out.to(out_ptr.dtype.element_ty), row_mask)
 
 
 # Rows up to MAX_FUSED_COLS stay in one program's registers; wider rows take the

@@ -69,21 +69,14 @@ def quant_int8_kernel(
         if not EARLY_TRIGGER:
             # a program of several rows lets the next kernel launch once its loads are issued
             tl.extra.cuda.gdc_launch_dependents()
-    tmp1 = tl.abs(x)
-    _tmp3 = tl.where(col_mask & row_mask, tmp1, float("-inf"))
-    row_max = max_nan(_tmp3, 1)[:, None]
-    tmp5 = 1e-10
-    tmp6 = maximum_nan(row_max, tmp5)
-    tmp7 = 127.0
-    tmp8 = tmp6 / tmp7
-    tl.store(out1_ptr + rows, tmp8.to(out1_ptr.dtype.element_ty), row_mask)
-    tmp10 = x * (1.0 / tmp8)
-    tmp11 = libdevice.nearbyint(tmp10)
-    tmp12 = -128.0
-    tmp13 = maximum_nan(tmp11, tmp12)
-    tmp14 = minimum_nan(tmp13, tmp7)
-    tmp15 = tmp14.to(tl.int8)
-    tl.store(out0_ptr + (cols + rows * out0_stride0), tmp15, col_mask & row_mask)
+    abs_x = tl.abs(x)
+    abs_x_masked = tl.where(col_mask & row_mask, abs_x, float("-inf"))
+    row_max = max_nan(abs_x_masked, 1)[:, None]
+    out1 = maximum_nan(row_max, 1e-10) / 127.0
+    tl.store(out1_ptr + rows, out1.to(out1_ptr.dtype.element_ty), row_mask)
+    maximum_nan_2 = maximum_nan(libdevice.nearbyint(x * (1.0 / out1)), -128.0)
+    out0 = minimum_nan(maximum_nan_2, 127.0).to(tl.int8)
+    tl.store(out0_ptr + (cols + rows * out0_stride0), out0, col_mask & row_mask)
 
 
 @triton.jit(do_not_specialize=["num_tokens"])
@@ -107,7 +100,7 @@ def quant_int8_kernel_looped(
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
     col_base = tl.arange(0, BLOCK_COLS)[None, :]
-    _tmp3 = tl.full([BLOCK_ROWS, BLOCK_COLS], float("-inf"), tl.float32)
+    acc = tl.full([BLOCK_ROWS, BLOCK_COLS], float("-inf"), tl.float32)
     for col_start in tl.range(0, hidden, BLOCK_COLS):
         cols = col_start + col_base
         col_mask = cols < hidden
@@ -117,15 +110,11 @@ def quant_int8_kernel_looped(
             eviction_policy="evict_last",
             other=0.0,
         ).to(tl.float32)
-        tmp1 = tl.abs(x)
-        tmp4 = maximum_nan(_tmp3, tmp1)
-        _tmp3 = tl.where(col_mask & row_mask, tmp4, _tmp3)
-    row_max = max_nan(_tmp3, 1)[:, None]
-    tmp5 = 1e-10
-    tmp6 = maximum_nan(row_max, tmp5)
-    tmp7 = 127.0
-    tmp8 = tmp6 / tmp7
-    tl.store(out1_ptr + rows, tmp8.to(out1_ptr.dtype.element_ty), row_mask)
+        maximum_nan_acc = maximum_nan(acc, tl.abs(x))
+        acc = tl.where(col_mask & row_mask, maximum_nan_acc, acc)
+    row_max = max_nan(acc, 1)[:, None]
+    out1 = maximum_nan(row_max, 1e-10) / 127.0
+    tl.store(out1_ptr + rows, out1.to(out1_ptr.dtype.element_ty), row_mask)
     for col_start in tl.range(0, hidden, BLOCK_COLS):
         cols = col_start + col_base
         col_mask = cols < hidden
@@ -135,13 +124,9 @@ def quant_int8_kernel_looped(
             eviction_policy="evict_first",
             other=0.0,
         ).to(tl.float32)
-        tmp10 = x_2 * (1.0 / tmp8)
-        tmp11 = libdevice.nearbyint(tmp10)
-        tmp12 = -128.0
-        tmp13 = maximum_nan(tmp11, tmp12)
-        tmp14 = minimum_nan(tmp13, tmp7)
-        tmp15 = tmp14.to(tl.int8)
-        tl.store(out0_ptr + (cols + rows * out0_stride0), tmp15, col_mask & row_mask)
+        maximum_nan_2 = maximum_nan(libdevice.nearbyint(x_2 * (1.0 / out1)), -128.0)
+        out0 = minimum_nan(maximum_nan_2, 127.0).to(tl.int8)
+        tl.store(out0_ptr + (cols + rows * out0_stride0), out0, col_mask & row_mask)
 
 
 # Rows up to MAX_FUSED_COLS stay in one program's registers; wider rows take the

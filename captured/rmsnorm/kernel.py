@@ -44,8 +44,8 @@ def rmsnorm_kernel(
         x = tl.load(
             x_ptr + (cols + rows * x_stride0), col_mask & row_mask, other=0.0
         ).to(tl.float32)
-    tmp1 = x * x
-    _tmp3 = tl.where(col_mask & row_mask, tmp1, 0)
+    x_sq = x * x
+    x_sq_masked = tl.where(col_mask & row_mask, x_sq, 0)
     weight = tl.load(
         weight_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
     ).to(tl.float32)
@@ -53,17 +53,12 @@ def rmsnorm_kernel(
         if not EARLY_TRIGGER:
             # a program of several rows lets the next kernel launch once its loads are issued
             tl.extra.cuda.gdc_launch_dependents()
-    row_sum = tl.sum(_tmp3, 1)[:, None]
-    tmp6 = tl.cast(hidden, tl.float32)
-    tmp8 = row_sum / tmp6
-    tmp9 = 1e-06
-    tmp10 = tmp8 + tmp9
-    rstd = tl.rsqrt(tmp10)
-    tmp12 = x * rstd
-    tmp14 = tmp12 * weight
+    row_sum = tl.sum(x_sq_masked, 1)[:, None]
+    rstd = tl.rsqrt(row_sum / tl.cast(hidden, tl.float32) + 1e-06)
+    out = x * rstd * weight
     tl.store(
         out_ptr + (cols + rows * out_stride0),
-        tmp14.to(out_ptr.dtype.element_ty),
+        out.to(out_ptr.dtype.element_ty),
         col_mask & row_mask,
     )
 
@@ -89,7 +84,7 @@ def rmsnorm_kernel_looped(
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
     col_base = tl.arange(0, BLOCK_COLS)[None, :]
-    _tmp3 = tl.full([BLOCK_ROWS, BLOCK_COLS], 0, tl.float32)
+    acc = tl.full([BLOCK_ROWS, BLOCK_COLS], 0, tl.float32)
     for col_start in tl.range(0, hidden, BLOCK_COLS):
         cols = col_start + col_base
         col_mask = cols < hidden
@@ -99,10 +94,9 @@ def rmsnorm_kernel_looped(
             eviction_policy="evict_last",
             other=0.0,
         ).to(tl.float32)
-        tmp1 = x * x
-        tmp4 = _tmp3 + tmp1
-        _tmp3 = tl.where(col_mask & row_mask, tmp4, _tmp3)
-    row_sum = tl.sum(_tmp3, 1)[:, None]
+        val = acc + x * x
+        acc = tl.where(col_mask & row_mask, val, acc)
+    row_sum = tl.sum(acc, 1)[:, None]
     for col_start in tl.range(0, hidden, BLOCK_COLS):
         cols = col_start + col_base
         col_mask = cols < hidden
@@ -115,16 +109,11 @@ def rmsnorm_kernel_looped(
         weight = tl.load(
             weight_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
         ).to(tl.float32)
-        tmp6 = tl.cast(hidden, tl.float32)
-        tmp8 = row_sum / tmp6
-        tmp9 = 1e-06
-        tmp10 = tmp8 + tmp9
-        rstd = tl.rsqrt(tmp10)
-        tmp12 = x_2 * rstd
-        tmp14 = tmp12 * weight
+        rstd = tl.rsqrt(row_sum / tl.cast(hidden, tl.float32) + 1e-06)
+        out = x_2 * rstd * weight
         tl.store(
             out_ptr + (cols + rows * out_stride0),
-            tmp14.to(out_ptr.dtype.element_ty),
+            out.to(out_ptr.dtype.element_ty),
             col_mask & row_mask,
         )
 

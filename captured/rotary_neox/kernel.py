@@ -55,9 +55,7 @@ def rotary_neox_kernel(
     sin = tl.load(
         sin_ptr + (cols + x2 * sin_stride0), mask, eviction_policy="evict_last"
     ).to(tl.float32)
-    tmp2 = q * cos
-    tmp5 = q_2 * sin
-    tmp6 = tmp2 - tmp5
+    out = q * cos - q_2 * sin
     mask_2 = (rows < num_rows) & (cols < head_dim_minus_head_dim_div_2)
     q_3 = tl.load(
         q_ptr + (head_dim_div_2 + cols + rows * q_stride1),
@@ -78,14 +76,12 @@ def rotary_neox_kernel(
             # a block over a long row lets the next kernel launch once its loads are issued
             tl.extra.cuda.gdc_launch_dependents()
     tl.store(
-        out_ptr + (cols + rows * out_stride1), tmp6.to(out_ptr.dtype.element_ty), mask
+        out_ptr + (cols + rows * out_stride1), out.to(out_ptr.dtype.element_ty), mask
     )
-    tmp2_2 = q_3 * cos_2
-    tmp5_2 = q_4 * sin_2
-    tmp6_2 = tmp2_2 + tmp5_2
+    out_2 = q_3 * cos_2 + q_4 * sin_2
     tl.store(
         out_ptr_2 + (cols + rows * out_stride1_2),
-        tmp6_2.to(out_ptr_2.dtype.element_ty),
+        out_2.to(out_ptr_2.dtype.element_ty),
         mask_2,
     )
 

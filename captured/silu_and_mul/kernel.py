@@ -43,19 +43,15 @@ def silu_and_mul_kernel(
         if not EARLY_TRIGGER:
             # a block over a long row lets the next kernel launch once its loads are issued
             tl.extra.cuda.gdc_launch_dependents()
-    tmp1 = -x
-    exp = tl.exp(tmp1)
-    tmp3 = 1.0
-    tmp4 = exp + tmp3
-    tmp5 = x / tmp4
-    tmp7 = tmp5 * x_2
+    exp = tl.exp(-x)
+    out = x / (exp + 1.0) * x_2
     tl.store(
         out_ptr
         + (
             cols
             + rows * (1 * (1 >= x_size1_div_2) + x_size1_div_2 * (x_size1_div_2 > 1))
         ),
-        tmp7.to(out_ptr.dtype.element_ty),
+        out.to(out_ptr.dtype.element_ty),
         mask,
     )
 

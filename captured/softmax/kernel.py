@@ -87,25 +87,18 @@ def softmax_kernel(
         if not EARLY_TRIGGER:
             # a program of several rows lets the next kernel launch once its loads are issued
             tl.extra.cuda.gdc_launch_dependents()
-    tmp13 = 1.0
-    tmp14 = logits * tmp13
-    _tmp16 = tl.where(col_mask & row_mask, tmp14, float("-inf"))
-    row_max = max_nan(_tmp16, 1)[:, None]
+    logits_scaled = logits * 1.0
+    logits_scaled_masked = tl.where(col_mask & row_mask, logits_scaled, float("-inf"))
+    row_max = max_nan(logits_scaled_masked, 1)[:, None]
     # where max(x) / c overflows, torch's row is NaN (inf - inf): a NaN shift keeps it so
     row_shift = tl.where(row_max * (1.0 / 0.7) < float("inf"), row_max, float("nan"))
-    tmp23 = 1.0
-    tmp24 = logits * tmp23
-    tmp25 = tmp24 - row_shift
-    tmp26 = 0.7
-    tmp27 = tmp25 * (1.0 / tmp26)
-    exp = exp_ftz(tmp27)
-    _tmp33 = tl.where(col_mask & row_mask, exp, 0)
-    row_sum = tl.sum(_tmp33, 1)[:, None]
+    exp = exp_ftz((logits * 1.0 - row_shift) * (1.0 / 0.7))
+    row_sum = tl.sum(tl.where(col_mask & row_mask, exp, 0), 1)[:, None]
     out = exp.to(tl.float32)
-    tmp36 = out * (1.0 / row_sum)
+    out_2 = out * (1.0 / row_sum)
     tl.store(
         out_ptr + (cols + rows * out_stride0),
-        tmp36.to(out_ptr.dtype.element_ty),
+        out_2.to(out_ptr.dtype.element_ty),
         col_mask & row_mask,
     )
 
@@ -130,7 +123,7 @@ def softmax_kernel_looped(
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
     col_base = tl.arange(0, BLOCK_COLS)[None, :]
-    _tmp16 = tl.full([BLOCK_ROWS, BLOCK_COLS], float("-inf"), tl.float32)
+    acc = tl.full([BLOCK_ROWS, BLOCK_COLS], float("-inf"), tl.float32)
     # LLVM leaves loops with exp_ftz rolled: unroll a row of two blocks
     LOOP_UNROLL: tl.constexpr = 2 if (vocab + BLOCK_COLS - 1) // BLOCK_COLS == 2 else 1
     for col_start in tl.range(0, vocab, BLOCK_COLS, loop_unroll_factor=LOOP_UNROLL):
@@ -142,14 +135,12 @@ def softmax_kernel_looped(
             eviction_policy="evict_last",
             other=0.0,
         ).to(tl.float32)
-        tmp13 = 1.0
-        tmp14 = logits * tmp13
-        tmp17 = maximum_nan(_tmp16, tmp14)
-        _tmp16 = tl.where(col_mask & row_mask, tmp17, _tmp16)
-    row_max = max_nan(_tmp16, 1)[:, None]
+        maximum_nan_acc = maximum_nan(acc, logits * 1.0)
+        acc = tl.where(col_mask & row_mask, maximum_nan_acc, acc)
+    row_max = max_nan(acc, 1)[:, None]
     # where max(x) / c overflows, torch's row is NaN (inf - inf): a NaN shift keeps it so
     row_shift = tl.where(row_max * (1.0 / 0.7) < float("inf"), row_max, float("nan"))
-    _tmp33 = tl.full([BLOCK_ROWS, BLOCK_COLS], 0, tl.float32)
+    acc_2 = tl.full([BLOCK_ROWS, BLOCK_COLS], 0, tl.float32)
     for col_start in tl.range(0, vocab, BLOCK_COLS, loop_unroll_factor=LOOP_UNROLL):
         cols = col_start + col_base
         col_mask = cols < vocab
@@ -159,15 +150,10 @@ def softmax_kernel_looped(
             eviction_policy="evict_last",
             other=0.0,
         ).to(tl.float32)
-        tmp23 = 1.0
-        tmp24 = logits_2 * tmp23
-        tmp25 = tmp24 - row_shift
-        tmp26 = 0.7
-        tmp27 = tmp25 * (1.0 / tmp26)
-        exp = exp_ftz(tmp27)
-        tmp34 = _tmp33 + exp
-        _tmp33 = tl.where(col_mask & row_mask, tmp34, _tmp33)
-    row_sum = tl.sum(_tmp33, 1)[:, None]
+        exp = exp_ftz((logits_2 * 1.0 - row_shift) * (1.0 / 0.7))
+        acc_2_plus_exp = acc_2 + exp
+        acc_2 = tl.where(col_mask & row_mask, acc_2_plus_exp, acc_2)
+    row_sum = tl.sum(acc_2, 1)[:, None]
     for col_start in tl.range(0, vocab, BLOCK_COLS, loop_unroll_factor=LOOP_UNROLL):
         cols = col_start + col_base
         col_mask = cols < vocab
@@ -177,17 +163,12 @@ def softmax_kernel_looped(
             eviction_policy="evict_first",
             other=0.0,
         ).to(tl.float32)
-        tmp23_2 = 1.0
-        tmp24_2 = logits_3 * tmp23_2
-        tmp25_2 = tmp24_2 - row_shift
-        tmp26_2 = 0.7
-        tmp27_2 = tmp25_2 * (1.0 / tmp26_2)
-        exp_2 = exp_ftz(tmp27_2)
+        exp_2 = exp_ftz((logits_3 * 1.0 - row_shift) * (1.0 / 0.7))
         out = exp_2.to(tl.float32)
-        tmp36 = out * (1.0 / row_sum)
+        out_2 = out * (1.0 / row_sum)
         tl.store(
             out_ptr + (cols + rows * out_stride0),
-            tmp36.to(out_ptr.dtype.element_ty),
+            out_2.to(out_ptr.dtype.element_ty),
             col_mask & row_mask,
         )
 

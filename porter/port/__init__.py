@@ -10,6 +10,7 @@ from pathlib import Path
 from dataclasses import dataclass, field
 
 from porter.errors import PorterError
+from porter.port.tidy import tidy_temporaries
 from porter.port.bias import unfuse_bias
 from porter.port.fuse import fuse_pointwise
 from porter.port.generalize import bind_parameters, explicit_dtypes, readable_names
@@ -167,6 +168,7 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
                 # at its top level, so the split holds.
                 if not trigger_after_loads(form, ROWS_NOTES):
                     raise RuntimeError(f"porter: {form.name} took no EARLY_TRIGGER")
+            tidy_temporaries(form)
             kernels.append({"source": ast.unparse(form), "do_not_specialize": dns})
         if kp.matmul is not None:
             # The matmul kernel's epilogue is the pointwise kernel's, computed
@@ -174,6 +176,7 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
             _sigmoid_form(kp, kp.matmul)
             if matmul_steps[kp.matmul.name].pdl:
                 dependent_launch(kp.matmul)
+            tidy_temporaries(kp.matmul)
             kernels.append({"source": ast.unparse(kp.matmul), "do_not_specialize": dns})
     notes = _merge_notes(ports)
     if any(fastexp.HELPER in kp.helpers for kp in ports):
