@@ -226,7 +226,7 @@ def test_pdl_enabled_only_on_hopper_and_later(monkeypatch, runtime_knobs):
 
     monkeypatch.setattr(torch.cuda, "get_device_capability", capability)
     monkeypatch.setattr(torch.version, "hip", None)
-    monkeypatch.setattr(mod, "_PDL_BY_DEVICE", {})
+    monkeypatch.setattr(mod, "_HOPPER", {})
     assert not mod.pdl_enabled(torch.device("cpu"))
     assert asked == []  # a CPU tensor never asks CUDA
     capability.value = (9, 0)
@@ -235,7 +235,7 @@ def test_pdl_enabled_only_on_hopper_and_later(monkeypatch, runtime_knobs):
     assert not mod.pdl_enabled(torch.device("cuda", 1))
     assert mod.pdl_enabled(torch.device("cuda", 0))  # kept, not asked again
     assert asked == [torch.device("cuda", 0), torch.device("cuda", 1)]
-    monkeypatch.setattr(mod, "_PDL_BY_DEVICE", {})
+    monkeypatch.setattr(mod, "_HOPPER", {})
     monkeypatch.setattr(torch.version, "hip", "6.2")
     capability.value = (9, 4)
     assert not mod.pdl_enabled(torch.device("cuda", 0))  # ROCm: no gdc_* there
@@ -245,7 +245,7 @@ def test_pdl_enabled_never_under_the_interpreter(monkeypatch, runtime_knobs):
     mod = _scaffold("rmsnorm")
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda d: (9, 0))
     monkeypatch.setattr(torch.version, "hip", None)
-    monkeypatch.setattr(mod, "_PDL_BY_DEVICE", {})
+    monkeypatch.setattr(mod, "_HOPPER", {})
     runtime_knobs.interpret = True
     assert not mod.pdl_enabled(torch.device("cuda", 0))  # no gdc_wait there
     runtime_knobs.interpret = False
@@ -256,36 +256,27 @@ PDL_CASES = [c for c in CASES if "pdl_enabled(" in (c / "kernel.py").read_text()
 
 
 @pytest.mark.parametrize("case", PDL_CASES, ids=lambda p: p.name)
-def test_set_pdl_turns_it_off_and_on_by_device(case, monkeypatch, runtime_knobs):
+def test_one_switch_turns_pdl_off(case, monkeypatch, runtime_knobs):
     # docs/port.md: behind a kernel that never lets the next one launch early,
     # PDL costs a call 0.2-0.3 us on the H200; an engine turns it off there.
-    mod = _import(case / "kernel.py", f"set_pdl_{case.name}")
     runtime_knobs.interpret = False
     monkeypatch.setattr(torch.version, "hip", None)
     asked = []
     monkeypatch.setattr(
         torch.cuda, "get_device_capability", lambda d: asked.append(d) or (9, 0)
     )
-    monkeypatch.setattr(mod, "_PDL_BY_DEVICE", {})
-    monkeypatch.setattr(mod, "_PDL_WANTED", {None: True})
-    gpu0, gpu1 = torch.device("cuda", 0), torch.device("cuda", 1)
-
-    def on():
-        return [mod.pdl_enabled(gpu0), mod.pdl_enabled(gpu1)]
-
-    assert on() == [True, True]
-    mod.set_pdl(False, "cuda:1")
-    assert on() == [True, False]
-    mod.set_pdl(False)  # every GPU
+    gpu = torch.device("cuda", 0)
+    mod = _import(case / "kernel.py", f"pdl_switch_{case.name}")
+    assert mod.pdl_enabled(gpu)
+    mod.PDL = False  # this scaffold, from the next call
     asked.clear()
-    assert on() == [False, False] and asked == []  # off asks CUDA nothing
-    mod.set_pdl(True, gpu0)
-    assert on() == [True, False]
-    mod.set_pdl(True)
-    assert on() == [True, True]
-    with pytest.raises(ValueError, match="'cuda:0'"):
-        mod.set_pdl(False, "cuda")
-    assert on() == [True, True]  # a refused call changes nothing
+    assert not mod.pdl_enabled(gpu) and asked == []  # off asks CUDA nothing
+    mod.PDL = True
+    assert mod.pdl_enabled(gpu)
+    # PORTER_PDL=0: every scaffold imported in the process, one switch.
+    monkeypatch.setenv("PORTER_PDL", "0")
+    off = _import(case / "kernel.py", f"pdl_env_{case.name}")
+    assert not off.pdl_enabled(gpu)
 
 
 TILE_CASES = [
@@ -419,6 +410,6 @@ def test_the_case_readme_says_how_to_turn_pdl_off_where_it_is_on(pdl):
         "case_readme.md.j2", cap=cap, name="rmsnorm", folder="captured/rmsnorm",
         title="t", todos=[], pdl=pdl,
     )
-    assert ("kernel.set_pdl(False)" in readme) == pdl
+    assert ("kernel.PDL = False" in readme and "PORTER_PDL=0" in readme) == pdl
     if pdl:  # as the committed README says it
-        assert "kernel.set_pdl(False)" in (case / "README.md").read_text()
+        assert "kernel.PDL = False" in (case / "README.md").read_text()

@@ -3,6 +3,8 @@
 Ported by porter 0.1.0 from softmax.py::softmax (torch 2.13.0+cpu, triton 3.9.0, 2026-11-30); README.md says what porter changed.
 """
 
+import os
+
 import torch
 import triton
 import triton.language as tl
@@ -247,43 +249,24 @@ def launch_settings(
     return 1, block, min(32, block * elem_bytes // 1024)
 
 
-# On Hopper and later, kernels launch with programmatic dependent launch: each may
-# start while the one before drains, and waits for its writes (docs/benchmarks/launch-rules.md#pdl).
-_PDL_BY_DEVICE = {}
-# What set_pdl asked for, by device; None: every device not named.
-_PDL_WANTED = {None: True}
-
-
-def set_pdl(enabled, device=None):
-    """Launch with programmatic dependent launch (default) or without, on one GPU
-    or (device None) all. Turn it off behind kernels that never trigger early (torch's
-    elementwise ones); set it before warmup, since LAUNCH_PDL is a constexpr."""
-    if device is None:
-        _PDL_WANTED.clear()
-    else:
-        device = torch.device(device)
-        if device.type == "cuda" and device.index is None:
-            raise ValueError(
-                "set_pdl: name the GPU with its index ('cuda:0'), or pass "
-                "device=None for every GPU"
-            )
-    _PDL_WANTED[device] = bool(enabled)
-    _PDL_BY_DEVICE.clear()
+# Kernels launch with programmatic dependent launch on Hopper and later: each may
+# start while the one before drains (docs/benchmarks/launch-rules.md#pdl). PORTER_PDL=0
+# turns it off for every scaffold in the process, PDL = False for this one (before
+# warmup: LAUNCH_PDL is a constexpr).
+PDL = os.environ.get("PORTER_PDL", "1") != "0"
+_HOPPER = {}  # device -> compute capability 9.0 or later, asked once
 
 
 def pdl_enabled(device):
     """Whether kernels on this device launch with PDL (never under the interpreter)."""
-    if triton.knobs.runtime.interpret:
+    if not PDL or triton.knobs.runtime.interpret or device.type != "cuda":
         return False
-    if device not in _PDL_BY_DEVICE:
-        where = torch.device(device)
-        _PDL_BY_DEVICE[device] = (
-            _PDL_WANTED.get(where, _PDL_WANTED[None])
-            and where.type == "cuda"
-            and torch.version.hip is None
-            and torch.cuda.get_device_capability(where)[0] >= 9
+    if device not in _HOPPER:
+        _HOPPER[device] = (
+            torch.version.hip is None
+            and torch.cuda.get_device_capability(device)[0] >= 9
         )
-    return _PDL_BY_DEVICE[device]
+    return _HOPPER[device]
 
 
 def softmax(logits: torch.Tensor, temperature: float = 0.7):

@@ -69,7 +69,7 @@ class PortResult:
     title: str = ""
     todos: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    # Whether its kernels launch with programmatic dependent launch (set_pdl).
+    # Whether its kernels launch with programmatic dependent launch (its PDL switch).
     pdl: bool = False
 
 
