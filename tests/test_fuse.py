@@ -116,7 +116,7 @@ def test_untiled_kernels_are_not_fused():
     assert not fusable(k0, k1)
 
 
-def _stmts(src: str) -> list[ast.stmt]:
+def _parse_body(src: str) -> list[ast.stmt]:
     return ast.parse(textwrap.dedent(src)).body
 
 
@@ -125,8 +125,8 @@ def _unparsed(body) -> list[str]:
 
 
 def test_loads_before_stores_moves_loads_and_what_they_read():
-    first = _stmts("m = c < n\na = tl.load(p + c, m)\ntl.store(q + c, a, m)\n")
-    second = _stmts(
+    first = _parse_body("m = c < n\na = tl.load(p + c, m)\ntl.store(q + c, a, m)\n")
+    second = _parse_body(
         "m_2 = c < k\nb = tl.load(p + c, m_2)\ny = b * 2\ntl.store(r + c, y, m_2)\n"
     )
     out = loads_before_stores(first, second, {"p", "q", "r", "n", "k", "c"})
@@ -144,18 +144,18 @@ def test_loads_before_stores_moves_loads_and_what_they_read():
 def test_loads_before_stores_keeps_the_order_where_a_value_would_change():
     params = {"p", "q", "r", "n", "c"}
     # first reassigns c after its store: the moved load would read the old c.
-    first = _stmts("a = tl.load(p + c)\ntl.store(q + c, a)\nc = c + 1\n")
-    second = _stmts("b = tl.load(p + c)\ntl.store(r + c, b)\n")
+    first = _parse_body("a = tl.load(p + c)\ntl.store(q + c, a)\nc = c + 1\n")
+    second = _parse_body("b = tl.load(p + c)\ntl.store(r + c, b)\n")
     assert loads_before_stores(first, second, params) is None
     # second assigns its mask twice.
-    first = _stmts("a = tl.load(p + c)\ntl.store(q + c, a)\n")
-    second = _stmts(
+    first = _parse_body("a = tl.load(p + c)\ntl.store(q + c, a)\n")
+    second = _parse_body(
         "m = c < n\nm = m & (c > 0)\nb = tl.load(p + c, m)\ntl.store(r + c, b, m)\n"
     )
     assert loads_before_stores(first, second, params) is None
     # A branch in either body.
-    second = _stmts("if n > 1:\n    b = tl.load(p + c)\n    tl.store(r + c, b)\n")
+    second = _parse_body("if n > 1:\n    b = tl.load(p + c)\n    tl.store(r + c, b)\n")
     assert loads_before_stores(first, second, params) is None
     # Nothing to load in second.
-    second = _stmts("tl.store(r + c, 0.0)\n")
+    second = _parse_body("tl.store(r + c, 0.0)\n")
     assert loads_before_stores(first, second, params) is None

@@ -3,7 +3,7 @@
 import ast
 import textwrap
 
-from porter.port import passes
+from porter.port import ast_tools, passes
 from porter.port.model import KernelPort
 from porter.records import KernelRecord
 
@@ -275,8 +275,8 @@ def test_size_names_are_identifiers():
 
 def test_set_hint_replaces_or_adds_the_eviction_policy():
     hinted = ast.parse("tl.load(p + c, m, eviction_policy='evict_last')").body[0].value
-    passes.set_hint(hinted, "evict_first")
+    ast_tools.set_hint(hinted, "evict_first")
     assert ast.unparse(hinted) == "tl.load(p + c, m, eviction_policy='evict_first')"
     bare = ast.parse("tl.load(p + c, m)").body[0].value
-    passes.set_hint(bare, "evict_last")
+    ast_tools.set_hint(bare, "evict_last")
     assert ast.unparse(bare) == "tl.load(p + c, m, eviction_policy='evict_last')"

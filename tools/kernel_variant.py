@@ -73,7 +73,7 @@ import copy
 import sys
 from pathlib import Path
 
-from porter.port.passes import _is_call, _names, ptr_base
+from porter.port.ast_tools import is_call, names_in, ptr_base
 from porter.port.pdl import GDC_LAUNCH, LAUNCH_PDL, is_pdl_block, loads
 
 # The generator's own pieces: the test for the branch hint_row_loads writes,
@@ -82,8 +82,8 @@ from porter.port.persist import (
     STREAM_ROWS,
     _assigned_anywhere,
     _is_stream_branch,
-    _load_parts,
-    _stored_bases,
+    load_parts,
+    stored_bases,
 )
 
 ROW_EVICTION = "ROW_EVICTION"
@@ -139,7 +139,7 @@ def _program_id_names(fn: ast.FunctionDef) -> set[str]:
         t.id
         for s in fn.body
         if isinstance(s, ast.Assign)
-        and any(_is_call(n, "tl.program_id") for n in ast.walk(s.value))
+        and any(is_call(n, "tl.program_id") for n in ast.walk(s.value))
         for t in s.targets
         if isinstance(t, ast.Name)
     }
@@ -155,7 +155,7 @@ def _is_int64_program_id(node: ast.AST, pid_names: set[str]) -> bool:
     ):
         return False
     value = node.func.value
-    return _is_call(value, "tl.program_id") or (
+    return is_call(value, "tl.program_id") or (
         isinstance(value, ast.Name) and value.id in pid_names
     )
 
@@ -210,21 +210,21 @@ def loads_first(fn: ast.FunctionDef) -> list[ast.FunctionDef] | None:
     """The kernel with each load of an unstored pointer moved to just after
     what it reads (after the previous one moved, to keep their order); None
     where none moves."""
-    stored = _stored_bases(fn)
+    stored = stored_bases(fn)
     body = list(copy.deepcopy(fn).body)
     moved, last = 0, -1
     for i in range(len(body)):
         stmt = body[i]
         single = isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
-        load = _load_parts(stmt.value)[0] if single else None
+        load = load_parts(stmt.value)[0] if single else None
         if load is None or not load.args or ptr_base(load.args[0]) in stored:
             continue
-        reads = _names(stmt.value)
+        reads = names_in(stmt.value)
         deps = [j + 1 for j in range(i) if _assigned_anywhere(body[j]) & reads]
         at = max([0, last + 1] + deps)
         targets = _assigned_anywhere(stmt)
         # Nothing it jumps over may assign or read what it assigns.
-        if at < i and not any(_names(body[j]) & targets for j in range(at, i)):
+        if at < i and not any(names_in(body[j]) & targets for j in range(at, i)):
             body.insert(at, body.pop(i))
             moved, last = moved + 1, at
         else:
@@ -307,7 +307,7 @@ def _loop_keyword(name: str, value: int):
         loops = [
             n.iter
             for n in ast.walk(out)
-            if isinstance(n, ast.For) and _is_call(n.iter, "tl.range")
+            if isinstance(n, ast.For) and is_call(n.iter, "tl.range")
         ]
         for call in loops:
             call.keywords = [k for k in call.keywords if k.arg != name]

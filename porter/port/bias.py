@@ -39,7 +39,7 @@ import ast
 
 from porter.port.launcher import Launcher, LaunchStep
 from porter.port.model import KernelPort, Param
-from porter.port.passes import _comment, _is_call
+from porter.port.ast_tools import comment_stmt, is_call
 
 ADD_BIAS = "ADD_BIAS"
 BIAS_PTR = "bias_ptr"
@@ -55,13 +55,13 @@ _WHY = (
 )
 
 
-def _loaded_once(fn: ast.FunctionDef, ptr: str) -> ast.Assign | None:
+def loaded_once(fn: ast.FunctionDef, ptr: str) -> ast.Assign | None:
     """The top-level `x = tl.load(ptr + offsets, ...).to(tl.float32)`, where it
     is the kernel's only load through ptr."""
     loads = [
         n
         for n in ast.walk(fn)
-        if _is_call(n, "tl.load")
+        if is_call(n, "tl.load")
         and n.args
         and ptr in {m.id for m in ast.walk(n.args[0]) if isinstance(m, ast.Name)}
     ]
@@ -107,7 +107,7 @@ def add_bias_after_load(fn: ast.FunctionDef, ptr: str, k: str) -> bool:
     ]
     if len(offsets) != 1 or ast.unparse(offsets[0].value) != f"rows * {k} + cols":
         return False
-    load = _loaded_once(fn, ptr)
+    load = loaded_once(fn, ptr)
     if load is None:
         return False
     x = load.targets[0].id
@@ -116,7 +116,9 @@ def add_bias_after_load(fn: ast.FunctionDef, ptr: str, k: str) -> bool:
         f"    {x} = {x} + tl.load({BIAS_PTR} + cols, cols < {k}, "
         f'eviction_policy="evict_last").to(tl.float32)'
     ).body[0]
-    add.body.insert(0, _comment("the matmul's bias, one per column (kept in cache)"))
+    add.body.insert(
+        0, comment_stmt("the matmul's bias, one per column (kept in cache)")
+    )
     fn.body.insert(fn.body.index(load) + 1, add)
     args = fn.args.args
     at = next(i for i, a in enumerate(args) if a.arg == ptr)
@@ -136,7 +138,7 @@ def _addmm(call: str) -> tuple[str, str, str] | None:
         node = ast.parse(call.strip(), mode="eval").body
     except SyntaxError:
         return None
-    if not (_is_call(node, "torch.addmm") and len(node.args) == 3):
+    if not (is_call(node, "torch.addmm") and len(node.args) == 3):
         return None
     kw = {k.arg: k.value for k in node.keywords}
     if set(kw) - {"alpha", "beta", "out"} or "out" not in kw:

@@ -36,8 +36,9 @@ from __future__ import annotations
 
 import ast
 
-from porter.port.passes import _comment, _is_call, _names, bindings, takes_row_max
-from porter.port.persist import _is_col_loop
+from porter.port.ast_tools import comment_stmt, is_call, names_in, bindings
+from porter.port.passes import takes_row_max
+from porter.port.persist import is_col_loop
 
 HELPER = "exp_ftz"
 # The kernels (KernelRecord.kind) it applies to.
@@ -78,7 +79,7 @@ def exp_ftz(fn: ast.FunctionDef) -> int:
             self.generic_visit(node)
             nonlocal swapped
             if (
-                _is_call(node, "tl.exp")
+                is_call(node, "tl.exp")
                 and len(node.args) == 1
                 and not node.keywords
                 and _less_a_max(fn, node.args[0])
@@ -110,13 +111,13 @@ def unroll_two_blocks(fn: ast.FunctionDef) -> int:
     constexpr, have Triton unroll every column loop fully when the row is two
     blocks (a LOOP_UNROLL constexpr computed before the first of them); how
     many loops it marked. Only loops at the kernel's top level."""
-    loops = [s for s in fn.body if _is_col_loop(s)]
-    if len(loops) != sum(1 for n in ast.walk(fn) if _is_col_loop(n)):
+    loops = [s for s in fn.body if is_col_loop(s)]
+    if len(loops) != sum(1 for n in ast.walk(fn) if is_col_loop(n)):
         return 0
-    calls_exp = any(_is_call(c, HELPER) for loop in loops for c in ast.walk(loop))
+    calls_exp = any(is_call(c, HELPER) for loop in loops for c in ast.walk(loop))
     if (
         not calls_exp
-        or UNROLL in _names(fn)
+        or UNROLL in names_in(fn)
         or any(a.arg == UNROLL for a in fn.args.args)
     ):
         return 0
@@ -135,5 +136,5 @@ def unroll_two_blocks(fn: ast.FunctionDef) -> int:
         f"2 if ({row} + BLOCK_COLS - 1) // BLOCK_COLS == 2 else 1"
     ).body
     i = fn.body.index(loops[0])
-    fn.body[i:i] = [_comment(UNROLL_WHY), *decide]
+    fn.body[i:i] = [comment_stmt(UNROLL_WHY), *decide]
     return len(loops)

@@ -26,15 +26,15 @@ from collections import Counter
 
 from porter.port.generalize import set_signature
 from porter.port.model import KernelPort, Param
-from porter.port.passes import (
-    _assigned,
-    _is_call,
-    _names,
-    _rename,
+from porter.port.ast_tools import (
+    assigned_names,
+    is_call,
+    names_in,
+    rename_names,
     ptr_base,
     unique_name,
 )
-from porter.port.persist import _counts, _stored_bases
+from porter.port.persist import name_counts, stored_bases
 
 FUSED_NOTE = (
     "fused {n} pointwise kernels that read the same inputs into one launch "
@@ -52,7 +52,7 @@ def _pointer_bases(kp: KernelPort, call: str) -> set[str]:
     by_name = {p.name: p for p in kp.params if p.kind == "pointer"}
     bases = set()
     for node in ast.walk(kp.tree):
-        if _is_call(node, call) and node.args:
+        if is_call(node, call) and node.args:
             p = by_name.get(ptr_base(node.args[0]))
             if p is not None:
                 bases.add(_base(p))
@@ -65,7 +65,7 @@ def _pointers(kp: KernelPort, call: str) -> set[str]:
     return {
         by_name[ptr_base(node.args[0])].value
         for node in ast.walk(kp.tree)
-        if _is_call(node, call) and node.args and ptr_base(node.args[0]) in by_name
+        if is_call(node, call) and node.args and ptr_base(node.args[0]) in by_name
     }
 
 
@@ -99,7 +99,7 @@ def fusable(a: KernelPort, b: KernelPort) -> bool:
 
 def _is_load(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.Assign) and any(
-        _is_call(n, "tl.load") for n in ast.walk(stmt.value)
+        is_call(n, "tl.load") for n in ast.walk(stmt.value)
     )
 
 
@@ -118,28 +118,32 @@ def loads_before_stores(
     did after all of first."""
     if not all(isinstance(st, (ast.Assign, ast.Expr)) for st in first + second):
         return None
-    cut = next((i for i, st in enumerate(first) if _stored_bases(st)), len(first))
+    cut = next((i for i, st in enumerate(first) if stored_bases(st)), len(first))
     need: set[str] = set()
     for st in reversed(second):
-        if _is_load(st) or (isinstance(st, ast.Assign) and set(_assigned(st)) & need):
-            need |= _names(st.value)
+        if _is_load(st) or (
+            isinstance(st, ast.Assign) and set(assigned_names(st)) & need
+        ):
+            need |= names_in(st.value)
     moved = [
         st
         for st in second
         if isinstance(st, ast.Assign)
-        and not _stored_bases(st)
-        and (_is_load(st) or set(_assigned(st)) & need)
+        and not stored_bases(st)
+        and (_is_load(st) or set(assigned_names(st)) & need)
     ]
     if not any(_is_load(st) for st in moved):
         return None
     # A moved statement reads names assigned before the cut and not again
     # after it, parameters, or names moved before it, each assigned once.
-    later = {n for st in first[cut:] for n in _assigned(st)}
-    known = (set(params) | {n for st in first[:cut] for n in _assigned(st)}) - later
-    counts = Counter(n for st in second for n in _assigned(st))
+    later = {n for st in first[cut:] for n in assigned_names(st)}
+    known = (
+        set(params) | {n for st in first[:cut] for n in assigned_names(st)}
+    ) - later
+    counts = Counter(n for st in second for n in assigned_names(st))
     for st in moved:
-        targets = _assigned(st)
-        if not _names(st.value) <= known | _BUILTINS or any(
+        targets = assigned_names(st)
+        if not names_in(st.value) <= known | _BUILTINS or any(
             counts[n] > 1 for n in targets
         ):
             return None
@@ -155,7 +159,7 @@ _BUILTINS = {"tl", "triton", "libdevice", "math"}
 def fuse_pair(a: KernelPort, b: KernelPort) -> KernelPort:
     """a with b's statements after its own, on a grid covering both."""
     b_tree = copy.deepcopy(b.tree)
-    taken = {p.name for p in a.params} | set(_counts(a.tree))
+    taken = {p.name for p in a.params} | set(name_counts(a.tree))
     mapping: dict[str, str] = {}
     new_params: list[Param] = []
     for bp in b.params:
@@ -177,15 +181,15 @@ def fuse_pair(a: KernelPort, b: KernelPort) -> KernelPort:
         taken.add(name)
         mapping[bp.name] = name
         new_params.append(Param(name, bp.kind, bp.value, bp.annotation, "", bp.view))
-    for local in sorted(_counts(b_tree)):
+    for local in sorted(name_counts(b_tree)):
         if local in taken and local not in mapping:
             mapping[local] = unique_name(local, taken)
             taken.add(mapping[local])
-    _rename(b_tree, mapping)
+    rename_names(b_tree, mapping)
     # An assignment a already made, the same expression of the same names, is
     # dropped and its later readers read a's name.
     a_values: dict[str, str] = {}
-    a_counts = _counts(a.tree)
+    a_counts = name_counts(a.tree)
     for s in a.tree.body:
         if isinstance(s, ast.Assign) and len(s.targets) == 1:
             t = s.targets[0]
@@ -201,7 +205,7 @@ def fuse_pair(a: KernelPort, b: KernelPort) -> KernelPort:
         ):
             alias = {s.targets[0].id: a_values[ast.dump(s.value)]}
             for later in b_tree.body:
-                _rename(later, alias)
+                rename_names(later, alias)
             continue
         body.append(s)
     fused = copy.copy(a)

@@ -18,7 +18,14 @@ import sympy
 from porter.errors import PorterError
 from porter.parse import launch_meta_params
 from porter.port.model import KernelPort, Param, module_attr
-from porter.port.passes import _assigned, _is_call, _names, _rename, _stmts, ptr_base
+from porter.port.ast_tools import (
+    assigned_names,
+    is_call,
+    names_in,
+    rename_names,
+    walk_stmts,
+    ptr_base,
+)
 from porter.records import Capture, CompiledModule
 
 FLOAT_PTR = ("*fp32", "*fp16", "*bf16", "*fp64")
@@ -37,7 +44,7 @@ def ident(text: str) -> str:
     return text or "size"
 
 
-def _sym(expr: str) -> sympy.Expr | None:
+def sym_expr(expr: str) -> sympy.Expr | None:
     text = re.sub(r"(\w+)\.size\((\d+)\)", r"\1__size\2", expr)
     text = re.sub(r"(\w+)\.stride\((\d+)\)", r"\1__stride\2", text)
     try:
@@ -49,7 +56,7 @@ def _sym(expr: str) -> sympy.Expr | None:
 def same_expr(a: str, b: str) -> bool:
     if a.replace(" ", "") == b.replace(" ", ""):
         return True
-    sa, sb = _sym(a), _sym(b)
+    sa, sb = sym_expr(a), sym_expr(b)
     if sa is None or sb is None:
         return False
     try:
@@ -138,7 +145,7 @@ def bind_parameters(kp: KernelPort, cap: Capture, module: CompiledModule) -> Non
                 runtime = False
             kind = "runtime" if runtime else "model"
             ann = "" if runtime else "tl.constexpr"
-            kp.params.append(Param(new, kind, _launcher_expr(expr), ann, arg.name))
+            kp.params.append(Param(new, kind, launcher_expr(expr), ann, arg.name))
     # The launcher binds each dim and each tensor or scalar to a local of its
     # name: a size global `w` beside a parameter `self.w` would be one name.
     dims = {d.name for d in cap.dims}
@@ -157,7 +164,7 @@ def bind_parameters(kp: KernelPort, cap: Capture, module: CompiledModule) -> Non
     # the constexpr parameter instead.
     _drop_body_constants(kp, renames)
     _rewrite_strides(kp, renames, size_exprs, tensors, module)
-    _rename(kp.tree, renames)
+    rename_names(kp.tree, renames)
     set_signature(kp)
     _constexpr_casts(kp)
     kp.notes.append(
@@ -202,9 +209,9 @@ def _view_expr(binding, var: str, base_strides: list[str] | None) -> str:
     view = binding.view
     if not view or (view["offset"] == "0" and view["strides"] == base_strides):
         return ""
-    sizes = ", ".join(_launcher_expr(s) for s in view["sizes"])
-    strides = ", ".join(_launcher_expr(s) for s in view["strides"])
-    offset = _launcher_expr(view["offset"])
+    sizes = ", ".join(launcher_expr(s) for s in view["sizes"])
+    strides = ", ".join(launcher_expr(s) for s in view["strides"])
+    offset = launcher_expr(view["offset"])
     return (
         f"{var}.as_strided(({sizes},), ({strides},), {var}.storage_offset() + {offset})"
     )
@@ -234,7 +241,7 @@ def _size_name(param: str, expr: str, kind: str) -> str:
     return ident(expr)
 
 
-def _launcher_expr(expr: str) -> str:
+def launcher_expr(expr: str) -> str:
     return re.sub(r"(\w+)\.size\((\d+)\)", r"\1.shape[\2]", expr)
 
 
@@ -248,8 +255,8 @@ def _tensor_layouts(module: CompiledModule) -> dict[str, list[str]]:
 
 def _drop_body_constants(kp: KernelPort, renames: dict[str, str]) -> None:
     params = set(renames)
-    for stmt, body in list(_stmts(kp.tree.body)):
-        targets = _assigned(stmt)
+    for stmt, body in list(walk_stmts(kp.tree.body)):
+        targets = assigned_names(stmt)
         if len(targets) == 1 and targets[0] in params | {"R0_BLOCK"}:
             value = getattr(stmt, "value", None)
             if isinstance(value, (ast.Constant, ast.Name)):
@@ -265,8 +272,8 @@ def _drop_body_constants(kp: KernelPort, renames: dict[str, str]) -> None:
         renames["R0_BLOCK"] = "BLOCK_COLS"
     if "r0_numel" in kp.static_sizes:
         # the persistent mask was all-true for the captured size; make it real.
-        for stmt, _ in _stmts(kp.tree.body):
-            if _assigned(stmt) == ["r0_mask"]:
+        for stmt, _ in walk_stmts(kp.tree.body):
+            if assigned_names(stmt) == ["r0_mask"]:
                 stmt.value = ast.parse("r0_index < r0_numel", mode="eval").body
 
 
@@ -294,7 +301,7 @@ def _rewrite_strides(
     class Fix(ast.NodeTransformer):
         def visit_Call(self, node: ast.Call) -> ast.AST:
             self.generic_visit(node)
-            if not (_is_call(node, "tl.load") or _is_call(node, "tl.store")):
+            if not (is_call(node, "tl.load") or is_call(node, "tl.store")):
                 return node
             ptr_expr = node.args[0]
             if not (
@@ -403,7 +410,7 @@ def _coef_var(term: ast.AST) -> tuple[ast.AST | None, str | None]:
             if (
                 isinstance(b, ast.Name)
                 and _INDEX_VAR.match(b.id)
-                and not (_names(a) & {"x0", "x1", "x2", "xindex", "r0_1", "r0_index"})
+                and not (names_in(a) & {"x0", "x1", "x2", "xindex", "r0_1", "r0_index"})
             ):
                 return a, b.id
     return None, None
@@ -490,7 +497,7 @@ def _constexpr_broadcasts(kp: KernelPort) -> None:
 
         def visit_Call(self, node: ast.Call) -> ast.AST:
             self.generic_visit(node)
-            if not (_is_call(node, "tl.broadcast_to") and len(node.args) == 2):
+            if not (is_call(node, "tl.broadcast_to") and len(node.args) == 2):
                 return node
             # a constexpr, or arithmetic of constexprs and numbers (hidden // 2)
             arg = node.args[0]
@@ -519,16 +526,16 @@ def explicit_dtypes(kp: KernelPort) -> None:
     low = LOW_PRECISION.get(kp.capture_dtype)
     bitcasts = {
         t
-        for stmt, _ in _stmts(kp.tree.body)
+        for stmt, _ in walk_stmts(kp.tree.body)
         if isinstance(stmt, ast.Assign) and _is_bitcast(stmt.value)
-        for t in _assigned(stmt)
+        for t in assigned_names(stmt)
     }
 
     class Fix(ast.NodeTransformer):
         def visit_Call(self, node: ast.Call) -> ast.AST:
             self.generic_visit(node)
             f = node.func
-            if _is_call(node, "tl.store") and len(node.args) >= 2:
+            if is_call(node, "tl.store") and len(node.args) >= 2:
                 ptr = ptr_base(node.args[0])
                 value = node.args[1]
                 if ptr and (
@@ -570,8 +577,8 @@ def explicit_dtypes(kp: KernelPort) -> None:
             return node
 
     Fix().visit(kp.tree)
-    for stmt, _ in _stmts(kp.tree.body):
-        if isinstance(stmt, ast.Assign) and _is_call(stmt.value, "tl.load"):
+    for stmt, _ in walk_stmts(kp.tree.body):
+        if isinstance(stmt, ast.Assign) and is_call(stmt.value, "tl.load"):
             if ptr_base(stmt.value.args[0]) in float_ptrs:
                 stmt.value = ast.parse(
                     f"{ast.unparse(stmt.value)}.to(tl.float32)", mode="eval"
@@ -620,9 +627,9 @@ def readable_names(kp: KernelPort) -> None:
         READABLE_POINTWISE if kp.record.kind == "pointwise" else READABLE_REDUCTION
     )
     # `x0 = xindex` and `r0_1 = r0_index` are plain aliases: fold them.
-    for stmt, body in list(_stmts(fn.body)):
+    for stmt, body in list(walk_stmts(fn.body)):
         if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name):
-            t = _assigned(stmt)
+            t = assigned_names(stmt)
             if (
                 len(t) == 1
                 and re.fullmatch(r"x\d+|r0_\d+", t[0])
@@ -637,10 +644,10 @@ def readable_names(kp: KernelPort) -> None:
     # or offsets once had its loads overwrite the bounds mask), nor like the
     # names later passes give (porter.port.tile's row_block, col_block).
     taken = (set(used) - set(mapping)) | set(mapping.values()) | RESERVED
-    for stmt, _ in _stmts(fn.body):
-        if not isinstance(stmt, ast.Assign) or len(_assigned(stmt)) != 1:
+    for stmt, _ in walk_stmts(fn.body):
+        if not isinstance(stmt, ast.Assign) or len(assigned_names(stmt)) != 1:
             continue
-        (target,) = _assigned(stmt)
+        (target,) = assigned_names(stmt)
         if not re.fullmatch(r"tmp\d+", target):
             continue
         hint = _hint(stmt.value, mapping)
@@ -652,7 +659,7 @@ def readable_names(kp: KernelPort) -> None:
         taken.add(name)
         mapping[target] = name
     mapping = {k: v for k, v in mapping.items() if k != v}
-    _rename(fn, mapping)
+    rename_names(fn, mapping)
     kp.notes.append("renamed index variables and temporaries after what they hold")
 
 
@@ -664,11 +671,11 @@ def _hint(value: ast.AST, mapping: dict[str, str]) -> str | None:
         and inner.func.attr == "to"
     ):
         inner = inner.func.value
-    if _is_call(inner, "tl.load"):
+    if is_call(inner, "tl.load"):
         base = ptr_base(inner.args[0])
         if base and base.endswith("_ptr"):
             return base[: -len("_ptr")]
-    if _is_call(inner, "tl.rsqrt"):
+    if is_call(inner, "tl.rsqrt"):
         return "rstd"
     if isinstance(inner, ast.Subscript) and isinstance(inner.value, ast.Call):
         call = ast.unparse(inner.value.func)
@@ -676,6 +683,6 @@ def _hint(value: ast.AST, mapping: dict[str, str]) -> str | None:
             return "row_sum"
         if call in ("max_nan", "tl.max"):
             return "row_max"
-    if _is_call(inner, "tl.exp"):
+    if is_call(inner, "tl.exp"):
         return "exp"
     return None

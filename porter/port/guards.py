@@ -27,19 +27,18 @@ from __future__ import annotations
 import ast
 
 from porter.port.model import KernelPort
-from porter.port.passes import (
-    _assigned,
-    _comment,
-    _is_call,
-    _loads,
-    _names,
-    _rename,
-    _stmts,
-    drop_unread,
-    fold_plain_copies,
+from porter.port.ast_tools import (
+    assigned_names,
+    comment_stmt,
+    is_call,
+    read_counts,
+    names_in,
+    rename_names,
+    walk_stmts,
     unique_name,
 )
-from porter.port.persist import _masked_update, _op_of
+from porter.port.passes import drop_unread, fold_plain_copies
+from porter.port.persist import masked_update, op_of
 
 _OPS = {
     ast.Add: "add",
@@ -61,7 +60,7 @@ class _Expander:
         self.params = {a.arg for a in fn.args.args}
         self.defs: dict[str, list[ast.Assign]] = {}
         self.loop_vars = set()
-        for stmt, _ in _stmts(fn.body):
+        for stmt, _ in walk_stmts(fn.body):
             if isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name):
                 self.loop_vars.add(stmt.target.id)
             if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name):
@@ -78,9 +77,9 @@ class _Expander:
     def reduced(self, acc: str, combine: str) -> str | None:
         """E of `acc = tl.where(m, t, acc)`, `t = combine(acc, E)` (or E | acc)."""
         for d in self.defs.get(acc, []):
-            t = _masked_update(d, acc)[1]
+            t = masked_update(d, acc)[1]
             for t_def in self.defs.get(t, []) if t else []:
-                op, other = _op_of(t_def.value, acc)
+                op, other = op_of(t_def.value, acc)
                 if op == combine:
                     return self.expr(other)
         return None
@@ -126,7 +125,7 @@ class _Expander:
                         return f"({what} {inner})"
         if isinstance(node, ast.Call):
             func = ast.unparse(node.func)
-            if _is_call(node, "tl.full") and len(node.args) >= 2:
+            if is_call(node, "tl.full") and len(node.args) >= 2:
                 return self.expr(node.args[1])
             if func in ("float",) and node.args:
                 return repr(float(ast.literal_eval(node.args[0])))
@@ -207,28 +206,28 @@ def _drop_self_accumulators(fn: ast.FunctionDef) -> int:
     `acc = tl.where(m, t, acc)`): all three go."""
     dropped = 0
     while True:
-        reads = _loads(fn)
+        reads = read_counts(fn)
         hit = None
-        for stmt, body in _stmts(fn.body):
+        for stmt, body in walk_stmts(fn.body):
             if not (
                 isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name)
             ):
                 continue
             acc = stmt.targets[0].id
-            t = _masked_update(stmt, acc)[1]
+            t = masked_update(stmt, acc)[1]
             if t is None:
                 continue
             t_defs = [
                 (s, b)
-                for s, b in _stmts(fn.body)
-                if isinstance(s, ast.Assign) and t in _assigned(s)
+                for s, b in walk_stmts(fn.body)
+                if isinstance(s, ast.Assign) and t in assigned_names(s)
             ]
             # acc is read by the where (once) and by t's combine (once), t by the where
             if (
                 len(t_defs) == 1
                 and reads.get(acc, 0) == 2
                 and reads.get(t, 0) == 1
-                and acc in _names(t_defs[0][0].value)
+                and acc in names_in(t_defs[0][0].value)
             ):
                 hit = (acc, stmt, body, t_defs[0])
                 break
@@ -237,8 +236,8 @@ def _drop_self_accumulators(fn: ast.FunctionDef) -> int:
         acc, stmt, body, (t_stmt, t_body) = hit
         body.remove(stmt)
         t_body.remove(t_stmt)
-        for s, b in list(_stmts(fn.body)):
-            if isinstance(s, ast.Assign) and _assigned(s) == [acc]:
+        for s, b in list(walk_stmts(fn.body)):
+            if isinstance(s, ast.Assign) and assigned_names(s) == [acc]:
                 b.remove(s)
         dropped += 1
 
@@ -246,7 +245,7 @@ def _drop_self_accumulators(fn: ast.FunctionDef) -> int:
 def _guard_row_max(fn: ast.FunctionDef, ex: _Expander, v: str, k: str) -> bool:
     """After `m = max_nan(acc, 1)[:, None]`, the row max of v: `row_shift = m`
     where m * k is below inf, else NaN; row_shift replaces every other read of m."""
-    for stmt, body in _stmts(fn.body):
+    for stmt, body in walk_stmts(fn.body):
         if not (
             isinstance(stmt, ast.Assign)
             and isinstance(stmt.targets[0], ast.Name)
@@ -258,7 +257,7 @@ def _guard_row_max(fn: ast.FunctionDef, ex: _Expander, v: str, k: str) -> bool:
         shift = (
             "row_shift" if "row_shift" not in taken else unique_name("row_shift", taken)
         )
-        _rename(fn, {row_max: shift})
+        rename_names(fn, {row_max: shift})
         stmt.targets[0].id = row_max
         guard = ast.parse(
             f"{shift} = tl.where({row_max} * {k} < float('inf'), "
@@ -266,7 +265,7 @@ def _guard_row_max(fn: ast.FunctionDef, ex: _Expander, v: str, k: str) -> bool:
         ).body[0]
         at = body.index(stmt) + 1
         body[at:at] = [
-            _comment(
+            comment_stmt(
                 "where max(x) / c overflows, torch's row is NaN (inf - inf): "
                 "a NaN shift keeps it so"
             ),
@@ -282,13 +281,9 @@ def drop_finite_row_guard(kp: KernelPort) -> None:
     fn = kp.tree
     ex = _Expander(fn)
     found = []
-    for stmt, _ in _stmts(fn.body):
+    for stmt, _ in walk_stmts(fn.body):
         v = getattr(stmt, "value", None)
-        if (
-            isinstance(stmt, ast.Assign)
-            and _is_call(v, "tl.where")
-            and len(v.args) == 3
-        ):
+        if isinstance(stmt, ast.Assign) and is_call(v, "tl.where") and len(v.args) == 3:
             match = _guarded_softmax(ex, v)
             if match is not None:
                 found.append((stmt, match))

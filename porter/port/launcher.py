@@ -9,11 +9,11 @@ import re
 from dataclasses import dataclass, field
 
 from porter.errors import PorterError
-from porter.port.generalize import _launcher_expr
+from porter.port.generalize import launcher_expr
 from porter.port.model import KernelPort, module_attr
-from porter.port.passes import _is_call, ptr_base
+from porter.port.ast_tools import is_call, ptr_base
 from porter.port.pdl import loads_at_top
-from porter.port.persist import STREAM_ROWS, _is_col_loop
+from porter.port.persist import STREAM_ROWS, is_col_loop
 from porter.records import Capture, CompiledModule
 
 DEFAULT_POINTWISE_BLOCK = 1024
@@ -291,7 +291,11 @@ def plan_launcher(
             else viewed.get(b.name)
         )
         ref_idx = _reference_output(cap, module, out_idx)
-        if ref_idx is not None and cap.output_dtypes and ref_idx >= len(cap.output_dtypes):
+        if (
+            ref_idx is not None
+            and cap.output_dtypes
+            and ref_idx >= len(cap.output_dtypes)
+        ):
             raise PorterError(
                 f"{cap.reference_name}'s compiled graph returns more outputs than it "
                 "does; porter cannot tell which is which"
@@ -318,8 +322,8 @@ def plan_launcher(
         allocs.append(
             Alloc(
                 var,
-                [_launcher_expr(s) for s in b.sizes],
-                [_launcher_expr(s) for s in b.strides],
+                [launcher_expr(s) for s in b.sizes],
+                [launcher_expr(s) for s in b.strides],
                 dtype,
                 device,
             )
@@ -331,7 +335,7 @@ def plan_launcher(
         else:
             var_of[made] = f"scratch_{made}"
     wrapper_var = {gi.wrapper_name: gi.target.replace(".", "_") for gi in module.inputs}
-    symbols = {s: _launcher_expr(t) for s, t in module.symbols.items()}
+    symbols = {s: launcher_expr(t) for s, t in module.symbols.items()}
 
     steps = []
     port_by_name = {kp.record.name: kp for kp in ports}
@@ -433,7 +437,7 @@ def bind_layouts(launcher: Launcher, cap: Capture, module: CompiledModule) -> No
             continue
         free = strided.get(var, set()) if var not in viewed else set()
         expected = [
-            None if axis in free or str(size) == "1" else _launcher_expr(stride)
+            None if axis in free or str(size) == "1" else launcher_expr(stride)
             for axis, (size, stride) in enumerate(zip(gi.sizes, gi.strides))
         ]
         if var in launcher.written and any(e is not None for e in expected):
@@ -578,7 +582,7 @@ def _shape_checks(
         for axis, size in enumerate(gi.sizes):
             size = str(size)
             here = f"{gi.target}.shape[{axis}]"
-            expr = _launcher_expr(size)
+            expr = launcher_expr(size)
             if size.isdigit():
                 # A module's parameter or buffer of another fixed size (a conv
                 # weight of another kernel size) changes sizes the kernels
@@ -652,7 +656,7 @@ def written_tensors(ports) -> set[str]:
                     isinstance(call, ast.Call)
                     and call.args
                     and (
-                        _is_call(call, "tl.store")
+                        is_call(call, "tl.store")
                         or ast.unparse(call.func).startswith("tl.atomic_")
                     )
                 ):
@@ -892,7 +896,7 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
 
 def _passes_over_row(fn: ast.FunctionDef) -> int:
     """How many loops over the row a looped reduction kernel makes."""
-    return sum(_is_col_loop(s) for s in fn.body)
+    return sum(is_col_loop(s) for s in fn.body)
 
 
 def _stores_row(fn: ast.FunctionDef) -> bool:
@@ -905,7 +909,7 @@ def _stores_row(fn: ast.FunctionDef) -> bool:
     took 0.91-0.92 of the persistent kernel's time looped
     (docs/benchmarks/NOTES.md)."""
     return any(
-        _is_col_loop(s) and any(_is_call(n, "tl.store") for n in ast.walk(s))
+        is_col_loop(s) and any(is_call(n, "tl.store") for n in ast.walk(s))
         for s in fn.body
     )
 
@@ -922,7 +926,7 @@ def _reads_only_rows(kp: KernelPort) -> bool:
         for fn in (kp.tree, kp.persistent)
         if fn is not None
         for call in ast.walk(fn)
-        if _is_call(call, "tl.load") and call.args
+        if is_call(call, "tl.load") and call.args
         for n in ast.walk(call.args[0])
         if isinstance(n, ast.Name) and n.id in pointers
     }
@@ -977,4 +981,4 @@ def _param_for(kp: KernelPort, original: str) -> str:
         return "1"
     if b.kind == "literal":
         return b.expr or b.value
-    return _launcher_expr(b.expr or b.value)
+    return launcher_expr(b.expr or b.value)

@@ -37,7 +37,7 @@ import ast
 import copy
 import re
 
-from porter.port.bias import ADD_BIAS, _loaded_once
+from porter.port.bias import ADD_BIAS, loaded_once
 from porter.port.launcher import (
     NO_PDL_AFTER_EXTERN,
     Launcher,
@@ -46,7 +46,7 @@ from porter.port.launcher import (
     unit_stride,
 )
 from porter.port.model import KernelPort
-from porter.port.passes import _comment, _is_call
+from porter.port.ast_tools import comment_stmt, is_call
 
 LHS_PTR = "lhs_ptr"
 RHS_PTR = "rhs_ptr"
@@ -86,7 +86,7 @@ _WHY = (
 )
 
 
-def _assigned(fn: ast.FunctionDef, name: str) -> ast.Assign | None:
+def _assignment_of(fn: ast.FunctionDef, name: str) -> ast.Assign | None:
     """The one top-level `name = ...` of fn, or None."""
     found = [
         s
@@ -98,7 +98,7 @@ def _assigned(fn: ast.FunctionDef, name: str) -> ast.Assign | None:
 
 def _bounds(fn: ast.FunctionDef) -> tuple[str, str] | None:
     """(rows bound, cols bound) of a tile kernel's `mask = (rows < R) & (cols < C)`."""
-    mask = _assigned(fn, "mask")
+    mask = _assignment_of(fn, "mask")
     if mask is None:
         return None
     value = mask.value
@@ -122,7 +122,7 @@ def _stored_once(fn: ast.FunctionDef, ptr: str) -> bool:
     stores = [
         n
         for n in ast.walk(fn)
-        if _is_call(n, "tl.store")
+        if is_call(n, "tl.store")
         and n.args
         and ptr in {m.id for m in ast.walk(n.args[0]) if isinstance(m, ast.Name)}
     ]
@@ -151,18 +151,18 @@ def matmul_epilogue_form(
     if (_ADDED | {k_size, DOT_PRECISION}) & used:
         return None
     bounds = _bounds(fn)
-    offsets = _assigned(fn, "offsets")
+    offsets = _assignment_of(fn, "offsets")
     if bounds is None or offsets is None:
         return None
     row_bound, col_bound = bounds
     if ast.unparse(offsets.value) != f"rows * {col_bound} + cols":
         return None
-    if _loaded_once(fn, ptr) is None or not _stored_once(fn, ptr):
+    if loaded_once(fn, ptr) is None or not _stored_once(fn, ptr):
         return None
     if row_bound not in names:
         return None
     new = copy.deepcopy(fn)
-    load = _loaded_once(new, ptr)
+    load = loaded_once(new, ptr)
     acc = load.targets[0].id
     matmul = ast.parse(
         f"{acc} = tl.zeros((BLOCK_ROWS, BLOCK_COLS), dtype=tl.float32)\n"
@@ -184,7 +184,9 @@ def matmul_epilogue_form(
     ).body
     matmul.insert(
         0,
-        _comment("the matmul's tile in fp32, BLOCK_K of the inner dimension a step"),
+        comment_stmt(
+            "the matmul's tile in fp32, BLOCK_K of the inner dimension a step"
+        ),
     )
     at = new.body.index(load)
     new.body[at : at + 1] = matmul
@@ -221,7 +223,7 @@ def _mm(call: str) -> ast.Call | None:
         tree = ast.parse(call)
     except SyntaxError:
         return None
-    found = [n for n in ast.walk(tree) if _is_call(n, "torch.mm")]
+    found = [n for n in ast.walk(tree) if is_call(n, "torch.mm")]
     if len(found) != 1:
         return None
     node = found[0]
@@ -233,7 +235,7 @@ def _mm(call: str) -> ast.Call | None:
     return node
 
 
-def _names(text: str) -> set[str]:
+def _identifiers(text: str) -> set[str]:
     return set(re.findall(r"[A-Za-z_]\w*", text))
 
 
@@ -311,11 +313,13 @@ def _matmul_step(
     k_expr = k_dim.name if k_dim is not None else "rhs.shape[0]"
     # The branch names the weight's view `rhs` (and an lhs expression `lhs`):
     # not where the launcher already has a name of its own for them.
-    taken = _names(launcher.signature) | _names(" ".join(launcher.prelude))
+    taken = _identifiers(launcher.signature) | _identifiers(" ".join(launcher.prelude))
     for other in all_steps(launcher.steps):
         if other.kind == "matmul":
             continue  # another pair's branch, whose rhs is its own
-        taken |= _names(other.call) | {n for _, v in other.args for n in _names(v)}
+        taken |= _identifiers(other.call) | {
+            n for _, v in other.args for n in _identifiers(v)
+        }
     if "rhs" in taken or (lhs_var != lhs and lhs_var in taken):
         return None
     fp32 = MATMUL_FP32_PRECISION

@@ -24,21 +24,27 @@ from __future__ import annotations
 import ast
 import copy
 
-from porter.port.passes import _assigned, _is_call, _names, _rename, set_hint
+from porter.port.ast_tools import (
+    assigned_names,
+    is_call,
+    names_in,
+    rename_names,
+    set_hint,
+)
 from porter.port.persist import (
-    _full_init,
-    _is_col_loop,
-    _load_key,
-    _load_parts,
-    _masked_update,
-    _op_of,
+    full_init,
+    is_col_loop,
+    load_key,
+    load_parts,
+    masked_update,
+    op_of,
 )
 
 
-def _loop_carried(loop: ast.For, before: list[ast.stmt]) -> set[str]:
+def loop_carried(loop: ast.For, before: list[ast.stmt]) -> set[str]:
     """Names a loop assigns that were initialized before it (its accumulators)."""
-    inits = {t for s in before for t in _assigned(s)}
-    return {t for s in loop.body for t in _assigned(s)} & inits
+    inits = {t for s in before for t in assigned_names(s)}
+    return {t for s in loop.body for t in assigned_names(s)} & inits
 
 
 def _defs(body: list[ast.stmt]) -> dict[str, ast.Assign]:
@@ -76,31 +82,31 @@ def online_max_sum_exp(fn: ast.FunctionDef) -> int:
     """Merge a max loop and the following sum-of-exp loop into one pass; 1 when
     rewritten, 0 when the kernel is not of that shape."""
     body = fn.body
-    loops = [i for i, s in enumerate(body) if _is_col_loop(s)]
+    loops = [i for i, s in enumerate(body) if is_col_loop(s)]
     if len(loops) != 2:
         return 0
     i1, i2 = loops
     l1, l2 = body[i1], body[i2]
-    max_acc = _loop_carried(l1, body[:i1])
-    sum_acc = _loop_carried(l2, body[:i2])
+    max_acc = loop_carried(l1, body[:i1])
+    sum_acc = loop_carried(l2, body[:i2])
     if len(max_acc) != 1 or len(sum_acc) != 1:
         return 0
     (m_acc,), (s_acc,) = max_acc, sum_acc
     # Loop 1: v = load; t = maximum_nan(m_acc, v); m_acc = tl.where(mask, t, m_acc)
-    mask1, t1 = _masked_update(l1.body[-1], m_acc)
+    mask1, t1 = masked_update(l1.body[-1], m_acc)
     defs1 = _defs(l1.body)
     if t1 not in defs1:
         return 0
-    op, value = _op_of(defs1[t1].value, m_acc)
+    op, value = op_of(defs1[t1].value, m_acc)
     if op != "maximum_nan" or not isinstance(value, ast.Name):
         return 0
     v1 = value.id
-    load1, cast1 = _load_parts(defs1[v1].value) if v1 in defs1 else (None, None)
+    load1, cast1 = load_parts(defs1[v1].value) if v1 in defs1 else (None, None)
     if load1 is None:
         return 0
     # The lane max becomes a row max: nothing else in loop 1 may read it.
     others = [st for st in l1.body if st is not defs1[t1] and st is not l1.body[-1]]
-    if any({m_acc, t1} & _names(st) for st in others):
+    if any({m_acc, t1} & names_in(st) for st in others):
         return 0
     # Between: row_max = max_nan(m_acc, 1)[:, None], and the sum's init at 0.
     between = body[i1 + 1 : i2]
@@ -112,23 +118,23 @@ def online_max_sum_exp(fn: ast.FunctionDef) -> int:
             and ast.unparse(s.value) == f"max_nan({m_acc}, 1)[:, None]"
         ):
             row_max = s.targets[0].id
-    init = next((s for s in between if _full_init(s)[0] == s_acc), None)
-    if row_max is None or init is None or _full_init(init)[1] != 0:
+    init = next((s for s in between if full_init(s)[0] == s_acc), None)
+    if row_max is None or init is None or full_init(init)[1] != 0:
         return 0
     # Loop 2: v2 = the same load; shift from row_max; e = tl.exp(v2 - shift);
     # u = s_acc + e; s_acc = tl.where(mask, u, s_acc); no store.
-    if any(_is_call(n, "tl.store") for n in ast.walk(l2)):
+    if any(is_call(n, "tl.store") for n in ast.walk(l2)):
         return 0
-    mask2, u = _masked_update(l2.body[-1], s_acc)
+    mask2, u = masked_update(l2.body[-1], s_acc)
     defs2 = _defs(l2.body)
     if u not in defs2:
         return 0
-    op, term = _op_of(defs2[u].value, s_acc)
+    op, term = op_of(defs2[u].value, s_acc)
     if not (
         op == "+"
         and isinstance(term, ast.Name)
         and term.id in defs2
-        and _is_call(defs2[term.id].value, "tl.exp")
+        and is_call(defs2[term.id].value, "tl.exp")
     ):
         return 0
     e = term.id
@@ -143,8 +149,8 @@ def online_max_sum_exp(fn: ast.FunctionDef) -> int:
     ):
         return 0
     v2, shift = arg.left.id, arg.right.id
-    load2, cast2 = _load_parts(defs2[v2].value) if v2 in defs2 else (None, None)
-    if load2 is None or _load_key(load2) != _load_key(load1):
+    load2, cast2 = load_parts(defs2[v2].value) if v2 in defs2 else (None, None)
+    if load2 is None or load_key(load2) != load_key(load1):
         return 0
     if ast.dump(cast1 or ast.Pass()) != ast.dump(cast2 or ast.Pass()):
         return 0  # not the same cast of the load
@@ -154,9 +160,9 @@ def online_max_sum_exp(fn: ast.FunctionDef) -> int:
     # Nothing else from loop 2 may be read later, and its names must be free
     # in loop 1.
     after = body[i2 + 1 :]
-    read_after = set().union(*(_names(s) for s in after)) if after else set()
-    l2_names = {t for st in l2.body for t in _assigned(st)} - {s_acc}
-    l1_names = {t for st in l1.body for t in _assigned(st)}
+    read_after = set().union(*(names_in(s) for s in after)) if after else set()
+    l2_names = {t for st in l2.body for t in assigned_names(st)} - {s_acc}
+    l1_names = {t for st in l1.body for t in assigned_names(st)}
     if (l2_names - {"cols", "col_mask"}) & read_after or {e, u} & l1_names:
         return 0
     total = next(
@@ -165,7 +171,7 @@ def online_max_sum_exp(fn: ast.FunctionDef) -> int:
             for st in after
             if isinstance(st, ast.Assign)
             and isinstance(st.value, ast.Subscript)
-            and _is_call(st.value.value, "tl.sum")
+            and is_call(st.value.value, "tl.sum")
             and ast.unparse(st.value.value.args[0]) == s_acc
         ),
         None,
@@ -173,11 +179,11 @@ def online_max_sum_exp(fn: ast.FunctionDef) -> int:
     if total is None:
         return 0
 
-    m_init = next((st for st in body[:i1] if _full_init(st)[0] == m_acc), None)
-    if m_init is None or _full_init(m_init)[1] != float("-inf"):
+    m_init = next((st for st in body[:i1] if full_init(st)[0] == m_acc), None)
+    if m_init is None or full_init(m_init)[1] != float("-inf"):
         return 0
     if not all(
-        _is_call(st.value, "tl.full") and isinstance(st.value.args[0], ast.List)
+        is_call(st.value, "tl.full") and isinstance(st.value.args[0], ast.List)
         for st in (m_init, init)
     ):
         return 0
@@ -187,10 +193,10 @@ def online_max_sum_exp(fn: ast.FunctionDef) -> int:
     # new max's shift, the sum so far rescaled to that shift.
     def shift_at(row_value: str, suffix: str) -> tuple[list[ast.stmt], str]:
         stmts = [copy.deepcopy(st) for st in chain]
-        names = {t for st in stmts for t in _assigned(st)}
+        names = {t for st in stmts for t in assigned_names(st)}
         mapping = {row_max: row_value, **{n: f"{n}_{suffix}" for n in names}}
         for st in stmts:
-            _rename(st, mapping)
+            rename_names(st, mapping)
         return stmts, mapping.get(shift, shift)
 
     for st in (m_init, init):

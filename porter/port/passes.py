@@ -11,64 +11,24 @@ import ast
 import re
 from typing import Callable
 
+from porter.port.ast_tools import (
+    assigned_names,
+    bindings,
+    full_names,
+    is_call,
+    ptr_base,
+    read_counts,
+    rename_names,
+    walk_stmts,
+)
 from porter.port.model import KernelPort
 
 # ---------------------------------------------------------------- helpers
 
 
-def _is_call(node: ast.AST, name: str) -> bool:
-    return isinstance(node, ast.Call) and ast.unparse(node.func) == name
-
-
-def _names(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-
-
-def _assigned(stmt: ast.stmt) -> list[str]:
-    targets = []
-    if isinstance(stmt, ast.Assign):
-        for t in stmt.targets:
-            targets += [n.id for n in ast.walk(t) if isinstance(n, ast.Name)]
-    elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-        targets.append(stmt.target.id)
-    return targets
-
-
-def _rename(tree: ast.AST, mapping: dict[str, str]) -> None:
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id in mapping:
-            node.id = mapping[node.id]
-        elif isinstance(node, ast.arg) and node.arg in mapping:
-            node.arg = mapping[node.arg]
-
-
-def unique_name(name: str, taken: set[str]) -> str:
-    """The next free `base_N` (q -> q_3 when q_2 is taken; q_2 -> q_4 then)."""
-    base = re.sub(r"_\d+$", "", name) or name
-    i = 2
-    while f"{base}_{i}" in taken:
-        i += 1
-    return f"{base}_{i}"
-
-
 def _todo(text: str) -> ast.stmt:
     """A marker statement the renderer turns into a `# TODO(porter): ...` comment."""
     return ast.Expr(ast.Constant(f"TODO(porter): {text}"))
-
-
-def _comment(text: str) -> ast.stmt:
-    """A marker statement the renderer turns into a `# ...` comment (a why)."""
-    return ast.Expr(ast.Constant(f"NOTE(porter): {text}"))
-
-
-def _stmts(body: list[ast.stmt]):
-    """Every statement, depth first, with the list that holds it."""
-    for stmt in list(body):
-        yield stmt, body
-        for field in ("body", "orelse"):
-            inner = getattr(stmt, field, None)
-            if isinstance(inner, list):
-                yield from _stmts(inner)
 
 
 # ---------------------------------------------------------------- passes
@@ -95,7 +55,7 @@ def strip_heuristics(kp: KernelPort) -> None:
             n.name = new
             n.decorator_list = []
             kp.combine_fns.append(n)
-    _rename(fn, renames)
+    rename_names(fn, renames)
     kp.notes.append("dropped Inductor's @triton_heuristics decorator and its meta")
 
 
@@ -113,24 +73,15 @@ def _is_pure(value: ast.AST) -> bool:
     return True
 
 
-def _loads(tree: ast.AST) -> dict[str, int]:
-    """How many times each name is read."""
-    used: dict[str, int] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            used[node.id] = used.get(node.id, 0) + 1
-    return used
-
-
 def drop_unread(fn: ast.FunctionDef) -> int:
     """Remove pure assignments nothing reads, until none is left; how many went."""
     removed = 0
     changed = True
     while changed:
         changed = False
-        used = _loads(fn)
-        for stmt, body in _stmts(fn.body):
-            targets = _assigned(stmt)
+        used = read_counts(fn)
+        for stmt, body in walk_stmts(fn.body):
+            targets = assigned_names(stmt)
             if not targets or isinstance(stmt, (ast.For, ast.While)):
                 continue
             value = getattr(stmt, "value", None)
@@ -250,7 +201,7 @@ def core_math(kp: KernelPort) -> None:
     Fix().visit(kp.tree)
     for fn in kp.combine_fns:  # a scan's combine (logcumsumexp's) calls them too
         Fix().visit(fn)
-    for stmt, body in _stmts(kp.tree.body):
+    for stmt, body in walk_stmts(kp.tree.body):
         for node in ast.walk(stmt):
             if isinstance(node, ast.Call) and ast.unparse(node.func) in UNSUPPORTED:
                 why = UNSUPPORTED[ast.unparse(node.func)]
@@ -270,7 +221,7 @@ def typed_constants(kp: KernelPort) -> None:
 
     class Fix(ast.NodeTransformer):
         def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
-            if _is_call(node.value, "tl.full"):
+            if is_call(node.value, "tl.full"):
                 # a method of the tensor is called (a 0-d output's offset,
                 # `tl.full([1, 1], 0, tl.int32).broadcast_to(XBLOCK, 1)`):
                 # a Python literal has none
@@ -281,7 +232,7 @@ def typed_constants(kp: KernelPort) -> None:
         def visit_Call(self, node: ast.Call) -> ast.AST:
             self.generic_visit(node)
             nonlocal count
-            if not _is_call(node, "tl.full") or len(node.args) != 3:
+            if not is_call(node, "tl.full") or len(node.args) != 3:
                 return node
             shape, value, dtype = node.args
             ones = isinstance(shape, ast.List) and all(
@@ -305,27 +256,12 @@ def typed_constants(kp: KernelPort) -> None:
         kp.notes.append(f"turned {count} tl.full constant(s) into typed literals")
 
 
-def _full_names(fn: ast.FunctionDef, block_vars: set[str]) -> set[str]:
-    """Names whose value spans the whole block (depends on a block index)."""
-    full = set(block_vars)
-    changed = True
-    while changed:
-        changed = False
-        for stmt, _ in _stmts(fn.body):
-            for t in _assigned(stmt):
-                value = getattr(stmt, "value", None)
-                if t not in full and value is not None and _names(value) & full:
-                    full.add(t)
-                    changed = True
-    return full
-
-
 def noop_casts_and_broadcasts(kp: KernelPort) -> None:
     """Drop `.to(T)` applied to a value already of type T by the same cast, and
     `tl.broadcast_to` of a value that already spans the block."""
     fn = kp.tree
     cast_of: dict[str, str] = {}
-    for stmt, _ in _stmts(fn.body):
+    for stmt, _ in walk_stmts(fn.body):
         if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name):
             v = stmt.value
             if (
@@ -338,12 +274,12 @@ def noop_casts_and_broadcasts(kp: KernelPort) -> None:
     # In a (rows, columns) kernel a value spans the block only if it depends
     # on both axes: a column index alone is (1, R0_BLOCK), and a tuple
     # reduction (min_with_index) needs its indices at the values' shape.
-    full = _full_names(fn, {"xindex", "x0"})
+    full = full_names(fn, {"xindex", "x0"})
     columns = {"r0_index", "r0_base", "r0_1"}
-    if columns & {t for stmt, _ in _stmts(fn.body) for t in _assigned(stmt)}:
-        full &= _full_names(fn, columns)
+    if columns & {t for stmt, _ in walk_stmts(fn.body) for t in assigned_names(stmt)}:
+        full &= full_names(fn, columns)
     else:
-        full |= _full_names(fn, columns)
+        full |= full_names(fn, columns)
     count = 0
 
     class Fix(ast.NodeTransformer):
@@ -370,7 +306,7 @@ def noop_casts_and_broadcasts(kp: KernelPort) -> None:
                 ):
                     count += 1
                     return inner
-            if _is_call(node, "tl.broadcast_to") and isinstance(node.args[0], ast.Name):
+            if is_call(node, "tl.broadcast_to") and isinstance(node.args[0], ast.Name):
                 if node.args[0].id in full:
                     count += 1
                     return node.args[0]
@@ -394,14 +330,14 @@ def fold_plain_copies(fn: ast.FunctionDef) -> int:
     folded = 0
     while True:
         counts: dict[str, int] = {}
-        for stmt, _ in _stmts(fn.body):
-            for t in _assigned(stmt):
+        for stmt, _ in walk_stmts(fn.body):
+            for t in assigned_names(stmt):
                 counts[t] = counts.get(t, 0) + 1
             if isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name):
                 counts[stmt.target.id] = counts.get(stmt.target.id, 0) + 2
         args = {a.arg for a in fn.args.args}
         copy = None
-        for stmt, body in _stmts(fn.body):
+        for stmt, body in walk_stmts(fn.body):
             if (
                 isinstance(stmt, ast.Assign)
                 and isinstance(stmt.targets[0], ast.Name)
@@ -415,7 +351,7 @@ def fold_plain_copies(fn: ast.FunctionDef) -> int:
             return folded
         stmt, body = copy
         body.remove(stmt)
-        _rename(fn, {stmt.targets[0].id: stmt.value.id})
+        rename_names(fn, {stmt.targets[0].id: stmt.value.id})
         folded += 1
 
 
@@ -426,7 +362,7 @@ def widen_program_id(kp: KernelPort) -> None:
     class Fix(ast.NodeTransformer):
         def visit_Call(self, node: ast.Call) -> ast.AST:
             self.generic_visit(node)
-            if _is_call(node, "tl.program_id"):
+            if is_call(node, "tl.program_id"):
                 return ast.parse(f"{ast.unparse(node)}.to(tl.int64)", mode="eval").body
             return node
 
@@ -446,7 +382,7 @@ def barrier_before_reload(kp: KernelPort) -> None:
         while i < len(body):
             stmt = body[i]
             loads = {
-                ptr_base(n.args[0]) for n in ast.walk(stmt) if _is_call(n, "tl.load")
+                ptr_base(n.args[0]) for n in ast.walk(stmt) if is_call(n, "tl.load")
             }
             if (loads - {None}) & stored:
                 body.insert(
@@ -456,7 +392,7 @@ def barrier_before_reload(kp: KernelPort) -> None:
                 inserted += 1
                 i += 1
             for n in ast.walk(stmt):
-                if _is_call(n, "tl.store"):
+                if is_call(n, "tl.store"):
                     stored.add(ptr_base(n.args[0]))
             i += 1
 
@@ -479,7 +415,7 @@ def drop_store_only_barriers(kp: KernelPort) -> None:
     loaded, stored = set(), set()
     for n in ast.walk(fn):
         for name, into in (("tl.load", loaded), ("tl.store", stored)):
-            if _is_call(n, name):
+            if is_call(n, name):
                 base = ptr_base(n.args[0]) if n.args else None
                 if base not in args:
                     return
@@ -496,7 +432,7 @@ def drop_store_only_barriers(kp: KernelPort) -> None:
                 s
                 for s in body
                 if not (
-                    isinstance(s, ast.Expr) and _is_call(s.value, "tl.debug_barrier")
+                    isinstance(s, ast.Expr) and is_call(s.value, "tl.debug_barrier")
                 )
             ]
             if len(kept) < len(body):
@@ -507,22 +443,6 @@ def drop_store_only_barriers(kp: KernelPort) -> None:
             f"dropped {dropped} tl.debug_barrier() before a store to a buffer "
             "the kernel never reads"
         )
-
-
-def set_hint(load: ast.Call, policy: str) -> None:
-    """Give a tl.load call the cache hint `policy`, replacing the one it has."""
-    for k in load.keywords:
-        if k.arg == "eviction_policy":
-            k.value = ast.Constant(policy)
-            return
-    load.keywords.append(ast.keyword("eviction_policy", ast.Constant(policy)))
-
-
-def ptr_base(node: ast.AST) -> str | None:
-    """The pointer argument a `ptr + offset` expression starts from."""
-    while isinstance(node, ast.BinOp):
-        node = node.left
-    return node.id if isinstance(node, ast.Name) else None
 
 
 _UNIFORM_CALLS = {
@@ -548,16 +468,6 @@ def takes_row_max(fn: ast.FunctionDef) -> bool:
     return any(
         isinstance(c, ast.Call) and ast.unparse(c.func) in ROW_MAX for c in ast.walk(fn)
     )
-
-
-def bindings(fn: ast.FunctionDef) -> dict[str, list[ast.AST]]:
-    """Each name's values, from every `name = value` in fn, in order."""
-    bound: dict[str, list[ast.AST]] = {}
-    for stmt, _ in _stmts(fn.body):
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
-            if isinstance(stmt.targets[0], ast.Name):
-                bound.setdefault(stmt.targets[0].id, []).append(stmt.value)
-    return bound
 
 
 def _positive(v: ast.AST) -> bool:
@@ -682,7 +592,7 @@ def reciprocal_divisors(kp: KernelPort) -> None:
                 return ast.BinOp(n.left, ast.Mult(), inverse)
             return n
 
-    for stmt, _ in _stmts(fn.body):
+    for stmt, _ in walk_stmts(fn.body):
         if isinstance(stmt, ast.Assign):
             if not (len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
                 continue

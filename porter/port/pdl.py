@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import ast
 
-from porter.port.passes import _comment, _is_call
+from porter.port.ast_tools import comment_stmt, is_call
 
 LAUNCH_PDL = "LAUNCH_PDL"
 # The scaffold header's line for it (templates/kernel.py.j2 says why).
@@ -94,7 +94,9 @@ def dependent_launch(fn: ast.FunctionDef) -> bool:
     block = ast.parse(_BLOCK).body[0]
     block.body.insert(
         0,
-        _comment("wait for the kernel before this one, then let the next one launch"),
+        comment_stmt(
+            "wait for the kernel before this one, then let the next one launch"
+        ),
     )
     first = fn.body[0] if fn.body else None
     docstring = (
@@ -112,7 +114,7 @@ def dependent_launch(fn: ast.FunctionDef) -> bool:
 
 def loads(stmt: ast.stmt) -> bool:
     """Whether the statement calls tl.load anywhere inside it."""
-    return any(_is_call(n, "tl.load") for n in ast.walk(stmt))
+    return any(is_call(n, "tl.load") for n in ast.walk(stmt))
 
 
 def loads_at_top(fn: ast.FunctionDef) -> bool:
@@ -155,13 +157,13 @@ def trigger_after_loads(
         return False
     early_note, late_note = notes
     fn.body[at].body = [
-        _comment(early_note),
+        comment_stmt(early_note),
         *ast.parse(f"{GDC_WAIT}\nif {EARLY_TRIGGER}:\n    {GDC_LAUNCH}").body,
     ]
     late = ast.parse(
         f"if {LAUNCH_PDL}:\n    if not {EARLY_TRIGGER}:\n        {GDC_LAUNCH}"
     ).body[0]
-    late.body[0].body.insert(0, _comment(late_note))
+    late.body[0].body.insert(0, comment_stmt(late_note))
     fn.body.insert(loading[-1] + 1, late)
     pdl = next(i for i, a in enumerate(fn.args.args) if a.arg == LAUNCH_PDL)
     fn.args.args.insert(

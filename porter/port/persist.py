@@ -16,15 +16,15 @@ import ast
 import copy
 from collections.abc import Callable
 
-from porter.port.passes import (
-    _assigned,
-    _is_call,
-    _loads,
-    _names,
-    _rename,
-    drop_unread,
+from porter.port.ast_tools import (
+    assigned_names,
+    is_call,
+    read_counts,
+    names_in,
+    rename_names,
     ptr_base,
 )
+from porter.port.passes import drop_unread
 
 ACCUMULATE_IDENTITY = {
     # op -> the init value that makes op(init, v) == v (NaN included)
@@ -37,7 +37,7 @@ ACCUMULATE_IDENTITY = {
 }
 
 
-def _is_col_loop(stmt: ast.stmt) -> bool:
+def is_col_loop(stmt: ast.stmt) -> bool:
     """`for col_start in tl.range(0, row, BLOCK_COLS):` (or plain range)."""
     if not (isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name)):
         return False
@@ -55,7 +55,7 @@ def can_persist(fn: ast.FunctionDef) -> bool:
     """A looped reduction whose loops all step over the row by BLOCK_COLS, with
     no loop nested inside them."""
     loops = [s for s in fn.body if isinstance(s, ast.For)]
-    if not loops or not all(_is_col_loop(s) for s in loops):
+    if not loops or not all(is_col_loop(s) for s in loops):
         return False
     rows = {ast.unparse(s.iter.args[1]) for s in loops}
     nested = any(
@@ -67,11 +67,11 @@ def can_persist(fn: ast.FunctionDef) -> bool:
     return len(rows) == 1 and not nested
 
 
-def _counts(fn: ast.FunctionDef) -> dict[str, int]:
+def name_counts(fn: ast.FunctionDef) -> dict[str, int]:
     counts: dict[str, int] = {}
     for stmt in ast.walk(fn):
         if isinstance(stmt, ast.stmt):
-            for t in _assigned(stmt):
+            for t in assigned_names(stmt):
                 counts[t] = counts.get(t, 0) + 1
     return counts
 
@@ -104,7 +104,7 @@ def inline_single_block(fn: ast.FunctionDef) -> int:
     once when BLOCK_COLS covers the row: its body replaces it, col_start = 0."""
     body, inlined = [], 0
     for stmt in fn.body:
-        if _is_col_loop(stmt):
+        if is_col_loop(stmt):
             zero = _ZeroStart(stmt.target.id)
             body.extend(zero.visit(s) for s in stmt.body)
             inlined += 1
@@ -128,7 +128,7 @@ def drop_repeated_assignments(fn: ast.FunctionDef) -> int:
         ):
             dropped += 1
             continue
-        changed = set(_assigned(stmt))
+        changed = set(assigned_names(stmt))
         for name in list(seen):
             if name in changed or seen[name][1] & changed:
                 del seen[name]
@@ -136,9 +136,9 @@ def drop_repeated_assignments(fn: ast.FunctionDef) -> int:
             isinstance(stmt, ast.Assign)
             and len(stmt.targets) == 1
             and isinstance(stmt.targets[0], ast.Name)
-            and stmt.targets[0].id not in _names(stmt.value)
+            and stmt.targets[0].id not in names_in(stmt.value)
         ):
-            seen[stmt.targets[0].id] = (ast.dump(stmt.value), _names(stmt.value))
+            seen[stmt.targets[0].id] = (ast.dump(stmt.value), names_in(stmt.value))
         body.append(stmt)
     fn.body = body
     return dropped
@@ -149,7 +149,7 @@ def fold_into_source(fn: ast.FunctionDef) -> int:
     the source takes the copy's name (`cols = tl.arange(...)`)."""
     folded = 0
     while True:
-        counts, uses = _counts(fn), _loads(fn)
+        counts, uses = name_counts(fn), read_counts(fn)
         for i, stmt in enumerate(fn.body):
             if (
                 isinstance(stmt, ast.Assign)
@@ -161,36 +161,36 @@ def fold_into_source(fn: ast.FunctionDef) -> int:
             ):
                 src, dst = stmt.value.id, stmt.targets[0].id
                 del fn.body[i]
-                _rename(fn, {src: dst})
+                rename_names(fn, {src: dst})
                 folded += 1
                 break
         else:
             return folded
 
 
-def _load_parts(value: ast.AST):
+def load_parts(value: ast.AST):
     """(load call, cast) of `tl.load(...)` or `tl.load(...).to(T)`."""
     cast = None
     if (
         isinstance(value, ast.Call)
         and isinstance(value.func, ast.Attribute)
         and value.func.attr == "to"
-        and _is_call(value.func.value, "tl.load")
+        and is_call(value.func.value, "tl.load")
     ):
         cast, value = value.args[0], value.func.value
-    if _is_call(value, "tl.load"):
+    if is_call(value, "tl.load"):
         return value, cast
     return None, None
 
 
-def _load_key(load: ast.Call) -> str:
+def load_key(load: ast.Call) -> str:
     """What a load reads: pointer, mask and `other`, not its cache hint."""
     parts = [ast.dump(a) for a in load.args]
     parts += [ast.dump(k) for k in load.keywords if k.arg != "eviction_policy"]
     return "|".join(parts)
 
 
-def _store_key(store: ast.Call) -> str:
+def store_key(store: ast.Call) -> str:
     mask = store.args[2] if len(store.args) > 2 else None
     for k in store.keywords:
         if k.arg == "mask":
@@ -199,12 +199,12 @@ def _store_key(store: ast.Call) -> str:
 
 
 def _single_assignment(fn: ast.FunctionDef, node: ast.AST) -> bool:
-    counts = _counts(fn)
-    return all(counts.get(n, 0) <= 1 for n in _names(node))
+    counts = name_counts(fn)
+    return all(counts.get(n, 0) <= 1 for n in names_in(node))
 
 
-def _stored_bases(stmt: ast.stmt) -> set[str]:
-    return {ptr_base(n.args[0]) for n in ast.walk(stmt) if _is_call(n, "tl.store")}
+def stored_bases(stmt: ast.stmt) -> set[str]:
+    return {ptr_base(n.args[0]) for n in ast.walk(stmt) if is_call(n, "tl.store")}
 
 
 def forward_stores(fn: ast.FunctionDef) -> int:
@@ -223,7 +223,7 @@ def forward_stores(fn: ast.FunctionDef) -> int:
     stores: dict[str, ast.Call] = {}  # store key -> the store
     for stmt in fn.body:
         if isinstance(stmt, ast.Assign):
-            load, cast = _load_parts(stmt.value)
+            load, cast = load_parts(stmt.value)
             if load is not None and len(load.args) >= 2:
                 key = ast.dump(load.args[0]) + "|" + ast.dump(load.args[1])
                 store = stores.get(key)
@@ -239,14 +239,14 @@ def forward_stores(fn: ast.FunctionDef) -> int:
                         )
                     stmt.value = value
                     forwarded += 1
-        for base in _stored_bases(stmt):
+        for base in stored_bases(stmt):
             stores = {k: s for k, s in stores.items() if ptr_base(s.args[0]) != base}
         if (
             isinstance(stmt, ast.Expr)
-            and _is_call(stmt.value, "tl.store")
+            and is_call(stmt.value, "tl.store")
             and len(stmt.value.args) >= 3
         ):
-            stores[_store_key(stmt.value)] = stmt.value
+            stores[store_key(stmt.value)] = stmt.value
     return forwarded
 
 
@@ -283,17 +283,17 @@ def _overwritten_at(body: list[ast.stmt], i: int, reads_between: bool) -> int | 
     stmt = body[i]
     if not (
         isinstance(stmt, ast.Expr)
-        and _is_call(stmt.value, "tl.store")
+        and is_call(stmt.value, "tl.store")
         and len(stmt.value.args) >= 3
     ):
         return None
-    key, base = _store_key(stmt.value), ptr_base(stmt.value.args[0])
+    key, base = store_key(stmt.value), ptr_base(stmt.value.args[0])
     for j in range(i + 1, len(body)):
         later = body[j]
         loads = [
             n
             for n in ast.walk(later)
-            if _is_call(n, "tl.load") and ptr_base(n.args[0]) == base
+            if is_call(n, "tl.load") and ptr_base(n.args[0]) == base
         ]
         if loads and not (
             reads_between
@@ -306,8 +306,8 @@ def _overwritten_at(body: list[ast.stmt], i: int, reads_between: bool) -> int | 
             return None
         if (
             isinstance(later, ast.Expr)
-            and _is_call(later.value, "tl.store")
-            and _store_key(later.value) == key
+            and is_call(later.value, "tl.store")
+            and store_key(later.value) == key
         ):
             return j
     return None
@@ -323,29 +323,29 @@ def reuse_loads(fn: ast.FunctionDef) -> int:
         hit = None
         for stmt in fn.body:
             if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name):
-                load, cast = _load_parts(stmt.value)
+                load, cast = load_parts(stmt.value)
                 if load is not None and _single_assignment(fn, load):
-                    key = (_load_key(load), ast.dump(cast) if cast else "")
+                    key = (load_key(load), ast.dump(cast) if cast else "")
                     if key in loads:
                         hit = (loads[key], stmt, load)
                         break
                     loads[key] = stmt
-            for base in _stored_bases(stmt):
+            for base in stored_bases(stmt):
                 loads = {
                     k: s
                     for k, s in loads.items()
-                    if ptr_base(_load_parts(s.value)[0].args[0]) != base
+                    if ptr_base(load_parts(s.value)[0].args[0]) != base
                 }
         if hit is None:
             return reused
         first, later, later_load = hit
-        first_load = _load_parts(first.value)[0]
+        first_load = load_parts(first.value)[0]
         hint = [k for k in later_load.keywords if k.arg == "eviction_policy"]
         first_load.keywords = [
             k for k in first_load.keywords if k.arg != "eviction_policy"
         ] + hint
         fn.body.remove(later)
-        _rename(fn, {later.targets[0].id: first.targets[0].id})
+        rename_names(fn, {later.targets[0].id: first.targets[0].id})
         reused += 1
 
 
@@ -368,26 +368,26 @@ def drop_needless_barriers(fn: ast.FunctionDef) -> int:
     reloads = False
     for stmt in fn.body:
         for n in ast.walk(stmt):
-            if _is_call(n, "tl.load") and ptr_base(n.args[0]) in stored:
+            if is_call(n, "tl.load") and ptr_base(n.args[0]) in stored:
                 reloads = True
-        stored |= _stored_bases(stmt)
+        stored |= stored_bases(stmt)
     if reloads:
         return 0
     before = len(fn.body)
     fn.body = [
         s
         for s in fn.body
-        if not (isinstance(s, ast.Expr) and _is_call(s.value, "tl.debug_barrier"))
+        if not (isinstance(s, ast.Expr) and is_call(s.value, "tl.debug_barrier"))
     ]
     return before - len(fn.body)
 
 
-def _full_init(stmt: ast.stmt):
+def full_init(stmt: ast.stmt):
     """`acc = tl.full(shape, c, dtype)` / `tl.zeros(shape, dtype)` -> (acc, c)."""
     if not (isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name)):
         return None, None
     v = stmt.value
-    if _is_call(v, "tl.full") and len(v.args) == 3:
+    if is_call(v, "tl.full") and len(v.args) == 3:
         try:
             c = ast.literal_eval(v.args[1])
         except ValueError:
@@ -398,12 +398,12 @@ def _full_init(stmt: ast.stmt):
             else:
                 return None, None
         return stmt.targets[0].id, c
-    if _is_call(v, "tl.zeros"):
+    if is_call(v, "tl.zeros"):
         return stmt.targets[0].id, 0
     return None, None
 
 
-def _op_of(value: ast.AST, acc: str):
+def op_of(value: ast.AST, acc: str):
     """(op, other operand) of `acc + v`, `acc | v`, `maximum_nan(acc, v)`..."""
     if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.BitOr)):
         op = "+" if isinstance(value.op, ast.Add) else "|"
@@ -419,12 +419,12 @@ def _op_of(value: ast.AST, acc: str):
     return op, sides[1 - names.index(True)]
 
 
-def _masked_update(stmt: ast.stmt | None, acc: str):
+def masked_update(stmt: ast.stmt | None, acc: str):
     """`acc = tl.where(mask, t, acc)` -> (mask, t); (None, None) otherwise."""
     if not (
         isinstance(stmt, ast.Assign)
         and ast.unparse(stmt.targets[0]) == acc
-        and _is_call(stmt.value, "tl.where")
+        and is_call(stmt.value, "tl.where")
         and len(stmt.value.args) == 3
         and ast.unparse(stmt.value.args[2]) == acc
         and isinstance(stmt.value.args[1], ast.Name)
@@ -439,26 +439,26 @@ def fold_identity_accumulators(fn: ast.FunctionDef) -> int:
     folded = 0
     body = fn.body
     for init in list(body):
-        acc, c = _full_init(init)
+        acc, c = full_init(init)
         if acc is None:
             continue
         rest = body[body.index(init) + 1 :]
-        step = next((s for s in rest if acc in _names(s)), None)
+        step = next((s for s in rest if acc in names_in(s)), None)
         if not (isinstance(step, ast.Assign) and isinstance(step.targets[0], ast.Name)):
             continue
-        op, operand = _op_of(step.value, acc)
+        op, operand = op_of(step.value, acc)
         if op not in ACCUMULATE_IDENTITY or ACCUMULATE_IDENTITY[op] != c:
             continue
         t = step.targets[0].id
         after = rest[rest.index(step) + 1 :]
-        merge = next((s for s in after if t in _names(s) or acc in _names(s)), None)
-        if _masked_update(merge, acc)[1] != t:
+        merge = next((s for s in after if t in names_in(s) or acc in names_in(s)), None)
+        if masked_update(merge, acc)[1] != t:
             continue
-        if _loads(fn).get(t, 0) != 1:
+        if read_counts(fn).get(t, 0) != 1:
             continue
         merge.value.args[1] = operand
         merge.value.args[2] = (
-            init.value.args[1] if _is_call(init.value, "tl.full") else ast.Constant(0.0)
+            init.value.args[1] if is_call(init.value, "tl.full") else ast.Constant(0.0)
         )
         body.remove(init)
         body.remove(step)
@@ -474,8 +474,8 @@ def _mask_bound(
     for stmt in fn.body:
         if (
             isinstance(stmt, ast.Assign)
-            and len(_assigned(stmt)) == 1
-            and _assigned(stmt)[0] in masks
+            and len(assigned_names(stmt)) == 1
+            and assigned_names(stmt)[0] in masks
             and isinstance(stmt.value, ast.Compare)
             and isinstance(stmt.value.ops[0], ast.Lt)
             and (index is None or ast.unparse(stmt.value.left) == index)
@@ -488,7 +488,7 @@ def _row_length(fn: ast.FunctionDef, mask: ast.expr) -> ast.expr | None:
     """The bound of the column mask among mask's terms (`col_mask = cols <
     hidden` gives `hidden`): in every row that is stored, the number of
     elements the mask keeps."""
-    return _mask_bound(fn, _names(mask), "cols")
+    return _mask_bound(fn, names_in(mask), "cols")
 
 
 def two_pass_welford(fn: ast.FunctionDef) -> tuple[int, set[str]]:
@@ -503,7 +503,7 @@ def two_pass_welford(fn: ast.FunctionDef) -> tuple[int, set[str]]:
         if not (
             isinstance(stmt, ast.Assign)
             and isinstance(stmt.targets[0], ast.Tuple)
-            and _is_call(stmt.value, "welford_accumulate")
+            and is_call(stmt.value, "welford_accumulate")
         ):
             continue
         value, mean, m2, count = stmt.value.args[:4]
@@ -514,7 +514,7 @@ def two_pass_welford(fn: ast.FunctionDef) -> tuple[int, set[str]]:
             for s in body
             if isinstance(s, ast.Assign)
             and ast.unparse(s.targets[0]) in accs
-            and _is_call(s.value, "tl.where")
+            and is_call(s.value, "tl.where")
             and ast.unparse(s.value.args[1]) in nxt
         ]
         finish = next(
@@ -522,7 +522,7 @@ def two_pass_welford(fn: ast.FunctionDef) -> tuple[int, set[str]]:
                 s
                 for s in body
                 if isinstance(s, ast.Assign)
-                and _is_call(s.value, "welford_finish")
+                and is_call(s.value, "welford_finish")
                 and [ast.unparse(a) for a in s.value.args[:3]] == accs
             ),
             None,
@@ -604,22 +604,22 @@ def hoist_late_loads(fn: ast.FunctionDef) -> int:
     first = next((i for i, s in enumerate(fn.body) if _reduces(s)), None)
     if first is None:
         return 0
-    stored = set().union(*(_stored_bases(s) for s in fn.body))
+    stored = set().union(*(stored_bases(s) for s in fn.body))
     late: set[str] = set()  # names assigned from the reduction on
     hoisted = []
     for stmt in fn.body[first:]:
-        load = _load_parts(stmt.value)[0] if isinstance(stmt, ast.Assign) else None
+        load = load_parts(stmt.value)[0] if isinstance(stmt, ast.Assign) else None
         if (
             load is not None
-            and len(_assigned(stmt)) == 1
+            and len(assigned_names(stmt)) == 1
             and not _reduces(stmt)
-            and not (_names(stmt.value) & late)
+            and not (names_in(stmt.value) & late)
             and ptr_base(load.args[0]) not in stored
         ):
             hoisted.append(stmt)
             continue
-        late |= set(_assigned(stmt))
-    if not hoisted or any(set(_assigned(h)) & late for h in hoisted):
+        late |= set(assigned_names(stmt))
+    if not hoisted or any(set(assigned_names(h)) & late for h in hoisted):
         return 0  # a hoisted name is also assigned later: leave the order alone
     rest = [s for s in fn.body[first:] if s not in hoisted]
     at = _above_first_store(fn.body[:first], hoisted)
@@ -640,14 +640,14 @@ def _above_first_store(head: list[ast.stmt], loads: list[ast.stmt]) -> int:
     """Where in head (the statements before the first reduction) the loads go:
     just after the last statement assigning what they read, when a store
     follows that point; otherwise at head's end."""
-    stores = [i for i, s in enumerate(head) if _stored_bases(s)]
-    reads = set().union(*(_names(s.value) for s in loads))
+    stores = [i for i, s in enumerate(head) if stored_bases(s)]
+    reads = set().union(*(names_in(s.value) for s in loads))
     targets = set().union(*(_assigned_anywhere(s) for s in loads))
     at = 1 + max(
         [-1] + [i for i, s in enumerate(head) if _assigned_anywhere(s) & reads]
     )
     # Nothing they jump over may read what they assign.
-    if not stores or stores[0] < at or any(_names(s) & targets for s in head[at:]):
+    if not stores or stores[0] < at or any(names_in(s) & targets for s in head[at:]):
         return len(head)
     return at
 
@@ -673,7 +673,7 @@ def _hinted_loads(node: ast.AST) -> list[ast.Call]:
     return [
         n
         for n in ast.walk(node)
-        if _is_call(n, "tl.load") and any(_is_evict_first(k) for k in n.keywords)
+        if is_call(n, "tl.load") and any(_is_evict_first(k) for k in n.keywords)
     ]
 
 

@@ -20,20 +20,20 @@ from __future__ import annotations
 import ast
 import copy
 
-from porter.port.online import _loop_carried
-from porter.port.passes import (
-    _assigned,
-    _is_call,
-    _names,
-    _rename,
+from porter.port.online import loop_carried
+from porter.port.ast_tools import (
+    assigned_names,
+    is_call,
+    names_in,
+    rename_names,
     ptr_base,
     set_hint,
     unique_name,
 )
 from porter.port.persist import (
-    _is_col_loop,
-    _load_parts,
-    _store_key,
+    is_col_loop,
+    load_parts,
+    store_key,
     drop_needless_barriers,
     unrounded,
 )
@@ -44,7 +44,7 @@ def _store_stmts(loop: ast.For) -> list[ast.Expr]:
         s
         for s in loop.body
         if isinstance(s, ast.Expr)
-        and _is_call(s.value, "tl.store")
+        and is_call(s.value, "tl.store")
         and len(s.value.args) >= 3
     ]
 
@@ -56,9 +56,9 @@ def _slice(value: ast.AST, at: int, body: list[ast.stmt], outside: set[str]):
     statement reading it (a later assignment is last block's value)."""
     assigned: dict[str, list[int]] = {}
     for i, s in enumerate(body):
-        for t in _assigned(s):
+        for t in assigned_names(s):
             assigned.setdefault(t, []).append(i)
-    needed, stack = set(), [(n, at) for n in _names(value)]
+    needed, stack = set(), [(n, at) for n in names_in(value)]
     while stack:
         n, reader = stack.pop()
         if n in outside or n in ("tl", "float"):
@@ -71,7 +71,7 @@ def _slice(value: ast.AST, at: int, body: list[ast.stmt], outside: set[str]):
             return None
         if where[0] not in needed:
             needed.add(where[0])
-            stack.extend((m, where[0]) for m in _names(s.value))
+            stack.extend((m, where[0]) for m in names_in(s.value))
     return [body[i] for i in sorted(needed)]
 
 
@@ -81,7 +81,7 @@ def _row_loads(stmts: list[ast.stmt]) -> list[ast.Call]:
         n
         for s in stmts
         for n in ast.walk(s)
-        if _is_call(n, "tl.load") and "rows" in _names(n.args[0])
+        if is_call(n, "tl.load") and "rows" in names_in(n.args[0])
     ]
 
 
@@ -90,11 +90,11 @@ def recompute_reloads(fn: ast.FunctionDef) -> int:
     (see the module doc); how many reloads were replaced."""
     body = fn.body
     done = 0
-    loops = [i for i, s in enumerate(body) if _is_col_loop(s)]
+    loops = [i for i, s in enumerate(body) if is_col_loop(s)]
     for ia in loops:
         la = body[ia]
         for store in _store_stmts(la):
-            key = _store_key(store.value)
+            key = store_key(store.value)
             base = ptr_base(store.value.args[0])
             for ib in [i for i in loops if i > ia]:
                 if _recompute_into(fn, ia, ib, store, key, base):
@@ -119,15 +119,15 @@ def _recompute_into(fn, ia: int, ib: int, store: ast.Expr, key: str, base) -> bo
         for j, s in enumerate(lb.body)
         if isinstance(s, ast.Assign)
         and isinstance(s.targets[0], ast.Name)
-        and _load_parts(s.value)[0] is not None
-        and ptr_base(_load_parts(s.value)[0].args[0]) == base
+        and load_parts(s.value)[0] is not None
+        and ptr_base(load_parts(s.value)[0].args[0]) == base
     ]
     if len(reloads) != 1 or not any(
-        _store_key(s.value) == key for s in _store_stmts(lb)
+        store_key(s.value) == key for s in _store_stmts(lb)
     ):
         return False
     j, reload = reloads[0]
-    load, cast = _load_parts(reload.value)
+    load, cast = load_parts(reload.value)
     if (
         len(load.args) < 2
         or ast.dump(load.args[0]) != ast.dump(store.value.args[0])
@@ -136,28 +136,27 @@ def _recompute_into(fn, ia: int, ib: int, store: ast.Expr, key: str, base) -> bo
         return False
     # Nobody else reads what the first loop stored.
     all_loads = [
-        n
-        for n in ast.walk(fn)
-        if _is_call(n, "tl.load") and ptr_base(n.args[0]) == base
+        n for n in ast.walk(fn) if is_call(n, "tl.load") and ptr_base(n.args[0]) == base
     ]
     if len(all_loads) != 1:
         return False
     # What the stored value reads: computed in this loop, from names set before
     # it (and not again until the later loop), never from its accumulators.
     before = body[:ia]
-    outside = {a.arg for a in fn.args.args} | {t for s in before for t in _assigned(s)}
-    carried = _loop_carried(la, before)
+    outside = {a.arg for a in fn.args.args} | {
+        t for s in before for t in assigned_names(s)
+    }
+    carried = loop_carried(la, before)
     outside -= carried
-    outside -= {t for s in body[ia + 1 : ib] for t in _assigned(s)}
+    outside -= {t for s in body[ia + 1 : ib] for t in assigned_names(s)}
     outside.add(la.target.id)
     value = store.value.args[1]
     stmts = _slice(value, la.body.index(store), la.body, outside)
     if (
         stmts is None
-        or any(_names(s) & carried for s in stmts)
+        or any(names_in(s) & carried for s in stmts)
         or any(
-            not isinstance(s, ast.Assign) or _is_call(s.value, "tl.store")
-            for s in stmts
+            not isinstance(s, ast.Assign) or is_call(s.value, "tl.store") for s in stmts
         )
     ):
         return False
@@ -166,21 +165,21 @@ def _recompute_into(fn, ia: int, ib: int, store: ast.Expr, key: str, base) -> bo
     # Build the copy for the later loop: statements it already has (cols,
     # col_mask), set once before the reload so they still hold that value, are
     # reused; the rest take fresh names.
-    set_before = [t for s in lb.body[:j] for t in _assigned(s)]
+    set_before = [t for s in lb.body[:j] for t in assigned_names(s)]
     already = {
         ast.dump(s)
         for s in lb.body[:j]
-        if all(set_before.count(t) == 1 for t in _assigned(s))
+        if all(set_before.count(t) == 1 for t in assigned_names(s))
     }
     taken = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
     taken |= {a.arg for a in fn.args.args}
     renames: dict[str, str] = {}
     copies: list[ast.stmt] = []
     for s in stmts:
-        if ast.dump(s) in already and not (_names(s.value) & set(renames)):
+        if ast.dump(s) in already and not (names_in(s.value) & set(renames)):
             continue
         c = copy.deepcopy(s)
-        _rename(c.value, renames)
+        rename_names(c.value, renames)
         old = c.targets[0].id
         renames[old] = unique_name(old, taken)
         taken.add(renames[old])
@@ -189,7 +188,7 @@ def _recompute_into(fn, ia: int, ib: int, store: ast.Expr, key: str, base) -> bo
     # The stored value was a temporary (the later loop overwrites it): the
     # recomputed one stays fp32, as eager keeps it (persist.forward_stores).
     new_value = unrounded(copy.deepcopy(value))
-    _rename(new_value, renames)
+    rename_names(new_value, renames)
     if cast is not None:
         new_value = ast.Call(
             ast.Attribute(new_value, "to", ast.Load()), [copy.deepcopy(cast)], []

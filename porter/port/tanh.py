@@ -29,7 +29,7 @@ from __future__ import annotations
 import ast
 
 from porter.port.fastexp import HELPER as EXP_HELPER
-from porter.port.passes import _assigned, _is_call, _loads
+from porter.port.ast_tools import assigned_names, is_call, read_counts
 
 NOTE = (
     "1 + tanh(u) as 2 / (1 + exp(-2u)) (the same value: 2 * sigmoid(2u)), with "
@@ -40,7 +40,7 @@ HELPERS = {EXP_HELPER}
 
 def _binds(fn: ast.FunctionDef, name: str) -> list[ast.stmt]:
     """The statements of fn that assign name."""
-    return [s for s in ast.walk(fn) if name in _assigned(s)]
+    return [s for s in ast.walk(fn) if name in assigned_names(s)]
 
 
 def _is_one(fn: ast.FunctionDef, node: ast.AST) -> bool:
@@ -62,12 +62,12 @@ def one_plus_tanh(fn: ast.FunctionDef) -> int:
             isinstance(stmt, ast.Assign)
             and len(stmt.targets) == 1
             and isinstance(stmt.targets[0], ast.Name)
-            and _is_call(stmt.value, "libdevice.tanh")
+            and is_call(stmt.value, "libdevice.tanh")
             and len(stmt.value.args) == 1
         ):
             continue
         t = stmt.targets[0].id
-        if _loads(fn).get(t, 0) != 1 or len(_binds(fn, t)) != 1:
+        if read_counts(fn).get(t, 0) != 1 or len(_binds(fn, t)) != 1:
             continue
         arg = stmt.value.args[0]
         if not isinstance(arg, ast.Name) or len(_binds(fn, arg.id)) > 1:
@@ -97,7 +97,7 @@ def one_plus_tanh(fn: ast.FunctionDef) -> int:
             mode="eval",
         ).body
         fn.body.remove(stmt)
-        if isinstance(one, ast.Name) and one.id not in _loads(fn):
+        if isinstance(one, ast.Name) and one.id not in read_counts(fn):
             for bind in _binds(fn, one.id):
                 if bind in fn.body:
                     fn.body.remove(bind)

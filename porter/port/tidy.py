@@ -40,10 +40,10 @@ def tidy_temporaries(fn: ast.FunctionDef) -> int:
         if not n:
             break
         touched += n
-    return touched + _rename(fn)
+    return touched + _rename_temporaries(fn)
 
 
-def _names(node: ast.AST) -> Counter:
+def _load_counts(node: ast.AST) -> Counter:
     return Counter(
         n.id
         for n in ast.walk(node)
@@ -122,7 +122,7 @@ def _ordered_call(node: ast.AST) -> bool:
 def _fold_single_uses(fn: ast.FunctionDef) -> int:
     """`tmpN = e` used once, later in the same statement list, with only pure
     statements between that leave e's inputs alone: the use takes e."""
-    stores, loads = _stores(fn), _names(fn)
+    stores, loads = _stores(fn), _load_counts(fn)
     for body in _bodies(fn):
         for i, stmt in enumerate(body):
             target = _single_target(stmt)
@@ -132,10 +132,10 @@ def _fold_single_uses(fn: ast.FunctionDef) -> int:
                 continue
             if len(ast.unparse(stmt.value)) > _MAX_INLINE:
                 continue
-            inputs = set(_names(stmt.value))
+            inputs = set(_load_counts(stmt.value))
             for j in range(i + 1, len(body)):
                 later = body[j]
-                if _names(later)[target]:
+                if _load_counts(later)[target]:
                     # In a nested loop the value would be recomputed each turn; and
                     # where other ops run before the use, they would now run first.
                     if not isinstance(
@@ -209,7 +209,7 @@ def _stored_as(fn: ast.FunctionDef) -> dict[str, str]:
     return out
 
 
-def _rename(fn: ast.FunctionDef) -> int:
+def _rename_temporaries(fn: ast.FunctionDef) -> int:
     taken = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
     taken |= {a.arg for a in fn.args.args}
     mapping: dict[str, str] = {}

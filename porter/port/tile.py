@@ -52,9 +52,9 @@ import re
 
 import sympy
 
-from porter.port.generalize import _sym, ident, set_signature
+from porter.port.generalize import sym_expr, ident, set_signature
 from porter.port.model import KernelPort, Param
-from porter.port.passes import _full_names, _names, _rename
+from porter.port.ast_tools import full_names, names_in, rename_names
 
 PREAMBLE = [
     "block_start = tl.program_id(0).to(tl.int64) * BLOCK_SIZE",
@@ -86,7 +86,7 @@ class _Sizes:
         except SyntaxError:
             return None
         # `x.shape[1]` is a size like any other: a plain symbol for sympy
-        return _sym(re.sub(r"(\w+)\.shape\[(\d+)\]", r"\1__size\2", text))
+        return sym_expr(re.sub(r"(\w+)\.shape\[(\d+)\]", r"\1__size\2", text))
 
     def names(self, expr: sympy.Expr) -> set[str]:
         """The names expr reads, those inside its opaque floors included."""
@@ -299,7 +299,7 @@ def tile_rows_by_cols(kp: KernelPort) -> bool:
     ):
         rows_name = "num_rows"
     fn.body[at_mask] = ast.parse(f"mask = (rows < {rows_name}) & (cols < {k})").body[0]
-    _rename(fn, {**aliases, numel: rows_name})
+    rename_names(fn, {**aliases, numel: rows_name})
     kp.params = [
         (Param(rows_name, "runtime", rows_expr, "", numel) if p.name == numel else p)
         for p in kp.params
@@ -335,8 +335,8 @@ def column_masked_loads(kp: KernelPort) -> bool:
         return False
     fn = kp.tree
     # Names computed from the row index, and from the column index.
-    row_dep = _full_names(fn, {"rows", "row_block", "mask", "offsets"})
-    col_dep = _full_names(fn, {"cols"})
+    row_dep = full_names(fn, {"rows", "row_block", "mask", "offsets"})
+    col_dep = full_names(fn, {"cols"})
     changed = False
     for call in ast.walk(fn):
         if not (
@@ -346,7 +346,7 @@ def column_masked_loads(kp: KernelPort) -> bool:
             and ast.unparse(call.args[1]) == "mask"
         ):
             continue
-        address = _names(call.args[0])
+        address = names_in(call.args[0])
         if address & row_dep or not address & col_dep:
             continue
         call.args[1] = ast.parse(f"cols < {kp.tile[0]}", mode="eval").body

@@ -1,0 +1,109 @@
+"""The AST toolkit the port passes share: small queries and edits of kernel trees.
+
+Public and stable: a pass imports these from here, never another pass's private helpers.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+
+def is_call(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Call) and ast.unparse(node.func) == name
+
+
+def names_in(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def assigned_names(stmt: ast.stmt) -> list[str]:
+    targets = []
+    if isinstance(stmt, ast.Assign):
+        for t in stmt.targets:
+            targets += [n.id for n in ast.walk(t) if isinstance(n, ast.Name)]
+    elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+        targets.append(stmt.target.id)
+    return targets
+
+
+def rename_names(tree: ast.AST, mapping: dict[str, str]) -> None:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in mapping:
+            node.id = mapping[node.id]
+        elif isinstance(node, ast.arg) and node.arg in mapping:
+            node.arg = mapping[node.arg]
+
+
+def unique_name(name: str, taken: set[str]) -> str:
+    """The next free `base_N` (q -> q_3 when q_2 is taken; q_2 -> q_4 then)."""
+    base = re.sub(r"_\d+$", "", name) or name
+    i = 2
+    while f"{base}_{i}" in taken:
+        i += 1
+    return f"{base}_{i}"
+
+
+def comment_stmt(text: str) -> ast.stmt:
+    """A marker statement the renderer turns into a `# ...` comment (a why)."""
+    return ast.Expr(ast.Constant(f"NOTE(porter): {text}"))
+
+
+def walk_stmts(body: list[ast.stmt]):
+    """Every statement, depth first, with the list that holds it."""
+    for stmt in list(body):
+        yield stmt, body
+        for field in ("body", "orelse"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list):
+                yield from walk_stmts(inner)
+
+
+def read_counts(tree: ast.AST) -> dict[str, int]:
+    """How many times each name is read."""
+    used: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            used[node.id] = used.get(node.id, 0) + 1
+    return used
+
+
+def full_names(fn: ast.FunctionDef, block_vars: set[str]) -> set[str]:
+    """Names whose value spans the whole block (depends on a block index)."""
+    full = set(block_vars)
+    changed = True
+    while changed:
+        changed = False
+        for stmt, _ in walk_stmts(fn.body):
+            for t in assigned_names(stmt):
+                value = getattr(stmt, "value", None)
+                if t not in full and value is not None and names_in(value) & full:
+                    full.add(t)
+                    changed = True
+    return full
+
+
+def set_hint(load: ast.Call, policy: str) -> None:
+    """Give a tl.load call the cache hint `policy`, replacing the one it has."""
+    for k in load.keywords:
+        if k.arg == "eviction_policy":
+            k.value = ast.Constant(policy)
+            return
+    load.keywords.append(ast.keyword("eviction_policy", ast.Constant(policy)))
+
+
+def ptr_base(node: ast.AST) -> str | None:
+    """The pointer argument a `ptr + offset` expression starts from."""
+    while isinstance(node, ast.BinOp):
+        node = node.left
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def bindings(fn: ast.FunctionDef) -> dict[str, list[ast.AST]]:
+    """Each name's values, from every `name = value` in fn, in order."""
+    bound: dict[str, list[ast.AST]] = {}
+    for stmt, _ in walk_stmts(fn.body):
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            if isinstance(stmt.targets[0], ast.Name):
+                bound.setdefault(stmt.targets[0].id, []).append(stmt.value)
+    return bound
