@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 import torch
 
-from porter.jitcheck import _compiled, _kernels
+from porter.testing.launches import compiled_variants, scaffold_kernels
 
 DEFAULT_TOKENS = (1, 2, 4, 16, 64, 256, 1024, 4096, 16384, 32768, 65536)
 DTYPE_ORDER = ("bfloat16", "float16", "float32")
@@ -520,7 +520,7 @@ def run(
         "copy_gbps": round(copy_bw, 1),
         "kernel_sha": kernel_fingerprint(case.folder),
     }
-    kernels = _kernels(case.kernel)
+    kernels = scaffold_kernels(case.kernel)
     hints = dynamic_hints(points)
     rows = []
     for i, point in enumerate(points):
@@ -597,7 +597,7 @@ def run(
             # Variants Triton has compiled for the ported kernels so far (its own
             # caches, as porter jitcheck reads them): flat across num_tokens
             # means the token count never recompiles.
-            row["ported_variants"] = _compiled(kernels)
+            row["ported_variants"] = compiled_variants(kernels)
             rows.append(row)
         except torch.cuda.OutOfMemoryError:
             # The parity check's float64 copies are the largest tensors; leave

@@ -1,4 +1,4 @@
-"""Fixtures shared by the linear-layer tests (test_bias, test_matmul)."""
+"""Fixtures shared by the tests: the linear-layer tests' matmul calls, porter_jitcheck."""
 
 import pytest
 import torch
@@ -29,3 +29,17 @@ def gelu_linear64(x, weight, bias):
 @pytest.fixture
 def gelu_linear_reference():
     return gelu_linear64
+
+
+@pytest.fixture
+def porter_jitcheck(porter_device):
+    """jitcheck(case_folder, **options) -> JitReport, on this session's device
+    (here, not in porter's pytest plugin: porter.jitcheck imports porter.testing)."""
+    from porter.jitcheck import jitcheck
+    from porter.testing.parity import load_case
+
+    def check(case, **options):
+        loaded = load_case(case) if not hasattr(case, "manifest") else case
+        return jitcheck(loaded, device=porter_device, **options)
+
+    return check

@@ -869,8 +869,8 @@ def test_graphs_of_several_calls_cycle_through_input_sets(monkeypatch):
 
     monkeypatch.setattr("porter.yardstick.triton_copy", triton_copy)
     monkeypatch.setattr(bench, "rotation_sets", lambda nbytes, launches: 3)
-    monkeypatch.setattr(bench, "_kernels", lambda mod: [])
-    monkeypatch.setattr(bench, "_compiled", lambda kernels: 0)
+    monkeypatch.setattr(bench, "scaffold_kernels", lambda mod: [])
+    monkeypatch.setattr(bench, "compiled_variants", lambda kernels: 0)
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda: "G")
     (point,) = bench.sweep(case.manifest, (16,), ("float32",))
     rows, _ = bench.run(case, [point], progress=lambda s: None, rounds=1, launches=6)

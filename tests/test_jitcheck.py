@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from porter.jitcheck import specialization_key
+from porter.testing.launches import specialization_key
 
 CAPTURED = Path(__file__).resolve().parents[1] / "captured"
 CASES = sorted(p.parent.name for p in CAPTURED.glob("*/kernel.py"))
@@ -143,7 +143,7 @@ def test_prefill_past_the_stream_size_reuses_the_largest_batchs_variant(case):
     in between must reuse the largest batch's variant. The persistent kernel's
     eviction hint, chosen by the tensor's size, once made a third variant
     (H200: at 1024 tokens). Keys only: these sizes are too large to interpret."""
-    from porter.jitcheck import _kernels, _Recorder
+    from porter.testing.launches import LaunchRecorder, scaffold_kernels
     from porter.testing.parity import Scenario, load_case, make_inputs, run_scaffold
 
     loaded = load_case(CAPTURED / case)
@@ -158,7 +158,7 @@ def test_prefill_past_the_stream_size_reuses_the_largest_batchs_variant(case):
         inputs = make_inputs(loaded, Scenario("float32", sizes), "cpu", seed=0)
         run_scaffold(loaded, inputs, "float32", "cpu")
 
-    with _Recorder(_kernels(loaded.kernel), execute=False) as rec:
+    with LaunchRecorder(scaffold_kernels(loaded.kernel), execute=False) as rec:
         for tokens in (1, 7, 64, 2 * stream_rows):
             launch(rec, tokens)
         warm = set(rec.seen)

@@ -43,7 +43,7 @@ import triton
 from triton.backends.compiler import GPUTarget
 
 from porter.bench import sweep
-from porter.jitcheck import _kernels, _Recorder
+from porter.testing.launches import LaunchRecorder, scaffold_kernels
 from porter.sizes import add_point_options, parse_dims
 from porter.testing.compiles import source_of
 from porter.testing.parity import (
@@ -179,7 +179,9 @@ def launches(
         if on_launch is not None:
             on_launch(*call)
 
-    record = _Recorder(_kernels(module), execute=False, on_launch=record_call)
+    record = LaunchRecorder(
+        scaffold_kernels(module), execute=False, on_launch=record_call
+    )
     inputs = make_inputs(case, Scenario(dtype, point.sizes), "cpu", 0, filled=False)
     entry = scaffold_entry(case, dtype, "cpu", kernel=module)
     on = pdl and hasattr(module, "pdl_enabled")

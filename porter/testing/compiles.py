@@ -53,7 +53,7 @@ def source_of(kernel, bound: inspect.BoundArguments):
     import torch
     from triton.compiler import ASTSource
 
-    from porter.jitcheck import unspecialized
+    from porter.testing.launches import unspecialized
 
     types = _pointer_types()
     params = inspect.signature(kernel.fn).parameters
@@ -97,14 +97,14 @@ def compile_errors(folder: str | Path, dtype: str | None = None) -> tuple[int, l
     import triton
     from triton.backends.compiler import GPUTarget
 
-    from porter.jitcheck import _kernels, _Recorder
+    from porter.testing.launches import LaunchRecorder, scaffold_kernels
     from porter.testing.parity import load_case, make_inputs, scaffold_entry
 
     case = load_case(folder)
     dtype = dtype or case.dtypes[0]
     seen: list[tuple] = []
-    recorder = _Recorder(
-        _kernels(case.kernel), execute=False, on_launch=lambda *call: seen.append(call)
+    recorder = LaunchRecorder(
+        scaffold_kernels(case.kernel), execute=False, on_launch=lambda *call: seen.append(call)
     )
     for sc in case.scenarios():
         if sc.dtype != dtype or sc.layout != "contiguous" or sc.values != "random":

@@ -65,17 +65,6 @@ def porter_device(request) -> str:
     return request.config._porter_device
 
 
-@pytest.fixture
-def porter_jitcheck(porter_device):
-    """jitcheck(case_folder, **options) -> JitReport, on this session's device."""
-    from porter.jitcheck import jitcheck
-    from porter.testing.parity import load_case
-
-    def check(case, **options):
-        loaded = load_case(case) if not hasattr(case, "manifest") else case
-        return jitcheck(loaded, device=porter_device, **options)
-
-    return check
 
 
 def pytest_collection_modifyitems(config, items):
