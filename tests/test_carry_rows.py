@@ -182,8 +182,8 @@ def test_recheck_confirms_carried_rows_or_sends_them_back(tmp_path):
 def test_rows_of_other_warps_or_unknown_code_stay(tmp_path):
     today = (KB / "kernel.py").read_text()
     more_warps = today.replace(
-        "return rows, block, min(rows * (2 if row_only else 1), 8)",
-        "return rows, block, min(rows * (2 if row_only else 1), 8) * 2",
+        "return rows, block, min(rows, 8)",
+        "return rows, block, min(rows, 8) * 2",
     )
     assert more_warps != today
     rows, said = _carry(

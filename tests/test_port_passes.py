@@ -280,3 +280,19 @@ def test_set_hint_replaces_or_adds_the_eviction_policy():
     bare = ast.parse("tl.load(p + c, m)").body[0].value
     ast_tools.set_hint(bare, "evict_last")
     assert ast.unparse(bare) == "tl.load(p + c, m, eviction_policy='evict_last')"
+
+
+def test_sizing_options_reads_the_helper_branches_a_launcher_reaches():
+    from porter.port import sizing_options
+
+    setup = (
+        "a, b, c = launch_settings(n, h, x.element_size(), row_tensors=2, row_only=True)\n"
+        "big = looped_min_row_bytes((3, 1), n, x.element_size(), row_only=True)\n"
+    )
+    assert sizing_options(setup) == {
+        "launch_settings.row_only": True,
+        "launch_settings.reread": False,
+        "looped_min_row_bytes.keys": [(3, 1)],
+    }
+    # What it cannot read keeps every branch.
+    assert sizing_options("launch_settings(") == {}

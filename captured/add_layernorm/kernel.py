@@ -247,20 +247,12 @@ def looped_settings(num_rows, row_size, elem_bytes=2):
 # Rows of LOOPED_MIN_ROW_BYTES[reads, inputs] bytes or more take the looped kernel:
 # it re-reads them from cache instead of holding them (docs/benchmarks/launch-rules.md#persistent-or-looped).
 LOOPED_MIN_ROW_BYTES = {(2, 1): 8192, (3, 1): 16384, (2, 2): 16384}
-# Rows read twice stay held up to HELD_MAX_BYTES at decode sizes, or always
-# where nothing but the row is read (row_only).
-HELD_DECODE_MAX_ROWS = 256
-HELD_MAX_BYTES = 16384
 
 
 def looped_min_row_bytes(key, num_rows, elem_bytes=2, row_only=False):
     """LOOPED_MIN_ROW_BYTES[key] for num_rows rows of elem_bytes elements."""
-    if key[0] >= 3 and elem_bytes <= 2:
-        return float("inf")
     if key == (2, 2) and (num_rows <= 64 or num_rows >= 1024):
         return 2 * LOOPED_MIN_ROW_BYTES[key]
-    if key == (2, 1) and (row_only or num_rows <= HELD_DECODE_MAX_ROWS):
-        return max(LOOPED_MIN_ROW_BYTES[key], 2 * HELD_MAX_BYTES)
     return LOOPED_MIN_ROW_BYTES[key]
 
 
@@ -275,14 +267,7 @@ def stream_rows(row_size, elem_bytes=2):
     return triton.cdiv(STREAM_MIN_BYTES, max(row_size, 1) * elem_bytes)
 
 
-# Up to this many rows of 4096, a kernel re-reading held rows keeps 32 bytes a
-# thread; past them 4 warps (docs/benchmarks/launch-rules.md#row-launch).
-REREAD_MANY_WARPS_MAX_ROWS = 2048
-
-
-def launch_settings(
-    num_rows, row_size, elem_bytes=2, row_tensors=2, row_only=False, reread=False
-):
+def launch_settings(num_rows, row_size, elem_bytes=2, row_tensors=2):
     """(rows a program, block, warps) for a reduction over rows of row_size
     elements: narrow rows packed 4 KB a program, one row a program at decode sizes
     or where a row moves 16 KB, 32 bytes a thread for wide rows
@@ -294,8 +279,8 @@ def launch_settings(
         return 1, block, 1
     if block <= 1024:
         rows = max(2, 4096 // (block * elem_bytes))
-        return rows, block, min(rows * (2 if row_only else 1), 8)
-    if block == 4096 and num_rows > (REREAD_MANY_WARPS_MAX_ROWS if reread else 512):
+        return rows, block, min(rows, 8)
+    if block == 4096 and num_rows > 512:
         return 1, block, 4
     return 1, block, min(32, block * elem_bytes // 1024)
 

@@ -51,14 +51,7 @@ def model_kernel(
     )
 
 
-# Up to this many rows of 4096, a kernel re-reading held rows keeps 32 bytes a
-# thread; past them 4 warps (docs/benchmarks/launch-rules.md#row-launch).
-REREAD_MANY_WARPS_MAX_ROWS = 2048
-
-
-def launch_settings(
-    num_rows, row_size, elem_bytes=2, row_tensors=2, row_only=False, reread=False
-):
+def launch_settings(num_rows, row_size, elem_bytes=2, row_tensors=2):
     """(rows a program, block, warps) for a reduction over rows of row_size
     elements: narrow rows packed 4 KB a program, one row a program at decode sizes
     or where a row moves 16 KB, 32 bytes a thread for wide rows
@@ -70,8 +63,8 @@ def launch_settings(
         return 1, block, 1
     if block <= 1024:
         rows = max(2, 4096 // (block * elem_bytes))
-        return rows, block, min(rows * (2 if row_only else 1), 8)
-    if block == 4096 and num_rows > (REREAD_MANY_WARPS_MAX_ROWS if reread else 512):
+        return rows, block, min(rows, 8)
+    if block == 4096 and num_rows > 512:
         return 1, block, 4
     return 1, block, min(32, block * elem_bytes // 1024)
 

@@ -160,10 +160,6 @@ HELD_MAX_BYTES = 16384
 
 def looped_min_row_bytes(key, num_rows, elem_bytes=2, row_only=False):
     """LOOPED_MIN_ROW_BYTES[key] for num_rows rows of elem_bytes elements."""
-    if key[0] >= 3 and elem_bytes <= 2:
-        return float("inf")
-    if key == (2, 2) and (num_rows <= 64 or num_rows >= 1024):
-        return 2 * LOOPED_MIN_ROW_BYTES[key]
     if key == (2, 1) and (row_only or num_rows <= HELD_DECODE_MAX_ROWS):
         return max(LOOPED_MIN_ROW_BYTES[key], 2 * HELD_MAX_BYTES)
     return LOOPED_MIN_ROW_BYTES[key]

@@ -213,6 +213,7 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
     )
     # The launcher's setup lines, to tell which sizing helpers it calls.
     setup = "\n".join(line for step in every_step for line in step.setup)
+    helper_use = sizing_options(setup)
     text = render(
         "kernel.py.j2",
         cap=cap,
@@ -241,6 +242,10 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
         uses_min_row_bytes="looped_min_row_bytes(" in setup,
         uses_flat="flat_settings(" in setup,
         uses_launch_settings="launch_settings(" in setup,
+        # The branches of the sizing helpers this launcher's calls can reach.
+        launch_row_only=helper_use.get("launch_settings.row_only", True),
+        launch_reread=helper_use.get("launch_settings.reread", True),
+        looped_keys=helper_use.get("looped_min_row_bytes.keys", None),
         uses_strided_as=any("strided_as(" in line for line in launcher.prelude),
         uses_reinterpret=any(
             "reinterpret(" in s.call for s in every_step if s.kind == "extern"
@@ -248,6 +253,32 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
         or "reinterpret(" in launcher.returns,
     )
     return PortResult(text, title, todos, notes, pdl=pdl)
+
+
+def sizing_options(setup: str) -> dict:
+    """Which options the launcher passes the sizing helpers: launch_settings'
+    row_only and reread (True where some call passes them), looped_min_row_bytes'
+    keys. Empty where the setup does not parse: the helpers keep every branch."""
+    try:
+        tree = ast.parse(setup)
+    except SyntaxError:
+        return {}
+    out: dict = {"launch_settings.row_only": False, "launch_settings.reread": False}
+    keys = set()
+    for call in ast.walk(tree):
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+            continue
+        if call.func.id == "launch_settings":
+            for kw in call.keywords:
+                if kw.arg in ("row_only", "reread"):
+                    out[f"launch_settings.{kw.arg}"] = True
+        elif call.func.id == "looped_min_row_bytes" and call.args:
+            try:
+                keys.add(ast.literal_eval(call.args[0]))
+            except ValueError:
+                return {}
+    out["looped_min_row_bytes.keys"] = sorted(keys)
+    return out
 
 
 def relaunched_apart(cap: Capture) -> Capture:
