@@ -130,12 +130,15 @@ def promote(vals: list[Val]) -> Val:
     out = join_all(vals)
     if any(v.f32 for v in vals):
         out = replace(out, f32=True, loads=_EMPTY)
-    if any(v.wide for v in vals):
-        out = replace(
-            out, wide=True, pid=False, small_pid=False, size=False, param=False,
-            index_load=False,
-        )  # fmt: skip
-    return out
+    return as_int64(out) if any(v.wide for v in vals) else out
+
+
+def as_int64(v: Val) -> Val:
+    """v once it is int64: none of its int32 provenance can overflow any more."""
+    return replace(
+        v, wide=True, pid=False, small_pid=False, size=False, param=False,
+        index_load=False,
+    )  # fmt: skip
 
 
 def _returns(body: list[ast.stmt]) -> bool:
@@ -191,7 +194,6 @@ class Flow:
     # Products that are a term of a pointer offset: their value is an element offset.
     offset_terms: set[int] = field(default_factory=set)
     widened_terms: set[int] = field(default_factory=set)  # products cast to int64
-    widened_mults: set[int] = field(default_factory=set)
     casts: dict[int, Site] = field(default_factory=dict)
     divmods: dict[int, Site] = field(default_factory=dict)
     # Arithmetic, comparisons, reductions and math functions, with operand values.
@@ -703,10 +705,7 @@ class _Interpreter:
         )  # fmt: skip
         # A helper handed tl.int64 (`cast(x, tl.int64)`) returns that type.
         if any(self.aliases.dtype(a) in ("int64", "uint64") for a in node.args):
-            v = replace(
-                v, wide=True, pid=False, small_pid=False, size=False, param=False,
-                index_load=False,
-            )  # fmt: skip
+            v = as_int64(v)
         return v
 
     def cast(
@@ -717,7 +716,6 @@ class _Interpreter:
         kept = dict(from_pid=src.from_pid, params=src.params, mults=src.mults)
         # (a cast ends the offset's terms: a product inside it is not an element offset)
         if dtype in ("int64", "uint64"):
-            self.flow.widened_mults |= src.mults
             self.flow.widened_terms |= src.terms
             signed = dtype == "int64"
             return Val(

@@ -124,3 +124,10 @@ def is_stride_name(name: str) -> bool:
 
 def is_int_data_pointer(name: str) -> bool:
     return bool(_INT_DATA_POINTER.search(name))
+
+
+def decode_only(*words: str) -> bool:
+    """Kernel, launcher or file names that say decode and not prefill (vLLM's and
+    SGLang's habit): a decode path serves hundreds of sequences, not many tokens."""
+    text = " ".join(words).lower()
+    return "decode" in text and "prefill" not in text

@@ -133,9 +133,7 @@ def _judge(site: Site, kc: KernelContext, decode: bool) -> tuple[str, str] | Non
 
 
 def _decode_only(ctx: Context, kc: KernelContext) -> bool:
-    """The kernel or its file says decode and not prefill (vLLM's and SGLang's habit)."""
-    text = f"{kc.kernel.name} {Path(ctx.module.path).stem}".lower()
-    return "decode" in text and "prefill" not in text
+    return names.decode_only(kc.kernel.name, Path(ctx.module.path).stem)
 
 
 def _widened_too_late(kc: KernelContext) -> set[int]:
@@ -151,11 +149,12 @@ def _widened_too_late(kc: KernelContext) -> set[int]:
 def check(ctx: Context) -> Iterator[Hit]:
     for kc in ctx.kernels:
         late = _widened_too_late(kc)
+        decode = _decode_only(ctx, kc)
         for node_id in sorted(
             kc.flow.offset_terms | late, key=lambda n: kc.flow.mults[n].node.lineno
         ):
             site = kc.flow.mults[node_id]
-            judged = _judge(site, kc, _decode_only(ctx, kc))
+            judged = _judge(site, kc, decode)
             if judged is None:
                 continue
             severity, what = judged

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+from porter.lint import names
 from porter.lint.context import Context
 from porter.lint.findings import WARNING, Hit, Rule, hit
 from porter.lint.grids import head_count, is_tiled, runtime_size
@@ -28,8 +29,7 @@ def _decode_only(ctx: Context, launch) -> bool:
     words = [launch.kernel, Path(ctx.module.path).stem]
     if launch.launcher is not None:
         words.append(launch.launcher.name)
-    text = " ".join(words).lower()
-    return "decode" in text and "prefill" not in text
+    return names.decode_only(*words)
 
 
 def check(ctx: Context) -> Iterator[Hit]:

@@ -16,6 +16,8 @@ import ast
 import re
 from collections import Counter
 
+from porter.port.ast_tools import read_counts
+
 _TMP = re.compile(r"_?tmp\d+(_\w+)?")  # tmp5, _tmp3, welford's tmp4_mean, tmp5_run
 _SUFFIXED = re.compile(r"_?tmp\d+_([a-z]\w*)")
 # Helpers whose tuple results have names: (mean, m2, count).
@@ -41,14 +43,6 @@ def tidy_temporaries(fn: ast.FunctionDef) -> int:
             break
         touched += n
     return touched + _rename_temporaries(fn)
-
-
-def _load_counts(node: ast.AST) -> Counter:
-    return Counter(
-        n.id
-        for n in ast.walk(node)
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
-    )
 
 
 def _stores(fn: ast.AST) -> Counter:
@@ -122,20 +116,24 @@ def _ordered_call(node: ast.AST) -> bool:
 def _fold_single_uses(fn: ast.FunctionDef) -> int:
     """`tmpN = e` used once, later in the same statement list, with only pure
     statements between that leave e's inputs alone: the use takes e."""
-    stores, loads = _stores(fn), _load_counts(fn)
+    stores, loads = _stores(fn), read_counts(fn)
     for body in _bodies(fn):
         for i, stmt in enumerate(body):
             target = _single_target(stmt)
             if not (target and _TMP.fullmatch(target)):
                 continue
-            if stores[target] != 1 or loads[target] != 1 or _ordered_call(stmt.value):
+            if (
+                stores[target] != 1
+                or loads.get(target) != 1
+                or _ordered_call(stmt.value)
+            ):
                 continue
             if len(ast.unparse(stmt.value)) > _MAX_INLINE:
                 continue
-            inputs = set(_load_counts(stmt.value))
+            inputs = set(read_counts(stmt.value))
             for j in range(i + 1, len(body)):
                 later = body[j]
-                if _load_counts(later)[target]:
+                if read_counts(later).get(target):
                     # In a nested loop the value would be recomputed each turn; and
                     # where other ops run before the use, they would now run first.
                     if not isinstance(
