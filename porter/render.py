@@ -24,13 +24,15 @@ def _template_dir() -> Path:
 
 
 def environment() -> jinja2.Environment:
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(_template_dir())),
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
     )
+    env.filters["pyrepr"] = repr  # a Python literal of a string or list
+    return env
 
 
 _TODO = re.compile(r"^(\s*)['\"]TODO\(porter\): (.*)['\"]$", re.M)

@@ -426,7 +426,9 @@ def test_stream_rows_is_where_the_tensor_reaches_stream_min_bytes():
 
 def test_only_the_persistent_kernel_takes_the_eviction_hint_and_trigger_switch():
     source = (CAPTURED / "fused_add_rmsnorm" / "kernel.py").read_text()
-    launcher = source[source.index("def fused_add_rmsnorm(") :]
+    launcher = source[
+        source.index("def fused_add_rmsnorm(") : source.index("\n_LIBS = {}")
+    ]
     persistent = launcher.index("kernel = fused_add_rmsnorm_kernel\n")
     looped = launcher.index("kernel = fused_add_rmsnorm_kernel_looped\n")
     assert '"STREAM_ROWS": stream_rows(' in launcher[persistent:looped]

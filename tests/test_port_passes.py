@@ -153,7 +153,7 @@ def test_pipeline_order_is_documented():
 # These need the launch records, so they start from a stored capture.
 
 
-def _rmsnorm_port():
+def _rmsnorm_port(case="rmsnorm"):
     import json
     from pathlib import Path
 
@@ -162,11 +162,12 @@ def _rmsnorm_port():
 
     root = Path(__file__).resolve().parents[1]
     cap = Capture.from_dict(
-        json.loads((root / "captured/rmsnorm/manifest.json").read_text())
+        json.loads((root / f"captured/{case}/manifest.json").read_text())
     )
     module = cap.modules[0]
     launch = next(s for s in module.steps if s.kind == "launch")
-    kp = KernelPort(cap.kernels[0], launch, capture_dtype=cap.capture_dtype)
+    record = next(k for k in cap.kernels if k.name == launch.name)
+    kp = KernelPort(record, launch, capture_dtype=cap.capture_dtype)
     for step in passes.PIPELINE:
         step(kp)
     before = ast.unparse(kp.tree)
@@ -195,6 +196,23 @@ def test_bind_parameters_names_sizes_and_strides():
         annotations["x_stride0"] == "tl.int64"
         and annotations["hidden"] == "tl.constexpr"
     )
+
+
+def test_bind_parameters_splits_an_index_over_merged_axes():
+    # Inductor indexes a contiguous q (tokens, heads, head_dim) by one row index
+    # over tokens x heads; each axis gets its stride, so a slice of a fused
+    # QKV projection runs without a copy.
+    kp, before = _rmsnorm_port("rotary_neox")
+    assert "in_ptr0 + (x0 + ks1 * x3)" in before
+    after = ast.unparse(kp.tree)
+    assert (
+        "q_ptr + (x0 + x3 // num_heads * q_stride0 + x3 % num_heads * q_stride1)"
+        in after
+    )
+    kinds = {p.name: (p.kind, p.value) for p in kp.params}
+    assert kinds["q_stride0"] == ("stride", "q.stride(0)")
+    assert kinds["q_stride1"] == ("stride", "q.stride(1)")
+    assert kinds["num_heads"] == ("model", "num_heads")
 
 
 def test_explicit_dtypes_upcast_loads_and_cast_stores():

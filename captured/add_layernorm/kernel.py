@@ -375,3 +375,33 @@ def add_layernorm(x, residual, weight, bias, eps: float = 1e-05):
         **persistent_args,
     )
     return out0, out1
+
+
+_LIBS = {}  # namespace -> the torch.library.Library that holds the op
+
+
+def register_op(namespace="porter"):
+    """add_layernorm as the custom op torch.ops.<namespace>.add_layernorm, which
+    torch.compile (fullgraph=True) and CUDA graphs take as one op (docs/engine.md)."""
+    if namespace not in _LIBS:
+        lib = torch.library.Library(namespace, "FRAGMENT")
+        lib.define(
+            "add_layernorm(Tensor x, Tensor residual, Tensor weight, Tensor bias, float eps=1e-05) -> (Tensor, Tensor)"
+        )
+        # one Python impl for every device, called straight from the dispatcher
+        lib.impl("add_layernorm", add_layernorm, "CompositeExplicitAutograd")
+
+        @torch.library.register_fake(f"{namespace}::add_layernorm", lib=lib)
+        def _(x, residual, weight, bias, eps: float = 1e-05):
+            num_tokens = x.shape[0]
+            hidden = x.shape[1]
+            out1 = torch.empty_strided(
+                (num_tokens, hidden), (hidden, 1), dtype=x.dtype, device=x.device
+            )
+            out0 = torch.empty_strided(
+                (num_tokens, hidden), (hidden, 1), dtype=x.dtype, device=x.device
+            )
+            return out0, out1
+
+        _LIBS[namespace] = lib
+    return getattr(torch.ops, namespace).add_layernorm

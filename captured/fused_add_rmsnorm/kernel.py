@@ -302,3 +302,33 @@ def fused_add_rmsnorm(x, residual, weight, eps: float = 1e-06):
         **persistent_args,
     )
     return out0, out1
+
+
+_LIBS = {}  # namespace -> the torch.library.Library that holds the op
+
+
+def register_op(namespace="porter"):
+    """fused_add_rmsnorm as the custom op torch.ops.<namespace>.fused_add_rmsnorm, which
+    torch.compile (fullgraph=True) and CUDA graphs take as one op (docs/engine.md)."""
+    if namespace not in _LIBS:
+        lib = torch.library.Library(namespace, "FRAGMENT")
+        lib.define(
+            "fused_add_rmsnorm(Tensor x, Tensor residual, Tensor weight, float eps=1e-06) -> (Tensor, Tensor)"
+        )
+        # one Python impl for every device, called straight from the dispatcher
+        lib.impl("fused_add_rmsnorm", fused_add_rmsnorm, "CompositeExplicitAutograd")
+
+        @torch.library.register_fake(f"{namespace}::fused_add_rmsnorm", lib=lib)
+        def _(x, residual, weight, eps: float = 1e-06):
+            num_tokens = x.shape[0]
+            hidden = x.shape[1]
+            out1 = torch.empty_strided(
+                (num_tokens, hidden), (hidden, 1), dtype=x.dtype, device=x.device
+            )
+            out0 = torch.empty_strided(
+                (num_tokens, hidden), (hidden, 1), dtype=x.dtype, device=x.device
+            )
+            return out0, out1
+
+        _LIBS[namespace] = lib
+    return getattr(torch.ops, namespace).fused_add_rmsnorm

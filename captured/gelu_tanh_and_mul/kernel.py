@@ -162,3 +162,30 @@ def gelu_tanh_and_mul(x: torch.Tensor):
         launch_pdl=pdl,
     )
     return out
+
+
+_LIBS = {}  # namespace -> the torch.library.Library that holds the op
+
+
+def register_op(namespace="porter"):
+    """gelu_tanh_and_mul as the custom op torch.ops.<namespace>.gelu_tanh_and_mul, which
+    torch.compile (fullgraph=True) and CUDA graphs take as one op (docs/engine.md)."""
+    if namespace not in _LIBS:
+        lib = torch.library.Library(namespace, "FRAGMENT")
+        lib.define("gelu_tanh_and_mul(Tensor x) -> Tensor")
+        # one Python impl for every device, called straight from the dispatcher
+        lib.impl("gelu_tanh_and_mul", gelu_tanh_and_mul, "CompositeExplicitAutograd")
+
+        @torch.library.register_fake(f"{namespace}::gelu_tanh_and_mul", lib=lib)
+        def _(x: torch.Tensor):
+            num_tokens = x.shape[0]
+            out = torch.empty_strided(
+                (num_tokens, x.shape[1] // 2),
+                (max(1, x.shape[1] // 2), 1),
+                dtype=x.dtype,
+                device=x.device,
+            )
+            return out
+
+        _LIBS[namespace] = lib
+    return getattr(torch.ops, namespace).gelu_tanh_and_mul

@@ -298,3 +298,58 @@ def linear_gelu(x, weight, bias):
         num_warps=num_warps,
     )
     return out
+
+
+_LIBS = {}  # namespace -> the torch.library.Library that holds the op
+
+
+def register_op(namespace="porter"):
+    """linear_gelu as the custom op torch.ops.<namespace>.linear_gelu, which
+    torch.compile (fullgraph=True) and CUDA graphs take as one op (docs/engine.md)."""
+    if namespace not in _LIBS:
+        lib = torch.library.Library(namespace, "FRAGMENT")
+        lib.define("linear_gelu(Tensor x, Tensor weight, Tensor bias) -> Tensor")
+        # one Python impl for every device, called straight from the dispatcher
+        lib.impl("linear_gelu", linear_gelu, "CompositeExplicitAutograd")
+
+        @torch.library.register_fake(f"{namespace}::linear_gelu", lib=lib)
+        def _(x, weight, bias):
+            num_tokens = x.shape[0]
+            in_features = x.shape[1]
+            out_features = weight.shape[0]
+            x = x if x.stride(-1) == 1 else x.contiguous()
+            bias = bias if bias.stride(-1) == 1 else bias.contiguous()
+            out = torch.empty_strided(
+                (num_tokens, out_features),
+                (out_features, 1),
+                dtype=weight.dtype,
+                device=weight.device,
+            )
+            # 2-byte outputs: the bias is added in the kernel below, as Inductor does on
+            # a GPU; cuBLAS's bias epilogue took up to 1.1x the time on an H200. fp32
+            # keeps addmm: cuBLAS's plain fp32 matmul took 7.7x its time at 16 rows
+            # (docs/benchmarks/NOTES.md).
+            add_bias = out.element_size() == 2
+            if add_bias:
+                torch.mm(
+                    x,
+                    reinterpret(
+                        weight, (in_features, out_features), (1, in_features), 0
+                    ),
+                    out=out,
+                )
+            else:
+                torch.addmm(
+                    bias,
+                    x,
+                    reinterpret(
+                        weight, (in_features, out_features), (1, in_features), 0
+                    ),
+                    alpha=1,
+                    beta=1,
+                    out=out,
+                )
+            return out
+
+        _LIBS[namespace] = lib
+    return getattr(torch.ops, namespace).linear_gelu

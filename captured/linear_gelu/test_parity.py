@@ -8,9 +8,11 @@ A failure prints its seed; replay it with PORTER_SEED=<seed>.
 import pytest
 
 from porter.testing import (
+    CustomOpUnavailable,
     InterpreterUnsupported,
     ReferenceRejects,
     ScaffoldRefuses,
+    check_custom_op,
     check_parity,
     load_case,
     new_seed,
@@ -37,6 +39,15 @@ def test_parity(scenario, porter_device):
 def test_large_offsets(porter_device):
     """More than 2^31 elements: offsets must be computed in int64."""
     check_parity(CASE, CASE.large_offset_scenario(), device=porter_device, seed=SEED)
+
+
+def test_custom_op(porter_device):
+    """The registered op passes torch.library.opcheck and runs under
+    torch.compile(fullgraph=True), giving what the function gives."""
+    try:
+        check_custom_op(CASE, device=porter_device, seed=SEED)
+    except CustomOpUnavailable as err:
+        pytest.skip(f"no custom op: {err}")
 
 
 def test_compiles_for_the_gpu(porter_device):

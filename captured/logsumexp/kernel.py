@@ -352,3 +352,27 @@ def logsumexp(logits: torch.Tensor):
         **persistent_args,
     )
     return out
+
+
+_LIBS = {}  # namespace -> the torch.library.Library that holds the op
+
+
+def register_op(namespace="porter"):
+    """logsumexp as the custom op torch.ops.<namespace>.logsumexp, which
+    torch.compile (fullgraph=True) and CUDA graphs take as one op (docs/engine.md)."""
+    if namespace not in _LIBS:
+        lib = torch.library.Library(namespace, "FRAGMENT")
+        lib.define("logsumexp(Tensor logits) -> Tensor")
+        # one Python impl for every device, called straight from the dispatcher
+        lib.impl("logsumexp", logsumexp, "CompositeExplicitAutograd")
+
+        @torch.library.register_fake(f"{namespace}::logsumexp", lib=lib)
+        def _(logits: torch.Tensor):
+            num_tokens = logits.shape[0]
+            out = torch.empty_strided(
+                (num_tokens,), (1,), dtype=torch.float32, device=logits.device
+            )
+            return out
+
+        _LIBS[namespace] = lib
+    return getattr(torch.ops, namespace).logsumexp

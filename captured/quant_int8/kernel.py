@@ -282,3 +282,31 @@ def quant_int8(x: torch.Tensor):
         **persistent_args,
     )
     return out0, out1
+
+
+_LIBS = {}  # namespace -> the torch.library.Library that holds the op
+
+
+def register_op(namespace="porter"):
+    """quant_int8 as the custom op torch.ops.<namespace>.quant_int8, which
+    torch.compile (fullgraph=True) and CUDA graphs take as one op (docs/engine.md)."""
+    if namespace not in _LIBS:
+        lib = torch.library.Library(namespace, "FRAGMENT")
+        lib.define("quant_int8(Tensor x) -> (Tensor, Tensor)")
+        # one Python impl for every device, called straight from the dispatcher
+        lib.impl("quant_int8", quant_int8, "CompositeExplicitAutograd")
+
+        @torch.library.register_fake(f"{namespace}::quant_int8", lib=lib)
+        def _(x: torch.Tensor):
+            num_tokens = x.shape[0]
+            hidden = x.shape[1]
+            out1 = torch.empty_strided(
+                (num_tokens, 1), (1, num_tokens), dtype=torch.float32, device=x.device
+            )
+            out0 = torch.empty_strided(
+                (num_tokens, hidden), (hidden, 1), dtype=torch.int8, device=x.device
+            )
+            return out0, out1
+
+        _LIBS[namespace] = lib
+    return getattr(torch.ops, namespace).quant_int8

@@ -259,3 +259,28 @@ def rmsnorm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-06):
         **persistent_args,
     )
     return out
+
+
+_LIBS = {}  # namespace -> the torch.library.Library that holds the op
+
+
+def register_op(namespace="porter"):
+    """rmsnorm as the custom op torch.ops.<namespace>.rmsnorm, which
+    torch.compile (fullgraph=True) and CUDA graphs take as one op (docs/engine.md)."""
+    if namespace not in _LIBS:
+        lib = torch.library.Library(namespace, "FRAGMENT")
+        lib.define("rmsnorm(Tensor x, Tensor weight, float eps=1e-06) -> Tensor")
+        # one Python impl for every device, called straight from the dispatcher
+        lib.impl("rmsnorm", rmsnorm, "CompositeExplicitAutograd")
+
+        @torch.library.register_fake(f"{namespace}::rmsnorm", lib=lib)
+        def _(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-06):
+            num_tokens = x.shape[0]
+            hidden = x.shape[1]
+            out = torch.empty_strided(
+                (num_tokens, hidden), (hidden, 1), dtype=x.dtype, device=x.device
+            )
+            return out
+
+        _LIBS[namespace] = lib
+    return getattr(torch.ops, namespace).rmsnorm

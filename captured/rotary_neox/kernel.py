@@ -17,6 +17,7 @@ def rotary_neox_kernel(
     sin_ptr,
     out_ptr,
     num_rows,
+    q_stride0: tl.int64,
     q_stride1: tl.int64,
     cos_stride0: tl.int64,
     sin_stride0: tl.int64,
@@ -44,13 +45,21 @@ def rotary_neox_kernel(
     mask = (rows < num_rows) & (cols < head_dim_div_2)
     x2 = rows // num_heads
     q = tl.load(
-        q_ptr + (cols + rows * q_stride1), mask, eviction_policy="evict_last"
+        q_ptr + (cols + rows // num_heads * q_stride0 + rows % num_heads * q_stride1),
+        mask,
+        eviction_policy="evict_last",
     ).to(tl.float32)
     cos = tl.load(
         cos_ptr + (cols + x2 * cos_stride0), mask, eviction_policy="evict_last"
     ).to(tl.float32)
     q_2 = tl.load(
-        q_ptr + (head_dim_div_2 + cols + rows * q_stride1),
+        q_ptr
+        + (
+            head_dim_div_2
+            + cols
+            + rows // num_heads * q_stride0
+            + rows % num_heads * q_stride1
+        ),
         mask,
         eviction_policy="evict_last",
     ).to(tl.float32)
@@ -60,7 +69,13 @@ def rotary_neox_kernel(
     out = q * cos - q_2 * sin
     mask_2 = (rows < num_rows) & (cols < head_dim_minus_head_dim_div_2)
     q_3 = tl.load(
-        q_ptr + (head_dim_div_2 + cols + rows * q_stride1),
+        q_ptr
+        + (
+            head_dim_div_2
+            + cols
+            + rows // num_heads * q_stride0
+            + rows % num_heads * q_stride1
+        ),
         mask_2,
         eviction_policy="evict_last",
     ).to(tl.float32)
@@ -68,7 +83,9 @@ def rotary_neox_kernel(
         cos_ptr + (cols + x2 * cos_stride0), mask_2, eviction_policy="evict_last"
     ).to(tl.float32)
     q_4 = tl.load(
-        q_ptr + (cols + rows * q_stride1), mask_2, eviction_policy="evict_last"
+        q_ptr + (cols + rows // num_heads * q_stride0 + rows % num_heads * q_stride1),
+        mask_2,
+        eviction_policy="evict_last",
     ).to(tl.float32)
     sin_2 = tl.load(
         sin_ptr + (cols + x2 * sin_stride0), mask_2, eviction_policy="evict_last"
@@ -109,29 +126,6 @@ def tile_settings(num_rows, row_size, elem_bytes=2, heavy=False):
     return block_rows, block_cols, min(32, max(4, warps))
 
 
-def strided_as(t, strides):
-    """t where its strides are those the kernels index it with (None: any) on
-    every axis longer than one, else a contiguous copy of it. `strides` may
-    be a function of the tensor (strides given by its own other strides)."""
-    want = strides(t) if callable(strides) else strides
-    if t.numel() == 0 or all(
-        s is None or n <= 1 or t.stride(i) == s
-        for i, (n, s) in enumerate(zip(t.shape, want))
-    ):
-        return t
-    t = t.contiguous()
-    want = strides(t) if callable(strides) else strides
-    if not all(
-        s is None or n <= 1 or t.stride(i) == s
-        for i, (n, s) in enumerate(zip(t.shape, want))
-    ):
-        raise NotImplementedError(
-            f"the kernels index a tensor with strides {strides}, which a "
-            f"{tuple(t.shape)} tensor cannot have; re-capture with this layout"
-        )
-    return t
-
-
 # Kernels launch with programmatic dependent launch on Hopper and later: each may
 # start while the one before drains (docs/benchmarks/launch-rules.md#pdl). PORTER_PDL=0
 # turns it off for every scaffold in the process, PDL = False for this one (before
@@ -165,7 +159,7 @@ def rotary_neox(q: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
         raise NotImplementedError(
             "captured for shapes cos (q.shape[0], _), sin (q.shape[0], _); re-capture for other sizes"
         )
-    q = strided_as(q, (head_dim * num_heads, None, 1))
+    q = q if q.stride(-1) == 1 else q.contiguous()
     cos = cos if cos.stride(-1) == 1 else cos.contiguous()
     sin = sin if sin.stride(-1) == 1 else sin.contiguous()
     out = torch.empty_strided(
@@ -202,6 +196,7 @@ def rotary_neox(q: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
         sin_ptr=sin,
         out_ptr=out,
         num_rows=num_heads * num_tokens,
+        q_stride0=q.stride(0),
         q_stride1=q.stride(1),
         cos_stride0=cos.stride(0),
         sin_stride0=sin.stride(0),
@@ -220,3 +215,32 @@ def rotary_neox(q: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
         launch_pdl=pdl,
     )
     return out
+
+
+_LIBS = {}  # namespace -> the torch.library.Library that holds the op
+
+
+def register_op(namespace="porter"):
+    """rotary_neox as the custom op torch.ops.<namespace>.rotary_neox, which
+    torch.compile (fullgraph=True) and CUDA graphs take as one op (docs/engine.md)."""
+    if namespace not in _LIBS:
+        lib = torch.library.Library(namespace, "FRAGMENT")
+        lib.define("rotary_neox(Tensor q, Tensor cos, Tensor sin) -> Tensor")
+        # one Python impl for every device, called straight from the dispatcher
+        lib.impl("rotary_neox", rotary_neox, "CompositeExplicitAutograd")
+
+        @torch.library.register_fake(f"{namespace}::rotary_neox", lib=lib)
+        def _(q: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
+            num_tokens = q.shape[0]
+            num_heads = q.shape[1]
+            head_dim = q.shape[2]
+            out = torch.empty_strided(
+                (num_tokens, num_heads, head_dim),
+                (head_dim * num_heads, head_dim, 1),
+                dtype=q.dtype,
+                device=q.device,
+            )
+            return out
+
+        _LIBS[namespace] = lib
+    return getattr(torch.ops, namespace).rotary_neox

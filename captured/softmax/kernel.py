@@ -308,3 +308,31 @@ def softmax(logits: torch.Tensor, temperature: float = 0.7):
         **persistent_args,
     )
     return out
+
+
+_LIBS = {}  # namespace -> the torch.library.Library that holds the op
+
+
+def register_op(namespace="porter"):
+    """softmax as the custom op torch.ops.<namespace>.softmax, which
+    torch.compile (fullgraph=True) and CUDA graphs take as one op (docs/engine.md)."""
+    if namespace not in _LIBS:
+        lib = torch.library.Library(namespace, "FRAGMENT")
+        lib.define("softmax(Tensor logits, float temperature=0.7) -> Tensor")
+        # one Python impl for every device, called straight from the dispatcher
+        lib.impl("softmax", softmax, "CompositeExplicitAutograd")
+
+        @torch.library.register_fake(f"{namespace}::softmax", lib=lib)
+        def _(logits: torch.Tensor, temperature: float = 0.7):
+            num_tokens = logits.shape[0]
+            vocab = logits.shape[1]
+            out = torch.empty_strided(
+                (num_tokens, vocab),
+                (vocab, 1),
+                dtype=logits.dtype,
+                device=logits.device,
+            )
+            return out
+
+        _LIBS[namespace] = lib
+    return getattr(torch.ops, namespace).softmax

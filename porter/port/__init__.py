@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from porter.errors import PorterError
 from porter.port.tidy import tidy_temporaries
 from porter.port.bias import unfuse_bias
+from porter.port.custom_op import plan_custom_op
 from porter.port.fuse import fuse_pointwise
 from porter.port.generalize import bind_parameters, explicit_dtypes, readable_names
 from porter.port.guards import drop_finite_row_guard
@@ -195,8 +196,10 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
             if f.name not in seen:
                 seen.add(f.name)
                 combine_fns.append(ast.unparse(f))
-    module_class = None
-    if cap.reference_kind == "kernelbench":
+    module_class = op = None
+    if cap.reference_kind != "kernelbench":
+        op = plan_custom_op(cap, launcher, inspect.signature(ref_module.REFERENCE))
+    else:
         path = Path(ref_module.__file__)
         init, helpers_src = model_init(read_source(path), path)
         module_class = {"init": init, "helpers": helpers_src}
@@ -226,6 +229,7 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
         kernels=kernels,
         launcher=launcher,
         module_class=module_class,
+        op=op,
         uses_tile=any(kp.tile is not None for kp in ports),
         uses_persistent=any(kp.persistent is not None for kp in ports),
         uses_online=any(kp.online is not None for kp in ports),

@@ -292,6 +292,8 @@ def _rewrite_strides(
     for k, v in kp.static_sizes.items():
         original_expr.setdefault(k, str(v))
     stride_params: dict[str, str] = {}
+    # An input's sizes, to index axes Inductor merged one by one.
+    in_sizes = {gi.target: gi.sizes for gi in module.inputs if gi.kind == "tensor"}
     # Per pointer, the axes each of its accesses has a stride term for. An axis
     # only some accesses index by stride (x read by rows and by a flat index:
     # `x0 + ks0*x1` and `x2`) is not free: the flat one assumes packed rows.
@@ -317,52 +319,96 @@ def _rewrite_strides(
             binding = kp.bindings.get(old_ptr)
             if binding is None:
                 return node
+            sizes = None
             if binding.view:
                 strides = binding.view["strides"]
             else:
                 strides = tensors.get(_tensor_of(binding, module), [])
+                sizes = in_sizes.get(_tensor_of(binding, module))
             ptr_expr.right = _fix_terms(
-                ptr_expr.right, old_ptr, renames[old_ptr], strides
+                ptr_expr.right, old_ptr, renames[old_ptr], strides, sizes
             )
             return node
 
     def _fix_terms(
-        index: ast.AST, old_ptr: str, new_ptr: str, strides: list[str]
+        index: ast.AST, old_ptr: str, new_ptr: str, strides: list[str], sizes
     ) -> ast.AST:
         terms = _split_sum(index)
-        out = []
         axes: set[int] = set()
         if free is None:
             matched.setdefault(old_ptr, []).append(axes)
+        found = []  # per term: (coef, var, axis)
         for term in terms:
             coef, var = _coef_var(term)
-            if coef is None:
+            axis = None
+            if coef is not None:
+                coef_expr = _substitute(ast.unparse(coef), original_expr)
+                axis = next(
+                    (
+                        i
+                        for i, s in enumerate(strides)
+                        if s != "1" and same_expr(s, coef_expr)
+                    ),
+                    None,
+                )
+            found.append((coef, var, axis))
+        axes |= {a for _, _, a in found if a is not None}
+        out = []
+        for term, (coef, var, axis) in zip(terms, found):
+            if axis is None:
                 out.append(term)
                 continue
-            coef_expr = _substitute(ast.unparse(coef), original_expr)
-            axis = next(
-                (
-                    i
-                    for i, s in enumerate(strides)
-                    if s != "1" and same_expr(s, coef_expr)
-                ),
-                None,
-            )
-            if axis is not None:
-                axes.add(axis)
-            if axis is None or free is None or axis not in free[old_ptr]:
+            # An index over axes Inductor saw packed (tokens x heads of a
+            # contiguous q, one `x1 * head_dim`) spans each of them, so a
+            # strided view (a slice of a fused QKV) needs no copy.
+            spans = [axis]
+            while sizes and spans[0] > 0 and spans[0] - 1 not in axes:
+                a = spans[0]
+                if not same_expr(strides[a - 1], f"({sizes[a]}) * ({strides[a]})"):
+                    break
+                spans.insert(0, a - 1)
+            axes.update(spans)
+            if free is None or not set(spans) <= free[old_ptr]:
                 out.append(term)
                 continue
             var_name = new_ptr[: -len("_ptr")]
-            pname = f"{var_name}_stride{axis}"
             tensor = next(p.value for p in kp.params if p.name == new_ptr)
-            stride_params[pname] = f"{tensor}.stride({axis})"
-            out.append(
-                ast.BinOp(
-                    ast.Name(var, ast.Load()), ast.Mult(), ast.Name(pname, ast.Load())
+            index_expr = ast.Name(var, ast.Load())
+            for a in spans:
+                stride_params[f"{var_name}_stride{a}"] = f"{tensor}.stride({a})"
+            split = []
+            for a in reversed(spans):
+                pname = f"{var_name}_stride{a}"
+                part = index_expr
+                if a != spans[0]:
+                    size = ast.Name(_size_param(sizes[a]), ast.Load())
+                    part = ast.BinOp(index_expr, ast.Mod(), size)
+                    index_expr = ast.BinOp(index_expr, ast.FloorDiv(), size)
+                split.insert(
+                    0, ast.BinOp(part, ast.Mult(), ast.Name(pname, ast.Load()))
+                )
+            out += split
+        return _join_sum(out)
+
+    def _size_param(expr: str) -> str:
+        """The kernel's parameter holding size `expr`, added where it has none."""
+        name = next((n for n, e in size_exprs.items() if same_expr(e, expr)), None)
+        if name is None:
+            name = ident(expr)
+            taken = {p.name for p in kp.params} | set(renames)
+            while name in taken:
+                name += "_"
+            size_exprs[name] = expr
+            runtime = bool(set(re.findall(r"[A-Za-z_]\w*", expr)) & kp.runtime_dims)
+            kp.params.append(
+                Param(
+                    name,
+                    "runtime" if runtime else "model",
+                    launcher_expr(expr),
+                    "" if runtime else "tl.constexpr",
                 )
             )
-        return _join_sum(out)
+        return name
 
     Fix().visit(copy.deepcopy(kp.tree))
     free = {ptr: set.intersection(*axes) for ptr, axes in matched.items()}

@@ -10,6 +10,7 @@ fp16, fp8 and libdevice like a GPU (the pytest plugin calls it under
 TRITON_INTERPRET=1).
 """
 
+from porter.testing.custom_op import CustomOpUnavailable, check_custom_op
 from porter.testing.fidelity import InterpreterUnsupported
 from porter.testing.parity import (
     FACTOR,
@@ -36,7 +37,9 @@ __all__ = [
     "FACTOR",
     "FLOOR",
     "Case",
+    "CustomOpUnavailable",
     "InterpreterUnsupported",
+    "check_custom_op",
     "ParityError",
     "ReferenceRejects",
     "Scenario",

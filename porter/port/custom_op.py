@@ -1,0 +1,151 @@
+"""The scaffold's custom op: its schema, the arguments it mutates and a fake
+implementation, planned from the launcher, so torch.compile (fullgraph) and CUDA
+graphs take the ported function as one opaque op (docs/engine.md)."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from dataclasses import dataclass, field
+
+from porter.port.ast_tools import assigned_names, names_in
+from porter.records import Capture
+
+# Python types of an argument and their schema spelling.
+_SCALAR_TYPES = {bool: "bool", int: "int", float: "float", str: "str"}
+
+
+@dataclass
+class CustomOp:
+    """How `register(namespace)` makes the launcher a torch.library custom op.
+    refusal: where set, the one sentence register() raises instead."""
+
+    name: str
+    schema: str = ""
+    mutates: list[str] = field(default_factory=list)
+    # The fake implementation's body: sizes, output allocations, return.
+    fake: list[str] = field(default_factory=list)
+    refusal: str = ""
+    # Where the function returns only its own arguments, changed in place (as
+    # vLLM's in-place ops do): the op returns nothing, called with these.
+    in_place_call: str = ""
+
+
+def plan_custom_op(cap: Capture, launcher, sig: inspect.Signature) -> CustomOp:
+    """The op for a function scaffold's launcher (a KernelBench module's
+    forward reads its own state and is not registered)."""
+    name = launcher.name
+    tensors = set(cap.input_dtypes) or set(cap.input_names)
+    params, refusal = [], ""
+    for pname, p in sig.parameters.items():
+        kind = _schema_type(pname, p, tensors, cap)
+        if kind is None:
+            refusal = (
+                f"{name}'s argument {pname!r} has no custom-op schema type "
+                "(tensors, bool, int, float and str have one)"
+            )
+            break
+        mutated = kind == "Tensor" and pname in launcher.written
+        text = f"Tensor(a{len(params)}!) {pname}" if mutated else f"{kind} {pname}"
+        if p.default is not inspect.Parameter.empty:
+            text += f"={_schema_default(p.default)}"
+        params.append(text)
+    outputs = _outputs(launcher.returns)
+    kinds = [e["kind"] for e in cap.output_map] or ["graph"] * len(outputs)
+    in_place = set(kinds) == {"input"}
+    if not refusal and not in_place:
+        refusal = _output_refusal(name, outputs, kinds)
+    returns = ", ".join(["Tensor"] * len(outputs))
+    if in_place or outputs == ["None"]:
+        returns = "()"
+    elif len(outputs) > 1:
+        returns = f"({returns})"
+    return CustomOp(
+        name=name,
+        schema=f"({', '.join(params)}) -> {returns}",
+        mutates=sorted(p for p in launcher.written if p in tensors),
+        fake=["return None"] if returns == "()" else _fake_body(launcher),
+        refusal=refusal,
+        in_place_call=", ".join(sig.parameters) if in_place else "",
+    )
+
+
+def _schema_type(
+    pname: str, p: inspect.Parameter, tensors: set[str], cap
+) -> str | None:
+    if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+        return None
+    if pname in tensors:
+        return "Tensor?" if p.default is None else "Tensor"
+    for t, spelled in _SCALAR_TYPES.items():
+        if p.annotation is t:
+            return spelled
+    value = p.default
+    if value is inspect.Parameter.empty or value is None:
+        return None
+    return _SCALAR_TYPES.get(type(value))
+
+
+def _schema_default(value) -> str:
+    if isinstance(value, str):
+        return '"' + value.replace('"', '\\"') + '"'
+    return repr(value)
+
+
+def _outputs(returns: str) -> list[str]:
+    """The launcher's returned expressions, one a reference output."""
+    node = ast.parse(returns, mode="eval").body
+    elts = node.elts if isinstance(node, ast.Tuple) else [node]
+    return [ast.unparse(e) for e in elts]
+
+
+def _output_refusal(name: str, outputs: list[str], kinds: list[str]) -> str:
+    """Why the outputs make no op's (an op's outputs are new tensors, or
+    nothing at all), or ""."""
+    if outputs == ["None"]:
+        return ""
+    if "input" in kinds:
+        return (
+            f"{name} returns some of its arguments changed in place beside new "
+            "tensors, which a custom op cannot; call the function instead"
+        )
+    if "None" in outputs:
+        return f"{name} returns None among tensors, which a custom op cannot"
+    if "same" in kinds or len(set(outputs)) != len(outputs):
+        return f"{name} returns one tensor twice, which a custom op cannot"
+    return ""
+
+
+def _fake_body(launcher) -> list[str]:
+    """Statements that give the outputs' sizes, dtypes and strides without
+    running a kernel: the launcher's sizes, layouts, allocations, the torch
+    calls it makes unconditionally, and its return."""
+    lines = [f"{d.name} = {d.expr}" for d in launcher.dims]
+    # Layout lines (a contiguous copy) change no output's metadata: kept only
+    # where a torch call or the return reads what they bind.
+    externs = [s.call for s in launcher.steps if s.kind == "extern" and not s.when]
+    read = set().union(
+        *(names_in(ast.parse(text)) for text in externs + [launcher.returns])
+    )
+    for line in launcher.prelude:
+        if set(assigned_names(ast.parse(line).body[0])) & read:
+            lines.append(line)
+    for a in launcher.allocs:
+        sizes = ", ".join(a.sizes) + ("," if len(a.sizes) == 1 else "")
+        strides = ", ".join(a.strides) + ("," if len(a.strides) == 1 else "")
+        lines.append(
+            f"{a.var} = {a.init}(({sizes}), ({strides}), dtype={a.dtype}, device={a.device})"
+        )
+    lines += externs
+    lines.append(f"return {launcher.returns}")
+    return _used_dims(lines, len(launcher.dims))
+
+
+def _used_dims(lines: list[str], n: int) -> list[str]:
+    """lines less those of its first n (the sizes) that nothing after reads."""
+    keep = lines[n:]
+    for line in reversed(lines[:n]):
+        name = line.split(" = ", 1)[0]
+        if any(name in names_in(ast.parse(later)) for later in keep):
+            keep.insert(0, line)
+    return keep

@@ -1,0 +1,116 @@
+"""The scaffold's custom op (porter.port.custom_op, porter.testing.custom_op):
+its schema from the reference, in-place references, and a check that fails
+on a wrong fake."""
+
+import inspect
+import shutil
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from porter.pipeline import capture
+from porter.port.custom_op import plan_custom_op
+from porter.testing import CustomOpUnavailable, check_custom_op, load_case
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _launcher(returns, written=(), dims=(), allocs=()):
+    return SimpleNamespace(
+        name="f",
+        returns=returns,
+        written=set(written),
+        dims=list(dims),
+        allocs=list(allocs),
+        prelude=[],
+        steps=[],
+    )
+
+
+def _cap(tensors, output_map=()):
+    return SimpleNamespace(
+        input_dtypes={t: "torch.float32" for t in tensors},
+        input_names=list(tensors),
+        output_map=list(output_map),
+    )
+
+
+def test_schema_types_defaults_and_mutated_arguments():
+    def f(x, scale: float, y, eps=1e-5, mode="mean", flag=True, n=2):
+        pass
+
+    op = plan_custom_op(
+        _cap(["x", "y"]), _launcher("out", written=["y"]), inspect.signature(f)
+    )
+    assert not op.refusal
+    assert op.schema == (
+        '(Tensor x, float scale, Tensor(a2!) y, float eps=1e-05, str mode="mean", '
+        "bool flag=True, int n=2) -> Tensor"
+    )
+    # `scale` with neither annotation nor default has no schema type: a sentence.
+    untyped = plan_custom_op(
+        _cap(["x"]), _launcher("out"), inspect.signature(lambda x, scale: None)
+    )
+    assert "'scale' has no custom-op schema type" in untyped.refusal
+    g = lambda x, y, eps=1e-5: None  # noqa: E731
+    op = plan_custom_op(
+        _cap(["x", "y"]), _launcher("out0, out1", written=["y"]), inspect.signature(g)
+    )
+    assert not op.refusal
+    assert op.schema == "(Tensor x, Tensor(a1!) y, float eps=1e-05) -> (Tensor, Tensor)"
+    assert op.mutates == ["y"]
+
+
+def test_outputs_a_custom_op_cannot_have_are_refused_in_a_sentence():
+    sig = inspect.signature(lambda x, y: None)
+    mixed = plan_custom_op(
+        _cap(["x", "y"], [{"kind": "input", "name": "x"}, {"kind": "graph"}]),
+        _launcher("x, out"),
+        sig,
+    )
+    assert "changed in place beside new tensors" in mixed.refusal
+    twice = plan_custom_op(
+        _cap(["x", "y"], [{"kind": "graph"}, {"kind": "same", "index": 0}]),
+        _launcher("out, out"),
+        sig,
+    )
+    assert "one tensor twice" in twice.refusal
+
+
+def test_an_in_place_reference_registers_an_op_that_returns_nothing(tmp_path):
+    # vLLM's fused_add_rms_norm: x and residual changed in place and returned.
+    result = capture(
+        ROOT / "examples/engine/fused_add_rms_norm_inplace.py",
+        out=tmp_path,
+        device="cpu",
+        progress=lambda _: None,
+    )
+    text = (result.case / "kernel.py").read_text()
+    assert (
+        "(Tensor(a0!) x, Tensor(a1!) residual, Tensor weight, float eps=1e-06) -> ()"
+        in text
+    )
+    case = load_case(result.case)
+    check_custom_op(case, "cpu", seed=0)
+
+
+def test_a_wrong_fake_fails_the_check(tmp_path):
+    folder = tmp_path / "silu_and_mul"
+    shutil.copytree(ROOT / "captured/silu_and_mul", folder)
+    path = folder / "kernel.py"
+    head, fake = path.read_text().split("@torch.library.register_fake", 1)
+    assert "dtype=x.dtype" in fake
+    path.write_text(
+        head
+        + "@torch.library.register_fake"
+        + fake.replace("dtype=x.dtype", "dtype=torch.float64")
+    )
+    with pytest.raises(Exception, match="test_faketensor failed") as info:
+        check_custom_op(load_case(folder), "cpu", seed=0)
+    assert type(info.value).__name__ == "OpCheckError"  # torch.library.opcheck's
+
+
+def test_a_kernelbench_module_has_no_op():
+    with pytest.raises(CustomOpUnavailable, match="KernelBench module"):
+        check_custom_op(load_case(ROOT / "captured/kb_layernorm"), "cpu", seed=0)
