@@ -30,6 +30,7 @@ from typing import Any, Callable
 
 import torch
 
+from porter.layer_report import layer_section
 from porter.testing.launches import compiled_variants, scaffold_kernels
 
 DEFAULT_TOKENS = (1, 2, 4, 16, 64, 256, 1024, 4096, 16384, 32768, 65536)
@@ -1399,6 +1400,7 @@ def aggregate(folder: Path, captured: Path | None = None) -> str:
             + _anomaly_text(odd, with_case=True)
             + ".",
         ]
+    lines += layer_section(folder)
     lines.append("")
     lines += [f"![{p.stem}]({p.name})" for p in sorted(folder.glob("*.png"))]
     return "\n".join(lines) + "\n"
