@@ -93,6 +93,11 @@ def test_an_in_place_reference_registers_an_op_that_returns_nothing(tmp_path):
     )
     case = load_case(result.case)
     check_custom_op(case, "cpu", seed=0)
+    # A schema that hides a write fails the check.
+    path = result.case / "kernel.py"
+    path.write_text(text.replace("Tensor(a0!) x", "Tensor x"))
+    with pytest.raises(Exception, match="test_schema failed|reads only"):
+        check_custom_op(load_case(result.case), "cpu", seed=0)
 
 
 def test_a_wrong_fake_fails_the_check(tmp_path):
@@ -114,3 +119,42 @@ def test_a_wrong_fake_fails_the_check(tmp_path):
 def test_a_kernelbench_module_has_no_op():
     with pytest.raises(CustomOpUnavailable, match="KernelBench module"):
         check_custom_op(load_case(ROOT / "captured/kb_layernorm"), "cpu", seed=0)
+
+
+def test_a_hidden_write_fails_where_opcheck_cannot_compare_fp8():
+    import torch
+
+    from porter.testing.custom_op import _require_declared_mutations, _tests
+
+    lib = torch.library.Library("porter_test_hidden_write", "FRAGMENT")
+    lib.define("scale_(Tensor(a0!) out, Tensor x) -> ()")
+    lib.define("hides(Tensor out, Tensor x) -> ()")
+
+    def write(out, x):
+        out.copy_(x.float().mul(2).to(out.dtype))
+
+    lib.impl("scale_", write, "CompositeExplicitAutograd")
+    lib.impl("hides", write, "CompositeExplicitAutograd")
+    ops = torch.ops.porter_test_hidden_write
+    out = torch.zeros(4, dtype=torch.float8_e4m3fn)
+    x = torch.ones(4)
+    # opcheck's schema test compares written fp8 with allclose, which fp8 lacks
+    assert "test_schema" not in _tests(ops.scale_, [out, x])
+    assert "test_schema" in _tests(ops.hides, [out, x])
+    _require_declared_mutations(ops.scale_, [out, x], "scale_")
+    with pytest.raises(AssertionError, match="changed out"):
+        _require_declared_mutations(ops.hides, [torch.zeros(4), x], "hides")
+
+
+@pytest.mark.parametrize("reference", ["static_fp8_quant", "kv_cache_fp8_write"])
+def test_fp8_outputs_and_fp8_arguments_changed_in_place_are_checked(
+    tmp_path, reference
+):
+    # fp8 has no nan_to_num or allclose on the CPU: compared by their bits
+    result = capture(
+        ROOT / f"examples/engine/{reference}.py",
+        out=tmp_path,
+        device="cpu",
+        progress=lambda _: None,
+    )
+    check_custom_op(load_case(result.case), "cpu", seed=0)

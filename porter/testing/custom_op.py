@@ -45,7 +45,8 @@ def check_custom_op(case: Case, device: str = "cpu", seed: int | None = None) ->
         expected = _tuple(fn(*expected_inputs))
         if returns_nothing:
             expected = (None,)
-        torch.library.opcheck(op, tuple(copies(inputs)))
+        torch.library.opcheck(op, tuple(copies(inputs)), test_utils=_tests(op, inputs))
+        _require_declared_mutations(op, copies(inputs), where)
         for how, call in (
             ("the op", op),
             ("the op under torch.compile(fullgraph=True)", _compiled(op)),
@@ -59,6 +60,46 @@ def check_custom_op(case: Case, device: str = "cpu", seed: int | None = None) ->
                 f"{where}: {how} left its inputs",
             )
     return {"seed": seed, "namespace": namespace}
+
+
+# torch.library.opcheck's tests.
+OPCHECK = (
+    "test_schema",
+    "test_autograd_registration",
+    "test_faketensor",
+    "test_aot_dispatch_dynamic",
+)
+FP8 = {getattr(torch, n) for n in ("float8_e4m3fn", "float8_e5m2") if hasattr(torch, n)}
+
+
+def _tests(op, inputs) -> tuple[str, ...]:
+    """opcheck's tests less test_schema where an argument the op changes is fp8:
+    it compares those with allclose, which fp8 lacks (_require_declared_mutations
+    checks what the schema says instead)."""
+    changed = {
+        a.name
+        for a in op.default._schema.arguments
+        if a.alias_info and a.alias_info.is_write
+    }
+    names = [a.name for a in op.default._schema.arguments]
+    fp8 = any(
+        isinstance(v, torch.Tensor) and v.dtype in FP8 and name in changed
+        for name, v in zip(names, inputs)
+    )
+    return tuple(t for t in OPCHECK if not (fp8 and t == "test_schema"))
+
+
+def _require_declared_mutations(op, inputs, where: str) -> None:
+    """Only the arguments the schema marks written may change."""
+    args = op.default._schema.arguments
+    before = [_bits(v).clone() if isinstance(v, torch.Tensor) else None for v in inputs]
+    op(*inputs)
+    for a, v, b in zip(args, inputs, before):
+        written = a.alias_info is not None and a.alias_info.is_write
+        if b is not None and not written and not torch.equal(_bits(v), b):
+            raise AssertionError(
+                f"{where}: the op changed {a.name}, which its schema says it reads only"
+            )
 
 
 def _compiled(op):
@@ -110,9 +151,10 @@ def _require_equal(expected, got, what: str) -> None:
 
 
 def _equal(e: torch.Tensor, g: torch.Tensor) -> bool:
-    """Equal values, NaN equal to NaN."""
-    if not e.is_floating_point():
-        return torch.equal(e, g)
-    return torch.equal(e.isnan(), g.isnan()) and torch.equal(
-        e.nan_to_num(0.0, 0.0, 0.0), g.nan_to_num(0.0, 0.0, 0.0)
-    )
+    """The same bits: the op runs the function's own kernels (NaN equal to NaN,
+    and fp8, which has no comparison of its own)."""
+    return torch.equal(_bits(e), _bits(g))
+
+
+def _bits(t: torch.Tensor) -> torch.Tensor:
+    return t.contiguous().flatten().view(torch.uint8)
