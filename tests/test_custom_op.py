@@ -116,9 +116,23 @@ def test_a_wrong_fake_fails_the_check(tmp_path):
     assert type(info.value).__name__ == "OpCheckError"  # torch.library.opcheck's
 
 
-def test_a_kernelbench_module_has_no_op():
-    with pytest.raises(CustomOpUnavailable, match="KernelBench module"):
-        check_custom_op(load_case(ROOT / "captured/kb_layernorm"), "cpu", seed=0)
+def test_a_kernelbench_module_is_one_op_an_instance():
+    import torch
+
+    case = load_case(ROOT / "captured/kb_scaled_rmsnorm")
+    check_custom_op(case, "cpu", seed=0)
+    # Each module gets an op of its own, its settings (eps) fixed in it; its
+    # tensors are the op's arguments, read at each call.
+    torch.manual_seed(0)
+    x = torch.randn(3, 512)
+    models = [case.kernel.ModelNew(512) for _ in range(2)]
+    wrapped = [m.as_op("porter_test_instances") for m in models]
+    assert wrapped[0].op is not wrapped[1].op
+    assert models[0].as_op("porter_test_instances").op is wrapped[0].op
+    with torch.no_grad():
+        for m, w in zip(models, wrapped):
+            m.weight.mul_(2.0)  # read at call time
+            assert torch.equal(w(x), m(x))
 
 
 def test_a_hidden_write_fails_where_opcheck_cannot_compare_fp8():

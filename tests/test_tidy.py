@@ -108,3 +108,16 @@ def test_names_never_clash_with_what_the_kernel_already_uses():
         """
     out = _tidy(before)
     assert "acc_2 = " in out and "acc_3 = " in out
+
+
+def test_a_constant_whose_method_is_called_stays_a_name():
+    # KernelBench 92 (exclusive cumsum) stores a zero: `(0.0).to(...)` is no
+    # Triton code, a Python float has no .to
+    before = """
+        def k(out_ptr, offsets, mask):
+            tmp0 = 0.0
+            tl.store(out_ptr + offsets, tmp0.to(out_ptr.dtype.element_ty), mask)
+        """
+    after = _tidy(before)
+    assert ".to(" in after and "(0.0).to" not in after
+    assert "= 0.0" in after

@@ -159,3 +159,57 @@ class ModelNew(nn.Module):
             launch_pdl=pdl,
         )
         return out
+
+    def as_op(self, namespace="porter"):
+        """This module as one custom op (its settings fixed, its parameters and
+        buffers passed in), which torch.compile (fullgraph=True) and CUDA graphs
+        take whole: a module that calls it (docs/engine.md)."""
+        return OpModel(self, register_op(self, namespace))
+
+
+_LIBS = {}  # namespace -> the torch.library.Library that holds its ops
+_OPS = {}  # (namespace, id of the module) -> (the module, its op)
+
+
+def register_op(model, namespace="porter"):
+    """model's forward as the custom op torch.ops.<namespace>.model_<n>: its
+    settings (sizes, flags) fixed, its parameters and buffers passed after the
+    inputs."""
+    key = (namespace, id(model))
+    if key not in _OPS:
+        if namespace not in _LIBS:
+            _LIBS[namespace] = torch.library.Library(namespace, "FRAGMENT")
+        lib, name = _LIBS[namespace], f"model_{len(_OPS)}"
+        lib.define(name + "(Tensor x, Tensor ln_weight, Tensor ln_bias) -> Tensor")
+
+        def impl(x, ln_weight, ln_bias):
+            state = {"ln.weight": ln_weight, "ln.bias": ln_bias}
+            return torch.func.functional_call(model, state, (x,))
+
+        lib.impl(name, impl, "CompositeExplicitAutograd")
+
+        @torch.library.register_fake(f"{namespace}::{name}", lib=lib)
+        def _(x, ln_weight, ln_bias):
+            batch = x.shape[0]
+            out = torch.empty_strided(
+                (batch, 768), (768, 1), dtype=x.dtype, device=x.device
+            )
+            return out
+
+        _OPS[key] = model, getattr(getattr(torch.ops, namespace), name)
+    return _OPS[key][1]
+
+
+class OpModel(nn.Module):
+    """A ModelNew called through its custom op (ModelNew.as_op)."""
+
+    def __init__(self, model, op):
+        super().__init__()
+        self.model, self.op = model, op
+
+    def state(self):
+        """The tensors the op takes after the inputs."""
+        return [self.model.ln.weight, self.model.ln.bias]
+
+    def forward(self, x):
+        return self.op(x, *self.state())

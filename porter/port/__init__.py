@@ -198,8 +198,12 @@ def port_capture(cap: Capture, ref_module) -> PortResult:
                 combine_fns.append(ast.unparse(f))
     module_class = op = None
     if cap.reference_kind != "kernelbench":
-        op = plan_custom_op(cap, launcher, inspect.signature(ref_module.REFERENCE))
+        op = plan_custom_op(
+            cap, launcher, inspect.signature(ref_module.REFERENCE), module
+        )
     else:
+        forward = inspect.signature(ref_module.Model.forward)
+        op = plan_custom_op(cap, launcher, forward, module)
         path = Path(ref_module.__file__)
         init, helpers_src = model_init(read_source(path), path)
         module_class = {"init": init, "helpers": helpers_src}

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import ast
 import inspect
+import re
 from dataclasses import dataclass, field
 
 from porter.port.ast_tools import assigned_names, names_in
+from porter.port.model import module_attr
 from porter.records import Capture
 
 # Python types of an argument and their schema spelling.
@@ -29,13 +31,40 @@ class CustomOp:
     # Where the function returns only its own arguments, changed in place (as
     # vLLM's in-place ops do): the op returns nothing, called with these.
     in_place_call: str = ""
+    # A KernelBench module's parameters and buffers the kernels read, as
+    # (state-dict name, the op's argument): passed after the forward's own.
+    state: list[tuple[str, str]] = field(default_factory=list)
+    # The forward's own arguments, by name (a module's op).
+    inputs: list[str] = field(default_factory=list)
+
+    @property
+    def state_attrs(self) -> list[str]:
+        """The state tensors as OpModel reads them off its module."""
+        return [module_attr(t).replace("self", "self.model", 1) for t, _ in self.state]
 
 
-def plan_custom_op(cap: Capture, launcher, sig: inspect.Signature) -> CustomOp:
-    """The op for a function scaffold's launcher (a KernelBench module's
-    forward reads its own state and is not registered)."""
+def plan_custom_op(
+    cap: Capture, launcher, sig: inspect.Signature, module=None
+) -> CustomOp:
+    """The op of a function scaffold's launcher, or of a KernelBench module's
+    forward (module: the compiled graph, whose inputs name the module's
+    parameters and buffers the kernels read)."""
     name = launcher.name
-    tensors = set(cap.input_dtypes) or set(cap.input_names)
+    tensors = set(cap.input_dtypes)
+    if module is not None and not tensors:  # a capture older than input_dtypes
+        tensors = {gi.target for gi in module.inputs if gi.kind == "tensor"}
+    tensors &= set(cap.input_names)
+    state = []
+    if module is not None and cap.reference_kind == "kernelbench":
+        sig = sig.replace(parameters=list(sig.parameters.values())[1:])  # self
+        for gi in module.inputs:
+            var = gi.target.replace(".", "_")
+            if (
+                gi.kind == "tensor"
+                and gi.target not in cap.input_names
+                and (gi.target, var) not in state
+            ):
+                state.append((gi.target, var))
     params, refusal = [], ""
     for pname, p in sig.parameters.items():
         kind = _schema_type(pname, p, tensors, cap)
@@ -47,12 +76,15 @@ def plan_custom_op(cap: Capture, launcher, sig: inspect.Signature) -> CustomOp:
             break
         mutated = kind == "Tensor" and pname in launcher.written
         text = f"Tensor(a{len(params)}!) {pname}" if mutated else f"{kind} {pname}"
-        if p.default is not inspect.Parameter.empty:
-            text += f"={_schema_default(p.default)}"
+        if p.default is not inspect.Parameter.empty and not state:
+            text += f"={_schema_default(p.default)}"  # (state follows: none)
         params.append(text)
+    for _, var in state:
+        written = var in launcher.written
+        params.append(f"Tensor(a{len(params)}!) {var}" if written else f"Tensor {var}")
     outputs = _outputs(launcher.returns)
     kinds = [e["kind"] for e in cap.output_map] or ["graph"] * len(outputs)
-    in_place = set(kinds) == {"input"}
+    in_place = set(kinds) == {"input"} and not state
     if not refusal and not in_place:
         refusal = _output_refusal(name, outputs, kinds)
     returns = ", ".join(["Tensor"] * len(outputs))
@@ -60,14 +92,29 @@ def plan_custom_op(cap: Capture, launcher, sig: inspect.Signature) -> CustomOp:
         returns = "()"
     elif len(outputs) > 1:
         returns = f"({returns})"
+    fake = ["return None"] if returns == "()" else _fake_body(launcher)
+    if state:
+        fake = [_in_op_terms(line, state) for line in fake]
     return CustomOp(
         name=name,
         schema=f"({', '.join(params)}) -> {returns}",
-        mutates=sorted(p for p in launcher.written if p in tensors),
-        fake=["return None"] if returns == "()" else _fake_body(launcher),
+        mutates=sorted(
+            p for p in launcher.written if p in tensors | {v for _, v in state}
+        ),
+        fake=fake,
         refusal=refusal,
         in_place_call=", ".join(sig.parameters) if in_place else "",
+        state=state,
+        inputs=list(sig.parameters),
     )
+
+
+def _in_op_terms(line: str, state: list[tuple[str, str]]) -> str:
+    """A launcher line of a module's forward as its fake reads it: the state
+    tensors by their argument names, other attributes (settings) off `model`."""
+    for target, var in sorted(state, key=lambda s: -len(s[0])):
+        line = re.sub(re.escape(module_attr(target)) + r"\b", var, line)
+    return re.sub(r"\bself\.", "model.", line)
 
 
 def _schema_type(

@@ -94,12 +94,18 @@ def _is_constant(value: ast.expr) -> bool:
 
 def _fold_constants(fn: ast.FunctionDef) -> int:
     stores = _stores(fn)
+    # `tmp0.to(...)`: a Python number has no methods, a Triton scalar does.
+    receivers = {
+        n.value.id
+        for n in ast.walk(fn)
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+    }
     done = 0
     for body in list(_bodies(fn)):
         for stmt in list(body):
             target = _single_target(stmt)
             if target and _TMP.fullmatch(target) and stores[target] == 1:
-                if _is_constant(stmt.value):
+                if _is_constant(stmt.value) and target not in receivers:
                     body.remove(stmt)
                     _substitute(fn, target, stmt.value)
                     done += 1
