@@ -1110,3 +1110,24 @@ def test_a_scratch_statistic_no_bf16_compile_told_apart_stays_fp32(tmp_path):
     assert "scratch_buf0 = torch.empty_strided( (hidden,), (1,), dtype=torch.float32," in text
     assert "out = torch.empty_strided( (num_tokens, hidden), (hidden, 1), dtype=x.dtype," in text
     _check(case, {"num_tokens": 5, "hidden": 24})
+
+
+def test_a_constant_store_stays_triton_code(tmp_path):
+    # An exclusive cumsum stores a column of zeros: tidy folded `tmp0 = 0.0` into
+    # `tmp0.to(...)`, and `(0.0).to(...)` failed every call (KernelBench 92).
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+            return (torch.randn(num_tokens, hidden, dtype=dtype, device=device),)
+
+        def f(x):
+            zeros = torch.zeros_like(x[:, :1])
+            return torch.cat([zeros, x[:, :-1]], dim=1).cumsum(dim=1)
+
+        REFERENCE = f
+        """,
+        '{"num_tokens": 6, "hidden": 16}',
+    )
+    case = _capture(tmp_path, "exclusive_cumsum", ref)
+    assert "(0.0).to(" not in (case.folder / "kernel.py").read_text()
+    _check(case, {"num_tokens": 5, "hidden": 24})
