@@ -3,6 +3,7 @@ its schema from the reference, in-place references, and a check that fails
 on a wrong fake."""
 
 import inspect
+import textwrap
 import shutil
 from pathlib import Path
 from types import SimpleNamespace
@@ -11,6 +12,7 @@ import pytest
 
 from porter.pipeline import capture
 from porter.port.custom_op import plan_custom_op
+from porter.port.launcher import Alloc
 from porter.testing import CustomOpUnavailable, check_custom_op, load_case
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,6 +35,7 @@ def _cap(tensors, output_map=()):
         input_dtypes={t: "torch.float32" for t in tensors},
         input_names=list(tensors),
         output_map=list(output_map),
+        reference_kind="porter",
     )
 
 
@@ -53,6 +56,21 @@ def test_schema_types_defaults_and_mutated_arguments():
         _cap(["x"]), _launcher("out"), inspect.signature(lambda x, scale: None)
     )
     assert "'scale' has no custom-op schema type" in untyped.refusal
+    # ...unless the capture saw it: a float Dynamo passed as a scalar, an int
+    # it traced as a size
+    seen = SimpleNamespace(
+        inputs=[
+            SimpleNamespace(source="L['scale']", kind="scalar", value=0.75),
+            SimpleNamespace(source="L['power']", kind="symint", value=None),
+        ]
+    )
+    typed = plan_custom_op(
+        _cap(["x"]),
+        _launcher("out"),
+        inspect.signature(lambda x, scale, power: None),
+        seen,
+    )
+    assert typed.schema == "(Tensor x, float scale, int power) -> Tensor"
     g = lambda x, y, eps=1e-5: None  # noqa: E731
     op = plan_custom_op(
         _cap(["x", "y"]), _launcher("out0, out1", written=["y"]), inspect.signature(g)
@@ -69,7 +87,7 @@ def test_outputs_a_custom_op_cannot_have_are_refused_in_a_sentence():
         _launcher("x, out"),
         sig,
     )
-    assert "changed in place beside new tensors" in mixed.refusal
+    assert "itself beside new tensors" in mixed.refusal
     twice = plan_custom_op(
         _cap(["x", "y"], [{"kind": "graph"}, {"kind": "same", "index": 0}]),
         _launcher("out, out"),
@@ -172,3 +190,84 @@ def test_fp8_outputs_and_fp8_arguments_changed_in_place_are_checked(
         progress=lambda _: None,
     )
     check_custom_op(load_case(result.case), "cpu", seed=0)
+
+
+def test_outputs_that_view_one_tensor_or_an_argument_are_refused():
+    sig = inspect.signature(lambda x: None)
+    buf = Alloc("buf", ["4", "8"], ["8", "1"], "x.dtype", "x.device")
+    two = plan_custom_op(
+        _cap(["x"]), _launcher("buf.t(), buf[:, 1::2]", allocs=[buf]), sig
+    )
+    assert "two views of one tensor" in two.refusal
+    arg = plan_custom_op(_cap(["x"]), _launcher("x.view(4, -1)"), sig)
+    assert "a view of its argument 'x'" in arg.refusal
+    # a size read off an argument is no view of it
+    sized = plan_custom_op(
+        _cap(["x"]), _launcher("buf.view(x.shape[0], -1)", allocs=[buf]), sig
+    )
+    assert not sized.refusal
+
+
+def _reference(tmp_path, name, body):
+    path = tmp_path / f"{name}.py"
+    path.write_text(textwrap.dedent(body))
+    result = capture(
+        path, out=tmp_path / "cases", device="cpu", progress=lambda _: None
+    )
+    return load_case(result.case)
+
+
+def test_nan_the_function_means_and_sizes_the_reference_rejects(tmp_path):
+    # Fully masked rows give NaN (opcheck's AOT test would call them different);
+    # a hidden size that is no multiple of 16 is one the reference rejects, so
+    # the check takes the smallest scenario both serve.
+    case = _reference(
+        tmp_path,
+        "masked_group_softmax",
+        """
+        import torch
+
+        DIMS = {"num_tokens": 6, "hidden": 64}
+        DTYPES = ["float32"]
+
+        def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+            return (torch.randn(num_tokens, hidden, dtype=dtype, device=device),)
+
+        def f(x):
+            groups = x.view(x.shape[0], -1, 16)
+            masked = torch.arange(x.shape[0], device=x.device)[:, None, None] % 2 == 0
+            return groups.masked_fill(masked, float("-inf")).softmax(-1)
+
+        REFERENCE = f
+        """,
+    )
+    check_custom_op(case, "cpu", seed=0)
+
+
+def test_the_check_skips_sizes_the_reference_rejects(tmp_path):
+    # Rows of 97 are no groups of 128: the reference raises there and the
+    # parity suite skips them, where the scaffold reads past the row (a
+    # per-group fp8 quantizer failed so); the smallest size both serve is used.
+    case = _reference(
+        tmp_path,
+        "group_amax",
+        """
+        import torch
+
+        DIMS = {"num_tokens": 6, "hidden": 512}
+        DTYPES = ["float32"]
+
+        def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+            return (torch.randn(num_tokens, hidden, dtype=dtype, device=device),)
+
+        def f(x):
+            return x.view(x.shape[0], -1, 128).abs().amax(-1)
+
+        REFERENCE = f
+        """,
+    )
+    from porter.testing.custom_op import _served_scenario
+
+    sc, _ = _served_scenario(case, "cpu", 0)
+    assert sc.sizes == {"num_tokens": 1, "hidden": 512}  # (3, 97) is smaller
+    check_custom_op(case, "cpu", seed=0)

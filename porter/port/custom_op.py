@@ -67,7 +67,7 @@ def plan_custom_op(
                 state.append((gi.target, var))
     params, refusal = [], ""
     for pname, p in sig.parameters.items():
-        kind = _schema_type(pname, p, tensors, cap)
+        kind = _schema_type(pname, p, tensors, module)
         if kind is None:
             refusal = (
                 f"{name}'s argument {pname!r} has no custom-op schema type "
@@ -86,7 +86,9 @@ def plan_custom_op(
     kinds = [e["kind"] for e in cap.output_map] or ["graph"] * len(outputs)
     in_place = set(kinds) == {"input"} and not state
     if not refusal and not in_place:
-        refusal = _output_refusal(name, outputs, kinds)
+        refusal = _output_refusal(name, outputs, kinds) or _alias_refusal(
+            name, outputs, launcher, tensors | {v for _, v in state}
+        )
     returns = ", ".join(["Tensor"] * len(outputs))
     if in_place or outputs == ["None"]:
         returns = "()"
@@ -118,7 +120,7 @@ def _in_op_terms(line: str, state: list[tuple[str, str]]) -> str:
 
 
 def _schema_type(
-    pname: str, p: inspect.Parameter, tensors: set[str], cap
+    pname: str, p: inspect.Parameter, tensors: set[str], module
 ) -> str | None:
     if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
         return None
@@ -129,6 +131,13 @@ def _schema_type(
             return spelled
     value = p.default
     if value is inspect.Parameter.empty or value is None:
+        # unannotated, no default: what the capture saw it as
+        for gi in module.inputs if module is not None else []:
+            if gi.source == f"L[{pname!r}]":
+                if gi.kind == "symint":
+                    return "int"
+                if gi.kind == "scalar" and isinstance(gi.value, (int, float)):
+                    return "float" if isinstance(gi.value, float) else "int"
         return None
     return _SCALAR_TYPES.get(type(value))
 
@@ -153,14 +162,59 @@ def _output_refusal(name: str, outputs: list[str], kinds: list[str]) -> str:
         return ""
     if "input" in kinds:
         return (
-            f"{name} returns some of its arguments changed in place beside new "
-            "tensors, which a custom op cannot; call the function instead"
+            f"{name} returns one of its arguments itself beside new tensors, which "
+            "a custom op cannot (an op's outputs alias nothing); call the function instead"
         )
     if "None" in outputs:
         return f"{name} returns None among tensors, which a custom op cannot"
     if "same" in kinds or len(set(outputs)) != len(outputs):
         return f"{name} returns one tensor twice, which a custom op cannot"
     return ""
+
+
+def _alias_refusal(name: str, outputs: list[str], launcher, inputs: set[str]) -> str:
+    """Why outputs that are views (of one buffer, or of an argument) make no
+    op's, or "": an op's outputs alias nothing."""
+    tensors = {a.var for a in launcher.allocs} | inputs
+    for s in launcher.steps:
+        if s.kind == "extern" and "=" in s.call.split("(")[0]:
+            tensors |= set(assigned_names(ast.parse(s.call).body[0]))
+    seen: set[str] = set()
+    for out in outputs:
+        base = _viewed(ast.parse(out, mode="eval").body)
+        bases = {base} & tensors
+        if bases & inputs:
+            arg = sorted(bases & inputs)[0]
+            return (
+                f"{name} returns a view of its argument {arg!r}, which a custom op "
+                "cannot (an op's outputs alias nothing); call the function instead"
+            )
+        if bases & seen:
+            return (
+                f"{name} returns two views of one tensor, which a custom op cannot "
+                "(an op's outputs alias nothing); call the function instead"
+            )
+        seen |= bases
+    return ""
+
+
+def _viewed(node: ast.AST) -> str | None:
+    """The tensor an output expression is (a name) or views (`buf.as_strided(...)`,
+    `buf[:, 1:]`, `reinterpret(buf, ...)`)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, (ast.Attribute, ast.Subscript)):
+        return _viewed(node.value)
+    if isinstance(node, ast.Call):
+        if isinstance(node.func, ast.Attribute):
+            return _viewed(node.func.value)
+        if (
+            isinstance(node.func, ast.Name)
+            and node.func.id == "reinterpret"
+            and node.args
+        ):
+            return _viewed(node.args[0])
+    return None
 
 
 def _fake_body(launcher) -> list[str]:
