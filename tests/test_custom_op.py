@@ -208,9 +208,18 @@ def test_outputs_that_view_one_tensor_or_an_argument_are_refused():
     assert not sized.refusal
 
 
-def _reference(tmp_path, name, body):
+def _reference(tmp_path, name, hidden, body):
+    """A reference f(x) over (num_tokens, hidden) float32 rows, captured."""
     path = tmp_path / f"{name}.py"
-    path.write_text(textwrap.dedent(body))
+    path.write_text(
+        "import torch\n\n"
+        f'DIMS = {{"num_tokens": 6, "hidden": {hidden}}}\n'
+        'DTYPES = ["float32"]\n\n'
+        'def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):\n'
+        "    return (torch.randn(num_tokens, hidden, dtype=dtype, device=device),)\n\n"
+        + textwrap.dedent(body)
+        + "\nREFERENCE = f\n"
+    )
     result = capture(
         path, out=tmp_path / "cases", device="cpu", progress=lambda _: None
     )
@@ -221,51 +230,26 @@ def test_nan_the_function_means_and_sizes_the_reference_rejects(tmp_path):
     # Fully masked rows give NaN (opcheck's AOT test would call them different);
     # a hidden size that is no multiple of 16 is one the reference rejects, so
     # the check takes the smallest scenario both serve.
-    case = _reference(
-        tmp_path,
-        "masked_group_softmax",
-        """
-        import torch
-
-        DIMS = {"num_tokens": 6, "hidden": 64}
-        DTYPES = ["float32"]
-
-        def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
-            return (torch.randn(num_tokens, hidden, dtype=dtype, device=device),)
-
+    body = """
         def f(x):
             groups = x.view(x.shape[0], -1, 16)
             masked = torch.arange(x.shape[0], device=x.device)[:, None, None] % 2 == 0
             return groups.masked_fill(masked, float("-inf")).softmax(-1)
-
-        REFERENCE = f
-        """,
+        """
+    check_custom_op(
+        _reference(tmp_path, "masked_group_softmax", 64, body), "cpu", seed=0
     )
-    check_custom_op(case, "cpu", seed=0)
 
 
 def test_the_check_skips_sizes_the_reference_rejects(tmp_path):
     # Rows of 97 are no groups of 128: the reference raises there and the
     # parity suite skips them, where the scaffold reads past the row (a
     # per-group fp8 quantizer failed so); the smallest size both serve is used.
-    case = _reference(
-        tmp_path,
-        "group_amax",
-        """
-        import torch
-
-        DIMS = {"num_tokens": 6, "hidden": 512}
-        DTYPES = ["float32"]
-
-        def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
-            return (torch.randn(num_tokens, hidden, dtype=dtype, device=device),)
-
+    body = """
         def f(x):
             return x.view(x.shape[0], -1, 128).abs().amax(-1)
-
-        REFERENCE = f
-        """,
-    )
+        """
+    case = _reference(tmp_path, "group_amax", 512, body)
     from porter.testing.custom_op import _served_scenario
 
     sc, _ = _served_scenario(case, "cpu", 0)
