@@ -119,3 +119,22 @@ def test_unfilled_inputs_keep_what_the_specialization_key_reads(layout):
         assert (a.data_ptr() % 16 == 0) == (b.data_ptr() % 16 == 0)
     aligned = [t.data_ptr() % 16 == 0 for t in unfilled]
     assert all(aligned) == (layout != "offset")
+
+
+def test_a_reference_whose_make_inputs_fails_at_a_size_rejects_that_size():
+    # A reference file's make_inputs that writes d[0, 1] fails at zero tokens:
+    # that scenario is skipped as one the reference rejects, not an error.
+    from types import SimpleNamespace
+
+    def make_inputs(sizes, dtype, device):
+        d = torch.zeros(sizes["num_tokens"], 4)
+        d[0, 1] = -0.0
+        return (d,)
+
+    case = SimpleNamespace(reference=SimpleNamespace(make_inputs=make_inputs))
+    sc = parity.Scenario("float32", {"num_tokens": 0})
+    with pytest.raises(parity.ReferenceRejects, match="make_inputs rejects"):
+        parity.make_inputs(case, sc, "cpu", 0)
+    assert parity.make_inputs(
+        case, parity.Scenario("float32", {"num_tokens": 2}), "cpu", 0
+    )
