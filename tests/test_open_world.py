@@ -1131,3 +1131,24 @@ def test_a_constant_store_stays_triton_code(tmp_path):
     case = _capture(tmp_path, "exclusive_cumsum", ref)
     assert "(0.0).to(" not in (case.folder / "kernel.py").read_text()
     _check(case, {"num_tokens": 5, "hidden": 24})
+
+
+def test_an_input_captured_transposed_takes_any_layout(tmp_path):
+    # Captured from x.t(), the kernels index x column-major; a row-major x (any
+    # layout scenario) was refused, where a column-major copy serves it.
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+            return (torch.randn(hidden, num_tokens, dtype=dtype, device=device).t(),)
+
+        def f(x):
+            return torch.softmax(x.float(), dim=-1).to(x.dtype)
+
+        REFERENCE = f
+        """,
+        '{"num_tokens": 6, "hidden": 20}',
+    )
+    case = _capture(tmp_path, "transposed", ref)
+    assert "torch.empty_strided(t.shape, want" in (case.folder / "kernel.py").read_text()
+    for layout in ("contiguous", "offset", "padded", "row_step"):
+        _check(case, {"num_tokens": 5, "hidden": 20}, layout=layout)
