@@ -228,8 +228,12 @@ def host_costs(dtype, hidden: int) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--tokens", default=",".join(map(str, DECODE + PREFILL)))
-    ap.add_argument("--dtype", default="bfloat16")
+    ap.add_argument(
+        "--tokens",
+        default=",".join(map(str, DECODE + PREFILL)),
+        help="token counts, comma-separated (default: %(default)s)",
+    )
+    ap.add_argument("--dtype", default="bfloat16", help="default: %(default)s")
     ap.add_argument("--out", default="", help="folder for layer.json")
     ap.add_argument(
         "--smoke", action="store_true", help="tiny sizes, eager, any device"
