@@ -1152,3 +1152,26 @@ def test_an_input_captured_transposed_takes_any_layout(tmp_path):
     assert "torch.empty_strided(t.shape, want" in (case.folder / "kernel.py").read_text()
     for layout in ("contiguous", "offset", "padded", "row_step"):
         _check(case, {"num_tokens": 5, "hidden": 20}, layout=layout)
+
+
+def test_a_neighbouring_row_is_one_row_stride_away_in_any_layout(tmp_path):
+    # Inductor writes x[t + 1] as `ks0 + r0_1 + ks0 * x0`: the constant is the
+    # row stride at capture (or, in `ks0 - 1 - r0_1`, a reversed column). With
+    # the row stride an argument, a row-sliced x got the wrong row back without
+    # an error (so did a padded input of KernelBench 42, max pooling): such an
+    # axis keeps its captured stride, the launcher copying x where it differs.
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+            return (torch.randn(num_tokens, hidden, dtype=dtype, device=device),)
+
+        def f(x):
+            return (x[1:] * x[:-1]).sum(-1)
+
+        REFERENCE = f
+        """,
+        '{"num_tokens": 6, "hidden": 20}',
+    )
+    case = _capture(tmp_path, "row_diff", ref)
+    for layout in ("contiguous", "row_sliced", "padded", "row_step"):
+        _check(case, {"num_tokens": 5, "hidden": 20}, layout=layout)

@@ -298,6 +298,8 @@ def _rewrite_strides(
     # only some accesses index by stride (x read by rows and by a flat index:
     # `x0 + ks0*x1` and `x2`) is not free: the flat one assumes packed rows.
     matched: dict[str, list[set[int]]] = {}
+    # Per pointer, axes a constant term is a whole number of strides of.
+    ambiguous: dict[str, set[int]] = {}
     free: dict[str, set[int]] | None = None
 
     class Fix(ast.NodeTransformer):
@@ -355,6 +357,14 @@ def _rewrite_strides(
         axes |= {a for _, _, a in found if a is not None}
         out = []
         for term, (coef, var, axis) in zip(terms, found):
+            if coef is None and free is None:
+                # A whole number of one axis's stride is a step along that axis
+                # (a shifted row, (x1 - 1) * width expanded) or an offset within
+                # a row that equals it (a reversed column, width - 1 - x0): the
+                # axis keeps its captured stride, so both read right.
+                steps = _stride_steps(term, strides, set(range(len(strides))))
+                if steps is not None:
+                    ambiguous.setdefault(old_ptr, set()).add(steps[1])
             if axis is None:
                 out.append(term)
                 continue
@@ -390,6 +400,29 @@ def _rewrite_strides(
             out += split
         return _join_sum(out)
 
+    def _stride_steps(term: ast.AST, strides: list[str], axes: set[int]):
+        """(k, axis) where `term` is k times the stride of one of `axes` (k a
+        whole number, the stride not 1), else None."""
+        names = names_in(term)
+        if not names or any(_INDEX_VAR.match(n) for n in names):
+            return None
+        value = sym_expr(_substitute(ast.unparse(term), original_expr))
+        if value is None:
+            return None
+        for a in sorted(axes):
+            if a >= len(strides) or strides[a] == "1":
+                continue
+            stride = sym_expr(strides[a])
+            if stride is None or stride == 0:
+                continue
+            try:
+                k = sympy.simplify(value / stride)
+            except TypeError:
+                continue
+            if k.is_Integer and k != 0:
+                return int(k), a
+        return None
+
     def _size_param(expr: str) -> str:
         """The kernel's parameter holding size `expr`, added where it has none."""
         name = next((n for n, e in size_exprs.items() if same_expr(e, expr)), None)
@@ -411,7 +444,10 @@ def _rewrite_strides(
         return name
 
     Fix().visit(copy.deepcopy(kp.tree))
-    free = {ptr: set.intersection(*axes) for ptr, axes in matched.items()}
+    free = {
+        ptr: set.intersection(*axes) - ambiguous.get(ptr, set())
+        for ptr, axes in matched.items()
+    }
     Fix().visit(kp.tree)
     for name, value in stride_params.items():
         kp.params.append(Param(name, "stride", value, "tl.int64"))
