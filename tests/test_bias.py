@@ -16,7 +16,7 @@ from porter.reference import load_reference
 from porter.store import read_manifest
 from porter.testing.parity import (
     Scenario,
-    _tuple,
+    as_tuple,
     load_case,
     make_inputs,
     scaffold_entry,
@@ -116,7 +116,7 @@ def test_the_scaffold_adds_the_bias_in_the_kernel_for_2_byte_outputs(
     x, weight, bias = make_inputs(case, Scenario(dtype, sizes), porter_device, seed=0)
     # A large bias, so that leaving it out (or adding it twice) cannot pass.
     bias = (bias + 4).to(bias.dtype)
-    (got,) = _tuple(scaffold_entry(case, dtype, porter_device)(x, weight, bias))
+    (got,) = as_tuple(scaffold_entry(case, dtype, porter_device)(x, weight, bias))
     assert matmul_calls == [matmul]
     want = gelu_linear_reference(x, weight, bias)
     tol = 1e-5 if dtype == "float32" else 2e-2

@@ -13,7 +13,7 @@ from porter.port.pdl import GDC_LAUNCH, GDC_WAIT, is_pdl_block
 from porter.testing.parity import (
     Scenario,
     _import,
-    _tuple,
+    as_tuple,
     load_case,
     make_inputs,
     scaffold_entry,
@@ -43,8 +43,8 @@ def _variant_of(case, form, tmp_path):
 
 
 def _assert_same_outputs(case, variant, inputs, device):
-    want = _tuple(scaffold_entry(case, "float32", device)(*inputs))
-    got = _tuple(scaffold_entry(case, "float32", device, kernel=variant)(*inputs))
+    want = as_tuple(scaffold_entry(case, "float32", device)(*inputs))
+    got = as_tuple(scaffold_entry(case, "float32", device, kernel=variant)(*inputs))
     for w, g in zip(want, got, strict=True):
         assert torch.equal(w, g)
 

@@ -10,7 +10,7 @@ import torch
 from porter.port.matmul import _mm, matmul_epilogue_form
 from porter.testing.parity import (
     Scenario,
-    _tuple,
+    as_tuple,
     load_case,
     make_inputs,
     scaffold_entry,
@@ -181,7 +181,7 @@ def test_the_scaffold_computes_small_matmuls_in_one_kernel(
     sizes = {"num_tokens": num_tokens, "in_features": 40, "out_features": 40}
     x, weight, bias = make_inputs(case, Scenario(dtype, sizes), porter_device, seed=1)
     bias = (bias + 4).to(bias.dtype)  # a bias left out cannot pass
-    (got,) = _tuple(scaffold_entry(case, dtype, porter_device)(x, weight, bias))
+    (got,) = as_tuple(scaffold_entry(case, dtype, porter_device)(x, weight, bias))
     assert matmul_calls == matmul
     tol = 1e-5 if dtype == "float32" else 2e-2
     assert not got.isnan().any()
@@ -201,7 +201,7 @@ def test_a_row_sliced_input_reads_by_its_row_stride(
     wide = torch.randn(5, 80, device=porter_device).to(x.dtype)
     wide[:, 16:48] = x
     view = wide[:, 16:48]  # rows 80 apart, unit stride along them
-    (got,) = _tuple(scaffold_entry(case, "bfloat16", porter_device)(view, weight, bias))
+    (got,) = as_tuple(scaffold_entry(case, "bfloat16", porter_device)(view, weight, bias))
     assert matmul_calls == []
     torch.testing.assert_close(
         got.double(), gelu_linear_reference(x, weight, bias), atol=2e-2, rtol=2e-2
@@ -274,7 +274,7 @@ def test_a_matmul_without_bias_takes_the_one_kernel_too(
         _bound(monkeypatch, case, name, value)
     sizes = {"num_tokens": 19, "in_features": 24, "out_features": 40}
     x, w = make_inputs(case, Scenario(dtype, sizes), porter_device, seed=3)
-    (got,) = _tuple(scaffold_entry(case, dtype, porter_device)(x, w))
+    (got,) = as_tuple(scaffold_entry(case, dtype, porter_device)(x, w))
     assert matmul_calls == matmul
     y = x.double() @ w.double().T
     tol = 1e-5 if dtype == "float32" else 2e-2
@@ -318,7 +318,7 @@ def test_every_matmul_pair_gets_the_one_kernel(
         _bound(monkeypatch, case, name, value)
     sizes = {"num_tokens": 5, "hidden": 16, "inter": 48}
     x, w1, b1, w2 = make_inputs(case, Scenario(dtype, sizes), porter_device, seed=0)
-    (got,) = _tuple(scaffold_entry(case, dtype, porter_device)(x, w1, b1, w2))
+    (got,) = as_tuple(scaffold_entry(case, dtype, porter_device)(x, w1, b1, w2))
     assert matmul_calls == matmul
     h = x.double() @ w1.double().T + b1.double()
     h = 0.5 * h * (1 + torch.tanh(0.7978845608028654 * (h + 0.044715 * h**3)))
@@ -357,7 +357,7 @@ def test_the_one_kernel_behind_an_extern_call_launches_without_pdl(
     x, w1, w2, b2 = make_inputs(
         case, Scenario("bfloat16", sizes), porter_device, seed=0
     )
-    (got,) = _tuple(scaffold_entry(case, "bfloat16", porter_device)(x, w1, w2, b2))
+    (got,) = as_tuple(scaffold_entry(case, "bfloat16", porter_device)(x, w1, w2, b2))
     assert matmul_calls == ["mm"]  # the first matmul only
     y = x.double() @ w1.double().T @ w2.double().T + b2.double()
     want = 0.5 * y * (1 + torch.tanh(0.7978845608028654 * (y + 0.044715 * y**3)))

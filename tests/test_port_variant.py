@@ -11,7 +11,7 @@ import torch
 from porter.testing.parity import (
     Scenario,
     _import,
-    _tuple,
+    as_tuple,
     load_case,
     make_inputs,
     scaffold_entry,
@@ -45,8 +45,8 @@ def test_pdl_after_extern_launches_the_epilogue_with_pdl(tmp_path, porter_device
     case = load_case(CASE)
     sizes = {"num_tokens": 3, "in_features": 16, "out_features": 40}
     inputs = make_inputs(case, Scenario("float32", sizes), porter_device, seed=0)
-    want = _tuple(scaffold_entry(case, "float32", porter_device)(*inputs))
-    got = _tuple(
+    want = as_tuple(scaffold_entry(case, "float32", porter_device)(*inputs))
+    got = as_tuple(
         scaffold_entry(case, "float32", porter_device, kernel=variant)(*inputs)
     )
     for w, g in zip(want, got, strict=True):
@@ -95,7 +95,7 @@ def test_matmul_fp32_cublas_leaves_fp32_to_cublas(
     sizes = {"num_tokens": 5, "in_features": 24, "out_features": 40}
     x, weight, bias = make_inputs(case, Scenario("float32", sizes), porter_device, 4)
     bias = bias + 4  # a bias left out cannot pass
-    (got,) = _tuple(
+    (got,) = as_tuple(
         scaffold_entry(case, "float32", porter_device, kernel=variant)(x, weight, bias)
     )
     assert matmul_calls == ["addmm"]

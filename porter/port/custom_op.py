@@ -19,18 +19,18 @@ _SCALAR_TYPES = {bool: "bool", int: "int", float: "float", str: "str"}
 
 @dataclass
 class CustomOp:
-    """How `register(namespace)` makes the launcher a torch.library custom op.
-    refusal: where set, the one sentence register() raises instead."""
+    """How `register_op` (or `ModelNew.as_op`) makes the launcher a
+    torch.library custom op. refusal: where set, the one sentence it raises
+    instead."""
 
     name: str
     schema: str = ""
-    mutates: list[str] = field(default_factory=list)
     # The fake implementation's body: sizes, output allocations, return.
     fake: list[str] = field(default_factory=list)
     refusal: str = ""
-    # Where the function returns only its own arguments, changed in place (as
-    # vLLM's in-place ops do): the op returns nothing, called with these.
-    in_place_call: str = ""
+    # Whether the function returns only its own arguments, changed in place (as
+    # vLLM's in-place ops do): the op then calls it and returns nothing.
+    in_place: bool = False
     # A KernelBench module's parameters and buffers the kernels read, as
     # (state-dict name, the op's argument): passed after the forward's own.
     state: list[tuple[str, str]] = field(default_factory=list)
@@ -100,12 +100,9 @@ def plan_custom_op(
     return CustomOp(
         name=name,
         schema=f"({', '.join(params)}) -> {returns}",
-        mutates=sorted(
-            p for p in launcher.written if p in tensors | {v for _, v in state}
-        ),
         fake=fake,
         refusal=refusal,
-        in_place_call=", ".join(sig.parameters) if in_place else "",
+        in_place=in_place,
         state=state,
         inputs=list(sig.parameters),
     )

@@ -362,9 +362,9 @@ def _rewrite_strides(
                 # (a shifted row, (x1 - 1) * width expanded) or an offset within
                 # a row that equals it (a reversed column, width - 1 - x0): the
                 # axis keeps its captured stride, so both read right.
-                steps = _stride_steps(term, strides, set(range(len(strides))))
-                if steps is not None:
-                    ambiguous.setdefault(old_ptr, set()).add(steps[1])
+                a = _stride_multiple(term, strides)
+                if a is not None:
+                    ambiguous.setdefault(old_ptr, set()).add(a)
             if axis is None:
                 out.append(term)
                 continue
@@ -400,19 +400,17 @@ def _rewrite_strides(
             out += split
         return _join_sum(out)
 
-    def _stride_steps(term: ast.AST, strides: list[str], axes: set[int]):
-        """(k, axis) where `term` is k times the stride of one of `axes` (k a
-        whole number, the stride not 1), else None."""
+    def _stride_multiple(term: ast.AST, strides: list[str]) -> int | None:
+        """The axis `term` is a whole number of strides of (the stride not 1),
+        else None."""
         names = names_in(term)
         if not names or any(_INDEX_VAR.match(n) for n in names):
             return None
         value = sym_expr(_substitute(ast.unparse(term), original_expr))
         if value is None:
             return None
-        for a in sorted(axes):
-            if a >= len(strides) or strides[a] == "1":
-                continue
-            stride = sym_expr(strides[a])
+        for a, text in enumerate(strides):
+            stride = sym_expr(text) if text != "1" else None
             if stride is None or stride == 0:
                 continue
             try:
@@ -420,7 +418,7 @@ def _rewrite_strides(
             except TypeError:
                 continue
             if k.is_Integer and k != 0:
-                return int(k), a
+                return a
         return None
 
     def _size_param(expr: str) -> str:

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import copy
 import itertools
+import math
 import re
 
 import torch
 
 from porter.testing.parity import (
     Case,
+    as_tuple,
     copies,
     make_inputs,
     new_seed,
@@ -39,17 +41,16 @@ def check_custom_op(case: Case, device: str = "cpu", seed: int | None = None) ->
         )
     seed = new_seed() if seed is None else seed
     namespace = "porter_check_%s_%d" % (re.sub(r"\W", "_", case.name), next(_fresh))
-    sc, inputs = _served_scenario(case, device, seed)
+    sc, inputs, entry = _served_scenario(case, device, seed)
     where = f"case {case.name}, custom op on {sc.id}, seed {seed} (replay: PORTER_SEED={seed})"
     try:
         if case.manifest["reference_kind"] == "kernelbench":
-            model = scaffold_entry(case, sc.dtype, device, sizes=sc.sizes)
-            whole = model.as_op(namespace)  # a module calling the op
+            whole = entry.as_op(namespace)  # a module calling the op
             op, state = whole.op, whole.state
-            fn = copy.deepcopy(model)
+            fn = copy.deepcopy(entry)
         else:
             op = case.kernel.register_op(namespace)
-            fn, whole, state = scaffold_entry(case, sc.dtype, device), None, list
+            fn, whole, state = entry, None, list
     except NotImplementedError as err:
         raise CustomOpUnavailable(str(err)) from err
 
@@ -61,7 +62,7 @@ def check_custom_op(case: Case, device: str = "cpu", seed: int | None = None) ->
     returns_nothing = not op.default._schema.returns
     with torch.no_grad():
         expected_inputs = copies(inputs)
-        expected = _tuple(fn(*expected_inputs))
+        expected = as_tuple(fn(*expected_inputs))
         if returns_nothing:
             expected = (None,)
         args = op_args()
@@ -79,7 +80,7 @@ def check_custom_op(case: Case, device: str = "cpu", seed: int | None = None) ->
             ("the op under torch.compile(fullgraph=True)", compiled),
         ):
             args = copies(inputs)
-            got = _tuple(call(*args))
+            got = as_tuple(call(*args))
             _require_equal(expected, got, f"{where}: {how} returned")
             _require_equal(
                 [a for a in expected_inputs if isinstance(a, torch.Tensor)],
@@ -103,30 +104,31 @@ def _tests(op, inputs) -> tuple[str, ...]:
     """opcheck's tests less test_schema where an argument the op changes is fp8:
     it compares those with allclose, which fp8 lacks (_require_declared_mutations
     checks what the schema says instead)."""
-    changed = {
-        a.name
-        for a in op.default._schema.arguments
-        if a.alias_info and a.alias_info.is_write
-    }
-    names = [a.name for a in op.default._schema.arguments]
     fp8 = any(
-        isinstance(v, torch.Tensor) and v.dtype in FP8 and name in changed
-        for name, v in zip(names, inputs)
+        isinstance(v, torch.Tensor) and v.dtype in FP8 and written
+        for written, v in zip(_written(op), inputs)
     )
     return tuple(t for t in OPCHECK if not (fp8 and t == "test_schema"))
 
 
 def _require_declared_mutations(op, inputs, where: str) -> None:
     """Only the arguments the schema marks written may change."""
-    args = op.default._schema.arguments
+    names = [a.name for a in op.default._schema.arguments]
     before = [_bits(v).clone() if isinstance(v, torch.Tensor) else None for v in inputs]
     op(*inputs)
-    for a, v, b in zip(args, inputs, before):
-        written = a.alias_info is not None and a.alias_info.is_write
+    for name, written, v, b in zip(names, _written(op), inputs, before):
         if b is not None and not written and not torch.equal(_bits(v), b):
             raise AssertionError(
-                f"{where}: the op changed {a.name}, which its schema says it reads only"
+                f"{where}: the op changed {name}, which its schema says it reads only"
             )
+
+
+def _written(op) -> list[bool]:
+    """Per argument of the op's schema, whether it is marked written (a!)."""
+    return [
+        a.alias_info is not None and a.alias_info.is_write
+        for a in op.default._schema.arguments
+    ]
 
 
 def _compiled(op):
@@ -144,7 +146,7 @@ def _compiled(op):
 def _served_scenario(case: Case, device: str, seed: int):
     """The smallest plain scenario with rows to compute (contiguous inputs,
     random values, the capture's module mode and arguments) that the scaffold
-    serves, and its inputs."""
+    serves, its inputs and the scaffold's entry (function or ModelNew) there."""
     plain = [
         sc
         for sc in case.scenarios()
@@ -153,7 +155,7 @@ def _served_scenario(case: Case, device: str, seed: int):
         and not (sc.mode or sc.init or sc.args or sc.optional)
         and all(n > 0 for n in sc.sizes.values())
     ]
-    plain.sort(key=lambda sc: (_elements(sc), sc.dtype != "float32"))
+    plain.sort(key=lambda sc: (math.prod(sc.sizes.values()), sc.dtype != "float32"))
     for sc in plain[:8]:
         try:
             inputs = make_inputs(case, sc, device, seed)
@@ -166,19 +168,8 @@ def _served_scenario(case: Case, device: str, seed: int):
                 fn(*copies(inputs))
         except NotImplementedError:
             continue  # sizes the capture fixed otherwise
-        return sc, inputs
+        return sc, inputs, fn
     raise CustomOpUnavailable("the scaffold serves none of the smallest scenarios")
-
-
-def _elements(sc) -> int:
-    n = 1
-    for v in sc.sizes.values():
-        n *= v
-    return n
-
-
-def _tuple(x):
-    return x if isinstance(x, tuple) else (x,)
 
 
 def _require_equal(expected, got, what: str) -> None:

@@ -486,7 +486,7 @@ def run_reference(
             fn.train(module_mode == "train")
     mode = _KeepFloat64() if dtype == "float64" else contextlib.nullcontext()
     with torch.no_grad(), mode:
-        out = _tuple(fn(*inputs))
+        out = as_tuple(fn(*inputs))
     if state is not None:
         state.extend(_state_after(fn, inputs))
     return out
@@ -540,7 +540,7 @@ def run_scaffold(
         case, dtype, device, sizes=sizes, module_mode=module_mode, init=init
     )
     with poisoned_allocations(int_poison), torch.no_grad():
-        out = _tuple(fn(*inputs))
+        out = as_tuple(fn(*inputs))
     if state is not None:
         state.extend(_state_after(fn, inputs))
     return out
@@ -584,7 +584,8 @@ def _unwritten(got: tuple, again: tuple) -> list:
     return [(g != g2) if _holds_poison(g) else None for g, g2 in zip(got, again)]
 
 
-def _tuple(x):
+def as_tuple(x):
+    """A call's outputs as a tuple (one output: a tuple of one)."""
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
 
