@@ -134,7 +134,7 @@ def dynamic_hints(points: list[Point]) -> list[int]:
     of its own (Dynamo specializes a dim of size 1). Inductor tunes a traced
     graph's kernels for the sizes it was traced at: rotary_neox bf16 at 1024
     tokens took 24.8 µs traced at 2 tokens, 9.2 traced at 1024 (H200,
-    docs/benchmarks/NOTES.md, "Calls AL-AQ")."""
+    lab/NOTES.md, "Calls AL-AQ")."""
     first: dict[tuple[str, str, bool], int] = {}
     hints = []
     for p in points:
@@ -236,7 +236,7 @@ def pct_size_copy(row: dict) -> float:
     slower than a copy of its size does. A reference, not a ceiling: on the
     H200 ported kernels beat torch's copy alone by up to 37% at points where it
     (a memcpy node in the graph) ran slow, and equal bytes took it up to 1.4x
-    as long from one point to another (docs/benchmarks/NOTES.md, "Calls
+    as long from one point to another (lab/NOTES.md, "Calls
     BM-BP")."""
     return round(100 * size_copy_us(row) / row["ported_graph_us"], 1)
 
@@ -307,7 +307,7 @@ def _pdl(case, inputs: list) -> bool:
 
 
 # The Triton copies are timed up to this many bytes a point: from 50 MB
-# torch's copy was the faster in every run on an H200 (docs/benchmarks/NOTES.md,
+# torch's copy was the faster in every run on an H200 (lab/NOTES.md,
 # "Calls BU-BY" and "Calls DM-DP"), and at the largest points their buffers,
 # as large as the point's, would crowd the graphs out of GPU memory.
 TRITON_COPY_MAX_BYTES = 256 << 20
@@ -621,7 +621,7 @@ def graph_times(
     H200 the call timed first (the ported one) replayed 1.06-1.14x slower than
     its direct launch at points moving 2 GB or more, and no other did; two
     rounds brought those points back to their direct times
-    (docs/benchmarks/NOTES.md, "Suspect measurements"). More rounds are meant
+    (lab/NOTES.md, "Suspect measurements"). More rounds are meant
     for the 5-8 µs decode points, whose spread from run to run is as large as
     the gaps there; whether they narrow it is not yet measured."""
     names = list(calls)
@@ -731,7 +731,7 @@ def merge_rows(kept: list[dict], new: list[dict]) -> list[dict]:
 # same call launched directly. On the H200 the ported call's replay took
 # 1.06-1.14x its direct launch at points moving 2 GB or more, while Inductor's
 # and eager's replays at the same points took 0.99-1.00x
-# (docs/benchmarks/NOTES.md): such points are reported as suspect.
+# (lab/NOTES.md): such points are reported as suspect.
 GRAPH_SLOWER = 1.05
 MIN_DIRECT_US = 100.0
 TIMED = ("ported", "inductor", "inductor_static", "eager")
@@ -1167,7 +1167,7 @@ def size_copy_note(rows: list[dict], at: int = 4096) -> str:
         f"bandwidth ({len(sub)} point{'s' if len(sub) > 1 else ''}; {which}); "
         "the ported kernels reached "
         f"{min(kernel):.0f}-{max(kernel):.0f}% of that copy's rate (a rough "
-        "reference, not a ceiling: [NOTES.md](NOTES.md))."
+        "reference, not a ceiling: [lab/NOTES.md](../../lab/NOTES.md))."
     )
 
 
@@ -1229,7 +1229,7 @@ def aggregate(folder: Path, captured: Path | None = None) -> str:
         "Kernel-only times (CUDA-graph replays); p/d = ported / torch.compile with",
         "dynamic num_tokens, p/s = ported / torch.compile static per shape (below 1:",
         "ported is faster); BW = % of the copy bandwidth measured in the same run, at",
-        "num_tokens >= 4096. Hand-written notes: [NOTES.md](NOTES.md).",
+        "num_tokens >= 4096. Hand-written notes: [lab/NOTES.md](../../lab/NOTES.md).",
         "",
         "| case | dtype | model sizes | points | within time bar | missing it at (tokens) | worst p/d (tokens) | worst p/s (tokens) | lowest BW | measured on |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
@@ -1349,7 +1349,7 @@ def aggregate(folder: Path, captured: Path | None = None) -> str:
             "than it would behind other kernels: behind a cuBLAS matmul it "
             "measured faster with programmatic dependent launch than without, "
             "behind torch's elementwise kernel, which never lets the next one "
-            'launch early, slower ([NOTES.md](NOTES.md), "Calls BM-BP").',
+            'launch early, slower ([lab/NOTES.md](../../lab/NOTES.md), "Calls BM-BP").',
         ]
         rotated = sum(1 for r in every if "input_sets" in r and r["graph_launches"] > 1)
         if rotated:

@@ -370,7 +370,7 @@ class WholeRows(InductorChoices):
     and a pointwise pass when the traced batch is small (softmax over 32768
     columns traced at 4 rows: five kernels and scratch buffers). Tuned for
     that one batch, the split scaffold took 1.9-3.6x the time of the whole-row
-    one from 64 rows on an H200 (docs/benchmarks/NOTES.md); porter's launch
+    one from 64 rows on an H200 (lab/NOTES.md); porter's launch
     settings cover few rows. A reduction to one value (a whole tensor's amax)
     keeps Inductor's split: there it is the only parallelism."""
 

@@ -211,7 +211,7 @@ def _bench(args: argparse.Namespace) -> int:
     from porter.testing.parity import load_case
 
     if args.rounds < 2:
-        # One round lets the call timed first replay slow (docs/benchmarks/NOTES.md).
+        # One round lets the call timed first replay slow (lab/NOTES.md).
         raise PorterError(f"--rounds {args.rounds}: give 2 or more")
     if args.launches < 1:
         raise PorterError(f"--launches {args.launches}: give 1 or more")

@@ -19,7 +19,6 @@ from porter.records import Capture
 from porter.reference import FLOAT_DTYPES, case_reference, load_reference
 from porter.store import MANIFEST, WriteResult, kernel_diff, read_manifest, write_case
 
-
 # A KernelBench file's inputs are cut to about this many elements at capture
 # (its kernels stay general): its own sizes (4096 x 393216) would take GBs, and
 # the parity suite runs at the captured sizes under the CPU interpreter.
@@ -174,28 +173,37 @@ class PortFiles:
 
 
 def port_files(
-    cap: Capture, ref_module, name: str, folder: str | None = None
+    cap: Capture,
+    ref_module,
+    name: str,
+    folder: str | None = None,
+    options=None,
 ) -> PortFiles:
     """kernel.py, test_parity.py and README.md for a capture; `folder` is the
-    case's path as its README and tests name it (default captured/NAME)."""
-    from porter.port import port_capture
-    from porter.render import render, render_text
+    case's path as its README and tests name it (default captured/NAME);
+    `options` (a porter.port.model.PortOptions) the rules to port under."""
+    from porter.port import PortOptions, port_capture
+    from porter.render import render, render_kernel, render_text
 
     folder = folder or f"captured/{name}"
-    result = port_capture(cap, ref_module)
+    scaffold = port_capture(cap, ref_module, options or PortOptions())
     test = render("test_parity.py.j2", cap=cap, name=name, folder=folder)
     readme = render_text(
         "case_readme.md.j2",
         cap=cap,
         name=name,
         folder=folder,
-        title=result.title,
-        todos=result.todos,
-        notes=result.notes,
-        pdl=result.pdl,
+        title=scaffold.title,
+        todos=scaffold.todos,
+        notes=scaffold.notes,
+        pdl=scaffold.pdl,
     )
-    files = {"kernel.py": result.kernel_py, "test_parity.py": test, "README.md": readme}
-    return PortFiles(files, result.todos)
+    files = {
+        "kernel.py": render_kernel(scaffold),
+        "test_parity.py": test,
+        "README.md": readme,
+    }
+    return PortFiles(files, scaffold.todos)
 
 
 def port(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from importlib import resources
 from pathlib import Path
@@ -10,6 +11,8 @@ import black
 import jinja2
 
 from porter.errors import PorterError
+from porter.port.launcher import LOOPED_MAX_BLOCK, LOOPED_MIN_ROW_BYTES
+from porter.port.scaffold import Scaffold
 
 
 def _template_dir() -> Path:
@@ -54,6 +57,17 @@ def render_text(template: str, **context) -> str:
 def render(template: str, **context) -> str:
     """A Python file from its template, formatted by black."""
     return format_python(todo_comments(render_text(template, **context)), template)
+
+
+def render_kernel(scaffold: Scaffold) -> str:
+    """A scaffold's kernel.py."""
+    fields = {f.name: getattr(scaffold, f.name) for f in dataclasses.fields(scaffold)}
+    return render(
+        "kernel.py.j2",
+        **fields,
+        looped_block_cols=LOOPED_MAX_BLOCK,
+        looped_min_row_bytes=LOOPED_MIN_ROW_BYTES,
+    )
 
 
 def format_python(text: str, what: str = "generated file") -> str:

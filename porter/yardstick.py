@@ -4,7 +4,7 @@ what moving that many bytes takes (GPU only).
 torch's `copy_` of contiguous bytes is a cudaMemcpyAsync, captured as a memcpy
 node in a CUDA graph: from about 50 MB the fastest copy on an H200, but at a
 few MB it took up to 1.5x the time of a plain Triton copy launched as the
-scaffolds are (docs/benchmarks/NOTES.md, "Calls DM-DP"). porter bench times
+scaffolds are (lab/NOTES.md, "Calls DM-DP"). porter bench times
 both, and a point's copy is the faster.
 """
 
@@ -37,7 +37,7 @@ def copy_kernel(src_ptr, dst_ptr, n, BLOCK: tl.constexpr, PDL: tl.constexpr):
 # KB a program at 3-84 MB (within 0.2%), with PDL or without, but at 17 MB,
 # where 32 KB with 8 warps and PDL took 0.92 of its time; with PDL it took
 # 0.78-0.98 of its time without, except at 17-21 MB (1.06-1.13x)
-# (docs/benchmarks/NOTES.md, "Calls DM-DP", call DM).
+# (lab/NOTES.md, "Calls DM-DP", call DM).
 COPY_LAUNCHES = ((2048, 4, False), (2048, 4, True), (8192, 8, True))
 COPY_BLOCK, COPY_WARPS = COPY_LAUNCHES[0][:2]
 

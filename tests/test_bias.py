@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from porter.port import port_capture
+from porter.render import render_kernel
 from porter.port.bias import _addmm, add_bias_after_load
 from porter.records import Capture
 from porter.reference import load_reference
@@ -126,7 +127,9 @@ def test_the_scaffold_adds_the_bias_in_the_kernel_for_2_byte_outputs(
 
 def _ported(manifest: dict) -> str:
     cap = Capture.from_dict(manifest)
-    return port_capture(cap, load_reference(CASE / "reference.py").module).kernel_py
+    return render_kernel(
+        port_capture(cap, load_reference(CASE / "reference.py").module)
+    )
 
 
 def test_a_bias_of_another_length_stays_in_the_matmul():

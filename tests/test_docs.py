@@ -70,3 +70,34 @@ def test_troubleshooting_quotes_messages_porter_prints():
             if len(fragment) >= 8 and not any(fragment in t for t in templates):
                 missing.append(fragment)
     assert not missing, f"troubleshooting.md quotes what porter no longer prints: {missing}"
+
+
+def test_port_md_holds_the_pass_table_the_pipeline_generates():
+    from porter.port.pipeline import TABLE_END, TABLE_START, pass_table
+
+    doc = (ROOT / "docs" / "port.md").read_text()
+    held = doc[doc.index(TABLE_START) : doc.index(TABLE_END) + len(TABLE_END)]
+    assert held == pass_table(), "run: python tools/pass_table.py --write"
+
+
+def test_port_md_details_only_passes_of_the_pipeline_in_its_order():
+    from porter.port.pipeline import PIPELINE
+
+    doc = (ROOT / "docs" / "port.md").read_text()
+    part = doc[doc.index("### The cleanup, binding and speed passes in detail") :]
+    table = part[: part.index("\n\n", part.index("| pass |"))]
+    named = [
+        line.split("`")[1] for line in table.splitlines() if line.startswith("| `")
+    ]
+    order = [p.name for p in PIPELINE]
+    assert len(named) >= 10 and all(n in order for n in named), named
+    assert [order.index(n) for n in named] == sorted(order.index(n) for n in named)
+
+
+def test_port_md_adding_a_pass_quotes_the_code_it_names():
+    import re
+
+    doc = (ROOT / "docs" / "port.md").read_text()
+    part = doc[doc.index("### Adding a pass") :]
+    code = re.search(r"```python\n(.*?)```", part, re.S).group(1)
+    assert code in (ROOT / "porter" / "port" / "fastexp.py").read_text()

@@ -1,7 +1,7 @@
 """The launch heuristics every scaffold carries (templates/kernel.py.j2):
 launch_settings for reductions, tile_settings for tiled pointwise kernels,
 flat_settings for 1-D ones.
-The choices were measured on an H200 (docs/benchmarks/NOTES.md); these tests
+The choices were measured on an H200 (lab/NOTES.md); these tests
 hold the properties the kernels rely on, taken from a rendered scaffold (or
 from the template, for a helper no captured case renders)."""
 

@@ -201,7 +201,9 @@ def test_a_row_sliced_input_reads_by_its_row_stride(
     wide = torch.randn(5, 80, device=porter_device).to(x.dtype)
     wide[:, 16:48] = x
     view = wide[:, 16:48]  # rows 80 apart, unit stride along them
-    (got,) = as_tuple(scaffold_entry(case, "bfloat16", porter_device)(view, weight, bias))
+    (got,) = as_tuple(
+        scaffold_entry(case, "bfloat16", porter_device)(view, weight, bias)
+    )
     assert matmul_calls == []
     torch.testing.assert_close(
         got.double(), gelu_linear_reference(x, weight, bias), atol=2e-2, rtol=2e-2
@@ -210,19 +212,22 @@ def test_a_row_sliced_input_reads_by_its_row_stride(
 
 def _ported_text():
     from porter.port import port_capture
+    from porter.render import render_kernel
     from porter.records import Capture
     from porter.reference import load_reference
     from porter.store import read_manifest
 
     cap = Capture.from_dict(read_manifest(CASE))
-    return port_capture(cap, load_reference(CASE / "reference.py").module).kernel_py
+    return render_kernel(
+        port_capture(cap, load_reference(CASE / "reference.py").module)
+    )
 
 
 def test_no_matmul_form_where_the_launcher_has_its_own_rhs(monkeypatch):
-    import porter.port as port
+    from porter.port import bias
 
     assert "def linear_gelu_matmul_kernel(" in _ported_text()
-    real = port.unfuse_bias
+    real = bias.unfuse_bias
 
     def bias_named_rhs(launcher, ports, module):
         # As if the caller's bias were an argument named `rhs`: the branch's
@@ -232,7 +237,7 @@ def test_no_matmul_form_where_the_launcher_has_its_own_rhs(monkeypatch):
         step.args = [(n, "rhs" if v == "bias" else v) for n, v in step.args]
         return done
 
-    monkeypatch.setattr(port, "unfuse_bias", bias_named_rhs)
+    monkeypatch.setattr(bias, "unfuse_bias", bias_named_rhs)
     text = _ported_text()
     assert "_matmul_kernel" not in text and "MATMUL_EPILOGUE" not in text
     assert "bias_ptr=rhs" in text

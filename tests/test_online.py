@@ -10,6 +10,7 @@ import torch
 
 from porter.pipeline import load_reference, read_manifest
 from porter.port import port_capture
+from porter.render import render_kernel
 from porter.port.online import online_max_sum_exp
 from porter.records import Capture
 from porter.testing.parity import _import
@@ -20,7 +21,7 @@ CAPTURED = Path(__file__).resolve().parents[1] / "captured"
 def _ported(case: str) -> ast.Module:
     cap = Capture.from_dict(read_manifest(CAPTURED / case))
     ref = load_reference(CAPTURED / case / "reference.py").module
-    return ast.parse(port_capture(cap, ref).kernel_py)
+    return ast.parse(render_kernel(port_capture(cap, ref)))
 
 
 def _function(tree: ast.Module, name: str) -> ast.FunctionDef:
@@ -82,12 +83,13 @@ def test_other_looped_kernels_are_left_alone(case):
 
 
 def test_a_store_in_the_sum_loop_or_another_reader_of_the_max_is_left_alone():
-    from porter.port import port_kernel
-    from porter.port.model import KernelPort
+    from porter.port.model import PortOptions, PortState
+    from porter.port.pipeline import run_pipeline
 
-    # The capture's looped kernel, ported but not yet rewritten: two loops.
+    # The capture's looped kernel, ported up to its other forms: two loops.
     cap = Capture.from_dict(read_manifest(CAPTURED / "logsumexp"))
-    kp = port_kernel(KernelPort(cap.kernels[0], None, capture_dtype="float32"), cap)
+    port = PortState(cap, None, None, PortOptions())
+    (kp,) = run_pipeline(port, until="column_masked_loads").kernels
     assert len(_loops(kp.tree)) == 2
     second = _loops(kp.tree)[1]
     store = "tl.store(out_ptr + rows, row_max, row_mask)"

@@ -317,14 +317,15 @@ def test_gpu_config_gives_way_to_porters_launch_heuristics():
 
     from porter.pipeline import load_reference, read_manifest
     from porter.port import port_capture
+    from porter.render import render_kernel
     from porter.records import Capture, LaunchConfig
 
     case = Path(__file__).resolve().parents[1] / "captured" / "rmsnorm"
     module = load_reference(case / "reference.py").module
     cap = Capture.from_dict(read_manifest(case))
-    plain = port_capture(cap, module).kernel_py
+    plain = render_kernel(port_capture(cap, module))
     cap.kernels[0].config = LaunchConfig({"XBLOCK": 2, "R0_BLOCK": 2048}, 8, 1)
-    text = port_capture(cap, module).kernel_py
+    text = render_kernel(port_capture(cap, module))
     assert text == plain
     looped = text[text.index("BLOCK_COLS > MAX_FUSED_COLS") :]
     assert "BLOCK_ROWS = 1\n" in looped and "looped_settings(" in looped

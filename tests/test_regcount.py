@@ -128,7 +128,7 @@ def test_programs_per_sm_follow_the_occupancy_rules():
 # sizes. A kernel Triton cannot prove contiguous, aligned and in bounds a
 # thread's elements at a time loads them one by one: linear_gelu's epilogue
 # did, with a runtime element count in its mask, and took 1.5x Inductor's time
-# on the H200 (docs/benchmarks/NOTES.md, call AR). Per-row scalars (a row's
+# on the H200 (lab/NOTES.md, call AR). Per-row scalars (a row's
 # scale or its logsumexp) are stores, so loads alone are checked.
 CASES = sorted(
     p.name for p in (ROOT / "captured").iterdir() if (p / "manifest.json").is_file()

@@ -13,7 +13,7 @@ Forms:
                  ("evict_first", or "" for none). The scaffold's own form
                  branches around each hinted load instead, so both loads' code
                  share one body (more registers where a thread holds much of
-                 the row: docs/benchmarks/NOTES.md).
+                 the row: lab/NOTES.md).
   int32-offsets  Diagnostic, not a form porter may emit: every kernel's
                  program id left int32 and its row strides plain ints (no
                  tl.int64 annotation), so offsets are 32-bit as in
@@ -47,14 +47,14 @@ Forms:
                  blocks ahead through shared memory (cp.async; LDGSTS in
                  regcount --sass), where the scaffold's loop loads one block
                  a trip. A candidate for wide rows that stream below a
-                 copy's rate at 4096 tokens (docs/benchmarks/NOTES.md).
+                 copy's rate at 4096 tokens (lab/NOTES.md).
   loop-unroll    Every `tl.range` loop unrolled twice by Triton
                  (loop_unroll_factor=2, in place of the scaffold's
                  LOOP_UNROLL). With exp_ftz, LLVM no longer fully unrolls
                  the two-trip loops of softmax's looped kernel in fp32
                  blocks of 16384; this form, timed on an H200, led to the
                  scaffold's own unroll of two-block rows, while over four
-                 blocks it lost (docs/benchmarks/NOTES.md).
+                 blocks it lost (lab/NOTES.md).
 
 The other forms keep a kernel's LAUNCH_PDL block first, so that nothing they
 move reads memory before the wait. To price PDL itself, `launch_probe.py

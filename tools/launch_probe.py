@@ -97,7 +97,7 @@ def _patched(mod, **attrs):
 # early; mm: a decode step's projection, (16, 4096) x (4096, 4096) bf16 in
 # cuBLAS, behind which a PDL call took 0.8-1.2 us less than without PDL on
 # the H200 (torch 2.11), where behind add it took 0.2-0.3 us more
-# (docs/benchmarks/NOTES.md, "Calls BM-BP").
+# (lab/NOTES.md, "Calls BM-BP").
 BEHIND = ("add", "mm")
 
 

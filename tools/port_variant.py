@@ -15,7 +15,7 @@ Rules:
                       1.03-1.09 of its time (H200, call BE), but behind a
                       16 x 4096 x 4096 torch.mm PDL took 0.8-1.2 us off a
                       call of silu_and_mul or rmsnorm (calls BM-BN,
-                      docs/benchmarks/NOTES.md).
+                      lab/NOTES.md).
   --matmul-fp32 P     fp32 outputs of a small matmul and its epilogue
                       (porter/port/matmul.py) as P: "cublas" leaves them to
                       cuBLAS and the epilogue kernel, as the generator did
@@ -30,9 +30,9 @@ Rules:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
-from unittest import mock
 
 # Run as a script from the repository root, with or without porter installed.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from porter.records import Capture  # noqa: E402
 from porter.errors import PorterError  # noqa: E402
 from porter.pipeline import port_files  # noqa: E402
-from porter.port import launcher, matmul  # noqa: E402
+from porter.port import PortOptions  # noqa: E402
 from porter.reference import load_reference  # noqa: E402
 from porter.store import read_manifest  # noqa: E402
 
@@ -52,16 +52,11 @@ def kernel_py(
     (matmul_fp32: None, the generator's precision; "cublas", none)."""
     cap = Capture.from_dict(read_manifest(case))
     ref = load_reference(case / "reference.py")
-    precision = matmul.MATMUL_FP32_PRECISION if matmul_fp32 is None else matmul_fp32
-    with (
-        mock.patch.object(launcher, "PDL_AFTER_EXTERN", pdl_after_extern),
-        mock.patch.object(
-            matmul,
-            "MATMUL_FP32_PRECISION",
-            None if precision == "cublas" else precision,
-        ),
-    ):
-        return port_files(cap, ref.module, case.name).files["kernel.py"]
+    options = PortOptions(pdl_after_extern=pdl_after_extern)
+    if matmul_fp32 is not None:
+        fp32 = None if matmul_fp32 == "cublas" else matmul_fp32
+        options = dataclasses.replace(options, matmul_fp32=fp32)
+    return port_files(cap, ref.module, case.name, options=options).files["kernel.py"]
 
 
 def main() -> int:

@@ -23,7 +23,7 @@ def exp_ftz(x):
     # 2^-126 flushed to 0: tl.exp keeps them at a compare and two multiplies an
     # element. Over 32768 columns on an H200 this took 0.91-0.96 of tl.exp's
     # time in bf16 and fp16; LLVM then leaves loops that call it rolled, so
-    # a looped kernel unrolls a row of two blocks itself (docs/benchmarks/NOTES.md).
+    # a looped kernel unrolls a row of two blocks itself (lab/NOTES.md).
     if EXP_FTZ and x.dtype == tl.float32:
         return tl.inline_asm_elementwise(
             "ex2.approx.ftz.f32 $0, $1;",

@@ -23,7 +23,7 @@ def exp_ftz(x):
     # 2^-126 flushed to 0: tl.exp keeps them at a compare and two multiplies an
     # element. Over 32768 columns on an H200 this took 0.91-0.96 of tl.exp's
     # time in bf16 and fp16; LLVM then leaves loops that call it rolled, so
-    # a looped kernel unrolls a row of two blocks itself (docs/benchmarks/NOTES.md).
+    # a looped kernel unrolls a row of two blocks itself (lab/NOTES.md).
     if EXP_FTZ and x.dtype == tl.float32:
         return tl.inline_asm_elementwise(
             "ex2.approx.ftz.f32 $0, $1;",
@@ -262,7 +262,7 @@ def linear_gelu(x, weight, bias):
     # 2-byte outputs: the bias is added in the kernel below, as Inductor does on
     # a GPU; cuBLAS's bias epilogue took up to 1.1x the time on an H200. fp32
     # keeps addmm: cuBLAS's plain fp32 matmul took 7.7x its time at 16 rows
-    # (docs/benchmarks/NOTES.md).
+    # (lab/NOTES.md).
     add_bias = out.element_size() == 2
     if add_bias:
         torch.mm(
@@ -281,7 +281,7 @@ def linear_gelu(x, weight, bias):
         )
     # No programmatic dependent launch right after the extern call: behind a
     # cuBLAS matmul it took 0.92-1.10x the time at 1-256 tokens on an H200,
-    # less only at 1-16 tokens of 4096 -> 4096 (docs/benchmarks/NOTES.md).
+    # less only at 1-16 tokens of 4096 -> 4096 (lab/NOTES.md).
     BLOCK_ROWS, BLOCK_COLS, num_warps = tile_settings(
         num_tokens, out_features, out.element_size(), heavy=True
     )
@@ -328,7 +328,7 @@ def register_op(namespace="porter"):
             # 2-byte outputs: the bias is added in the kernel below, as Inductor does on
             # a GPU; cuBLAS's bias epilogue took up to 1.1x the time on an H200. fp32
             # keeps addmm: cuBLAS's plain fp32 matmul took 7.7x its time at 16 rows
-            # (docs/benchmarks/NOTES.md).
+            # (lab/NOTES.md).
             add_bias = out.element_size() == 2
             if add_bias:
                 torch.mm(

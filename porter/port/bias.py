@@ -11,7 +11,7 @@ features, and the bias costs the epilogue one small load it keeps in cache.
 
 In fp32 the scaffold keeps `addmm`: cuBLAS's plain fp32 matmul at 16 rows of
 128 -> 256 ran a kernel of 32.8 µs where `addmm` took 4.3
-(docs/benchmarks/NOTES.md). So the launcher picks by the output's element
+(lab/NOTES.md). So the launcher picks by the output's element
 size, and the kernel adds the bias under the ADD_BIAS constexpr.
 
 `unfuse_bias` rewrites the launcher's
@@ -38,7 +38,7 @@ from __future__ import annotations
 import ast
 
 from porter.port.launcher import Launcher, LaunchStep
-from porter.port.model import KernelPort, Param
+from porter.port.model import KernelPort, Param, PortState
 from porter.port.ast_tools import comment_stmt, is_call
 
 ADD_BIAS = "ADD_BIAS"
@@ -51,7 +51,7 @@ _WHY = (
     "# 2-byte outputs: the bias is added in the kernel below, as Inductor does on\n"
     "# a GPU; cuBLAS's bias epilogue took up to 1.1x the time on an H200. fp32\n"
     "# keeps addmm: cuBLAS's plain fp32 matmul took 7.7x its time at 16 rows\n"
-    "# (docs/benchmarks/NOTES.md)."
+    "# (lab/NOTES.md)."
 )
 
 
@@ -213,3 +213,9 @@ def _rewrite_steps(
     names = [name for name, _ in launch.args]
     at = names.index("BLOCK_ROWS") if "BLOCK_ROWS" in names else len(names)
     launch.args.insert(at, (ADD_BIAS, "add_bias"))
+
+
+def bias_after_matmul(port: PortState) -> None:
+    """An addmm's bias moves into the tile kernel that reads its output, where
+    the kernel takes it (unfuse_bias)."""
+    unfuse_bias(port.launcher, port.kernels, port.module)

@@ -8,7 +8,7 @@ form). `ex2.approx.ftz.f32` is the same approximation with results under
 2^-126 flushed to 0, and the same result everywhere else; softmax and
 logsumexp only ever add such terms to a sum of at least 1, or write them as
 outputs smaller than any tolerance can see. On an H200 over 32768 columns it
-took 0.91-0.96 of tl.exp's time in bf16 and fp16 (docs/benchmarks/NOTES.md).
+took 0.91-0.96 of tl.exp's time in bf16 and fp16 (lab/NOTES.md).
 One launch lost: softmax's looped kernel in fp32 blocks of 16384 took 1.05x
 its time with tl.exp. There LLVM no longer fully unrolls the two-trip loops
 (the PTX under triton 3.6 and 3.9 holds 16 row loads, not 20), so fewer loads
@@ -37,6 +37,7 @@ from __future__ import annotations
 import ast
 
 from porter.port.ast_tools import comment_stmt, is_call, names_in, bindings
+from porter.port.model import PortState
 from porter.port.passes import takes_row_max
 from porter.port.persist import is_col_loop
 
@@ -138,3 +139,12 @@ def unroll_two_blocks(fn: ast.FunctionDef) -> int:
     i = fn.body.index(loops[0])
     fn.body[i:i] = [comment_stmt(UNROLL_WHY), *decide]
     return len(loops)
+
+
+def fast_exp(port: PortState) -> None:
+    """A reduction's exp of a value less its row's max becomes exp_ftz, with
+    no subnormal results; a loop of it unrolls two blocks."""
+    for kp, form, _ in port.forms():
+        if form is not kp.matmul and kp.record.kind in KINDS and exp_ftz(form):
+            kp.helpers.add(HELPER)
+            unroll_two_blocks(form)

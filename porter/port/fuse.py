@@ -254,3 +254,10 @@ def fuse_pointwise(ports: list[KernelPort], order: list[str]) -> list[KernelPort
                 kp.notes.remove(LOADS_FIRST_NOTE)
                 kp.notes.append(LOADS_FIRST_NOTE)
     return out
+
+
+def fuse_pointwise_kernels(port: PortState) -> None:
+    """Pointwise kernels launched one after another over the same elements
+    become one kernel (fuse_pointwise, in Inductor's launch order)."""
+    order = [s.name if s.kind == "launch" else "" for s in port.module.steps]
+    port.kernels = fuse_pointwise(port.kernels, order)

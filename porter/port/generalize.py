@@ -17,7 +17,7 @@ import sympy
 
 from porter.errors import PorterError
 from porter.parse import launch_meta_params
-from porter.port.model import KernelPort, Param, module_attr
+from porter.port.model import KernelPort, Param, PortState, module_attr
 from porter.port.ast_tools import (
     assigned_names,
     is_call,
@@ -766,3 +766,24 @@ def _hint(value: ast.AST, mapping: dict[str, str]) -> str | None:
     if is_call(inner, "tl.exp"):
         return "exp"
     return None
+
+
+def bind_kernel_parameters(port: PortState) -> None:
+    """Each kernel's parameters bound to what its launch passes: pointers,
+    runtime sizes, per-model sizes and strides (bind_parameters)."""
+    for kp in port.kernels:
+        bind_parameters(kp, port.cap, port.module)
+
+
+def name_kernels(port: PortState) -> None:
+    """The kernels named for the reference (`rmsnorm_kernel`, with `_looped`
+    and `_online` for a reduction's other forms)."""
+    base = port.cap.reference_name.lower()
+    for i, kp in enumerate(port.kernels):
+        name = f"{base}_kernel" if len(port.kernels) == 1 else f"{base}_kernel_{i}"
+        if kp.persistent is not None:
+            kp.persistent.name = name
+            kp.looped_name = f"{name}_looped"
+        kp.tree.name = kp.looped_name or name
+        if kp.online is not None:
+            kp.online.name = f"{name}_online"

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 
 from porter.errors import PorterError
 from porter.port.generalize import launcher_expr
-from porter.port.model import KernelPort, module_attr
+from porter.port.model import KernelPort, PortOptions, PortState, module_attr
 from porter.port.ast_tools import is_call, ptr_base
-from porter.port.pdl import loads_at_top
+from porter.port.pdl import EARLY_TRIGGER_EXPR, ROWS_EARLY_TRIGGER_EXPR, loads_at_top
 from porter.port.persist import STREAM_ROWS, is_col_loop
 from porter.records import Capture, CompiledModule
 
@@ -26,32 +26,20 @@ LOOPED_MAX_BLOCK = 4096
 # (_stores_row), keep the persistent kernel up to MAX_FUSED_COLS.
 # templates/kernel.py.j2 renders it and says why (H200 figures).
 LOOPED_MIN_ROW_BYTES = {(2, 1): 8192, (3, 1): 16384, (2, 2): 16384}
-# A kernel right after an extern call (a cuBLAS matmul) launches without
-# programmatic dependent launch (porter.port.pdl); the others take it.
-# tools/port_variant.py --pdl-after-extern sets PDL_AFTER_EXTERN to write the
-# other form, to time against it.
-PDL_AFTER_EXTERN = False
 NO_PDL_AFTER_EXTERN = (
     "# No programmatic dependent launch right after the extern call: behind a\n"
     "# cuBLAS matmul it took 0.92-1.10x the time at 1-256 tokens on an H200,\n"
-    "# less only at 1-16 tokens of 4096 -> 4096 (docs/benchmarks/NOTES.md)."
+    "# less only at 1-16 tokens of 4096 -> 4096 (lab/NOTES.md)."
 )
 
 
-def pdl_behind(previous: "LaunchStep | None") -> bool:
+def pdl_behind(previous: "LaunchStep | None", after_extern: bool = False) -> bool:
     """Whether a kernel launched after `previous` (None: first) takes
     programmatic dependent launch: not right after an extern call, unless
-    PDL_AFTER_EXTERN (read when called: port_variant patches it)."""
-    return PDL_AFTER_EXTERN or previous is None or previous.kind != "extern"
+    `after_extern` (PortOptions.pdl_after_extern)."""
+    return after_extern or previous is None or previous.kind != "extern"
 
 
-# A tile kernel lets the next kernel launch right after its wait where its
-# block spans a few columns (at most tile_settings' DECODE_BLOCK), and after its
-# loads where it spans a long row (porter.port.pdl).
-EARLY_TRIGGER_EXPR = "BLOCK_COLS <= DECODE_BLOCK"
-# A reduction's persistent kernel does so where a program holds one row, and
-# after its loads where it holds several narrow rows.
-ROWS_EARLY_TRIGGER_EXPR = "BLOCK_ROWS == 1"
 # The launcher's dict of the arguments only the persistent kernel takes
 # (rendered `**persistent_args`); its other kernels' branches empty it.
 PERSISTENT_ARGS = "persistent_args"
@@ -71,6 +59,28 @@ class Alloc:
     dtype: str
     device: str
     init: str = "torch.empty_strided"
+
+
+@dataclass
+class Calls:
+    """The scaffold's helpers some launcher lines call, with the options they
+    pass the sizing helpers: the scaffold holds only those helpers, and only
+    the branches these calls reach. Recorded as the lines are written."""
+
+    helpers: set[str] = field(default_factory=set)
+    # launch_settings(..., row_only=True) / (..., reread=True) is called
+    row_only: bool = False
+    reread: bool = False
+    # the keys looped_min_row_bytes is called with
+    looped_keys: set[tuple[int, int]] = field(default_factory=set)
+
+    def __or__(self, other: "Calls") -> "Calls":
+        return Calls(
+            self.helpers | other.helpers,
+            self.row_only or other.row_only,
+            self.reread or other.reread,
+            self.looped_keys | other.looped_keys,
+        )
 
 
 @dataclass
@@ -100,6 +110,14 @@ class LaunchStep:
     # instead (porter.port.matmul: the slower way to the same outputs).
     when: str = ""
     otherwise: list["LaunchStep"] = field(default_factory=list)
+    calls: Calls = field(default_factory=Calls)
+
+
+def all_steps(steps: list[LaunchStep]):
+    """Every step, with those nested in an if/else (`otherwise`)."""
+    for step in steps:
+        yield step
+        yield from all_steps(step.otherwise)
 
 
 @dataclass
@@ -122,6 +140,8 @@ class Launcher:
     epilogue: list[str] = field(default_factory=list)
     # The tensors some kernel stores to, by launcher name.
     written: set[str] = field(default_factory=set)
+    # What the prelude and the returned views call (strided_as, reinterpret).
+    calls: Calls = field(default_factory=Calls)
 
 
 def plan_launcher(
@@ -129,6 +149,7 @@ def plan_launcher(
     module: CompiledModule,
     ports: list[KernelPort],
     ref_module,
+    options: PortOptions = PortOptions(),
 ) -> Launcher:
     kernelbench = cap.reference_kind == "kernelbench"
     if kernelbench:
@@ -341,15 +362,16 @@ def plan_launcher(
     port_by_name = {kp.record.name: kp for kp in ports}
     for step in module.steps:
         if step.kind == "extern":
-            steps.append(
-                LaunchStep(
-                    "extern", call=_extern_call(step.text, wrapper_var, var_of, symbols)
-                )
+            extern = LaunchStep("extern")
+            extern.call = _extern_call(
+                step.text, wrapper_var, var_of, symbols, extern.calls
             )
+            steps.append(extern)
             continue
         kp = port_by_name.get(step.name)
         if kp is not None:  # None: fused into an earlier kernel's launch
-            launch = _launch(kp, inputs, pdl_behind(steps[-1] if steps else None))
+            previous = steps[-1] if steps else None
+            launch = _launch(kp, inputs, pdl_behind(previous, options.pdl_after_extern))
             if not launch.pdl:
                 launch.setup.insert(0, NO_PDL_AFTER_EXTERN)
             elif kp.tile is not None:
@@ -382,14 +404,14 @@ def plan_launcher(
             f"if {empty}:\n    raise NotImplementedError("
             f"{f'an empty input would change {module_attr(state[0])} where eager leaves it alone'!r})"
         )
-    returns = []
+    returns, calls = [], Calls()
     for o in module.outputs:
         if o in var_of or o in wrapper_var:
             returns.append(var_of.get(o, wrapper_var.get(o)))
         else:
             # A view of a buffer (`reinterpret_tensor(buf2, (s0,), (1,), 0)`: a
             # keepdim statistic returned squeezed): the same view, in launcher terms.
-            returns.append(_extern_call(o, wrapper_var, var_of, symbols))
+            returns.append(_extern_call(o, wrapper_var, var_of, symbols, calls))
     if cap.output_map:
         returns = _map_outputs(cap, module, returns)
     elif cap.output_dtypes:
@@ -412,6 +434,7 @@ def plan_launcher(
         device,
         shape_checks=shape_checks,
         written=written,
+        calls=calls,
     )
 
 
@@ -449,7 +472,7 @@ def bind_layouts(launcher: Launcher, cap: Capture, module: CompiledModule) -> No
                 given_of[var] = given
             epilogue.append(f"if {var} is not {given}:\n    {given}.copy_({var})")
             source = given
-        line = _layout_line(var, source, expected)
+        line = _layout_line(var, source, expected, launcher.calls)
         if line:
             prelude.append(line)
     launcher.prelude = prelude + launcher.prelude
@@ -463,8 +486,6 @@ def bind_layouts(launcher: Launcher, cap: Capture, module: CompiledModule) -> No
 def _kernel_strides(launcher: Launcher) -> dict[str, set[int]]:
     """Per tensor some launch passes as a pointer (`x_ptr=x`), the axes whose
     stride every such launch also passes (`x_stride0=x.stride(0)`)."""
-    from porter.port.matmul import all_steps
-
     seen: dict[str, list[set[int]]] = {}
     for step in all_steps(launcher.steps):
         if step.kind not in ("launch", "matmul"):
@@ -483,8 +504,6 @@ def _kernel_strides(launcher: Launcher) -> dict[str, set[int]]:
 def _viewed(launcher: Launcher) -> set[str]:
     """Tensors a launch step takes a view of with Inductor's strides
     (`x.as_strided(...)`): those strides assume the captured layout."""
-    from porter.port.matmul import all_steps
-
     out = set()
     for step in all_steps(launcher.steps):
         for line in step.setup:
@@ -666,7 +685,9 @@ def written_tensors(ports) -> set[str]:
     return out
 
 
-def _layout_line(var: str, source: str, expected: list[str | None]) -> str:
+def _layout_line(
+    var: str, source: str, expected: list[str | None], calls: Calls
+) -> str:
     """The launcher line that binds `var` to the tensor with the strides the
     kernels assume (None: any), copying it only where it has others."""
     if all(e is None for e in expected):
@@ -680,6 +701,7 @@ def _layout_line(var: str, source: str, expected: list[str | None]) -> str:
     strides = ", ".join("None" if e is None else e for e in expected)
     if len(expected) == 1:
         strides += ","
+    calls.helpers.add("strided_as")
     if re.search(rf"\b{re.escape(source)}\.stride\(", strides):
         # strides given by the tensor's own: read again from a copy
         strides = re.sub(rf"\b{re.escape(source)}\.stride\(", "t.stride(", strides)
@@ -711,8 +733,9 @@ def _signature_text(sig: inspect.Signature) -> str:
     return str(sig.replace(return_annotation=inspect.Signature.empty))
 
 
-def _extern_call(text: str, wrapper_var, var_of, symbols) -> str:
-    """The wrapper's call (or `name = call` statement) in launcher names."""
+def _extern_call(text: str, wrapper_var, var_of, symbols, calls: Calls) -> str:
+    """The wrapper's call (or `name = call` statement) in launcher names;
+    the scaffold helpers it then calls go into `calls`."""
     tree = ast.parse(text.strip())
     node = tree.body[0]
     if isinstance(node, ast.Expr):
@@ -745,6 +768,7 @@ def _extern_call(text: str, wrapper_var, var_of, symbols) -> str:
                     ).body
                 # Inductor's strides assume a contiguous tensor at its storage start.
                 n.func = ast.Name("reinterpret", ast.Load())
+                calls.helpers.add("reinterpret")
             elif func.startswith("extern_kernels."):
                 n.func = ast.parse("torch." + func.split(".", 1)[1], mode="eval").body
             elif func.startswith(("aten.", "prims.")):
@@ -765,7 +789,7 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
     # kernel, a reduction without a derived persistent form. Taking it for the
     # looped branch too cost natively captured scaffolds 1.07-1.22x captured/'s
     # time (rmsnorm 4096 at 1024 tokens, logsumexp 32768 at 1-1024, bf16;
-    # docs/benchmarks/NOTES.md).
+    # lab/NOTES.md).
     stages = ""
     early_trigger = ""
     persistent_trigger = False
@@ -777,7 +801,9 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
     elem_bytes = _elem_bytes(kp, inputs)
     elem = f", {elem_bytes}" if elem_bytes else ""  # launch_settings' last argument
     setup = [f"{p.value} = {p.view}" for p in kp.params if p.view]
+    calls = Calls()
     if kp.tile is not None:
+        calls.helpers.add("tile_settings")
         _, cols, rows = kp.tile
         # libdevice (tanh, erf) marks a kernel with much arithmetic a byte.
         heavy = ", heavy=True" if kp.uses_libdevice else ""
@@ -799,6 +825,7 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
         setup.append(
             f"BLOCK_SIZE, num_warps = flat_settings({numel}, {block}, {captured_warps}{heavy})"
         )
+        calls.helpers.add("flat_settings")
         grid = f"(triton.cdiv({numel}, BLOCK_SIZE),)"
         warps = "num_warps"
     else:
@@ -811,11 +838,13 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
         row_only = ", row_only=True" if elem and _reads_only_rows(kp) else ""
         tensors += row_only
         key = (_passes_over_row(kp.tree), _row_inputs(kp, inputs))
-        if row_only and key == (2, 1) and _stores_row(kp.tree):
-            # Rows it reads twice and writes, held in registers, keep more
-            # warps further into prefill (the template's launch_settings says
-            # why; logsumexp, writing one value a row, does not).
-            tensors += ", reread=True"
+        # Rows it reads twice and writes, held in registers, keep more warps
+        # further into prefill (the template's launch_settings says why;
+        # logsumexp, writing one value a row, does not).
+        reread = bool(row_only) and key == (2, 1) and _stores_row(kp.tree)
+        tensors += ", reread=True" if reread else ""
+        # what the launch_settings calls below pass, where they pass `tensors`
+        options = {"row_only": bool(row_only), "reread": reread}
         if kp.persistent is not None:
             # The autotuned config was for Inductor's looped kernel; the
             # persistent one is sized by the heuristic, from the rows and the row.
@@ -823,11 +852,13 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
                 f"BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings({numel}, {row}{elem}{tensors})"
             )
             setup.append(f"kernel = {kp.persistent.name}")
+            calls = Calls({"launch_settings", "looped_settings"}, **options)
             # Only the persistent kernel takes these; the others' branches
             # empty the dict.
             only = []
             if any(a.arg == STREAM_ROWS for a in kp.persistent.args.args):
                 only.append(f'"{STREAM_ROWS}": stream_rows({row}{elem})')
+                calls.helpers.add("stream_rows")
             if pdl and loads_at_top(kp.persistent):
                 only.append(f'"EARLY_TRIGGER": {ROWS_EARLY_TRIGGER_EXPR}')
                 persistent_trigger = True
@@ -846,6 +877,8 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
                 # row size that depends on how it reads the row (the template
                 # says why).
                 wide += f" or BLOCK_COLS * {elem_bytes} >= looped_min_row_bytes({key}, {numel}, {elem_bytes}{row_only})"
+                calls.helpers.add("looped_min_row_bytes")
+                calls.looped_keys.add(key)
             branches = f"if {wide}:\n" + _indent(looped)
             if kp.online is not None:
                 online = [
@@ -865,6 +898,7 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
             setup.append(
                 f"BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings({numel}, {row}{elem}{tensors})"
             )
+            calls = Calls({"launch_settings"}, **options)
             if pdl and loads_at_top(kp.tree):
                 early_trigger = ROWS_EARLY_TRIGGER_EXPR
         else:
@@ -872,6 +906,7 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
             setup.append(
                 f"_, BLOCK_COLS, num_warps = launch_settings({numel}, min({row}, {LOOPED_MAX_BLOCK}){elem})"
             )
+            calls.helpers.add("launch_settings")
             if cfg:
                 setup.append(
                     f"num_warps = {cfg.num_warps}  # the autotuner's choice on the capture GPU"
@@ -891,6 +926,7 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
         pdl=pdl,
         early_trigger=early_trigger,
         persistent_trigger=persistent_trigger,
+        calls=calls,
     )
 
 
@@ -907,7 +943,7 @@ def _stores_row(fn: ast.FunctionDef) -> bool:
     4096 columns (16 KB) held in registers took 0.75-0.85 of the looped
     kernel's time from 4096 rows on an H200, where rmsnorm in fp32 over 4096
     took 0.91-0.92 of the persistent kernel's time looped
-    (docs/benchmarks/NOTES.md)."""
+    (lab/NOTES.md)."""
     return any(
         is_col_loop(s) and any(is_call(n, "tl.store") for n in ast.walk(s))
         for s in fn.body
@@ -982,3 +1018,24 @@ def _param_for(kp: KernelPort, original: str) -> str:
     if b.kind == "literal":
         return b.expr or b.value
     return launcher_expr(b.expr or b.value)
+
+
+def plan_launch(port: PortState) -> None:
+    """The launcher: outputs allocated, launches sized, kernels and extern
+    calls in Inductor's order (plan_launcher)."""
+    port.launcher = plan_launcher(
+        port.cap, port.module, port.kernels, port.ref_module, port.options
+    )
+
+
+def bind_tensor_layouts(port: PortState) -> None:
+    """Each tensor bound with the strides its kernels assume, copied only
+    where it has others (bind_layouts)."""
+    bind_layouts(port.launcher, port.cap, port.module)
+
+
+def launch_chosen_kernel(port: PortState) -> None:
+    """A kernel with a persistent form is launched as `kernel`, the form the
+    launcher's branches chose."""
+    for step, kp in zip(port.launches(), port.kernels):
+        step.kernel = "kernel" if kp.persistent is not None else kp.tree.name

@@ -40,12 +40,14 @@ import re
 from porter.port.bias import ADD_BIAS, loaded_once
 from porter.port.launcher import (
     NO_PDL_AFTER_EXTERN,
+    Calls,
+    all_steps,
     Launcher,
     LaunchStep,
     pdl_behind,
     unit_stride,
 )
-from porter.port.model import KernelPort
+from porter.port.model import KernelPort, PortOptions, PortState
 from porter.port.ast_tools import comment_stmt, is_call
 
 LHS_PTR = "lhs_ptr"
@@ -55,12 +57,6 @@ RHS_K_STRIDE = "rhs_k_stride"
 RHS_COL_STRIDE = "rhs_col_stride"
 BLOCK_K = "BLOCK_K"
 DOT_PRECISION = "DOT_PRECISION"
-# tl.dot's input precision for fp32 operands: "tf32x3" (three TF32 products a
-# term, about fp32's accuracy) took 0.67-0.88 of Inductor's time at 1, 64, 256
-# and 1024 tokens of 128 -> 256 on an H200, where "ieee" (no tensor cores)
-# took up to 1.5x (docs/benchmarks/NOTES.md). None: fp32 keeps cuBLAS.
-# tools/port_variant.py --matmul-fp32 sets it to write the other forms.
-MATMUL_FP32_PRECISION: str | None = "tf32x3"
 # The names the derived kernel adds; an epilogue already using one is left alone.
 _ADDED = {
     LHS_PTR,
@@ -239,7 +235,9 @@ def _identifiers(text: str) -> set[str]:
     return set(re.findall(r"[A-Za-z_]\w*", text))
 
 
-def fuse_matmul_epilogue(launcher: Launcher, ports: list[KernelPort]) -> bool:
+def fuse_matmul_epilogue(
+    launcher: Launcher, ports: list[KernelPort], options: PortOptions = PortOptions()
+) -> bool:
     """Give every step pair `torch.mm(lhs, rhs, out=out)` (or unfuse_bias's
     form of it) + a tile kernel over `out` a matmul-and-epilogue launch taken
     instead for small calls: ahead of the pair, returning after it, where the
@@ -253,10 +251,12 @@ def fuse_matmul_epilogue(launcher: Launcher, ports: list[KernelPort]) -> bool:
         steps = launcher.steps
         if steps[i].kind != "extern" or steps[i + 1].kind != "launch":
             continue
-        step = _matmul_step(launcher, steps[i], steps[i + 1], port_of)
+        step = _matmul_step(
+            launcher, steps[i], steps[i + 1], port_of, options.matmul_fp32
+        )
         if step is None:
             continue
-        if not pdl_behind(steps[i - 1] if i > 0 else None):
+        if not pdl_behind(steps[i - 1] if i > 0 else None, options.pdl_after_extern):
             step.pdl = False  # the launcher's rule for a kernel behind an extern call
             step.setup.insert(0, NO_PDL_AFTER_EXTERN)
         if i + 2 == len(steps):
@@ -273,6 +273,7 @@ def _matmul_step(
     extern: LaunchStep,
     epilogue: LaunchStep,
     port_of: dict,
+    fp32: str | None,
 ) -> LaunchStep | None:
     """The matmul-and-epilogue launch for one (extern, epilogue) pair, or None
     where the pair is not a matmul and a tile kernel over its output."""
@@ -322,7 +323,6 @@ def _matmul_step(
         }
     if "rhs" in taken or (lhs_var != lhs and lhs_var in taken):
         return None
-    fp32 = MATMUL_FP32_PRECISION
     form = matmul_epilogue_form(kp.tree, ptr, k_size, fp32 is not None) if ptr else None
     if form is None:
         return None
@@ -388,14 +388,14 @@ def _matmul_step(
         num_stages="num_stages",
         pdl=True,
         when=f"matmul_in_one_kernel({rows}, {when_k}, {cols}, {out}.element_size())",
+        calls=Calls({"matmul_settings", "matmul_in_one_kernel"}),
     )
     kp.matmul = form
     kp.notes.append(NOTE)
     return step
 
 
-def all_steps(steps: list[LaunchStep]):
-    """Every step, with those nested in an if/else (`otherwise`)."""
-    for step in steps:
-        yield step
-        yield from all_steps(step.otherwise)
+def matmul_with_epilogue(port: PortState) -> None:
+    """A small matmul and the tile kernel over its output gain one kernel
+    for both, taken for small calls (fuse_matmul_epilogue)."""
+    fuse_matmul_epilogue(port.launcher, port.kernels, port.options)

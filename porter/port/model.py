@@ -1,11 +1,16 @@
-"""The state one kernel carries through the port passes."""
+"""The state the port passes read and rewrite: one kernel's (KernelPort),
+the whole port's (PortState), and the options a port runs under."""
 
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-from porter.records import Binding, KernelRecord, Step
+from porter.records import Binding, Capture, CompiledModule, KernelRecord, Step
+
+if TYPE_CHECKING:
+    from porter.port.launcher import Launcher, LaunchStep
 
 
 @dataclass
@@ -69,6 +74,61 @@ class KernelPort:
     @property
     def name(self) -> str:
         return self.tree.name if self.tree is not None else self.record.name
+
+
+@dataclass(frozen=True)
+class PortOptions:
+    """Rules a port runs under; tools/port_variant.py writes a case under
+    others, to time them against the generator's."""
+
+    # A kernel right after an extern call (a cuBLAS matmul) launches with
+    # programmatic dependent launch too. Off: behind a cuBLAS matmul it took
+    # 0.92-1.10x the time at 1-256 tokens on an H200 (porter.port.pdl).
+    pdl_after_extern: bool = False
+    # tl.dot's input precision for fp32 operands of a small matmul fused with
+    # its epilogue (porter.port.matmul): "tf32x3" (three TF32 products a term)
+    # took 0.67-0.88 of Inductor's time at 128 -> 256 on an H200, "ieee" up to
+    # 1.5x. None leaves fp32 to cuBLAS.
+    matmul_fp32: str | None = "tf32x3"
+
+
+@dataclass
+class PortState:
+    """What the whole-port passes read and rewrite (porter.port.pipeline)."""
+
+    cap: Capture
+    # The capture's one compiled graph (set by the first pass)
+    module: CompiledModule | None
+    ref_module: Any
+    options: PortOptions
+    kernels: list[KernelPort] = field(default_factory=list)
+    launcher: "Launcher | None" = None
+    # Notes on the whole port, after the kernels' own.
+    notes: list[str] = field(default_factory=list)
+
+    def steps(self) -> list["LaunchStep"]:
+        """Every launcher step, with those nested in an if/else."""
+        from porter.port.launcher import all_steps
+
+        return list(all_steps(self.launcher.steps))
+
+    def forms(self):
+        """(kernel, form, the step that launches it) for every kernel form, in
+        the order the scaffold holds them: persistent, looped, online, then
+        a matmul form with its matmul step."""
+        matmul = {s.kernel: s for s in self.steps() if s.kind == "matmul"}
+        for kp, step in zip(self.kernels, self.launches()):
+            for form in (kp.persistent, kp.tree, kp.online):
+                if form is not None:
+                    yield kp, form, step
+            if kp.matmul is not None:
+                yield kp, kp.matmul, matmul[kp.matmul.name]
+
+    def launches(self) -> list["LaunchStep"]:
+        """The launch steps, one a kernel, in the kernels' order."""
+        steps = [s for s in self.steps() if s.kind == "launch"]
+        assert len(steps) == len(self.kernels), "a launch step for each kernel"
+        return steps
 
 
 def module_attr(target: str) -> str:

@@ -31,6 +31,8 @@ from porter.port.ast_tools import (
     rename_names,
     set_hint,
 )
+from porter.port.model import KernelPort
+from porter.port.passes import HELPER_DEPENDS
 from porter.port.persist import (
     full_init,
     is_col_loop,
@@ -232,3 +234,19 @@ def online_max_sum_exp(fn: ast.FunctionDef) -> int:
     head = [st for st in between if st is not init]
     fn.body = body[:i1] + [init, *run_stmts, l1] + head + after
     return 1
+
+
+def derive_online(kp: KernelPort) -> None:
+    """A looped reduction with a persistent form gains a single-pass form
+    (online_max_sum_exp on a copy of the looped kernel), for many very wide
+    rows."""
+    if kp.persistent is None:
+        return
+    online = copy.deepcopy(kp.tree)
+    if online_max_sum_exp(online):
+        kp.online = online
+        kp.helpers |= {"rescale_sum", *HELPER_DEPENDS["rescale_sum"]}
+        kp.notes.append(
+            "derived a single-pass looped kernel (a running max and sum "
+            "of exp per row) for many very wide rows"
+        )

@@ -20,7 +20,7 @@ keeps every load and store of the kernel after the previous kernel's writes, as
 without PDL; letting the next kernel launch right after the wait bounds the
 chain to one kernel ahead. On an H200 this order was faster at 1-16 tokens
 than triggering after the loads (Inductor's own PDL code) or not at all
-(docs/benchmarks/NOTES.md).
+(lab/NOTES.md).
 
 `trigger_after_loads` then splits the block of a pointwise (tile) kernel: the
 wait stays first, and the trigger stays beside it where the block spans a few
@@ -31,7 +31,7 @@ gelu_tanh_and_mul in bf16 over 4096 columns took 0.81-0.84 of the early
 trigger's time that way at 256 tokens, 0.91-1.01 at 128-1024; triggering
 after the loads in the decode-sized blocks of 64 tokens took 1.12-1.21 of
 it, and in rotary_neox's blocks of 16 rows of 64, 1.17 at 4096 tokens in bf16
-(docs/benchmarks/NOTES.md).
+(lab/NOTES.md).
 
 A reduction's persistent kernel is split the same way, on the rows a program
 holds: one row (every decode size, and every wide row) triggers right after
@@ -42,7 +42,7 @@ one's time for kb_scaled_rmsnorm fp32 at 4096 rows of 512 (4.75 against
 0.90-1.03 at 1024 rows and 0.74-1.00 at 2048 (six rounds; three had shown
 1.03-1.13 at 1024 rows in 2-byte types); at 512 rows it took 1.02-1.11 in
 six of seven sweeps, and at 1-16 rows of one row a program 1.10-1.24
-(docs/benchmarks/NOTES.md). A rule by row count as well would compile one
+(lab/NOTES.md). A rule by row count as well would compile one
 more variant in the middle of prefill sizes, where BLOCK_ROWS does not
 change.
 """
@@ -52,6 +52,7 @@ from __future__ import annotations
 import ast
 
 from porter.port.ast_tools import comment_stmt, is_call
+from porter.port.model import PortState
 
 LAUNCH_PDL = "LAUNCH_PDL"
 # The scaffold header's line for it (templates/kernel.py.j2 says why).
@@ -76,6 +77,13 @@ def pdl_note(late: list[str]) -> str:
 
 
 EARLY_TRIGGER = "EARLY_TRIGGER"
+# A tile kernel lets the next kernel launch right after its wait where its
+# block spans a few columns (at most tile_settings' DECODE_BLOCK), and after its
+# loads where it spans a long row.
+EARLY_TRIGGER_EXPR = "BLOCK_COLS <= DECODE_BLOCK"
+# A reduction's persistent kernel does so where a program holds one row, and
+# after its loads where it holds several narrow rows.
+ROWS_EARLY_TRIGGER_EXPR = "BLOCK_ROWS == 1"
 GDC_WAIT = "tl.extra.cuda.gdc_wait()"
 GDC_LAUNCH = "tl.extra.cuda.gdc_launch_dependents()"
 _BLOCK = f"if {LAUNCH_PDL}:\n    {GDC_WAIT}\n    {GDC_LAUNCH}\n"
@@ -171,3 +179,29 @@ def trigger_after_loads(
         ast.arg(EARLY_TRIGGER, annotation=ast.parse("tl.constexpr", mode="eval").body),
     )
     return True
+
+
+def launch_dependents(port: PortState) -> None:
+    """Kernels the launcher launches with PDL open with the wait for the
+    kernel before them and let the next one launch: right after the wait, or
+    after their loads where their launch passes EARLY_TRIGGER."""
+    for kp, form, step in port.forms():
+        if step.pdl:
+            dependent_launch(form)
+        if form is kp.matmul:
+            continue
+        if step.early_trigger:
+            notes = TILE_NOTES if kp.tile is not None else ROWS_NOTES
+            if not trigger_after_loads(form, notes):
+                step.early_trigger = ""  # nothing loads at its top level
+        elif step.persistent_trigger and form is kp.persistent:
+            # The launcher passes EARLY_TRIGGER to it, having seen it load at
+            # its top level, so the split holds.
+            if not trigger_after_loads(form, ROWS_NOTES):
+                raise RuntimeError(f"porter: {form.name} took no EARLY_TRIGGER")
+    if any(s.pdl for s in port.steps()):
+        launches = port.launches()
+        late = ["tile" for s in launches if s.early_trigger == EARLY_TRIGGER_EXPR]
+        late += ["rows" for s in launches if s.persistent_trigger]
+        late += ["rows" for s in launches if s.early_trigger == ROWS_EARLY_TRIGGER_EXPR]
+        port.notes.append(pdl_note(late))

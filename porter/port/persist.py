@@ -25,6 +25,7 @@ from porter.port.ast_tools import (
     ptr_base,
 )
 from porter.port.passes import drop_unread
+from porter.port.model import KernelPort
 
 ACCUMULATE_IDENTITY = {
     # op -> the init value that makes op(init, v) == v (NaN included)
@@ -600,7 +601,7 @@ def hoist_late_loads(fn: ast.FunctionDef) -> int:
     over 1024 columns took 0.94-0.97 of the time at 1-16 tokens (graphs of 20
     launches) and 0.98-0.99 from 4096; add_layernorm fp32 over 768 0.97-0.98 at
     1-16 tokens, 0.99-1.01 from 16384, but 1.07 at 4096, where its threads
-    hold 80 registers instead of 64 (H200, docs/benchmarks/NOTES.md)."""
+    hold 80 registers instead of 64 (H200, lab/NOTES.md)."""
     first = next((i for i, s in enumerate(fn.body) if _reduces(s)), None)
     if first is None:
         return 0
@@ -731,7 +732,7 @@ def drop_row_hints(fn: ast.FunctionDef) -> int:
     emits the same loads without it. Unhinted loads took 0.97-0.99 of the
     hinted time at 32768-65536 rows on an H200 (kb_layernorm, kb_scaled_rmsnorm);
     a branch on the row count choosing between them (hint_row_loads) cost bf16
-    rows 6-20% at 1024-16384 rows (docs/benchmarks/NOTES.md)."""
+    rows 6-20% at 1024-16384 rows (lab/NOTES.md)."""
     loads = _hinted_loads(fn)
     for load in loads:
         _unhint(load)
@@ -767,3 +768,28 @@ def persist(fn: ast.FunctionDef) -> tuple[ast.FunctionDef, set[str]] | None:
             helpers |= extra
     ast.fix_missing_locations(out)
     return out, helpers
+
+
+def drop_inductor_row_hints(kp: KernelPort) -> None:
+    """Inductor's own persistent kernel loads its rows without evict_first, as
+    Inductor's kernel compiled for a GPU does (drop_row_hints)."""
+    if kp.record.kind == "persistent_reduction" and drop_row_hints(kp.tree):
+        kp.notes.append(
+            "the rows' loads carry no evict_first hint, as Inductor's kernel "
+            "compiled for a GPU has none"
+        )
+
+
+def derive_persistent(kp: KernelPort) -> None:
+    """A looped reduction gains a persistent form, its row held in registers,
+    for rows that fit (persist); the looped kernel serves wider rows."""
+    if kp.record.kind != "reduction":
+        return
+    persistent = persist(kp.tree)
+    if persistent is not None:
+        kp.persistent, extra = persistent
+        kp.helpers |= extra
+        kp.notes.append(
+            "derived a persistent kernel for rows that fit in registers "
+            "(x read once); the looped kernel serves wider rows"
+        )

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import copy
 
+from porter.port.model import KernelPort
 from porter.port.online import loop_carried
 from porter.port.ast_tools import (
     assigned_names,
@@ -203,3 +204,14 @@ def _recompute_into(fn, ia: int, ib: int, store: ast.Expr, key: str, base) -> bo
         set_hint(n, "evict_first")
     la.body.remove(store)
     return True
+
+
+def recompute_looped_reloads(kp: KernelPort) -> None:
+    """The looped kernel recomputes a value it stored only to reload it
+    (recompute_reloads). Runs after the other forms are derived from it: they
+    keep the row in registers or do not store."""
+    if kp.record.kind == "reduction" and recompute_reloads(kp.tree):
+        kp.notes.append(
+            "the looped kernel recomputes a value it stored only to reload "
+            "it (the output is written once)"
+        )

@@ -21,7 +21,7 @@ goes too.
 
 exp_ftz rather than tl.exp, although this is no reduction (fastexp.KINDS):
 with tl.exp the GELU's kernel took the same time on an H200; the division is
-what counts (docs/benchmarks/NOTES.md, "Calls CU-CX").
+what counts (lab/NOTES.md, "Calls CU-CX").
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ import ast
 
 from porter.port.fastexp import HELPER as EXP_HELPER
 from porter.port.ast_tools import assigned_names, is_call, read_counts
+from porter.port.model import PortState
 
 NOTE = (
     "1 + tanh(u) as 2 / (1 + exp(-2u)) (the same value: 2 * sigmoid(2u)), with "
@@ -103,3 +104,12 @@ def one_plus_tanh(fn: ast.FunctionDef) -> int:
                     fn.body.remove(bind)
         rewritten += 1
     return rewritten
+
+
+def sigmoid_gelu(port: PortState) -> None:
+    """The tanh GELU's 1 + tanh(u) becomes 2 * sigmoid(2u) (one_plus_tanh)."""
+    for kp, form, _ in port.forms():
+        if one_plus_tanh(form):
+            kp.helpers |= HELPERS
+            if NOTE not in kp.notes:
+                kp.notes.append(NOTE)

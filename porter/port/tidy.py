@@ -17,6 +17,7 @@ import re
 from collections import Counter
 
 from porter.port.ast_tools import read_counts
+from porter.port.model import PortState
 
 _TMP = re.compile(r"_?tmp\d+(_\w+)?")  # tmp5, _tmp3, welford's tmp4_mean, tmp5_run
 _SUFFIXED = re.compile(r"_?tmp\d+_([a-z]\w*)")
@@ -333,3 +334,9 @@ def _hint(value: ast.expr, mapping: dict[str, str]) -> str | None:
 def _fit(name: str) -> str | None:
     name = re.sub(r"[^0-9a-zA-Z_]", "_", name)
     return name if len(name) <= _MAX_NAME else None
+
+
+def tidy_kernels(port: PortState) -> None:
+    """Every kernel form's tmpN temporaries folded or named (tidy_temporaries)."""
+    for _, form, _ in port.forms():
+        tidy_temporaries(form)

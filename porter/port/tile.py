@@ -13,7 +13,7 @@ On an H200 (graph replay) it took 0.93-0.99 of the 2-D grid's time at 1-256
 tokens where a row is one column block (silu_and_mul and gelu_tanh_and_mul
 over 512 columns, rotary_neox over 4 heads of 64), 0.95-1.03 from 1024
 tokens, and 0.99-1.03 over 4096 columns and 32 heads of 128
-(docs/benchmarks/NOTES.md).
+(lab/NOTES.md).
 
 `tile_rows_by_cols` rewrites
 

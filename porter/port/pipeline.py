@@ -1,0 +1,141 @@
+"""The port pipeline: every pass, in the order it runs, by phase.
+
+A pass is a function with a docstring, in its own module, registered here
+with one line. Its scope says what it takes:
+- "kernel": `fn(kp: KernelPort)`, run on each kernel in turn; it rewrites
+  kp.tree (or derives kp.persistent, kp.online) and records what it changed
+  in kp.notes.
+- "port": `fn(port: PortState)`, run once; it reads and rewrites the kernels
+  and the launcher, with the capture, the reference and the options
+  (PortOptions) at hand, and records notes in port.notes.
+docs/port.md's pass table is generated from this list (pass_table;
+`python tools/pass_table.py --write` rewrites it, tests/test_docs.py checks it).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from porter.port import (
+    bias,
+    fastexp,
+    fuse,
+    generalize,
+    guards,
+    launcher,
+    matmul,
+    online,
+    passes,
+    pdl,
+    persist,
+    recompute,
+    start,
+    tanh,
+    tidy,
+    tile,
+)
+from porter.port.model import PortState
+
+PHASES = {
+    "start": "the capture split into one kernel a launch",
+    "clean": "Inductor's code cleaned up, kernel by kernel",
+    "bind": "parameters bound to the launch, dtypes made explicit, names given",
+    "speed": "rewrites for speed that read those names",
+    "forms": "a reduction's other forms: persistent, single-pass",
+    "launch": "kernels fused and named, the launcher planned",
+    "finish": "the last rewrites of every kernel form",
+}
+
+
+@dataclass(frozen=True)
+class Pass:
+    phase: str
+    run: Callable
+    scope: str = "kernel"
+
+    @property
+    def name(self) -> str:
+        return self.run.__name__
+
+    @property
+    def module(self) -> str:
+        return self.run.__module__
+
+    @property
+    def summary(self) -> str:
+        """Its docstring as one paragraph."""
+        return " ".join(inspect.cleandoc(self.run.__doc__ or "").split())
+
+    def __call__(self, port: PortState) -> None:
+        if self.scope == "kernel":
+            for kp in port.kernels:
+                self.run(kp)
+        else:
+            self.run(port)
+
+
+PIPELINE = [
+    Pass("start", start.one_launch_a_kernel, "port"),
+    Pass("start", start.start_kernels, "port"),
+    Pass("clean", passes.strip_heuristics),
+    Pass("clean", passes.core_math),
+    Pass("clean", passes.typed_constants),
+    Pass("clean", passes.noop_casts_and_broadcasts),
+    Pass("clean", passes.fold_copies),
+    Pass("clean", passes.drop_dead_aliases),
+    Pass("clean", passes.barrier_before_reload),
+    Pass("clean", passes.drop_store_only_barriers),
+    Pass("clean", passes.widen_program_id),
+    Pass("bind", generalize.bind_kernel_parameters, "port"),
+    Pass("bind", generalize.explicit_dtypes),
+    Pass("bind", generalize.readable_names),
+    Pass("speed", passes.reciprocal_divisors),
+    Pass("speed", guards.drop_finite_row_guard),
+    Pass("speed", tile.tile_rows_by_cols),
+    Pass("speed", tile.column_masked_loads),
+    Pass("forms", persist.drop_inductor_row_hints),
+    Pass("forms", persist.derive_persistent),
+    Pass("forms", online.derive_online),
+    Pass("forms", recompute.recompute_looped_reloads),
+    Pass("launch", fuse.fuse_pointwise_kernels, "port"),
+    Pass("launch", generalize.name_kernels, "port"),
+    Pass("launch", launcher.plan_launch, "port"),
+    Pass("launch", bias.bias_after_matmul, "port"),
+    Pass("launch", matmul.matmul_with_epilogue, "port"),
+    Pass("launch", launcher.bind_tensor_layouts, "port"),
+    Pass("launch", launcher.launch_chosen_kernel, "port"),
+    Pass("finish", fastexp.fast_exp, "port"),
+    Pass("finish", tanh.sigmoid_gelu, "port"),
+    Pass("finish", pdl.launch_dependents, "port"),
+    Pass("finish", tidy.tidy_kernels, "port"),
+]
+
+
+def run_pipeline(port: PortState, until: str | None = None) -> PortState:
+    """Run the passes in order on `port`; with `until`, stop after that pass."""
+    for p in PIPELINE:
+        p(port)
+        if p.name == until:
+            break
+    return port
+
+
+TABLE_START = "<!-- pass table: generated from porter/port/pipeline.py -->"
+TABLE_END = "<!-- end of pass table -->"
+
+
+def pass_table() -> str:
+    """The Markdown table of PIPELINE that docs/port.md holds, between
+    TABLE_START and TABLE_END."""
+    rows = [
+        TABLE_START,
+        "| # | phase | pass | module | what it does |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for i, p in enumerate(PIPELINE, 1):
+        module = p.module.replace(".", "/") + ".py"
+        summary = p.summary.replace("|", "\\|")
+        rows.append(f"| {i} | {p.phase} | `{p.name}` | `{module}` | {summary} |")
+    return "\n".join(rows + [TABLE_END])
