@@ -37,7 +37,9 @@ def _capture(args: argparse.Namespace) -> int:
         sizes=_sets(args.set),
     )
     if result.replaced:
-        print(f"porter: wrote {result.case}, replacing the capture of {result.replaced}")
+        print(
+            f"porter: wrote {result.case}, replacing the capture of {result.replaced}"
+        )
     elif result.changed is None:
         print(f"porter: wrote {result.case}")
     elif result.changed:
@@ -66,7 +68,9 @@ def _say_written(case: Path, written) -> None:
     if written is None:
         return
     for rel in written.kept:
-        print(f"porter: kept your edited {case / rel} (porter's version of it is unchanged)")
+        print(
+            f"porter: kept your edited {case / rel} (porter's version of it is unchanged)"
+        )
     for rel in written.merged:
         print(f"porter: merged porter's changes into your edited {case / rel}")
     for rel in written.conflicts:
@@ -139,7 +143,9 @@ def _test(args: argparse.Namespace) -> int:
 
     for case in map(Path, args.cases):
         # A case, or a folder of them (captured/); never pytest's "no tests ran".
-        inner = [m.parent for m in case.glob("*/manifest.json")] if case.is_dir() else []
+        inner = (
+            [m.parent for m in case.glob("*/manifest.json")] if case.is_dir() else []
+        )
         for folder in inner or [case]:
             read_manifest(folder)
             if not (folder / "test_parity.py").is_file():
@@ -207,7 +213,9 @@ def _jitcheck(args: argparse.Namespace) -> int:
 def _bench(args: argparse.Namespace) -> int:
     import torch
 
-    from porter import bench
+    from porter.bench.points import DEFAULT_TOKENS, sweep, tensor_bytes
+    from porter.bench.report import merge_rows, write_case
+    from porter.bench.timing import run
     from porter.testing.parity import load_case
 
     if args.rounds < 2:
@@ -216,12 +224,12 @@ def _bench(args: argparse.Namespace) -> int:
     if args.launches < 1:
         raise PorterError(f"--launches {args.launches}: give 1 or more")
     case = load_case(args.case)
-    tokens = tuple(args.tokens) if args.tokens else bench.DEFAULT_TOKENS
+    tokens = tuple(args.tokens) if args.tokens else DEFAULT_TOKENS
     dtypes = tuple(args.dtype) if args.dtype else None
 
     def point_bytes(sizes, dtype):
         inputs = case.reference.make_inputs(sizes, dtype, "meta")
-        return 4 * bench.tensor_bytes(inputs)  # inputs, outputs, parity copies
+        return 4 * tensor_bytes(inputs)  # inputs, outputs, parity copies
 
     cuda = torch.cuda.is_available()
     limit = torch.cuda.get_device_properties(0).total_memory // 2 if cuda else None
@@ -230,9 +238,7 @@ def _bench(args: argparse.Namespace) -> int:
     except ValueError as err:
         raise PorterError(str(err)) from None
     try:
-        points = bench.sweep(
-            case.manifest, tokens, dtypes, point_bytes, limit, model_sizes
-        )
+        points = sweep(case.manifest, tokens, dtypes, point_bytes, limit, model_sizes)
     except ValueError as err:
         raise PorterError(f"--dims: {err}") from None
     for dtype in sorted(set(dtypes or ()) - set(case.manifest["dtypes"])):
@@ -245,7 +251,7 @@ def _bench(args: argparse.Namespace) -> int:
         raise PorterError(
             "porter bench times kernels on a CUDA GPU; torch sees none here"
         )
-    rows, facts = bench.run(
+    rows, facts = run(
         case,
         points,
         progress=lambda m: print(f"porter: {m}", file=sys.stderr),
@@ -254,14 +260,14 @@ def _bench(args: argparse.Namespace) -> int:
     )
     stored = Path(args.out) / f"{case.name}.json"
     if args.merge and stored.exists():
-        rows = bench.merge_rows(json.loads(stored.read_text()), rows)
-    for path in bench.write_case(rows, facts, Path(args.out), case.name):
+        rows = merge_rows(json.loads(stored.read_text()), rows)
+    for path in write_case(rows, facts, Path(args.out), case.name):
         print(f"porter: wrote {path}")
     return 0
 
 
 def _report(args: argparse.Namespace) -> int:
-    from porter import bench
+    from porter.bench.report import aggregate
 
     folder = Path(args.dir)
     if not any(folder.glob("*.json")):
@@ -270,7 +276,7 @@ def _report(args: argparse.Namespace) -> int:
         )
     captured = Path(args.captured)
     (folder / "README.md").write_text(
-        bench.aggregate(folder, captured if captured.is_dir() else None)
+        aggregate(folder, captured if captured.is_dir() else None)
     )
     print(f"porter: wrote {folder / 'README.md'}")
     return 0
@@ -354,9 +360,13 @@ def build_parser() -> argparse.ArgumentParser:
             "or failed. Writes OUT/sweep.md and OUT/sweep.json. Exit 1 if any failed."
         ),
     )
-    p.add_argument("paths", metavar="PATH", nargs="+", help="reference files or folders")
     p.add_argument(
-        "--out", default="sweep", help="where the cases and results go (default: sweep/)"
+        "paths", metavar="PATH", nargs="+", help="reference files or folders"
+    )
+    p.add_argument(
+        "--out",
+        default="sweep",
+        help="where the cases and results go (default: sweep/)",
     )
     p.add_argument(
         "--jobs", type=int, help="worker processes (default: one a CPU core)"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from porter.bench import kernel_fingerprint
+from porter.bench.fingerprint import kernel_fingerprint
 from porter.testing.parity import _import
 
 ROOT = Path(__file__).resolve().parents[1]

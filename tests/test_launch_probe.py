@@ -136,7 +136,7 @@ def test_an_unknown_neighbour_stops_in_one_line(monkeypatch, capsys):
 def test_rotate_cycles_each_graph_through_its_input_sets(monkeypatch):
     # The probe on the CPU, graphs and timing stubbed: each "graph" records the
     # inputs its captured calls read, and its replay time is the call count.
-    from porter.bench import sweep
+    from porter.bench.points import sweep
     from porter.testing.parity import load_case
 
     case = load_case(ROOT / "captured" / "rmsnorm")
@@ -147,7 +147,7 @@ def test_rotate_cycles_each_graph_through_its_input_sets(monkeypatch):
     def on_cpu(c, sc, device, seed=0):
         return make(c, sc, "cpu", seed)
 
-    # The probe's first set, and the others porter.bench.input_sets makes.
+    # The probe's first set, and the others porter.bench.timing.input_sets makes.
     monkeypatch.setattr(launch_probe, "make_inputs", on_cpu)
     monkeypatch.setattr(parity, "make_inputs", on_cpu)
     read = []

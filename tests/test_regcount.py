@@ -136,7 +136,7 @@ CASES = sorted(
 VECTOR_SCRIPT = """
 import json, sys
 from pathlib import Path
-from porter.bench import sweep
+from porter.bench.points import sweep
 from porter.testing.parity import _import, load_case
 regcount = _import(Path("tools/regcount.py"), "regcount_tool")
 for name in sys.argv[1:]:

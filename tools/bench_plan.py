@@ -32,7 +32,8 @@ from pathlib import Path
 # Run as a script from the repository root, with or without porter installed.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from porter.bench import DTYPE_ORDER, PREFILL_FROM, kernel_fingerprint, model_label
+from porter.bench.fingerprint import kernel_fingerprint
+from porter.bench.points import DTYPE_ORDER, PREFILL_FROM, model_label
 
 
 def _needs_timing(row: dict, current: str | None, launches: int = 1) -> bool:

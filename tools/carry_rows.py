@@ -2,7 +2,7 @@
 launches as they were.
 
 A row records the kernel.py it timed (`kernel_sha`, the hash of
-porter.bench.code_text), and `porter report` flags a row timed on another
+porter.bench.fingerprint.code_text), and `porter report` flags a row timed on another
 kernel.py than its case holds now. Many generator changes leave most points'
 launches alone: a branch on a constexpr that folds away at those points, a
 launcher that passes an argument under a new name. For each such row this
@@ -52,12 +52,8 @@ from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 from torch.utils._pytree import tree_map  # noqa: E402
 from triton.backends.compiler import GPUTarget  # noqa: E402
 
-from porter.bench import (  # noqa: E402
-    Point,
-    code_fingerprint,
-    kernel_fingerprint,
-    sizes_of,
-)
+from porter.bench.fingerprint import code_fingerprint, kernel_fingerprint  # noqa: E402
+from porter.bench.points import Point, sizes_of  # noqa: E402
 from porter.testing.parity import _import, load_case  # noqa: E402
 
 regcount = _import(ROOT / "tools" / "regcount.py", "regcount_for_carry")

@@ -23,12 +23,12 @@ import warnings
 
 import torch
 
-from porter.bench import (
+from porter.bench.points import sweep
+from porter.bench.timing import (
     _cast_module,
     _graph_us,
     cuda_reference,
     mark_runtime_dims,
-    sweep,
     uncached_compiles,
 )
 from porter.sizes import add_dims_option, parse_dims

@@ -33,15 +33,14 @@ from pathlib import Path
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-from porter.bench import (
+from porter.bench.points import sweep, tensor_bytes
+from porter.bench.timing import (
     capture_graph,
     compiled_references,
     input_sets,
     rotated_references,
     rotating,
     rotation_sets,
-    sweep,
-    tensor_bytes,
 )
 from porter.sizes import add_point_options, parse_dims
 from porter.testing.parity import (

@@ -40,7 +40,8 @@ from pathlib import Path
 import torch
 import triton
 
-from porter.bench import (
+from porter.bench.points import sweep, tensor_bytes
+from porter.bench.timing import (
     _median_us,
     _pdl,
     capture_graph,
@@ -51,8 +52,6 @@ from porter.bench import (
     rotating,
     rotation_sets,
     same_size_copy,
-    sweep,
-    tensor_bytes,
 )
 from porter.sizes import add_point_options, parse_dims
 from porter.testing.parity import (
@@ -188,9 +187,9 @@ def copies(nbytes: int, pdl: bool) -> dict[str, Callable]:
 def probe(case, variants: dict, point, args, compiled: tuple | None) -> dict:
     """Time the scaffold and every candidate at one point of the sweep, each
     captured once in a CUDA graph and timed in `args.rounds` rounds of
-    alternating order (porter.bench.graph_times), the lowest round kept.
+    alternating order (porter.bench.timing.graph_times), the lowest round kept.
     With --rotate, the calls of a graph cycle through input sets
-    (porter.bench.rotation_sets), each checked on the first."""
+    (porter.bench.timing.rotation_sets), each checked on the first."""
     mod = case.kernel
     sc = Scenario(args.dtype, point.sizes)
     inputs = make_inputs(case, sc, "cuda", seed=0)

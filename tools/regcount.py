@@ -42,7 +42,7 @@ import torch
 import triton
 from triton.backends.compiler import GPUTarget
 
-from porter.bench import sweep
+from porter.bench.points import sweep
 from porter.testing.launches import LaunchRecorder, scaffold_kernels
 from porter.sizes import add_point_options, parse_dims
 from porter.testing.compiles import source_of
