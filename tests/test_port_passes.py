@@ -3,7 +3,8 @@
 import ast
 import textwrap
 
-from porter.port import ast_tools, passes
+from porter import ast_tools
+from porter.port import passes
 from porter.port.pipeline import PIPELINE
 from porter.port.model import KernelPort
 from porter.records import KernelRecord

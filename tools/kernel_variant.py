@@ -73,7 +73,7 @@ import copy
 import sys
 from pathlib import Path
 
-from porter.port.ast_tools import is_call, names_in, ptr_base
+from porter.ast_tools import is_call, names_in, ptr_base
 from porter.port.pdl import GDC_LAUNCH, LAUNCH_PDL, is_pdl_block, loads
 
 # The generator's own pieces: the test for the branch hint_row_loads writes,

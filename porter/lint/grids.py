@@ -4,17 +4,11 @@ from __future__ import annotations
 
 import ast
 
+from porter.ast_tools import call_name
 from porter.lint import names
 from porter.lint.source import Scope
 
 _TILING = {"cdiv", "ceil", "ceildiv", "div_up", "round_up"}
-
-
-def _call_name(call: ast.Call) -> str:
-    func = call.func
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    return func.id if isinstance(func, ast.Name) else ""
 
 
 def _first_dim(expr: ast.AST) -> bool:
@@ -29,7 +23,7 @@ def _first_dim(expr: ast.AST) -> bool:
     return (
         isinstance(expr, ast.Call)
         and isinstance(expr.func, ast.Attribute)
-        and _call_name(expr) == "size"
+        and call_name(expr) == "size"
         and len(expr.args) == 1
         and isinstance(expr.args[0], ast.Constant)
         and expr.args[0].value == 0
@@ -69,7 +63,7 @@ def runtime_size(
     if isinstance(expr, ast.Subscript):
         return ast.unparse(expr) if _first_dim(expr) else None
     if isinstance(expr, ast.Call):
-        name = _call_name(expr)
+        name = call_name(expr)
         if name == "size" and isinstance(expr.func, ast.Attribute):
             # `x.size()` (all dims) counts as well as `x.size(0)`
             return ast.unparse(expr) if not expr.args or _first_dim(expr) else None
@@ -116,7 +110,7 @@ def _capped(expr: ast.AST, scope: Scope, seen: frozenset = frozenset()) -> bool:
 def is_tiled(expr: ast.AST, scope: Scope, seen: frozenset = frozenset()) -> bool:
     """`triton.cdiv(n, BLOCK)`, `n // BLOCK`, or a name bound to one."""
     if isinstance(expr, ast.Call):
-        return _call_name(expr) in _TILING
+        return call_name(expr) in _TILING
     if isinstance(expr, ast.BinOp):
         return isinstance(expr.op, (ast.FloorDiv, ast.Div))
     if isinstance(expr, ast.Name) and expr.id not in seen:

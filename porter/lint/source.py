@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from porter.ast_tools import arg_names, keyword
 from porter.lint import names
 
 # The conventional aliases, assumed when a file does not import them (snippets), and
@@ -363,11 +364,6 @@ def _assigns(func: ast.FunctionDef) -> dict[str, list[ast.expr]]:
     return assigns
 
 
-def _arg_names(func: ast.FunctionDef) -> list[str]:
-    args = func.args
-    return [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
-
-
 def _offset_names(func: ast.FunctionDef, aliases: Aliases) -> set[str]:
     """Every name inside the pointer argument of a load or store, through assignments."""
     assigns = _assigns(func)
@@ -396,7 +392,7 @@ def _pointer_bases(
     if func.name in memo:
         return memo[func.name]
     memo[func.name] = set()  # a recursive call sees no pointers rather than looping
-    params = set(_arg_names(func))
+    params = set(arg_names(func))
     assigns = _assigns(func)
     bases: set[str] = set()
 
@@ -410,13 +406,17 @@ def _pointer_bases(
         if isinstance(node, ast.Call):
             fn = aliases.tl_name(node.func) or ""
             if fn in _MEMORY_CALLS or fn.startswith("atomic_"):
-                ptr = node.args[0] if node.args else _kw(node, "pointer", "base", "ptr")
+                ptr = (
+                    node.args[0]
+                    if node.args
+                    else keyword(node, "pointer", "base", "ptr")
+                )
                 if ptr is not None:
                     add(ptr)
             elif isinstance(node.func, ast.Name) and node.func.id in functions:
                 helper = functions[node.func.id]
                 taken = _pointer_bases(helper, aliases, functions, memo)
-                formal = _arg_names(helper)
+                formal = arg_names(helper)
                 for i, arg in enumerate(node.args):
                     if i < len(formal) and formal[i] in taken:
                         add(arg)
@@ -463,13 +463,6 @@ def _additive_params(
         if expr.func.attr in ("advance", "make_block_ptr"):
             return _additive_params(expr.args[0], params, assigns, seen)
     return []
-
-
-def _kw(call: ast.Call, *names_: str) -> ast.expr | None:
-    for kw in call.keywords:
-        if kw.arg in names_:
-            return kw.value
-    return None
 
 
 # -- launch sites -----------------------------------------------------------

@@ -39,7 +39,7 @@ import ast
 
 from porter.port.launcher import Launcher, LaunchStep
 from porter.port.model import KernelPort, Param, PortState
-from porter.port.ast_tools import comment_stmt, is_call
+from porter.ast_tools import comment_stmt, is_call
 
 ADD_BIAS = "ADD_BIAS"
 BIAS_PTR = "bias_ptr"

@@ -9,7 +9,7 @@ import inspect
 import re
 from dataclasses import dataclass, field
 
-from porter.port.ast_tools import assigned_names, names_in
+from porter.ast_tools import assigned_names, names_in
 from porter.port.model import module_attr
 from porter.records import Capture
 

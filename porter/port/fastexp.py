@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import ast
 
-from porter.port.ast_tools import comment_stmt, is_call, names_in, bindings
+from porter.ast_tools import comment_stmt, is_call, names_in, bindings
 from porter.port.model import PortState
 from porter.port.passes import takes_row_max
 from porter.port.persist import is_col_loop

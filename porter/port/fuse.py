@@ -26,7 +26,7 @@ from collections import Counter
 
 from porter.port.generalize import set_signature
 from porter.port.model import KernelPort, Param
-from porter.port.ast_tools import (
+from porter.ast_tools import (
     assigned_names,
     is_call,
     names_in,

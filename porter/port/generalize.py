@@ -18,7 +18,7 @@ import sympy
 from porter.errors import PorterError
 from porter.parse import launch_meta_params
 from porter.port.model import KernelPort, Param, PortState, module_attr
-from porter.port.ast_tools import (
+from porter.ast_tools import (
     assigned_names,
     is_call,
     names_in,

@@ -27,7 +27,7 @@ from __future__ import annotations
 import ast
 
 from porter.port.model import KernelPort
-from porter.port.ast_tools import (
+from porter.ast_tools import (
     assigned_names,
     comment_stmt,
     is_call,

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from porter.errors import PorterError
 from porter.port.generalize import launcher_expr
 from porter.port.model import KernelPort, PortOptions, PortState, module_attr
-from porter.port.ast_tools import is_call, ptr_base
+from porter.ast_tools import is_call, ptr_base
 from porter.port.pdl import EARLY_TRIGGER_EXPR, ROWS_EARLY_TRIGGER_EXPR, loads_at_top
 from porter.port.persist import STREAM_ROWS, is_col_loop
 from porter.records import Capture, CompiledModule

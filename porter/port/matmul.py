@@ -48,7 +48,7 @@ from porter.port.launcher import (
     unit_stride,
 )
 from porter.port.model import KernelPort, PortOptions, PortState
-from porter.port.ast_tools import comment_stmt, is_call
+from porter.ast_tools import comment_stmt, is_call
 
 LHS_PTR = "lhs_ptr"
 RHS_PTR = "rhs_ptr"

@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 import copy
 
-from porter.port.ast_tools import (
+from porter.ast_tools import (
     assigned_names,
     is_call,
     names_in,

@@ -11,7 +11,7 @@ import ast
 import re
 from typing import Callable
 
-from porter.port.ast_tools import (
+from porter.ast_tools import (
     assigned_names,
     bindings,
     full_names,

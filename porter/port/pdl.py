@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import ast
 
-from porter.port.ast_tools import comment_stmt, is_call
+from porter.ast_tools import comment_stmt, is_call
 from porter.port.model import PortState
 
 LAUNCH_PDL = "LAUNCH_PDL"

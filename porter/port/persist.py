@@ -16,7 +16,7 @@ import ast
 import copy
 from collections.abc import Callable
 
-from porter.port.ast_tools import (
+from porter.ast_tools import (
     assigned_names,
     is_call,
     read_counts,

@@ -22,7 +22,7 @@ import copy
 
 from porter.port.model import KernelPort
 from porter.port.online import loop_carried
-from porter.port.ast_tools import (
+from porter.ast_tools import (
     assigned_names,
     is_call,
     names_in,

@@ -16,7 +16,7 @@ import ast
 import re
 from collections import Counter
 
-from porter.port.ast_tools import read_counts
+from porter.ast_tools import read_counts
 from porter.port.model import PortState
 
 _TMP = re.compile(r"_?tmp\d+(_\w+)?")  # tmp5, _tmp3, welford's tmp4_mean, tmp5_run

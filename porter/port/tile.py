@@ -54,7 +54,7 @@ import sympy
 
 from porter.port.generalize import sym_expr, ident, set_signature
 from porter.port.model import KernelPort, Param
-from porter.port.ast_tools import full_names, names_in, rename_names
+from porter.ast_tools import full_names, names_in, rename_names
 
 PREAMBLE = [
     "block_start = tl.program_id(0).to(tl.int64) * BLOCK_SIZE",

@@ -1,6 +1,8 @@
-"""The AST toolkit the port passes share: small queries and edits of kernel trees.
+"""The AST toolkit porter's port passes and linter share: small queries and
+edits of kernel trees.
 
-Public and stable: a pass imports these from here, never another pass's private helpers.
+Public and stable: a pass or a lint rule imports these from here, never another
+module's private helpers.
 """
 
 from __future__ import annotations
@@ -11,6 +13,28 @@ import re
 
 def is_call(node: ast.AST, name: str) -> bool:
     return isinstance(node, ast.Call) and ast.unparse(node.func) == name
+
+
+def call_name(call: ast.Call) -> str:
+    """The called name's last part: `cdiv` for triton.cdiv(...) and cdiv(...)."""
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else ""
+
+
+def keyword(call: ast.Call, *names: str) -> ast.expr | None:
+    """The value of the first of `names` passed to the call by keyword."""
+    for kw in call.keywords:
+        if kw.arg in names:
+            return kw.value
+    return None
+
+
+def arg_names(fn: ast.FunctionDef) -> list[str]:
+    """fn's parameters, positional-only, positional and keyword-only."""
+    args = fn.args
+    return [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
 
 
 def names_in(node: ast.AST) -> set[str]:
