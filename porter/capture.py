@@ -55,9 +55,13 @@ class _State:
     graphs: list[_Graph] = field(default_factory=list)
     # Values Dynamo compiled in as constants: (source, value).
     constants: list[tuple[str, Any]] = field(default_factory=list)
+    # Branches the reference took on a scalar argument or a size, as the
+    # scaffold spells their conditions (branch_guards).
+    guards: list[str] = field(default_factory=list)
 
     def guard_filter(self, entries):
-        """torch.compile's guard_filter_fn: note the constants, keep every guard."""
+        """torch.compile's guard_filter_fn: note the constants and the
+        branches, keep every guard."""
         for e in entries:
             found = []
             if e.guard_type in ("CONSTANT_MATCH", "EQUALS_MATCH") and e.has_value:
@@ -68,10 +72,127 @@ class _State:
                 # margin compared in Python): `L['self']...margin == 1.0`.
                 for code in getattr(e.orig_guard, "code_list", None) or []:
                     found += _specialized_scalar(code)
+                    for cond in branch_guards(code):
+                        if cond not in self.guards:
+                            self.guards.append(cond)
             for item in found:
                 if item not in self.constants:
                     self.constants.append(item)
         return [True] * len(entries)
+
+
+# Conditions Dynamo guards on for its own reasons, not the reference's: a size
+# of 2 or more (it specializes 0 and 1; the parity suite runs both) and bounds
+# at int32's or int64's end.
+_SPECIALIZED_SIZE_BELOW = 2
+_INDEX_BOUND = 2**31 - 1
+
+
+def branch_guards(code: str) -> list[str]:
+    """The conditions of a shape-environment guard that record a branch the
+    reference took in Python on a scalar argument or a size (`if temperature
+    < 1e-5`, `if x.shape[0] <= 64`), as the scaffold spells them
+    (`temperature >= 1e-05`, `x.shape[0] <= 64`): the scaffold holds the
+    kernels of that side alone. Not a scalar fixed to one value (a constant,
+    _specialized_scalar), equal sizes (the launcher's shape checks), strides
+    (its layouts), a float not NaN, nor Dynamo's own conditions. Only a
+    comparison of a size or scalar with a number or another one is taken:
+    conditions of arithmetic on sizes (`max(1, ...)`, products at int32's
+    bound) are Dynamo's and Inductor's layout bookkeeping. A condition the
+    scaffold cannot spell comes back as `?` + the guard's text."""
+    try:
+        node = ast.parse(code, mode="eval").body
+    except SyntaxError:
+        return []
+    parts = (
+        node.values
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And)
+        else [node]
+    )
+    out = []
+    for part in parts:
+        text = ast.unparse(part)
+        if not (isinstance(part, ast.Compare) and len(part.ops) == 1):
+            continue
+        if isinstance(part.ops[0], ast.Eq) or re.search(
+            r"\.(stride|storage_offset)\(", text
+        ):
+            continue
+        if "L[" not in text:
+            continue
+        left, op, right = part.left, part.ops[0], part.comparators[0]
+        if not all(_is_source(x) or _number(x) is not None for x in (left, right)):
+            continue
+        if ".size()" in text and _dynamos_own(left, op, right):
+            continue
+        out.append(_scaffold_terms(text) or f"?{text}")
+    return out
+
+
+def _is_source(node: ast.AST) -> bool:
+    """A guard's source: an argument, one of its sizes, an attribute."""
+    text = ast.unparse(node)
+    return bool(re.fullmatch(r"L\['\w+'\](\.\w+|\['\w+'\]|\.size\(\)\[\d+\])*", text))
+
+
+def _number(node: ast.AST) -> float | None:
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, SyntaxError, TypeError):
+        return None
+    return (
+        value
+        if isinstance(value, (int, float)) and not isinstance(value, bool)
+        else None
+    )
+
+
+def _dynamos_own(left: ast.AST, op: ast.cmpop, right: ast.AST) -> bool:
+    """A size bound Dynamo adds itself: 2 <= size (or size >= 2, size > 1),
+    or a bound at an index type's end."""
+    lo, hi = _number(left), _number(right)
+    if any(v is not None and abs(v) >= _INDEX_BOUND for v in (lo, hi)):
+        return True
+    if lo is not None:  # 2 <= size, 1 < size
+        bound = lo + (1 if isinstance(op, ast.Lt) else 0)
+        return isinstance(op, (ast.LtE, ast.Lt)) and bound <= _SPECIALIZED_SIZE_BELOW
+    if hi is not None:  # size >= 2, size > 1
+        bound = hi + (1 if isinstance(op, ast.Gt) else 0)
+        return isinstance(op, (ast.GtE, ast.Gt)) and bound <= _SPECIALIZED_SIZE_BELOW
+    return False
+
+
+_SPELLABLE = (
+    ast.Compare,
+    ast.Name,
+    ast.Attribute,
+    ast.Subscript,
+    ast.Constant,
+    ast.BinOp,
+    ast.UnaryOp,
+    ast.Load,
+    ast.operator,
+    ast.unaryop,
+    ast.cmpop,
+)
+
+
+def _scaffold_terms(text: str) -> str | None:
+    """A guard's condition in the launcher's names (L['x'].size()[0] ->
+    x.shape[0], L['self'].margin -> self.margin); None where it reads
+    something else (a global, a function)."""
+    text = re.sub(r"\.size\(\)\[(\d+)\]", r".shape[\1]", text)
+    text = re.sub(r"\._(?:modules|parameters|buffers)\['(\w+)'\]", r".\1", text)
+    text = re.sub(r"L\['(\w+)'\]", r"\1", text)
+    try:
+        tree = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return None
+    if not all(isinstance(n, _SPELLABLE) for n in ast.walk(tree)):
+        return None
+    if any(isinstance(n, ast.Name) and n.id.startswith("_") for n in ast.walk(tree)):
+        return None
+    return ast.unparse(tree)
 
 
 def _specialized_scalar(code: str) -> list[tuple[str, Any]]:
@@ -497,6 +618,7 @@ def run_capture(
         date=datetime.date.today().isoformat(),
         warnings=notes + config_warnings,
         constants=_mode_free(ref, dtype, device, _constants(state.constants)),
+        guards=list(state.guards),
         training=getattr(fn, "training", None),
         overrides=dict(ref.overrides),
         output_map=output_map,

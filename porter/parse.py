@@ -271,6 +271,9 @@ class _Wrapper:
             self.steps.append(Step("extern", "getitem", [], f"{name} = {text}"))
         elif not isinstance(value, ast.Call):
             self.locals[name] = self.expr(value)  # ps0 = s27 // 2; k_xnumel = ...
+        elif _size_arithmetic(value):
+            # k_r0_numel = min(16, s25); ps4 = math.trunc(0.5*torch.sym_float(s0))
+            self.locals[name] = self.expr(value)
         else:
             before = len(self.steps)
             self.step_from_call(value, text)
@@ -368,7 +371,9 @@ class _Wrapper:
             and isinstance(node.func, ast.Attribute)
             and node.func.attr == "item"
         ):
-            scalar = node.func.value  # arg3_1.item(): a float Dynamo passed as a 0-d tensor
+            scalar = (
+                node.func.value
+            )  # arg3_1.item(): a float Dynamo passed as a 0-d tensor
         if isinstance(scalar, ast.Name) and scalar.id in self.by_wrapper:
             gi = self.by_wrapper[scalar.id]
             if gi.kind == "scalar" or (gi.kind == "tensor" and scalar is not node):
@@ -396,7 +401,7 @@ class _Wrapper:
 
     def expr(self, node: ast.AST) -> str:
         """An integer expression with wrapper locals inlined and symbols named."""
-        text = ast.unparse(node)
+        text = ast.unparse(_plain_arithmetic(node))
         for _ in range(8):  # locals may refer to other locals
             new = _SYMBOL.sub(lambda m: self._name(m.group(1)), text)
             new = re.sub(
@@ -438,6 +443,40 @@ class _Wrapper:
                     b.kind, b.target = "output", str(self.outputs.index(b.target))
                 elif b.kind == "buffer":
                     b.kind = "scratch"
+
+
+# Functions of sizes Inductor's wrapper computes with, as plain Python spells
+# them (the launcher imports neither math nor sym_float).
+_SIZE_FUNCTIONS = {
+    "min": "min",
+    "max": "max",
+    "abs": "abs",
+    "int": "int",
+    "float": "float",
+    "math.trunc": "int",
+    "torch.sym_float": "float",
+    "torch.sym_int": "int",
+}
+
+
+def _size_arithmetic(node: ast.AST) -> bool:
+    """Arithmetic of sizes whose every call is one of _SIZE_FUNCTIONS."""
+    calls = [n for n in ast.walk(node) if isinstance(n, ast.Call)]
+    return all(ast.unparse(c.func) in _SIZE_FUNCTIONS and not c.keywords for c in calls)
+
+
+def _plain_arithmetic(node: ast.AST) -> ast.AST:
+    """`node` with _SIZE_FUNCTIONS' calls as plain Python spells them."""
+
+    class Plain(ast.NodeTransformer):
+        def visit_Call(self, n: ast.Call) -> ast.AST:
+            self.generic_visit(n)
+            plain = _SIZE_FUNCTIONS.get(ast.unparse(n.func))
+            if plain is not None:
+                n.func = ast.Name(plain, ast.Load())
+            return n
+
+    return Plain().visit(copy.deepcopy(node))
 
 
 def _elts(node: ast.AST) -> list[ast.AST]:

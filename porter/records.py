@@ -161,6 +161,10 @@ class Capture:
     # dim, a module's training flag), as launcher expressions and values: the
     # scaffold refuses other values. "tuple": the value was a tuple.
     constants: list[dict[str, Any]] = field(default_factory=list)
+    # Conditions of the branches the reference took in Python on a scalar or
+    # a size (`temperature >= 1e-05`), in the launcher's names: the scaffold
+    # checks each ("?" + Dynamo's text: one it cannot spell; the port refuses).
+    guards: list[str] = field(default_factory=list)
     # The module's training flag at capture (KernelBench), None for a function.
     training: bool | None = None
     # Sizes set with --set, or chosen to keep the capture small.

@@ -1175,3 +1175,198 @@ def test_a_neighbouring_row_is_one_row_stride_away_in_any_layout(tmp_path):
     case = _capture(tmp_path, "row_diff", ref)
     for layout in ("contiguous", "row_sliced", "padded", "row_step"):
         _check(case, {"num_tokens": 5, "hidden": 20}, layout=layout)
+
+
+# ---------------------------------------------------------------- branches
+
+
+FLOAT_BRANCH = _porter_ref(
+    """
+    def make_inputs(num_tokens, vocab, dtype=torch.float32, device="cpu"):
+        return (torch.randn(num_tokens, vocab, dtype=dtype, device=device),)
+
+    def sample_probs(logits, temperature: float = 0.7):
+        if temperature < 1e-5:  # greedy: one-hot at the max
+            return torch.softmax(logits.float() * 1e4, dim=-1)
+        return torch.softmax(logits.float() / temperature, dim=-1)
+
+    REFERENCE = sample_probs
+    """,
+    '{"num_tokens": 4, "vocab": 48}',
+)
+
+SIZE_BRANCH = _porter_ref(
+    """
+    def make_inputs(num_tokens, experts, dtype=torch.float32, device="cpu"):
+        return (4 * torch.randn(num_tokens, experts, dtype=dtype, device=device),)
+
+    def router(logits):
+        x = logits.float()
+        if logits.shape[0] <= 64:  # decode: soft-capped
+            x = torch.tanh(x / 5.0) * 5.0
+        return torch.softmax(x, dim=-1)
+
+    REFERENCE = router
+    """,
+    '{"num_tokens": 8, "experts": 16}',
+)
+
+
+def test_a_branch_on_a_float_argument_is_checked_and_crossed_by_the_suite(tmp_path):
+    # Dynamo guards `temperature >= 1e-05`; the scaffold held the divide
+    # side's kernels alone and returned NaN at temperature 0.0, passing its
+    # suite, which moved the float only a little.
+    case = _capture(tmp_path, "float_branch", FLOAT_BRANCH)
+    assert case.manifest["guards"] == ["temperature >= 1e-05"]
+    sizes = {"num_tokens": 5, "vocab": 48}
+    _check(case, sizes, args={1: 2.0})
+    with pytest.raises(ScaffoldRefuses, match=r"captured where temperature >= 1e-05"):
+        _check(case, sizes, args={1: 0.0}, optional=True)
+    crossing = [sc for sc in case.scenarios() if sc.args.get(1) == 0.0]
+    assert crossing and all(sc.optional for sc in crossing)
+
+
+def test_a_branch_on_the_token_count_is_checked_and_crossed_by_the_suite(tmp_path):
+    # Captured at 8 tokens, the kernels soft-cap; at 100 tokens they returned
+    # errors of 0.7 with no error, the suite stopping at 31 tokens.
+    case = _capture(tmp_path, "size_branch", SIZE_BRANCH)
+    assert case.manifest["guards"] == ["logits.shape[0] <= 64"]
+    _check(case, {"num_tokens": 64, "experts": 16})
+    with pytest.raises(ScaffoldRefuses, match=r"logits.shape\[0\] <= 64"):
+        _check(case, {"num_tokens": 100, "experts": 16}, optional=True)
+    many = [sc for sc in case.scenarios() if sc.sizes["num_tokens"] > 64]
+    assert many and all(sc.optional for sc in many)
+
+
+@pytest.mark.parametrize(
+    "code, conditions",
+    [
+        ("L['temperature'] >= 1e-05", ["temperature >= 1e-05"]),
+        ("L['temperature'] != 0.0", ["temperature != 0.0"]),
+        ("2 <= L['x'].size()[0] and L['x'].size()[0] <= 64", ["x.shape[0] <= 64"]),
+        ("L['self']._modules['norm'].eps > 0.5", ["self.norm.eps > 0.5"]),
+        # Dynamo's own: 0/1 specialization, int32 bounds, strides, NaN, a constant
+        ("2 <= L['x'].size()[1]", []),
+        ("L['x'].size()[0] > 1", []),
+        ("L['x'].size()[1]*L['x'].size()[0] <= 2147483647", []),
+        ("L['x'].stride()[0] == L['x'].size()[1]", []),
+        ("not math.isnan(L['t'])", []),
+        ("L['eps'] == 1e-06", []),
+        # arithmetic on sizes is Dynamo's and Inductor's layout bookkeeping
+        ("Max(L['x'].size()[0], 4) < 8", []),
+        ("L['x'].size()[1] != max(1, L['x'].size()[1] + -1 * (L['x'].size()[1] // 2))", []),
+        # a branch on two sizes (GQA's `if q.shape[1] != k.shape[1]`)
+        ("L['q'].size()[1] != L['k'].size()[1]", ["q.shape[1] != k.shape[1]"]),
+        # what the launcher cannot spell is marked, and the port refuses it
+        ("L['___x'] > 2", ["?L['___x'] > 2"]),
+    ],
+)
+def test_branch_guards_keep_the_references_branches_alone(code, conditions):
+    from porter.capture import branch_guards
+
+    assert branch_guards(code) == conditions
+
+
+REPEAT_KV = _porter_ref(
+    """
+    def make_inputs(batch, num_kv_heads, seq, head_dim, dtype=torch.float32, device="cpu"):
+        q = torch.randn(batch, 2 * num_kv_heads, head_dim, dtype=dtype, device=device)
+        k = torch.randn(batch, num_kv_heads, seq, head_dim, dtype=dtype, device=device)
+        return q, k
+
+    def scores(q, k):
+        b, h, s, d = k.shape  # HF's repeat_kv: each kv head serves 2 query heads
+        kk = k[:, :, None].expand(b, h, 2, s, d).reshape(b, 2 * h, s, d)
+        return (q.float()[:, :, None, :] * kk.float()).sum(-1)
+
+    REFERENCE = scores
+    """,
+    '{"batch": 2, "num_kv_heads": 2, "seq": 6, "head_dim": 16}',
+)
+
+
+def test_a_grouped_query_heads_kv_head_takes_the_caches_stride(tmp_path):
+    # Inductor indexes the kv head as seq * head_dim * (x1 // 2); porter kept
+    # that size product, so k read from a fused KV cache (a row-sliced view)
+    # returned errors of 3.9 with no error at run time.
+    case = _capture(tmp_path, "repeat_kv", REPEAT_KV)
+    text = (case.folder / "kernel.py").read_text()
+    assert "x1 // 2 * k_stride1" in text
+    sizes = {"batch": 3, "num_kv_heads": 2, "seq": 5, "head_dim": 16}
+    for layout in ("row_sliced", "padded", "row_step"):
+        _check(case, sizes, layout=layout)
+
+
+WINDOW_MEAN = _porter_ref(
+    """
+    def make_inputs(batch, seq, head_dim, dtype=torch.float32, device="cpu"):
+        return (torch.randn(batch, seq, head_dim, dtype=dtype, device=device),)
+
+    def last_window_mean(k):
+        w = min(k.shape[1], 16)  # the wrapper: k_r0_numel = min(16, s25)
+        return k[:, k.shape[1] - w :].float().mean(1)
+
+    REFERENCE = last_window_mean
+    """,
+    '{"batch": 2, "seq": 10, "head_dim": 16}',
+    '["float32"]',
+)
+
+PARTIAL_ROTARY = _porter_ref(
+    """
+    def make_inputs(num_tokens, num_heads, head_dim, dtype=torch.float32, device="cpu"):
+        q = torch.randn(num_tokens, num_heads, head_dim, dtype=dtype, device=device)
+        return q, torch.rand(num_tokens, head_dim, device=device)
+
+    def partial_scale(q, c, factor: float = 0.5):
+        rot = int(factor * q.shape[-1])  # ps4 = math.trunc(0.5*torch.sym_float(s0))
+        return torch.cat([q[..., :rot] * c[:, None, :rot], q[..., rot:]], dim=-1)
+
+    REFERENCE = partial_scale
+    """,
+    '{"num_tokens": 4, "num_heads": 2, "head_dim": 32}',
+    '["float32"]',
+)
+
+
+@pytest.mark.parametrize("name, text", [("window", WINDOW_MEAN), ("rotary", PARTIAL_ROTARY)])
+def test_sizes_the_wrapper_computes_with_min_and_trunc_reach_the_launcher(
+    tmp_path, name, text
+):
+    # Inductor's wrapper sizes these with min(16, s25) and
+    # math.trunc(0.5*torch.sym_float(s0)); the scaffold named the wrapper's
+    # locals without defining them (NameError on every call).
+    case = _capture(tmp_path, name, text)
+    kernel = (case.folder / "kernel.py").read_text()
+    assert "math.trunc" not in kernel and "sym_float" not in kernel
+    for sc in case.scenarios()[:6]:
+        check_parity(case, sc, "cpu", 0)
+
+
+FP8_READ = _porter_ref(
+    """
+    def make_inputs(num_tokens, num_heads, head_dim, dtype=torch.float32, device="cpu"):
+        x = torch.randn(num_tokens, num_heads, head_dim, device=device) * 50
+        scale = 0.01 + 0.05 * torch.rand(num_heads, dtype=torch.float32, device=device)
+        return x.to(torch.float8_e4m3fn), scale, torch.empty(0, dtype=dtype, device=device)
+
+    def fp8_dequant(codes, scale, like):
+        return (codes.float() * scale[None, :, None]).to(like.dtype)
+
+    REFERENCE = fp8_dequant
+    """,
+    '{"num_tokens": 5, "num_heads": 2, "head_dim": 32}',
+)
+
+
+def test_an_fp8_input_is_read_not_offset_and_its_op_passes_its_check(tmp_path):
+    # The difficult and offset scenarios added 64 to the first float input,
+    # fp8 codes too (no arithmetic: the suite failed, not the scaffold), and
+    # opcheck's schema test compared the fp8 argument with allclose.
+    from porter.testing import check_custom_op
+
+    case = _capture(tmp_path, "fp8_read", FP8_READ)
+    sizes = {"num_tokens": 5, "num_heads": 2, "head_dim": 32}
+    for values in ("difficult", "offset"):
+        _check(case, sizes, values=values)
+    check_custom_op(case, "cpu", seed=0)

@@ -366,6 +366,13 @@ def _rewrite_strides(
                 if a is not None:
                     ambiguous.setdefault(old_ptr, set()).add(a)
             if axis is None:
+                if free is None:
+                    # A step porter did not tie to one axis's stride argument:
+                    # the kernel assumes the captured strides on the axes it
+                    # may step along, and the launcher copies a tensor with
+                    # others.
+                    pinned = _axes_stepped(term, strides)
+                    ambiguous.setdefault(old_ptr, set()).update(pinned)
                 out.append(term)
                 continue
             # An index over axes Inductor saw packed (tokens x heads of a
@@ -383,7 +390,7 @@ def _rewrite_strides(
                 continue
             var_name = new_ptr[: -len("_ptr")]
             tensor = next(p.value for p in kp.params if p.name == new_ptr)
-            index_expr = ast.Name(var, ast.Load())
+            index_expr = copy.deepcopy(var)
             for a in spans:
                 stride_params[f"{var_name}_stride{a}"] = f"{tensor}.stride({a})"
             split = []
@@ -399,6 +406,20 @@ def _rewrite_strides(
                 )
             out += split
         return _join_sum(out)
+
+    def _axes_stepped(term: ast.AST, strides: list[str]) -> set[int]:
+        """The axes a term that moves with the element may step along: the
+        one whose stride its coefficient is a whole number of; none for a
+        bare index along the row or an offset within it; every axis where
+        porter cannot tell."""
+        if not _reads_index(term) or isinstance(term, ast.Name):
+            return set()
+        if isinstance(term, ast.BinOp) and isinstance(term.op, ast.Mult):
+            for coef, other in ((term.left, term.right), (term.right, term.left)):
+                if _reads_index(other) and not _reads_index(coef):
+                    a = _stride_multiple(coef, strides)
+                    return set() if a is None else {a}
+        return set(range(len(strides)))
 
     def _stride_multiple(term: ast.AST, strides: list[str]) -> int | None:
         """The axis `term` is a whole number of strides of (the stride not 1),
@@ -484,16 +505,35 @@ def _join_sum(terms: list[ast.AST]) -> ast.AST:
 _INDEX_VAR = re.compile(r"^(x\d+|r0_\d+|xindex|r0_index)$")
 
 
-def _coef_var(term: ast.AST) -> tuple[ast.AST | None, str | None]:
+def _coef_var(term: ast.AST) -> tuple[ast.AST | None, ast.AST | None]:
+    """(coefficient, index) of a `coef * index` term: the index an index
+    variable, or arithmetic of one with constants (`x1 // 2`, a grouped
+    query head's kv head); the coefficient free of index variables."""
     if isinstance(term, ast.BinOp) and isinstance(term.op, ast.Mult):
         for a, b in ((term.left, term.right), (term.right, term.left)):
-            if (
-                isinstance(b, ast.Name)
-                and _INDEX_VAR.match(b.id)
-                and not (names_in(a) & {"x0", "x1", "x2", "xindex", "r0_1", "r0_index"})
-            ):
-                return a, b.id
+            if _is_index(b) and not any(_INDEX_VAR.match(n) for n in names_in(a)):
+                return a, b
     return None, None
+
+
+def _is_index(node: ast.AST) -> bool:
+    """An index variable, or one under // and % by constants."""
+    if isinstance(node, ast.Name):
+        return bool(_INDEX_VAR.match(node.id))
+    return (
+        isinstance(node, ast.BinOp)
+        and isinstance(node.op, (ast.FloorDiv, ast.Mod))
+        and isinstance(node.right, ast.Constant)
+        and _is_index(node.left)
+    )
+
+
+def _reads_index(term: ast.AST) -> bool:
+    """A term that moves with the element (an index variable, or a value
+    loaded for it), not a fixed offset."""
+    return any(
+        _INDEX_VAR.match(n) or re.fullmatch(r"_?tmp\d+", n) for n in names_in(term)
+    )
 
 
 def _substitute(text: str, mapping: dict[str, str]) -> str:

@@ -187,6 +187,10 @@ def plan_launcher(
             continue  # a default, checked above
         value = tuple(c["value"]) if c.get("tuple") else c["value"]
         checks.append(_refuse_other(expr, _Code(value) if c.get("code") else value))
+    # Branches the reference took in Python on a scalar or a size: the
+    # kernels are that side's alone.
+    for cond in cap.guards:
+        checks.append(_refuse_branch(cap.reference_name, cond))
     # Sizes the capture saw as constants (a KernelBench file's fixed feature
     # size) that the scaffold passes as literals (a constexpr row size, an
     # output's shape): another size must not run silently.
@@ -659,6 +663,20 @@ def _refuse_other(expr: str, value) -> str:
         f"if {expr} != {value!r}:\n    raise NotImplementedError("
         f"{f'captured with {expr} == {value!r}; re-capture with the value you need'!r})"
     )
+
+
+def _refuse_branch(reference: str, cond: str) -> str:
+    if cond.startswith("?"):
+        raise PorterError(
+            f"{reference} branches in Python on {cond[1:]}, which porter cannot "
+            "check in the scaffold; nothing was written: compute both sides "
+            "with torch.where, or take the branch out of the reference"
+        )
+    said = (
+        f"captured where {cond}: the reference branches on it in Python; "
+        "re-capture with values on the other side for those calls"
+    )
+    return f"if not ({cond}):\n    raise NotImplementedError({said!r})"
 
 
 def written_tensors(ports) -> set[str]:

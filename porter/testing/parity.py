@@ -83,6 +83,24 @@ def other_float(value: float) -> float:
     return new if new != value else value + 1.0
 
 
+# Values where references branch on a float argument in Python (a greedy
+# temperature of 0, top_p below 1): each is taken, or refused in the
+# scaffold's words, never computed on the captured side's kernels.
+BRANCH_FLOATS = (0.0, 1.0)
+# Token counts past where references switch between decode and prefill code
+# in Python (`if x.shape[0] <= 64`): the largest that fits SCENARIO_BUDGET.
+BRANCH_TOKENS = (2048, 1024, 512, 300)
+
+
+def other_floats(value: float) -> list[float]:
+    """The values a float argument's scenarios take instead of `value`."""
+    out = []
+    for new in (other_float(value), *BRANCH_FLOATS):
+        if new != value and new not in out:
+            out.append(new)
+    return out
+
+
 def _short(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value).replace(" ", "")
 
@@ -132,6 +150,13 @@ class Case:
                 # An empty batch may be refused where eager special-cases it
                 # (a BatchNorm leaves its running statistics alone).
                 out.append(Scenario(dtype, sizes, optional=n == 0))
+            # Many tokens, past a branch on their count; refused in the
+            # scaffold's words where the capture saw the other side.
+            for n in BRANCH_TOKENS if runtime else ():
+                sizes = {**base, **{d["name"]: n for d in runtime}}
+                if self.fits(sizes):
+                    out.append(Scenario(dtype, sizes, optional=True))
+                    break
             # A scaffold with a persistent and a looped kernel switches at
             # MAX_FUSED_COLS: one row size past it keeps the looped kernel tested
             # (only for the dims reductions run over: others would just grow).
@@ -167,11 +192,10 @@ class Case:
             # scaffold's words.
             for i, value in enumerate(self.call_values(small, dtype)):
                 if isinstance(value, float):
-                    out.append(
-                        Scenario(
-                            dtype, small, args={i: other_float(value)}, optional=True
-                        )
-                    )
+                    out += [
+                        Scenario(dtype, small, args={i: new}, optional=True)
+                        for new in other_floats(value)
+                    ]
             if self.manifest.get("reference_kind") == "kernelbench":
                 # The other module mode, and each float constructor argument
                 # changed: followed, or refused in the scaffold's own words.
@@ -306,7 +330,11 @@ def make_inputs(
         # activations. Huge cos and sin made q*c - q2*s cancel to exactly 0 in
         # eager and to the product's rounding error under the GPU's FMA.
         change = _difficult if sc.values == "difficult" else _offset
-        first = next((i for i, v in enumerate(values) if _is_float(v)), None)
+        # fp8 codes have no arithmetic (a KV cache stored in fp8 e4m3)
+        first = next(
+            (i for i, v in enumerate(values) if _is_float(v) and v.element_size() > 1),
+            None,
+        )
         values = [change(v) if i == first else v for i, v in enumerate(values)]
     return [_layout(v, sc.layout) if isinstance(v, torch.Tensor) else v for v in values]
 
