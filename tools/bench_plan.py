@@ -33,7 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from porter.bench.fingerprint import kernel_fingerprint
-from porter.bench.points import DTYPE_ORDER, PREFILL_FROM, model_label
+from porter.bench.points import DTYPE_ORDER, PREFILL_FROM, label_parts, model_label
 
 
 def _needs_timing(row: dict, current: str | None, launches: int = 1) -> bool:
@@ -46,7 +46,7 @@ def _needs_timing(row: dict, current: str | None, launches: int = 1) -> bool:
 
 def _dims(model: str) -> str:
     """`--dims` words from a model label (`num_heads=32xhead_dim=128`)."""
-    return "" if model == "-" else " ".join(model.split("x"))
+    return "" if model == "-" else " ".join(label_parts(model))
 
 
 def _tokens(

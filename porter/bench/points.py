@@ -3,6 +3,7 @@ the copy a point's bytes would take."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -125,10 +126,16 @@ def dynamic_hints(points: list[Point]) -> list[int]:
     return hints
 
 
+def label_parts(shape: str) -> list[str]:
+    """A shape label's NAME=V parts: split at each x between a value and the
+    next name (num_experts and max_position keep theirs)."""
+    return re.split(r"(?<=\d)x(?=[A-Za-z_])", shape)
+
+
 def model_label(shape: str) -> str:
     """The model part of a shape label (the sizes after num_tokens); "-" when
     the case has no model dim (a KernelBench file with fixed sizes)."""
-    return "x".join(shape.split("x")[1:]) or "-"
+    return "x".join(label_parts(shape)[1:]) or "-"
 
 
 def shape_label(sizes: dict[str, int]) -> str:
@@ -153,8 +160,9 @@ PEAK_FLOPS = {
 
 
 def sizes_of(shape: str) -> dict[str, int]:
-    """A shape label's sizes: "num_tokens=4xhidden=8" -> {"num_tokens": 4, ...}."""
-    return {k: int(v) for k, v in (part.split("=") for part in shape.split("x"))}
+    """A shape label's sizes: "num_tokens=4xhidden=8" -> {"num_tokens": 4, ...}
+    (an x between a value and the next name: num_experts keeps its own)."""
+    return {k: int(v) for k, v in (part.split("=") for part in label_parts(shape))}
 
 
 def point_flops(case, dtype: str, sizes: dict[str, int]) -> int | None:

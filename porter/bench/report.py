@@ -7,6 +7,7 @@ import json
 import math
 from pathlib import Path
 
+from porter.bench.corpus import corpus_section
 from porter.bench.fingerprint import kernel_fingerprint
 from porter.bench.points import (
     DTYPE_ORDER,
@@ -725,6 +726,7 @@ def aggregate(folder: Path, captured: Path | None = None) -> str:
             + _anomaly_text(odd, with_case=True)
             + ".",
         ]
+    lines += corpus_section(folder / "perf")
     lines += layer_section(folder)
     lines.append("")
     lines += [f"![{p.stem}]({p.name})" for p in sorted(folder.glob("*.png"))]
