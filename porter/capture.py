@@ -55,13 +55,9 @@ class _State:
     graphs: list[_Graph] = field(default_factory=list)
     # Values Dynamo compiled in as constants: (source, value).
     constants: list[tuple[str, Any]] = field(default_factory=list)
-    # Branches the reference took on a scalar argument or a size, as the
-    # scaffold spells their conditions (branch_guards).
-    guards: list[str] = field(default_factory=list)
 
     def guard_filter(self, entries):
-        """torch.compile's guard_filter_fn: note the constants and the
-        branches, keep every guard."""
+        """torch.compile's guard_filter_fn: note the constants, keep every guard."""
         for e in entries:
             found = []
             if e.guard_type in ("CONSTANT_MATCH", "EQUALS_MATCH") and e.has_value:
@@ -72,9 +68,6 @@ class _State:
                 # margin compared in Python): `L['self']...margin == 1.0`.
                 for code in getattr(e.orig_guard, "code_list", None) or []:
                     found += _specialized_scalar(code)
-                    for cond in branch_guards(code):
-                        if cond not in self.guards:
-                            self.guards.append(cond)
             for item in found:
                 if item not in self.constants:
                     self.constants.append(item)
@@ -598,6 +591,8 @@ def run_capture(
     if not codegen_only:
         config_warnings = _record_configs(state, kernels)
 
+    branches: list[str] = []  # the conditions of the branches Dynamo traced
+    served = _dtypes_served(ref, dtype, device, branches)
     capture = Capture(
         porter_version=porter.__version__,
         torch_version=torch.__version__,
@@ -618,7 +613,7 @@ def run_capture(
         date=datetime.date.today().isoformat(),
         warnings=notes + config_warnings,
         constants=_mode_free(ref, dtype, device, _constants(state.constants)),
-        guards=list(state.guards),
+        guards=branches,
         training=getattr(fn, "training", None),
         overrides=dict(ref.overrides),
         output_map=output_map,
@@ -629,17 +624,22 @@ def run_capture(
             )
             if isinstance(t, torch.Tensor)
         },
-        dtypes_served=_dtypes_served(ref, dtype, device),
+        dtypes_served=served,
     )
     return capture, sources
 
 
-def _dtypes_served(ref: Reference, dtype: str, device: str) -> list[str]:
+def _dtypes_served(
+    ref: Reference, dtype: str, device: str, branches: list[str] | None = None
+) -> list[str]:
     """The float dtypes in which Dynamo traces the reference to the same graph
     as in `dtype` (dtype literals aside): where it does not (a mask filled with
     torch.finfo(x.dtype).min, a clamp only fp16 takes), the kernels computed
     for `dtype` are wrong in the other, and the scaffold refuses it."""
-    base = _traced(ref, dtype, device)
+    found: list[str] = []
+    base = _traced(ref, dtype, device, found)
+    if branches is not None and base is not None:
+        branches += _taken(ref, dtype, device, found, base)
     served = [dtype]
     for other in FLOAT_DTYPES:
         if other != dtype and base is not None and _traced(ref, other, device) == base:
@@ -647,20 +647,91 @@ def _dtypes_served(ref: Reference, dtype: str, device: str) -> list[str]:
     return [d for d in FLOAT_DTYPES if d in served]
 
 
-def _traced(ref: Reference, dtype: str, device: str) -> list[str] | None:
-    """Dynamo's graphs of the reference in `dtype`, that dtype's name masked."""
+def _taken(
+    ref: Reference, dtype: str, device: str, conditions: list[str], base: list[str]
+) -> list[str]:
+    """The conditions whose other side Dynamo traces to another graph: the
+    reference's own branches. A condition whose other side traces to the same
+    graph is a framework's bookkeeping (a convolution's meta function guards
+    on a batch of 16 or more), which the scaffold need not check; one porter
+    cannot probe (an attribute, two sizes) is kept."""
+    kept = []
+    for cond in conditions:
+        probe = _other_side(ref, cond)
+        if probe is None or _traced(ref, dtype, device, **probe) != base:
+            kept.append(cond)
+    return kept
+
+
+_VIOLATE = {  # a value on the other side of `source OP bound`
+    ast.Lt: lambda b: b,
+    ast.LtE: lambda b: b + (1 if isinstance(b, int) else abs(b) or 1.0),
+    ast.Gt: lambda b: b,
+    ast.GtE: lambda b: b - (1 if isinstance(b, int) else abs(b) or 1.0),
+    ast.NotEq: lambda b: b,
+}
+_MIRROR = {ast.Lt: ast.Gt, ast.LtE: ast.GtE, ast.Gt: ast.Lt, ast.GtE: ast.LtE}
+
+
+def _other_side(ref: Reference, cond: str) -> dict[str, Any] | None:
+    """_traced's arguments for a call on the other side of `cond` (a size of
+    one of the reference's dims, or a call argument), None where porter cannot
+    make one."""
+    node = ast.parse(cond, mode="eval").body
+    left, op, right = node.left, type(node.ops[0]), node.comparators[0]
+    bound = _number(right)
+    if bound is None:
+        left, right, bound = right, left, _number(left)
+        op = _MIRROR.get(op, op)
+    if bound is None or op not in _VIOLATE:
+        return None
+    value = _VIOLATE[op](bound)
+    text = ast.unparse(left)
+    m = re.fullmatch(r"(\w+)\.shape\[(\d+)\]", text)
+    if m:
+        axis = (m.group(1), int(m.group(2)))
+        dim = next((d for d in ref.dims if axis in map(tuple, d.axes)), None)
+        if dim is None or int(value) < 2:  # 0 and 1 trace apart anyway
+            return None
+        return {"sizes": {dim.name: int(value)}}
+    if re.fullmatch(r"\w+", text) and text not in ref.input_names:
+        return {"kwargs": {text: value}}
+    return None
+
+
+def _traced(
+    ref: Reference,
+    dtype: str,
+    device: str,
+    branches: list[str] | None = None,
+    sizes: dict[str, int] | None = None,
+    kwargs: dict[str, Any] | None = None,
+) -> list[str] | None:
+    """Dynamo's graphs of the reference in `dtype` (at `sizes`, called with
+    `kwargs` too), that dtype's name masked; `branches` gets the conditions
+    Dynamo guarded on (branch_guards): before Inductor, whose lowering guards
+    on sizes of its own that the scaffold's extern calls do not need."""
     codes: list[str] = []
 
     def backend(gm, _):
         codes.append(re.sub(rf"\btorch\.{dtype}\b", "torch.DTYPE", gm.code))
         return gm.forward
 
+    def guard_filter(entries):
+        for e in entries:
+            if e.guard_type == "SHAPE_ENV" and branches is not None:
+                for code in getattr(e.orig_guard, "code_list", None) or []:
+                    branches.extend(c for c in branch_guards(code) if c not in branches)
+        return [True] * len(entries)
+
     torch._dynamo.reset()
     try:
-        fn, inputs = _built_in(ref, dtype, device)
+        fn, inputs = _built_in(ref, dtype, device, sizes)
         with _no_duck_shapes(), torch.no_grad(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            torch._dynamo.optimize(backend, dynamic=True)(fn)(*inputs)
+            torch._dynamo.optimize(backend, dynamic=True, guard_filter_fn=guard_filter)(
+                fn
+            )(*inputs, **(kwargs or {}))
     except Exception:  # noqa: BLE001 - the reference does not run in this dtype
         return None
     finally:
@@ -668,13 +739,16 @@ def _traced(ref: Reference, dtype: str, device: str) -> list[str] | None:
     return codes
 
 
-def _built_in(ref: Reference, dtype: str, device: str) -> tuple[Any, list[Any]]:
-    """A fresh build of the reference, and its example inputs, in `dtype`."""
+def _built_in(
+    ref: Reference, dtype: str, device: str, sizes: dict[str, int] | None = None
+) -> tuple[Any, list[Any]]:
+    """A fresh build of the reference, and its example inputs (at `sizes`),
+    in `dtype`."""
     torch.manual_seed(0)
     fn = ref.build()
     if isinstance(fn, torch.nn.Module):
         fn = fn.to(device=device, dtype=getattr(torch, dtype))
-    return fn, ref.make_inputs(dtype=dtype, device=device)
+    return fn, ref.make_inputs(sizes, dtype=dtype, device=device)
 
 
 def _buffer_dtypes(
