@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from porter.errors import PorterError
 from porter.port.generalize import launcher_expr
-from porter.port.model import KernelPort, PortOptions, PortState, module_attr
+from porter.port.model import KernelPort, PortOptions, PortState, all_steps, module_attr
 from porter.ast_tools import is_call, ptr_base
 from porter.port.pdl import EARLY_TRIGGER_EXPR, ROWS_EARLY_TRIGGER_EXPR, loads_at_top
 from porter.port.persist import STREAM_ROWS, is_col_loop
@@ -111,13 +111,6 @@ class LaunchStep:
     when: str = ""
     otherwise: list["LaunchStep"] = field(default_factory=list)
     calls: Calls = field(default_factory=Calls)
-
-
-def all_steps(steps: list[LaunchStep]):
-    """Every step, with those nested in an if/else (`otherwise`)."""
-    for step in steps:
-        yield step
-        yield from all_steps(step.otherwise)
 
 
 @dataclass

@@ -41,13 +41,12 @@ from porter.port.bias import ADD_BIAS, loaded_once
 from porter.port.launcher import (
     NO_PDL_AFTER_EXTERN,
     Calls,
-    all_steps,
     Launcher,
     LaunchStep,
     pdl_behind,
     unit_stride,
 )
-from porter.port.model import KernelPort, PortOptions, PortState
+from porter.port.model import KernelPort, PortOptions, PortState, all_steps
 from porter.ast_tools import comment_stmt, is_call
 
 LHS_PTR = "lhs_ptr"

@@ -108,8 +108,6 @@ class PortState:
 
     def steps(self) -> list["LaunchStep"]:
         """Every launcher step, with those nested in an if/else."""
-        from porter.port.launcher import all_steps
-
         return list(all_steps(self.launcher.steps))
 
     def forms(self):
@@ -129,6 +127,13 @@ class PortState:
         steps = [s for s in self.steps() if s.kind == "launch"]
         assert len(steps) == len(self.kernels), "a launch step for each kernel"
         return steps
+
+
+def all_steps(steps: list["LaunchStep"]):
+    """Every launcher step, with those nested in an if/else (`otherwise`)."""
+    for step in steps:
+        yield step
+        yield from all_steps(step.otherwise)
 
 
 def module_attr(target: str) -> str:
