@@ -676,7 +676,9 @@ _MIRROR = {ast.Lt: ast.Gt, ast.LtE: ast.GtE, ast.Gt: ast.Lt, ast.GtE: ast.LtE}
 def _other_side(ref: Reference, cond: str) -> dict[str, Any] | None:
     """_traced's arguments for a call on the other side of `cond` (a size of
     one of the reference's dims, or a call argument), None where porter cannot
-    make one."""
+    make one (a condition it cannot spell, `?`...)."""
+    if cond.startswith("?"):
+        return None
     node = ast.parse(cond, mode="eval").body
     left, op, right = node.left, type(node.ops[0]), node.comparators[0]
     bound = _number(right)
