@@ -1396,3 +1396,15 @@ def test_a_guard_whose_other_side_traces_the_same_graph_is_not_checked(tmp_path)
     case = _capture(tmp_path, "conv_relu", CONV_RELU)
     assert not any("x.shape[0]" in g for g in case.manifest["guards"])
     _check(case, {"batch": 3, "channels": 4, "width": 8})
+
+
+def test_a_branch_porter_cannot_spell_is_kept_unprobed_and_refused_at_port():
+    # The port refuses it in a sentence (launcher._refuse_branch); the probe
+    # that drops framework guards must not trip on its marked text.
+    from porter.capture import _other_side
+    from porter.port.launcher import _refuse_branch
+
+    assert _other_side(None, "?L['___x'] > 2") is None
+    with pytest.raises(PorterError, match="branches in Python on L\\['___x'\\] > 2"):
+        _refuse_branch("f", "?L['___x'] > 2")
+    assert "raise NotImplementedError" in _refuse_branch("f", "x.shape[0] <= 64")
