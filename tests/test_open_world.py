@@ -1408,3 +1408,35 @@ def test_a_branch_porter_cannot_spell_is_kept_unprobed_and_refused_at_port():
     with pytest.raises(PorterError, match="branches in Python on L\\['___x'\\] > 2"):
         _refuse_branch("f", "?L['___x'] > 2")
     assert "raise NotImplementedError" in _refuse_branch("f", "x.shape[0] <= 64")
+
+
+VOCAB_BRANCH = _porter_ref(
+    """
+    def make_inputs(num_tokens, vocab, dtype=torch.float32, device="cpu"):
+        return (4 * torch.randn(num_tokens, vocab, dtype=dtype, device=device),)
+
+    def vocab_branch(logits):
+        x = logits.float()
+        if logits.shape[-1] > 100:  # a model family's switch on its vocabulary
+            x = torch.tanh(x / 5.0) * 5.0
+        return torch.softmax(x, dim=-1)
+
+    REFERENCE = vocab_branch
+    """,
+    '{"num_tokens": 4, "vocab": 32}',
+    '["float32"]',
+)
+
+
+def test_a_branch_on_a_model_size_is_refused_past_it_and_the_suite_says_so(tmp_path):
+    # Captured at vocab 32, the scaffold once returned errors of 0.4 at 1023;
+    # now it refuses vocabularies over 100, and the suite's sizes past the
+    # branch are optional (refused in its words) where they failed.
+    case = _capture(tmp_path, "vocab_branch", VOCAB_BRANCH)
+    assert case.manifest["guards"] == ["logits.shape[1] <= 100"]
+    assert case.branched_dims() == {"vocab"}
+    past = [sc for sc in case.scenarios() if sc.sizes["vocab"] > 100]
+    assert past and all(sc.optional for sc in past)
+    with pytest.raises(ScaffoldRefuses, match=r"logits.shape\[1\] <= 100"):
+        _check(case, {"num_tokens": 3, "vocab": 1023}, optional=True)
+    _check(case, {"num_tokens": 3, "vocab": 97})

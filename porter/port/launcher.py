@@ -667,7 +667,8 @@ def _refuse_branch(reference: str, cond: str) -> str:
         )
     said = (
         f"captured where {cond}: the reference branches on it in Python; "
-        "re-capture with values on the other side for those calls"
+        "capture again with values on the other side for those calls (a size: "
+        "--set NAME=V; a float argument: its default or make_inputs)"
     )
     return f"if not ({cond}):\n    raise NotImplementedError({said!r})"
 

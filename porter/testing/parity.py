@@ -162,6 +162,7 @@ class Case:
             # (only for the dims reductions run over: others would just grow).
             fused = getattr(self.kernel, "MAX_FUSED_COLS", None)
             rows = self.reduction_dims()
+            branched = self.branched_dims()
             for d in self.model_dims():
                 # a prime, either side of a power of two, and twice the captured
                 # size (even: dims like head_dim that must split in halves)
@@ -175,13 +176,22 @@ class Case:
                         d["name"]: size,
                         **{r["name"]: 3 for r in runtime},
                     }
-                    out.append(Scenario(dtype, sizes))
+                    # a size past a branch the reference takes on it in
+                    # Python: refused in the scaffold's words
+                    out.append(Scenario(dtype, sizes, optional=d["name"] in branched))
                 if wide:
                     # The looped kernel's own handling of inf and NaN (a
                     # running max, an online sum) is only reached this wide;
                     # difficult values need 5 rows (one of each kind).
                     sizes = {**sizes, **{r["name"]: 5 for r in runtime}}
-                    out.append(Scenario(dtype, sizes, values="difficult"))
+                    out.append(
+                        Scenario(
+                            dtype,
+                            sizes,
+                            values="difficult",
+                            optional=d["name"] in branched,
+                        )
+                    )
             small = {**base, **{d["name"]: 5 for d in runtime}}
             for layout in ("offset", "row_sliced", "padded", "row_step"):
                 out.append(Scenario(dtype, small, layout=layout))
@@ -236,6 +246,18 @@ class Case:
             sum(v.numel() for v in values if isinstance(v, torch.Tensor))
             <= SCENARIO_BUDGET
         )
+
+    def branched_dims(self) -> set[str]:
+        """Dims the reference branches on in Python (the manifest's guards name
+        one of their axes, `logits.shape[1] <= 100`)."""
+        guards = " ".join(self.manifest.get("guards", []))
+        return {
+            d["name"]
+            for d in self.manifest["dims"]
+            if any(
+                f"{name}.shape[{axis}]" in guards for name, axis in d.get("axes", [])
+            )
+        }
 
     def reduction_dims(self) -> set[str]:
         """Dims a reduction kernel runs along (its r0_numel is that dim)."""
