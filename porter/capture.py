@@ -591,8 +591,11 @@ def run_capture(
     if not codegen_only:
         config_warnings = _record_configs(state, kernels)
 
-    branches: list[str] = []  # the conditions of the branches Dynamo traced
-    served = _dtypes_served(ref, dtype, device, branches)
+    # Dynamo's trace alone, once: the dtypes it serves and the branches it took
+    guarded: list[str] = []
+    base = _traced(ref, dtype, device, guarded)
+    branches = _taken(ref, dtype, device, guarded, base) if base is not None else []
+    served = _dtypes_served(ref, dtype, device, base)
     capture = Capture(
         porter_version=porter.__version__,
         torch_version=torch.__version__,
@@ -630,16 +633,13 @@ def run_capture(
 
 
 def _dtypes_served(
-    ref: Reference, dtype: str, device: str, branches: list[str] | None = None
+    ref: Reference, dtype: str, device: str, base: list[str] | None
 ) -> list[str]:
     """The float dtypes in which Dynamo traces the reference to the same graph
-    as in `dtype` (dtype literals aside): where it does not (a mask filled with
-    torch.finfo(x.dtype).min, a clamp only fp16 takes), the kernels computed
-    for `dtype` are wrong in the other, and the scaffold refuses it."""
-    found: list[str] = []
-    base = _traced(ref, dtype, device, found)
-    if branches is not None and base is not None:
-        branches += _taken(ref, dtype, device, found, base)
+    as in `dtype` (`base`, _traced's; dtype literals aside): where it does not
+    (a mask filled with torch.finfo(x.dtype).min, a clamp only fp16 takes), the
+    kernels computed for `dtype` are wrong in the other, and the scaffold
+    refuses it."""
     served = [dtype]
     for other in FLOAT_DTYPES:
         if other != dtype and base is not None and _traced(ref, other, device) == base:

@@ -1,15 +1,14 @@
 """The port passes: small, named AST rewrites of one Inductor kernel.
 
 Each pass takes a KernelPort and rewrites `kp.tree` (the kernel's FunctionDef)
-in place, recording what it changed in `kp.notes`. PIPELINE is the order they
-run in (docs/port.md explains each with a before/after).
+in place, recording what it changed in `kp.notes`. porter.port.pipeline's
+PIPELINE is the order they run in (docs/port.md explains each).
 """
 
 from __future__ import annotations
 
 import ast
 import re
-from typing import Callable
 
 from porter.ast_tools import (
     assigned_names,
@@ -605,16 +604,3 @@ def reciprocal_divisors(kp: KernelPort) -> None:
         kp.notes.append(
             f"turned {changed} division(s) by a per-row value into multiplication by its reciprocal"
         )
-
-
-PIPELINE: list[Callable[[KernelPort], None]] = [
-    strip_heuristics,
-    core_math,
-    typed_constants,
-    noop_casts_and_broadcasts,
-    fold_copies,
-    drop_dead_aliases,
-    barrier_before_reload,
-    drop_store_only_barriers,
-    widen_program_id,
-]

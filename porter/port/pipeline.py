@@ -55,6 +55,12 @@ class Pass:
     run: Callable
     scope: str = "kernel"
 
+    def __post_init__(self) -> None:
+        if self.phase not in PHASES or self.scope not in ("kernel", "port"):
+            raise ValueError(
+                f"{self.run.__name__}: no phase {self.phase!r} or scope {self.scope!r}"
+            )
+
     @property
     def name(self) -> str:
         return self.run.__name__

@@ -55,12 +55,12 @@ def build_scaffold(port: PortState) -> Scaffold:
     """The scaffold of a port the pipeline has run on."""
     cap, ports, launcher = port.cap, port.kernels, port.launcher
     every_step = port.steps()
-    kernels = []
-    for kp in ports:
-        dns = [p.name for p in kp.params if p.kind == "runtime"]
-        for form in (kp.persistent, kp.tree, kp.online, kp.matmul):
-            if form is not None:
-                kernels.append(KernelSource(ast.unparse(form), dns))
+    kernels = [
+        KernelSource(
+            ast.unparse(form), [p.name for p in kp.params if p.kind == "runtime"]
+        )
+        for kp, form, _ in port.forms()
+    ]
     combine_fns, seen = [], set()
     for kp in ports:
         for f in kp.combine_fns:

@@ -22,6 +22,7 @@ import json
 import math
 import os
 import random
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -255,7 +256,8 @@ class Case:
             d["name"]
             for d in self.manifest["dims"]
             if any(
-                f"{name}.shape[{axis}]" in guards for name, axis in d.get("axes", [])
+                re.search(rf"\b{re.escape(name)}\.shape\[{axis}\]", guards)
+                for name, axis in d.get("axes", [])
             )
         }
 
