@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 import traceback
 from pathlib import Path
@@ -21,8 +22,26 @@ EXIT_ERROR = 1
 EXIT_INTERNAL = 3
 
 
+# Commands that load torch and triton before their work starts.
+LOADS_TORCH = {"capture", "sweep", "diff", "port", "test", "jitcheck", "bench"}
+
+
+def _load_torch() -> None:
+    """Import torch and triton with Ctrl-C held until both are in: an
+    interrupt inside triton's native module setup aborts the process (a C++
+    terminate) instead of raising KeyboardInterrupt."""
+    held = []
+    previous = signal.signal(signal.SIGINT, lambda *_: held.append(True))
+    try:
+        import torch  # noqa: F401
+        import triton  # noqa: F401
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if held:
+        raise KeyboardInterrupt
+
+
 def _capture(args: argparse.Namespace) -> int:
-    print("porter: loading torch", file=sys.stderr, flush=True)
     from porter.pipeline import capture
 
     result = capture(
@@ -557,6 +576,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
+        if args.command in LOADS_TORCH:
+            print("porter: loading torch", file=sys.stderr, flush=True)
+            _load_torch()
         return args.func(args)
     except PorterError as err:
         if args.debug:

@@ -154,3 +154,28 @@ def test_ctrl_c_and_the_end_of_a_capture_print_no_traceback_and_linger_not(tmp_p
     proc.wait(timeout=120)
     assert proc.returncode == 0
     assert time.monotonic() - last < 1.0
+
+
+def test_ctrl_c_while_triton_loads_waits_for_it_then_interrupts():
+    # An interrupt inside triton's native module setup aborted the process
+    # (a C++ terminate, exit -6); held, it becomes KeyboardInterrupt once
+    # triton is in.
+    code = (
+        "import builtins, os, signal, sys\n"
+        "from porter import cli\n"
+        "real = builtins.__import__\n"
+        "def load(name, *args, **kwargs):\n"
+        "    if name == 'triton' and 'triton' not in sys.modules:\n"
+        "        os.kill(os.getpid(), signal.SIGINT)\n"
+        "    return real(name, *args, **kwargs)\n"
+        "builtins.__import__ = load\n"
+        "try:\n"
+        "    cli._load_torch()\n"
+        "except KeyboardInterrupt:\n"
+        "    restored = signal.getsignal(signal.SIGINT) is signal.default_int_handler\n"
+        "    print('interrupted after', 'triton' in sys.modules, restored)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=ENV, capture_output=True, text=True, timeout=120
+    )
+    assert proc.stdout.strip() == "interrupted after True True", proc.stderr
