@@ -244,18 +244,6 @@ def looped_settings(num_rows, row_size, elem_bytes=2):
     return LOOPED_BLOCK_COLS, LOOPED_WARPS
 
 
-# Rows of LOOPED_MIN_ROW_BYTES[reads, inputs] bytes or more take the looped kernel:
-# it re-reads them from cache instead of holding them (docs/benchmarks/launch-rules.md#persistent-or-looped).
-LOOPED_MIN_ROW_BYTES = {(2, 1): 8192, (3, 1): 16384, (2, 2): 16384}
-
-
-def looped_min_row_bytes(key, num_rows, elem_bytes=2, row_only=False):
-    """LOOPED_MIN_ROW_BYTES[key] for num_rows rows of elem_bytes elements."""
-    if key == (2, 2) and (num_rows <= 64 or num_rows >= 1024):
-        return 2 * LOOPED_MIN_ROW_BYTES[key]
-    return LOOPED_MIN_ROW_BYTES[key]
-
-
 # Row loads are marked evict_first while the tensor fits well in L2, and carry no
 # hint from STREAM_MIN_BYTES on; a runtime branch, so no variant compiles mid-prefill
 # (docs/benchmarks/launch-rules.md#stream).
@@ -344,11 +332,7 @@ def add_layernorm(x, residual, weight, bias, eps: float = 1e-05):
         "STREAM_ROWS": stream_rows(hidden, x.element_size()),
         "EARLY_TRIGGER": BLOCK_ROWS == 1,
     }
-    if (
-        BLOCK_COLS > MAX_FUSED_COLS
-        or BLOCK_COLS * x.element_size()
-        >= looped_min_row_bytes((2, 2), num_tokens, x.element_size())
-    ):
+    if BLOCK_COLS > MAX_FUSED_COLS:
         # Wide rows: stream the row in blocks, re-reading it from cache.
         BLOCK_ROWS = 1
         BLOCK_COLS, num_warps = looped_settings(num_tokens, hidden, x.element_size())

@@ -110,6 +110,10 @@ def rotary_neox_kernel(
 DECODE_BLOCK = 512
 
 
+# Column blocks pad a row by at most this factor where a smaller block can.
+PAD_MAX = 17 / 16
+
+
 def tile_settings(num_rows, row_size, elem_bytes=2, heavy=False):
     """(rows, columns, warps) of a block of a (rows, column blocks) pointwise
     launch: up to 4096 columns, 16 bytes a thread; at decode sizes blocks of 512;
@@ -121,6 +125,13 @@ def tile_settings(num_rows, row_size, elem_bytes=2, heavy=False):
         block_cols = min(block_cols, DECODE_BLOCK)
         return DECODE_BLOCK // block_cols, block_cols, 8 if heavy else 4
     block_cols = min(block_cols, 1024 if heavy and elem_bytes <= 2 else 4096)
+    # Masked lanes cost as much as live ones: halve a block that pads the row
+    # by more than PAD_MAX (docs/benchmarks/launch-rules.md#tile).
+    while (
+        block_cols > 128
+        and block_cols * triton.cdiv(row_size, block_cols) > row_size * PAD_MAX
+    ):
+        block_cols //= 2
     block_rows = max(1, 1024 // block_cols)
     warps = block_rows * block_cols * elem_bytes // 512
     return block_rows, block_cols, min(32, max(4, warps))

@@ -23,9 +23,12 @@ LOOPED_MAX_BLOCK = 4096
 # Row size in bytes from which the looped kernel is taken over the persistent
 # one, by (times the looped kernel reads the row, row-shaped inputs it reads);
 # combinations not listed, and kernels that write one value a row
-# (_stores_row), keep the persistent kernel up to MAX_FUSED_COLS.
+# (_stores_row) or keep Welford statistics (_keeps_welford), keep the
+# persistent kernel up to MAX_FUSED_COLS.
 # templates/kernel.py.j2 renders it and says why (H200 figures).
 LOOPED_MIN_ROW_BYTES = {(2, 1): 8192, (3, 1): 16384, (2, 2): 16384}
+# the per-element steps of a Welford accumulation, before and after renaming
+WELFORD_STEPS = ("welford_reduce", "welford_accumulate")
 NO_PDL_AFTER_EXTERN = (
     "# No programmatic dependent launch right after the extern call: behind a\n"
     "# cuBLAS matmul it took 0.92-1.10x the time at 1-256 tokens on an H200,\n"
@@ -884,7 +887,12 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
                 f"kernel = {kp.looped_name}",
             ] + ([f"{PERSISTENT_ARGS} = {{}}"] if only else [])
             wide = "BLOCK_COLS > MAX_FUSED_COLS"
-            if elem_bytes and key in LOOPED_MIN_ROW_BYTES and _stores_row(kp.tree):
+            if (
+                elem_bytes
+                and key in LOOPED_MIN_ROW_BYTES
+                and _stores_row(kp.tree)
+                and not _keeps_welford(kp.tree)
+            ):
                 # The looped kernel beats holding the row in registers from a
                 # row size that depends on how it reads the row (the template
                 # says why).
@@ -959,6 +967,19 @@ def _stores_row(fn: ast.FunctionDef) -> bool:
     return any(
         is_col_loop(s) and any(is_call(n, "tl.store") for n in ast.walk(s))
         for s in fn.body
+    )
+
+
+def _keeps_welford(fn: ast.FunctionDef) -> bool:
+    """Whether a looped reduction kernel accumulates Welford statistics (a
+    layer norm's): a division an element, which makes its first pass compute
+    bound. Such kernels hold their rows up to MAX_FUSED_COLS whatever
+    LOOPED_MIN_ROW_BYTES says: a layer norm over 2560-4099 bf16 columns held
+    took 0.36-0.41 of the looped kernel's time from 4096 rows on an H200
+    (docs/benchmarks/launch-rules.md#persistent-or-looped)."""
+    return any(
+        isinstance(n, ast.Call) and ast.unparse(n.func).endswith(WELFORD_STEPS)
+        for n in ast.walk(fn)
     )
 
 
