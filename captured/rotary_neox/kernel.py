@@ -110,8 +110,8 @@ def rotary_neox_kernel(
 DECODE_BLOCK = 512
 
 
-# Column blocks pad a row by at most this factor where a smaller block can.
-PAD_MAX = 17 / 16
+# A column block pads the row at most this much more than blocks of 256 would.
+PAD_MAX = 33 / 32
 
 
 def tile_settings(num_rows, row_size, elem_bytes=2, heavy=False):
@@ -126,10 +126,11 @@ def tile_settings(num_rows, row_size, elem_bytes=2, heavy=False):
         return DECODE_BLOCK // block_cols, block_cols, 8 if heavy else 4
     block_cols = min(block_cols, 1024 if heavy and elem_bytes <= 2 else 4096)
     # Masked lanes cost as much as live ones: halve a block that pads the row
-    # by more than PAD_MAX (docs/benchmarks/launch-rules.md#tile).
+    # past PAD_MAX (docs/benchmarks/launch-rules.md#tile).
+    least = 256 * triton.cdiv(row_size, 256)
     while (
-        block_cols > 128
-        and block_cols * triton.cdiv(row_size, block_cols) > row_size * PAD_MAX
+        block_cols > 256
+        and block_cols * triton.cdiv(row_size, block_cols) > PAD_MAX * least
     ):
         block_cols //= 2
     block_rows = max(1, 1024 // block_cols)
