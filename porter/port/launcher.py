@@ -975,7 +975,7 @@ def _keeps_welford(fn: ast.FunctionDef) -> bool:
     layer norm's): a division an element, which makes its first pass compute
     bound. Such kernels hold their rows up to MAX_FUSED_COLS whatever
     LOOPED_MIN_ROW_BYTES says: a layer norm over 2560-4099 bf16 columns held
-    took 0.36-0.41 of the looped kernel's time from 4096 rows on an H200
+    took 0.36-0.42 of the looped kernel's time from 4096 rows on an H200
     (docs/benchmarks/launch-rules.md#persistent-or-looped)."""
     return any(
         isinstance(n, ast.Call) and ast.unparse(n.func).endswith(WELFORD_STEPS)
