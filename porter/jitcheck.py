@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 
-from porter.port.pdl import EARLY_TRIGGER
+from porter.port.finish.pdl import EARLY_TRIGGER
 from porter.testing.launches import (
     LAUNCH_OPTIONS,
     LaunchRecorder,

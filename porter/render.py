@@ -11,7 +11,7 @@ import black
 import jinja2
 
 from porter.errors import PorterError
-from porter.port.launcher import LOOPED_MAX_BLOCK, LOOPED_MIN_ROW_BYTES
+from porter.port.launch.launcher import LOOPED_MAX_BLOCK, LOOPED_MIN_ROW_BYTES
 from porter.port.scaffold import Scaffold
 
 

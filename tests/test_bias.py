@@ -1,4 +1,4 @@
-"""porter.port.bias: a linear layer's bias moved from cuBLAS's addmm into the
+"""porter.port.launch.bias: a linear layer's bias moved from cuBLAS's addmm into the
 pointwise kernel after it, for 2-byte outputs."""
 
 import ast
@@ -11,7 +11,7 @@ import torch
 
 from porter.port import port_capture
 from porter.render import render_kernel
-from porter.port.bias import _addmm, add_bias_after_load
+from porter.port.launch.bias import _addmm, add_bias_after_load
 from porter.records import Capture
 from porter.reference import load_reference
 from porter.store import read_manifest
@@ -111,7 +111,7 @@ def test_the_scaffold_adds_the_bias_in_the_kernel_for_2_byte_outputs(
 ):
     case = load_case(CASE)
     # The cuBLAS path at any size (small matmuls otherwise take the
-    # one-kernel form, porter.port.matmul; tests/test_matmul.py).
+    # one-kernel form, porter.port.launch.matmul; tests/test_matmul.py).
     monkeypatch.setattr(case.kernel, "MATMUL_EPILOGUE_MAX_MACS", 0)
     sizes = {"num_tokens": 3, "in_features": 16, "out_features": 40}
     x, weight, bias = make_inputs(case, Scenario(dtype, sizes), porter_device, seed=0)
@@ -166,7 +166,7 @@ def test_a_kernelbench_linear_is_tiled_and_takes_its_bias_in_the_kernel(kb_linea
 
 
 # max_macs 0: the cuBLAS path; None: small matmuls in one kernel
-# (porter.port.matmul).
+# (porter.port.launch.matmul).
 @pytest.mark.parametrize(
     "dtype, max_macs, matmul",
     [

@@ -12,7 +12,7 @@ import pytest
 
 from porter.pipeline import capture
 from porter.port.custom_op import plan_custom_op
-from porter.port.launcher import Alloc
+from porter.port.launch.launcher import Alloc
 from porter.testing import CustomOpUnavailable, check_custom_op, load_case
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -100,4 +100,4 @@ def test_port_md_adding_a_pass_quotes_the_code_it_names():
     doc = (ROOT / "docs" / "port.md").read_text()
     part = doc[doc.index("### Adding a pass") :]
     code = re.search(r"```python\n(.*?)```", part, re.S).group(1)
-    assert code in (ROOT / "porter" / "port" / "fastexp.py").read_text()
+    assert code in (ROOT / "porter" / "port" / "finish" / "fastexp.py").read_text()

@@ -1,4 +1,4 @@
-"""Before/after tests for exp_ftz (porter.port.fastexp), the scaffolds that
+"""Before/after tests for exp_ftz (porter.port.finish.fastexp), the scaffolds that
 take it, and its numerics against float64: on a GPU the PTX (results under
 2^-126 flushed to 0), under Triton's interpreter tl.exp itself; and for the
 unroll of rows of two blocks (unroll_two_blocks): the pass, the loops it
@@ -14,7 +14,7 @@ import torch
 import triton
 import triton.language as tl
 
-from porter.port.fastexp import HELPER, NOTE, UNROLL, exp_ftz, unroll_two_blocks
+from porter.port.finish.fastexp import HELPER, NOTE, UNROLL, exp_ftz, unroll_two_blocks
 from porter.testing.apart import json_lines_apart
 from porter.testing.parity import load_case
 

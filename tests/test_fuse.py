@@ -1,9 +1,9 @@
-"""Before/after tests for fusing back-to-back tiled pointwise kernels (porter.port.fuse)."""
+"""Before/after tests for fusing back-to-back tiled pointwise kernels (porter.port.launch.fuse)."""
 
 import ast
 import textwrap
 
-from porter.port.fuse import fusable, fuse_pointwise, loads_before_stores
+from porter.port.launch.fuse import fusable, fuse_pointwise, loads_before_stores
 from porter.port.model import KernelPort, Param
 from porter.records import KernelRecord
 

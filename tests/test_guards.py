@@ -1,11 +1,11 @@
-"""Before/after tests for drop_finite_row_guard (porter.port.guards)."""
+"""Before/after tests for drop_finite_row_guard (porter.port.speed.guards)."""
 
 import ast
 import textwrap
 
 import pytest
 
-from porter.port.guards import drop_finite_row_guard
+from porter.port.speed.guards import drop_finite_row_guard
 from porter.port.model import KernelPort
 from porter.records import KernelRecord
 from porter.render import todo_comments

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from porter.port.pdl import GDC_LAUNCH, GDC_WAIT, is_pdl_block
+from porter.port.finish.pdl import GDC_LAUNCH, GDC_WAIT, is_pdl_block
 from porter.testing.parity import (
     Scenario,
     _import,
@@ -246,7 +246,7 @@ def test_pdl_forms_move_the_trigger_and_keep_the_wait_first(
 
 def test_pdl_forms_leave_a_kernel_without_pdl_alone():
     # linear_gelu's epilogue follows the matmul and launches without PDL;
-    # only its matmul kernel (porter.port.matmul) takes a form.
+    # only its matmul kernel (porter.port.launch.matmul) takes a form.
     src = (ROOT / "captured" / "linear_gelu" / "kernel.py").read_text()
 
     def epilogue(text):

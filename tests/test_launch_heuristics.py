@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import triton
 
-from porter.port.launcher import _keeps_welford, _reads_only_rows, _stores_row
+from porter.port.launch.launcher import _keeps_welford, _reads_only_rows, _stores_row
 from porter.port.model import KernelPort, Param
 from porter.testing.parity import _import
 

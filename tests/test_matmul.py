@@ -1,4 +1,4 @@
-"""porter.port.matmul: a small matmul and its pointwise epilogue in one kernel."""
+"""porter.port.launch.matmul: a small matmul and its pointwise epilogue in one kernel."""
 
 import ast
 import textwrap
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from porter.port.matmul import _mm, matmul_epilogue_form
+from porter.port.launch.matmul import _mm, matmul_epilogue_form
 from porter.testing.parity import (
     Scenario,
     as_tuple,
@@ -19,7 +19,7 @@ from porter.testing.parity import (
 ROOT = Path(__file__).resolve().parents[1]
 CASE = ROOT / "captured" / "linear_gelu"
 
-# The epilogue's tile kernel as porter.port.tile and porter.port.bias leave it.
+# The epilogue's tile kernel as porter.port.speed.tile and porter.port.launch.bias leave it.
 TILE_KERNEL = """
 def k_kernel(out_ptr, bias_ptr, num_tokens, out_features: tl.constexpr, ADD_BIAS: tl.constexpr, BLOCK_ROWS: tl.constexpr, BLOCK_COLS: tl.constexpr, COL_BLOCKS: tl.constexpr):
     row_block = tl.program_id(0) // COL_BLOCKS
@@ -224,7 +224,7 @@ def _ported_text():
 
 
 def test_no_matmul_form_where_the_launcher_has_its_own_rhs(monkeypatch):
-    from porter.port import bias
+    from porter.port.launch import bias
 
     assert "def linear_gelu_matmul_kernel(" in _ported_text()
     real = bias.unfuse_bias

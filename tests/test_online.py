@@ -1,4 +1,4 @@
-"""Before/after tests for the single-read looped form (porter.port.online), and
+"""Before/after tests for the single-read looped form (porter.port.forms.online), and
 its numerics on rows whose max grows block by block or is infinite or NaN."""
 
 import ast
@@ -11,7 +11,7 @@ import torch
 from porter.pipeline import load_reference, read_manifest
 from porter.port import port_capture
 from porter.render import render_kernel
-from porter.port.online import online_max_sum_exp
+from porter.port.forms.online import online_max_sum_exp
 from porter.records import Capture
 from porter.testing.parity import _import
 
@@ -45,7 +45,7 @@ def test_logsumexp_online_kernel_reads_the_row_once():
     # One running max and sum per row: a block's max, then its sum of exp
     # against the new max's shift, the sum so far rescaled to it.
     assert "maximum_nan_acc = maximum_nan(acc, max_nan(tl.where(" in text
-    # exp_ftz: tl.exp without its subnormal results (porter/port/fastexp.py).
+    # exp_ftz: tl.exp without its subnormal results (porter/port/finish/fastexp.py).
     assert "exp = exp_ftz(logits - safe_maximum_nan_acc_new)" in text
     assert (
         "acc_2 = rescale_sum(acc_2, safe_acc_run, safe_maximum_nan_acc_new) + block_sum"

@@ -1402,7 +1402,7 @@ def test_a_branch_porter_cannot_spell_is_kept_unprobed_and_refused_at_port():
     # The port refuses it in a sentence (launcher._refuse_branch); the probe
     # that drops framework guards must not trip on its marked text.
     from porter.capture import _other_side
-    from porter.port.launcher import _refuse_branch
+    from porter.port.launch.launcher import _refuse_branch
 
     assert _other_side(None, "?L['___x'] > 2") is None
     with pytest.raises(PorterError, match="branches in Python on L\\['___x'\\] > 2"):

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from porter.pipeline import capture
-from porter.port.pdl import (
+from porter.port.finish.pdl import (
     EARLY_TRIGGER,
     LAUNCH_PDL,
     dependent_launch,
@@ -142,7 +142,7 @@ def test_every_launch_not_behind_an_extern_call_takes_pdl(case):
 
     def behind_matmul(kernel: str) -> bool:
         # Behind the extern matmul: every kernel but the one that computes the
-        # matmul itself for small calls (porter.port.matmul).
+        # matmul itself for small calls (porter.port.launch.matmul).
         return has_matmul and not re.search(r"_matmul_kernel(_\d+)?$", kernel)
 
     assert kernels and launches

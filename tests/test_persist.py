@@ -1,4 +1,4 @@
-"""Before/after tests for the persistent-form passes (porter.port.persist)."""
+"""Before/after tests for the persistent-form passes (porter.port.forms.persist)."""
 
 import ast
 import textwrap
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from porter.port import persist
+from porter.port.forms import persist
 from porter.testing.parity import _import
 
 

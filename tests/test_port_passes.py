@@ -4,7 +4,17 @@ import ast
 import textwrap
 
 from porter import ast_tools
-from porter.port import passes
+from porter.port.clean import (
+    barriers,
+    casts,
+    constants,
+    copies,
+    core_math,
+    dead,
+    heuristics,
+    program_id,
+)
+from porter.port.speed import reciprocal
 from porter.port.pipeline import PIPELINE
 from porter.port.model import KernelPort
 from porter.records import KernelRecord
@@ -27,7 +37,7 @@ def _body(kp: KernelPort) -> str:
 def test_strip_heuristics_keeps_only_the_jit_function():
     src = "import triton\n@triton_heuristics.pointwise(size_hints={'x': 8})\n@triton.jit\ndef k(a):\n    pass\n"
     kp = KernelPort(KernelRecord("k", src, "pointwise", [], {}, None, None, 0), None)
-    passes.strip_heuristics(kp)
+    heuristics.strip_heuristics(kp)
     assert kp.tree.decorator_list == [] and kp.tree.name == "k"
 
 
@@ -35,7 +45,7 @@ def test_core_math_swaps_exact_ops_and_keeps_libdevice_tanh():
     kp = _kp(
         "a = libdevice.rsqrt(x)\nb = tl_math.exp(a)\nc = libdevice.tanh(b)\nd = triton_helpers.maximum(a, c)\n"
     )
-    passes.core_math(kp)
+    core_math.core_math(kp)
     assert (
         _body(kp)
         == "a = tl.rsqrt(x)\nb = tl.exp(a)\nc = libdevice.tanh(b)\nd = maximum_nan(a, c)"
@@ -45,7 +55,7 @@ def test_core_math_swaps_exact_ops_and_keeps_libdevice_tanh():
 
 def test_core_math_flags_what_it_cannot_port():
     kp = _kp("r = tl.rand(seed, offs)\n")
-    passes.core_math(kp)
+    core_math.core_math(kp)
     assert "TODO(porter): tl.rand" in _body(kp) and kp.todos
 
 
@@ -53,7 +63,7 @@ def test_typed_constants():
     kp = _kp(
         "a = tl.full([1, 1], 1e-06, tl.float32)\nb = tl.full([XBLOCK], 0, tl.float32)\n"
     )
-    passes.typed_constants(kp)
+    constants.typed_constants(kp)
     assert _body(kp) == "a = 1e-06\nb = tl.full([XBLOCK], 0, tl.float32)"
 
 
@@ -63,7 +73,7 @@ def test_typed_constants_keep_a_fill_whose_method_is_called():
         "tl.store(out_ptr0 + tl.full([1, 1], 0, tl.int32).broadcast_to(XBLOCK, 1), v, None)\n"
         "a = tl.full([1, 1], 2, tl.int32)\n"
     )
-    passes.typed_constants(kp)
+    constants.typed_constants(kp)
     assert _body(kp) == (
         "tl.store(out_ptr0 + tl.full([1, 1], 0, tl.int32).broadcast_to(XBLOCK, 1), v, None)\n"
         "a = 2"
@@ -75,7 +85,7 @@ def test_noop_casts_and_broadcasts():
         "xindex = tl.arange(0, XBLOCK)\nt0 = tl.load(in_ptr0 + xindex)\nt1 = tl.broadcast_to(t0, [XBLOCK])\n"
         "t2 = (t1).to(tl.float32)\nt3 = (t2).to(tl.float32)\nc = tl.broadcast_to(tl_const, [XBLOCK])\n"
     )
-    passes.noop_casts_and_broadcasts(kp)
+    casts.noop_casts_and_broadcasts(kp)
     body = _body(kp)
     assert "t1 = t0" in body and "t3 = t2" in body
     assert (
@@ -85,8 +95,8 @@ def test_noop_casts_and_broadcasts():
 
 def test_fold_copies_and_dead_aliases():
     kp = _kp("rnumel = r0_numel\nt1 = x * 2\nt2 = t1\ntl.store(out_ptr0 + i, t2, m)\n")
-    passes.fold_copies(kp)
-    passes.drop_dead_aliases(kp)
+    copies.fold_copies(kp)
+    dead.drop_dead_aliases(kp)
     assert _body(kp) == "t1 = x * 2\ntl.store(out_ptr0 + i, t1, m)"
 
 
@@ -95,14 +105,14 @@ def test_barrier_before_reload():
         "for r in tl.range(0, n, B):\n    tl.store(out_ptr0 + r, v, m)\n"
         "for r in tl.range(0, n, B):\n    w = tl.load(out_ptr0 + r, m)\n"
     )
-    passes.barrier_before_reload(kp)
+    barriers.barrier_before_reload(kp)
     stmts = [ast.unparse(s) for s in kp.tree.body]
     assert stmts[1] == "tl.debug_barrier()"
 
 
 def test_no_barrier_without_reload():
     kp = _kp("tl.store(out_ptr0 + r, v, m)\nw = tl.load(in_ptr0 + r, m)\n")
-    passes.barrier_before_reload(kp)
+    barriers.barrier_before_reload(kp)
     assert "debug_barrier" not in _body(kp)
 
 
@@ -111,7 +121,7 @@ def test_drop_store_only_barriers():
     # (logsumexp's in_out_ptr0 on a GPU capture). After: gone.
     store_only = "v = tl.load(in_ptr0 + r, m)\ntl.debug_barrier()\ntl.store(out_ptr0 + r, v, m)\n"
     kp = _kp(store_only)
-    passes.drop_store_only_barriers(kp)
+    barriers.drop_store_only_barriers(kp)
     assert _body(kp) == "v = tl.load(in_ptr0 + r, m)\ntl.store(out_ptr0 + r, v, m)"
     assert kp.notes == [
         "dropped 1 tl.debug_barrier() before a store to a buffer the kernel never reads"
@@ -120,7 +130,7 @@ def test_drop_store_only_barriers():
     kp = _kp(
         "for r in tl.range(0, n, B):\n    tl.debug_barrier()\ntl.store(out_ptr0, v)\n"
     )
-    passes.drop_store_only_barriers(kp)
+    barriers.drop_store_only_barriers(kp)
     assert _body(kp) == "for r in tl.range(0, n, B):\n    pass\ntl.store(out_ptr0, v)"
 
 
@@ -132,13 +142,13 @@ def test_drop_store_only_barriers_keeps_those_a_buffer_needs():
         "p = out_ptr0 + r\nv = tl.load(in_ptr0 + r, m)\ntl.debug_barrier()\ntl.store(p, v, m)\n",
     ):
         kp = _kp(body)
-        passes.drop_store_only_barriers(kp)
+        barriers.drop_store_only_barriers(kp)
         assert "tl.debug_barrier()" in _body(kp) and kp.notes == []
 
 
 def test_widen_program_id():
     kp = _kp("xoffset = tl.program_id(0) * XBLOCK\n")
-    passes.widen_program_id(kp)
+    program_id.widen_program_id(kp)
     assert _body(kp) == "xoffset = tl.program_id(0).to(tl.int64) * XBLOCK"
 
 
@@ -150,7 +160,7 @@ def _rmsnorm_port(case="rmsnorm"):
     import json
     from pathlib import Path
 
-    from porter.port.generalize import bind_parameters
+    from porter.port.bind.generalize import bind_parameters
     from porter.records import Capture
 
     root = Path(__file__).resolve().parents[1]
@@ -210,7 +220,7 @@ def test_bind_parameters_splits_an_index_over_merged_axes():
 
 
 def test_explicit_dtypes_upcast_loads_and_cast_stores():
-    from porter.port.generalize import explicit_dtypes
+    from porter.port.bind.generalize import explicit_dtypes
 
     kp, _ = _rmsnorm_port()
     explicit_dtypes(kp)
@@ -220,7 +230,7 @@ def test_explicit_dtypes_upcast_loads_and_cast_stores():
 
 
 def test_readable_names():
-    from porter.port.generalize import explicit_dtypes, readable_names
+    from porter.port.bind.generalize import explicit_dtypes, readable_names
 
     kp, _ = _rmsnorm_port()
     explicit_dtypes(kp)
@@ -243,7 +253,7 @@ def test_reciprocal_divisors_only_for_per_row_divisors():
         "q = tl.sqrt_rn(r + 1e-05)\n"
         "e = x / q\n"
     )
-    passes.reciprocal_divisors(kp)
+    reciprocal.reciprocal_divisors(kp)
     assert _body(kp) == (
         "c = 0.7\n"
         "a = x * (1.0 / c)\n"
@@ -265,7 +275,7 @@ def test_reciprocal_divisors_of_softmax_sums_and_clamped_scales():
         "a = maximum_nan(max_nan(tl.abs(x), 1)[:, None], 1e-10)\n"
         "q = x / (a / 127.0)\n"
     )
-    passes.reciprocal_divisors(kp)
+    reciprocal.reciprocal_divisors(kp)
     assert _body(kp) == (
         "m = max_nan(x, 1)[:, None]\n"
         "p = tl.exp(x - m)\n"
@@ -277,7 +287,7 @@ def test_reciprocal_divisors_of_softmax_sums_and_clamped_scales():
 
 
 def test_size_names_are_identifiers():
-    from porter.port.generalize import ident
+    from porter.port.bind.generalize import ident
 
     assert ident("x.size(1) // 2") == "x_size1_div_2"
     assert ident("head_dim + -1 * (head_dim // 2)") == "head_dim_minus_head_dim_div_2"

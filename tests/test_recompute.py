@@ -1,9 +1,9 @@
-"""Before/after tests for the looped kernel's recompute pass (porter.port.recompute)."""
+"""Before/after tests for the looped kernel's recompute pass (porter.port.forms.recompute)."""
 
 import ast
 import textwrap
 
-from porter.port.recompute import recompute_reloads
+from porter.port.forms.recompute import recompute_reloads
 
 
 def _fn(body: str) -> ast.FunctionDef:

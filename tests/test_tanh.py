@@ -1,4 +1,4 @@
-"""Before/after tests for the sigmoid form of 1 + tanh(u) (porter.port.tanh),
+"""Before/after tests for the sigmoid form of 1 + tanh(u) (porter.port.finish.tanh),
 the scaffolds that take it, and its numerics against float64: on a GPU the
 PTX (exp_ftz, div.approx.f32), under Triton's interpreter numpy's."""
 
@@ -12,7 +12,7 @@ import triton
 import triton.language as tl
 from triton.language.extra import libdevice
 
-from porter.port.tanh import NOTE, one_plus_tanh
+from porter.port.finish.tanh import NOTE, one_plus_tanh
 from porter.testing.parity import load_case
 
 CAPTURED = Path(__file__).resolve().parents[1] / "captured"

@@ -1,9 +1,9 @@
-"""porter.port.tidy: Inductor's tmpN temporaries folded and named, ops kept in order."""
+"""porter.port.finish.tidy: Inductor's tmpN temporaries folded and named, ops kept in order."""
 
 import ast
 import textwrap
 
-from porter.port.tidy import tidy_temporaries
+from porter.port.finish.tidy import tidy_temporaries
 
 
 def _tidy(src: str) -> str:

@@ -1,10 +1,10 @@
-"""Before/after tests for the (rows, cols) launch of pointwise kernels (porter.port.tile)."""
+"""Before/after tests for the (rows, cols) launch of pointwise kernels (porter.port.speed.tile)."""
 
 import ast
 import textwrap
 
 from porter.port.model import KernelPort, Param
-from porter.port.tile import (
+from porter.port.speed.tile import (
     _exact_quotient,
     _model_factor,
     column_masked_loads,

@@ -35,7 +35,7 @@ Forms:
   pdl-early      The kernel lets the next one launch
                  (gdc_launch_dependents) right after its gdc_wait, whatever
                  its block: a reduction's form, and a pointwise (tile)
-                 kernel's before it took EARLY_TRIGGER (porter/port/pdl.py).
+                 kernel's before it took EARLY_TRIGGER (porter/port/finish/pdl.py).
   pdl-loaded     The kernel lets the next one launch after its last
                  top-level statement that loads, as Inductor's own PDL code
                  does, whatever its block.
@@ -61,8 +61,8 @@ move reads memory before the wait. To price PDL itself, `launch_probe.py
 --no-pdl`. The variant keeps every name the launcher calls. Only the kernels
 change (comments are dropped: the file is printed again from its syntax
 tree). flat-grid, the (rows, column blocks) tile on one grid axis, was a form
-here until the generator took it (porter/port/tile.py), as was pdl, the
-kernels launched with programmatic dependent launch (porter/port/pdl.py).
+here until the generator took it (porter/port/speed/tile.py), as was pdl, the
+kernels launched with programmatic dependent launch (porter/port/finish/pdl.py).
 """
 
 from __future__ import annotations
@@ -74,11 +74,11 @@ import sys
 from pathlib import Path
 
 from porter.ast_tools import is_call, names_in, ptr_base
-from porter.port.pdl import GDC_LAUNCH, LAUNCH_PDL, is_pdl_block, loads
+from porter.port.finish.pdl import GDC_LAUNCH, LAUNCH_PDL, is_pdl_block, loads
 
 # The generator's own pieces: the test for the branch hint_row_loads writes,
 # and a statement's load and stored pointers.
-from porter.port.persist import (
+from porter.port.forms.persist import (
     STREAM_ROWS,
     _assigned_anywhere,
     _is_stream_branch,

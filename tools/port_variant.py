@@ -17,7 +17,7 @@ Rules:
                       call of silu_and_mul or rmsnorm (calls BM-BN,
                       lab/NOTES.md).
   --matmul-fp32 P     fp32 outputs of a small matmul and its epilogue
-                      (porter/port/matmul.py) as P: "cublas" leaves them to
+                      (porter/port/launch/matmul.py) as P: "cublas" leaves them to
                       cuBLAS and the epilogue kernel, as the generator did
                       before; "ieee" or "tf32" run the one kernel with tl.dot
                       at that input precision instead of the generator's

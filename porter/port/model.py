@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from porter.records import Binding, Capture, CompiledModule, KernelRecord, Step
 
 if TYPE_CHECKING:
-    from porter.port.launcher import Launcher, LaunchStep
+    from porter.port.launch.launcher import Launcher, LaunchStep
 
 
 @dataclass
@@ -51,24 +51,24 @@ class KernelPort:
     todos: list[str] = field(default_factory=list)
     capture_dtype: str = "float32"
     static_sizes: dict[str, int] = field(default_factory=dict)  # name -> literal it had
-    # The row-in-registers form of a looped reduction (porter.port.persist);
+    # The row-in-registers form of a looped reduction (porter.port.forms.persist);
     # `tree` then stays as the looped kernel for rows too wide for registers.
     persistent: ast.FunctionDef | None = None
     looped_name: str = ""
-    # A single-pass form of the looped kernel (porter.port.online), which the
+    # A single-pass form of the looped kernel (porter.port.forms.online), which the
     # launcher takes for many very wide rows.
     online: ast.FunctionDef | None = None
     # (K param, K launcher expr, rows launcher expr) of a (rows, cols) launch
-    # (porter.port.tile); None keeps the flat 1-D launch.
+    # (porter.port.speed.tile); None keeps the flat 1-D launch.
     tile: tuple[str, str, str] | None = None
     # Names of the per-call dims (num_tokens): a flat kernel's element count
-    # splits into them and per-model sizes (porter.port.tile).
+    # splits into them and per-model sizes (porter.port.speed.tile).
     runtime_dims: frozenset[str] = frozenset()
-    # Record names of the kernels fused into this one (porter.port.fuse); their
+    # Record names of the kernels fused into this one (porter.port.launch.fuse); their
     # launches are this kernel's.
     fused: list[str] = field(default_factory=list)
     # The matmul-and-epilogue form of a tile kernel after a matmul
-    # (porter.port.matmul), launched instead of both for small matmuls.
+    # (porter.port.launch.matmul), launched instead of both for small matmuls.
     matmul: ast.FunctionDef | None = None
 
     @property
@@ -83,10 +83,10 @@ class PortOptions:
 
     # A kernel right after an extern call (a cuBLAS matmul) launches with
     # programmatic dependent launch too. Off: behind a cuBLAS matmul it took
-    # 0.92-1.10x the time at 1-256 tokens on an H200 (porter.port.pdl).
+    # 0.92-1.10x the time at 1-256 tokens on an H200 (porter.port.finish.pdl).
     pdl_after_extern: bool = False
     # tl.dot's input precision for fp32 operands of a small matmul fused with
-    # its epilogue (porter.port.matmul): "tf32x3" (three TF32 products a term)
+    # its epilogue (porter.port.launch.matmul): "tf32x3" (three TF32 products a term)
     # took 0.67-0.88 of Inductor's time at 128 -> 256 on an H200, "ieee" up to
     # 1.5x. None leaves fp32 to cuBLAS.
     matmul_fp32: str | None = "tf32x3"

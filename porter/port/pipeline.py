@@ -18,25 +18,23 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from porter.port import (
-    bias,
-    fastexp,
-    fuse,
-    generalize,
-    guards,
-    launcher,
-    matmul,
-    online,
-    passes,
-    pdl,
-    persist,
-    recompute,
-    start,
-    tanh,
-    tidy,
-    tile,
+from porter.port.bind import generalize
+from porter.port.clean import (
+    barriers,
+    casts,
+    constants,
+    copies,
+    core_math,
+    dead,
+    heuristics,
+    program_id,
 )
+from porter.port.finish import fastexp, pdl, tanh, tidy
+from porter.port.forms import online, persist, recompute
+from porter.port.launch import bias, fuse, launcher, matmul
 from porter.port.model import PortState
+from porter.port.speed import guards, reciprocal, tile
+from porter.port.start import start
 
 PHASES = {
     "start": "the capture split into one kernel a launch",
@@ -85,19 +83,19 @@ class Pass:
 PIPELINE = [
     Pass("start", start.one_launch_a_kernel, "port"),
     Pass("start", start.start_kernels, "port"),
-    Pass("clean", passes.strip_heuristics),
-    Pass("clean", passes.core_math),
-    Pass("clean", passes.typed_constants),
-    Pass("clean", passes.noop_casts_and_broadcasts),
-    Pass("clean", passes.fold_copies),
-    Pass("clean", passes.drop_dead_aliases),
-    Pass("clean", passes.barrier_before_reload),
-    Pass("clean", passes.drop_store_only_barriers),
-    Pass("clean", passes.widen_program_id),
+    Pass("clean", heuristics.strip_heuristics),
+    Pass("clean", core_math.core_math),
+    Pass("clean", constants.typed_constants),
+    Pass("clean", casts.noop_casts_and_broadcasts),
+    Pass("clean", copies.fold_copies),
+    Pass("clean", dead.drop_dead_aliases),
+    Pass("clean", barriers.barrier_before_reload),
+    Pass("clean", barriers.drop_store_only_barriers),
+    Pass("clean", program_id.widen_program_id),
     Pass("bind", generalize.bind_kernel_parameters, "port"),
     Pass("bind", generalize.explicit_dtypes),
     Pass("bind", generalize.readable_names),
-    Pass("speed", passes.reciprocal_divisors),
+    Pass("speed", reciprocal.reciprocal_divisors),
     Pass("speed", guards.drop_finite_row_guard),
     Pass("speed", tile.tile_rows_by_cols),
     Pass("speed", tile.column_masked_loads),

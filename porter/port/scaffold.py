@@ -8,9 +8,9 @@ import inspect
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from porter.port import fastexp
+from porter.port.finish import fastexp
 from porter.port.custom_op import CustomOp, plan_custom_op
-from porter.port.launcher import EARLY_TRIGGER_EXPR, Calls, Launcher
+from porter.port.launch.launcher import EARLY_TRIGGER_EXPR, Calls, Launcher
 from porter.port.model import KernelPort, PortState
 from porter.port.model_class import model_init
 from porter.records import Capture

@@ -52,7 +52,7 @@ import re
 
 import sympy
 
-from porter.port.generalize import sym_expr, ident, set_signature
+from porter.port.bind.generalize import sym_expr, ident, set_signature
 from porter.port.model import KernelPort, Param
 from porter.ast_tools import full_names, names_in, rename_names
 

@@ -9,11 +9,11 @@ import re
 from dataclasses import dataclass, field
 
 from porter.errors import PorterError
-from porter.port.generalize import launcher_expr
+from porter.port.bind.generalize import launcher_expr
 from porter.port.model import KernelPort, PortOptions, PortState, all_steps, module_attr
 from porter.ast_tools import is_call, ptr_base
-from porter.port.pdl import EARLY_TRIGGER_EXPR, ROWS_EARLY_TRIGGER_EXPR, loads_at_top
-from porter.port.persist import STREAM_ROWS, is_col_loop
+from porter.port.finish.pdl import EARLY_TRIGGER_EXPR, ROWS_EARLY_TRIGGER_EXPR, loads_at_top
+from porter.port.forms.persist import STREAM_ROWS, is_col_loop
 from porter.records import Capture, CompiledModule
 
 DEFAULT_POINTWISE_BLOCK = 1024
@@ -99,10 +99,10 @@ class LaunchStep:
     # A dict of launch arguments only some of the kernels take (rendered `**x`).
     kwargs: str = ""
     # Launched with programmatic dependent launch where the device has it
-    # (porter.port.pdl): LAUNCH_PDL=pdl, launch_pdl=pdl.
+    # (porter.port.finish.pdl): LAUNCH_PDL=pdl, launch_pdl=pdl.
     pdl: bool = False
     # Where the kernel also takes EARLY_TRIGGER (a pointwise tile kernel, or
-    # Inductor's persistent reduction; porter.port.pdl.trigger_after_loads):
+    # Inductor's persistent reduction; porter.port.finish.pdl.trigger_after_loads):
     # the expression it is passed.
     early_trigger: str = ""
     # Where porter's persistent kernel takes EARLY_TRIGGER, passed in
@@ -110,7 +110,7 @@ class LaunchStep:
     persistent_trigger: bool = False
     # Where set, the step runs only under this condition, and either the
     # launcher returns after it or, where `otherwise` holds steps, those run
-    # instead (porter.port.matmul: the slower way to the same outputs).
+    # instead (porter.port.launch.matmul: the slower way to the same outputs).
     when: str = ""
     otherwise: list["LaunchStep"] = field(default_factory=list)
     calls: Calls = field(default_factory=Calls)

@@ -24,7 +24,7 @@ from porter.ast_tools import (
     rename_names,
     ptr_base,
 )
-from porter.port.passes import drop_unread
+from porter.port.clean.dead import drop_unread
 from porter.port.model import KernelPort
 
 ACCUMULATE_IDENTITY = {

@@ -9,7 +9,7 @@ of q once from memory. The second kernel's loads go before the first's stores
 might alias), while issued together, loads of one address under one mask
 compile to one (rotary_neox: 8 global loads to 4, offline under triton 3.6).
 
-Two kernels fuse when both run on a (rows, column blocks) grid (porter.port.tile)
+Two kernels fuse when both run on a (rows, column blocks) grid (porter.port.speed.tile)
 over the same row count, they are launched one after the other, and the second
 reads nothing the first writes. The second's statements follow the first's in
 one body: its arguments bound to the same launcher value become the first's,
@@ -24,7 +24,7 @@ import copy
 import re
 from collections import Counter
 
-from porter.port.generalize import set_signature
+from porter.port.bind.generalize import set_signature
 from porter.port.model import KernelPort, Param
 from porter.ast_tools import (
     assigned_names,
@@ -34,7 +34,7 @@ from porter.ast_tools import (
     ptr_base,
     unique_name,
 )
-from porter.port.persist import name_counts, stored_bases
+from porter.port.forms.persist import name_counts, stored_bases
 
 FUSED_NOTE = (
     "fused {n} pointwise kernels that read the same inputs into one launch "

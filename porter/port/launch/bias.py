@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import ast
 
-from porter.port.launcher import Launcher, LaunchStep
+from porter.port.launch.launcher import Launcher, LaunchStep
 from porter.port.model import KernelPort, Param, PortState
 from porter.ast_tools import comment_stmt, is_call
 

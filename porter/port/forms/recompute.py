@@ -21,7 +21,7 @@ import ast
 import copy
 
 from porter.port.model import KernelPort
-from porter.port.online import loop_carried
+from porter.port.forms.online import loop_carried
 from porter.ast_tools import (
     assigned_names,
     is_call,
@@ -31,7 +31,7 @@ from porter.ast_tools import (
     set_hint,
     unique_name,
 )
-from porter.port.persist import (
+from porter.port.forms.persist import (
     is_col_loop,
     load_parts,
     store_key,

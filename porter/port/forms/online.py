@@ -32,8 +32,8 @@ from porter.ast_tools import (
     set_hint,
 )
 from porter.port.model import KernelPort
-from porter.port.passes import HELPER_DEPENDS
-from porter.port.persist import (
+from porter.port.clean.core_math import HELPER_DEPENDS
+from porter.port.forms.persist import (
     full_init,
     is_col_loop,
     load_key,

@@ -37,8 +37,8 @@ import ast
 import copy
 import re
 
-from porter.port.bias import ADD_BIAS, loaded_once
-from porter.port.launcher import (
+from porter.port.launch.bias import ADD_BIAS, loaded_once
+from porter.port.launch.launcher import (
     NO_PDL_AFTER_EXTERN,
     Calls,
     Launcher,

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import ast
 
-from porter.port.fastexp import HELPER as EXP_HELPER
+from porter.port.finish.fastexp import HELPER as EXP_HELPER
 from porter.ast_tools import assigned_names, is_call, read_counts
 from porter.port.model import PortState
 

@@ -38,8 +38,8 @@ import ast
 
 from porter.ast_tools import comment_stmt, is_call, names_in, bindings
 from porter.port.model import PortState
-from porter.port.passes import takes_row_max
-from porter.port.persist import is_col_loop
+from porter.port.speed.reciprocal import takes_row_max
+from porter.port.forms.persist import is_col_loop
 
 HELPER = "exp_ftz"
 # The kernels (KernelRecord.kind) it applies to.

@@ -37,8 +37,9 @@ from porter.ast_tools import (
     walk_stmts,
     unique_name,
 )
-from porter.port.passes import drop_unread, fold_plain_copies
-from porter.port.persist import masked_update, op_of
+from porter.port.clean.copies import fold_plain_copies
+from porter.port.clean.dead import drop_unread
+from porter.port.forms.persist import masked_update, op_of
 
 _OPS = {
     ast.Add: "add",

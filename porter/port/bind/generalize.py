@@ -762,7 +762,7 @@ def readable_names(kp: KernelPort) -> None:
     }
     # A temporary is never named like an index variable (an input called mask
     # or offsets once had its loads overwrite the bounds mask), nor like the
-    # names later passes give (porter.port.tile's row_block, col_block).
+    # names later passes give (porter.port.speed.tile's row_block, col_block).
     taken = (set(used) - set(mapping)) | set(mapping.values()) | RESERVED
     for stmt, _ in walk_stmts(fn.body):
         if not isinstance(stmt, ast.Assign) or len(assigned_names(stmt)) != 1:

@@ -1,0 +1,130 @@
+"""Inductor's helper and libdevice calls replaced by core ops or porter's helpers (core_math)."""
+
+from __future__ import annotations
+
+import ast
+
+from porter.ast_tools import walk_stmts
+from porter.port.model import KernelPort
+
+
+def _todo(text: str) -> ast.stmt:
+    """A marker statement the renderer turns into a `# TODO(porter): ...` comment."""
+    return ast.Expr(ast.Constant(f"TODO(porter): {text}"))
+
+
+CORE_MATH = {
+    "libdevice.rsqrt": "tl.rsqrt",
+    "libdevice.sqrt": "tl.sqrt",
+    "libdevice.exp": "tl.exp",
+    "libdevice.exp2": "tl.exp2",
+    "libdevice.log": "tl.log",
+    "libdevice.log2": "tl.log2",
+    "libdevice.sin": "tl.sin",
+    "libdevice.cos": "tl.cos",
+    "libdevice.abs": "tl.abs",
+    "libdevice.fabs": "tl.abs",
+    "libdevice.floor": "tl.floor",
+    "libdevice.ceil": "tl.ceil",
+    "libdevice.erf": "tl.erf",
+    "tl_math.exp": "tl.exp",
+    "tl_math.log": "tl.log",
+    "tl_math.abs": "tl.abs",
+    "tl_math.sin": "tl.sin",
+    "tl_math.cos": "tl.cos",
+    "tl_math.sqrt": "tl.sqrt",
+    "tl_math.exp2": "tl.exp2",
+    "tl_math.log2": "tl.log2",
+    "triton_helpers.promote_to_tensor": "",
+}
+
+
+# Inductor's helpers with a porter-written equivalent in templates/helpers.py.j2.
+HELPERS = {
+    "triton_helpers.maximum": "maximum_nan",
+    "triton_helpers.minimum": "minimum_nan",
+    "triton_helpers.max2": "max_nan",
+    "triton_helpers.min2": "min_nan",
+    "triton_helpers.any": "any_true",
+    "triton_helpers.welford_reduce": "welford_accumulate",
+    "triton_helpers.welford_combine": "welford_merge",
+    "triton_helpers.welford": "welford_finish",
+    "triton_helpers.online_softmax_reduce": "online_softmax_finish",
+    "triton_helpers.online_softmax_combine": "online_softmax_accumulate",
+    "triton_helpers.maximum_with_index": "argmax_step",
+    "triton_helpers.max_with_index": "argmax_rows",
+    "triton_helpers.minimum_with_index": "argmin_step",
+    "triton_helpers.min_with_index": "argmin_rows",
+    "triton_helpers.select_one": "select_masked",
+    "triton_helpers.div_floor_integer": "floor_div",
+    "triton_helpers.remainder_integer": "floor_mod",
+    "triton_helpers.pow_integer": "int_pow",
+    "triton_helpers.prod": "row_product",
+}
+
+
+HELPER_DEPENDS = {
+    "max_nan": {"maximum_nan"},
+    "min_nan": {"minimum_nan"},
+    "welford_finish": {"welford_merge"},
+    "online_softmax_finish": {"max_nan", "maximum_nan", "exp_ftz"},
+    "online_softmax_accumulate": {"maximum_nan", "exp_ftz"},
+    "rescale_sum": {"exp_ftz"},
+    "argmax_rows": {"argmax_step"},
+    "argmin_rows": {"argmin_step"},
+    "row_product": {"multiply"},
+}
+
+
+UNSUPPORTED = {
+    "tl.inline_asm_elementwise": "inline assembly is target-specific",
+    "tl.rand": "random numbers cannot match eager bit for bit",
+    "tl.randn": "random numbers cannot match eager bit for bit",
+    "tl.randint": "random numbers cannot match eager bit for bit",
+}
+
+
+def core_math(kp: KernelPort) -> None:
+    """Use triton core ops where they are exact (tl.exp, tl.rsqrt...); keep
+    libdevice only where core has none (tanh, erf...); swap Inductor's helpers
+    for porter's own readable ones; flag what cannot be ported faithfully."""
+    swapped = 0
+
+    class Fix(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> ast.AST:
+            self.generic_visit(node)
+            nonlocal swapped
+            name = ast.unparse(node.func)
+            if name in CORE_MATH:
+                swapped += 1
+                if CORE_MATH[name] == "":
+                    return node.args[0]
+                node.func = ast.parse(CORE_MATH[name], mode="eval").body
+            elif name in HELPERS:
+                swapped += 1
+                helper = HELPERS[name]
+                kp.helpers.add(helper)
+                kp.helpers |= HELPER_DEPENDS.get(helper, set())
+                node.func = ast.Name(helper, ast.Load())
+                if helper.startswith("online_softmax"):
+                    node.args = node.args[:-1]  # use_fast_math: porter keeps exact exp
+            elif name.startswith("libdevice."):
+                kp.uses_libdevice = True
+            elif name.startswith(("triton_helpers.", "tl_math.")):
+                kp.todos.append(f"{name} has no porter equivalent yet")
+            return node
+
+    Fix().visit(kp.tree)
+    for fn in kp.combine_fns:  # a scan's combine (logcumsumexp's) calls them too
+        Fix().visit(fn)
+    for stmt, body in walk_stmts(kp.tree.body):
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Call) and ast.unparse(node.func) in UNSUPPORTED:
+                why = UNSUPPORTED[ast.unparse(node.func)]
+                body.insert(body.index(stmt), _todo(f"{ast.unparse(node.func)}: {why}"))
+                kp.todos.append(f"{ast.unparse(node.func)}: {why}")
+                break
+    if swapped:
+        kp.notes.append(
+            f"replaced {swapped} Inductor helper/libdevice call(s) by core ops or porter helpers"
+        )

@@ -1,0 +1,1 @@
+"""Port passes of the forms phase: a reduction's other forms: persistent, single-pass."""

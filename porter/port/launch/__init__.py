@@ -1,0 +1,1 @@
+"""Port passes of the launch phase: kernels fused and named, the launcher planned."""
