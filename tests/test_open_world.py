@@ -1440,3 +1440,113 @@ def test_a_branch_on_a_model_size_is_refused_past_it_and_the_suite_says_so(tmp_p
     with pytest.raises(ScaffoldRefuses, match=r"logits.shape\[1\] <= 100"):
         _check(case, {"num_tokens": 3, "vocab": 1023}, optional=True)
     _check(case, {"num_tokens": 3, "vocab": 97})
+
+
+INT_LOG = _porter_ref(
+    """
+    import math
+
+    def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+        return (torch.randn(num_tokens, hidden, dtype=dtype, device=device),)
+
+    def scaled(x, buckets: int = 8):
+        return x * math.log(buckets)
+
+    REFERENCE = scaled
+    """,
+    '{"num_tokens": 4, "hidden": 16}',
+    '["float32"]',
+)
+
+
+def test_an_int_argument_a_guard_fixed_is_refused_and_varied_by_the_suite(tmp_path):
+    # math.log(buckets) fixed buckets at 8, yet the graph took it as a size:
+    # the scaffold computed log(8) for buckets=16 (error 2.3 a unit input).
+    case = _capture(tmp_path, "int_log", INT_LOG)
+    with pytest.raises(NotImplementedError, match="captured with buckets == 8"):
+        case.kernel.scaled(torch.randn(3, 16), buckets=16)
+    varied = [sc for sc in case.scenarios() if sc.args]
+    assert {v for sc in varied for v in sc.args.values()} == {9, 16}
+    assert all(sc.optional for sc in varied)
+    with pytest.raises(ScaffoldRefuses, match="buckets == 8"):
+        check_parity(case, varied[0], "cpu", 0)
+
+
+MASK_LIKE = _porter_ref(
+    """
+    def make_inputs(rows, cols, dtype=torch.float32, device="cpu"):
+        like = torch.randn(2, dtype=dtype, device=device)
+        return like, torch.rand(rows, cols, device=device) > 0.5
+
+    def causal_fill(like, keep):
+        zeros = torch.zeros(keep.shape, dtype=like.dtype, device=keep.device)
+        return zeros.masked_fill(~keep, torch.finfo(like.dtype).min)
+
+    REFERENCE = causal_fill
+    """,
+    '{"rows": 4, "cols": 8}',
+    '["bfloat16", "float32"]',
+)
+
+
+def test_a_dtype_limit_from_an_input_read_for_its_dtype_alone_is_refused(tmp_path):
+    # HF's mask builders: `like` reaches the graph only as a dtype. The
+    # bf16 capture gave fp32 calls bf16's minimum and fp16 calls -inf.
+    case = _capture(tmp_path, "mask_like", MASK_LIKE, dtype="bfloat16")
+    assert case.dtypes == ["bfloat16"]
+    keep = torch.rand(3, 8) > 0.5
+    for dtype in (torch.float32, torch.float16):
+        with pytest.raises(NotImplementedError, match="captured in bfloat16"):
+            case.kernel.causal_fill(torch.randn(2, dtype=dtype), keep)
+    # The suite tries the reference's other dtype once: refused, not skipped.
+    other = [sc for sc in case.scenarios() if sc.dtype == "float32"]
+    assert len(other) == 1 and other[0].optional
+    with pytest.raises(ScaffoldRefuses, match="captured in bfloat16"):
+        check_parity(case, other[0], "cpu", 0)
+
+
+def test_a_value_at_the_dtypes_limit_is_scored_against_eager():
+    # float64 fills torch.finfo(float64).min where float32 fills its own: scored
+    # against float64, any float32 value passed there, and set the bound of
+    # every other element. Now the scaffold must give eager's value.
+    from porter.testing.parity import _compare
+
+    ref = torch.tensor([torch.finfo(torch.float64).min, 0.5], dtype=torch.float64)
+    eager = torch.tensor([torch.finfo(torch.float32).min, 0.5])
+    _compare(0, ref, eager, eager.clone(), "float32", "here")
+    wrong = torch.tensor([torch.finfo(torch.bfloat16).min, 0.5])
+    with pytest.raises(ParityError, match="past torch.float32's range"):
+        _compare(0, ref, eager, wrong, "float32", "here")
+    # ...and an error elsewhere is scored as if the limit were not there.
+    with pytest.raises(ParityError, match="exceeds"):
+        _compare(0, ref, eager, torch.tensor([eager[0].item(), 0.6]), "float32", "here")
+
+
+OPTIONAL_CAP = _porter_ref(
+    """
+    def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+        return (torch.randn(num_tokens, hidden, dtype=dtype, device=device),)
+
+    def softcap(x, cap=30.0):
+        if cap is not None:
+            x = cap * torch.tanh(x / cap)
+        return x
+
+    REFERENCE = softcap
+    """,
+    '{"num_tokens": 4, "hidden": 16}',
+    '["float32"]',
+)
+
+
+def test_a_float_argument_passed_as_none_is_refused_not_launched(tmp_path):
+    # `cap: float | None = 30.0`: the kernels take cap at run time, and None
+    # reached the launch (a TypeError inside the kernel).
+    case = _capture(tmp_path, "optional_cap", OPTIONAL_CAP)
+    with pytest.raises(NotImplementedError, match="captured with cap a number"):
+        case.kernel.softcap(torch.randn(3, 16), cap=None)
+    nones = [sc for sc in case.scenarios() if None in sc.args.values()]
+    assert nones and all(sc.optional for sc in nones)
+    with pytest.raises(ScaffoldRefuses, match="cap a number"):
+        check_parity(case, nones[0], "cpu", 0)
+    _check(case, {"num_tokens": 3, "hidden": 16})

@@ -102,6 +102,17 @@ def other_floats(value: float) -> list[float]:
     return out
 
 
+def other_ints(value: int) -> list[int]:
+    """The values an int argument's scenarios take instead of `value`: one
+    more, and double (one more moves no floor or ceiling of a log or a ratio
+    the kernels may hold as a constant)."""
+    out = []
+    for new in (value + 1, 2 * value):
+        if new != value and new not in out:
+            out.append(new)
+    return out
+
+
 def _short(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value).replace(" ", "")
 
@@ -198,15 +209,21 @@ class Case:
                 out.append(Scenario(dtype, small, layout=layout))
             out.append(Scenario(dtype, small, values="difficult"))
             out.append(Scenario(dtype, small, values="offset"))
-            # Each float argument of the call changed (a scale passed to
-            # forward, a defaulted eps): taken at run time, or refused in the
-            # scaffold's words.
+            # Each float or int argument of the call changed (a scale passed
+            # to forward, a defaulted eps, a bucket count; a float to None):
+            # taken at run time, or refused in the scaffold's words.
             for i, value in enumerate(self.call_values(small, dtype)):
                 if isinstance(value, float):
-                    out += [
-                        Scenario(dtype, small, args={i: new}, optional=True)
-                        for new in other_floats(value)
-                    ]
+                    # None too: `cap: float | None = 30.0` takes another path
+                    others = [*other_floats(value), None]
+                elif isinstance(value, int) and not isinstance(value, bool):
+                    others = other_ints(value)
+                else:
+                    continue
+                out += [
+                    Scenario(dtype, small, args={i: new}, optional=True)
+                    for new in others
+                ]
             if self.manifest.get("reference_kind") == "kernelbench":
                 # The other module mode, and each float constructor argument
                 # changed: followed, or refused in the scaffold's own words.
@@ -222,6 +239,14 @@ class Case:
                                 optional=True,
                             )
                         )
+        # Each dtype of the reference the capture does not serve, once:
+        # refused in the scaffold's words, or right; never the served
+        # dtype's numbers (a mask of torch.finfo(like.dtype).min).
+        served = set(self.dtypes)
+        for dtype in self.manifest["dtypes"]:
+            if dtype in FLOOR and dtype not in served:
+                small = {**base, **{d["name"]: 5 for d in runtime}}
+                out.append(Scenario(dtype, small, optional=True))
         return [sc for sc in out if self.fits(sc.sizes)]
 
     def call_values(self, sizes: dict[str, int], dtype: str) -> list[Any]:
@@ -989,7 +1014,21 @@ def _compare(i, ref, eager, got, dtype, where, unwritten=None) -> float:
         raise ParityError(
             f"{where}: {_label(i)}{list(idx)} = {g[idx].item():.6g}, float64 reference {r[idx].item()}"
         )
-    scored = finite & ~beyond
+    # Where float64 lies past the output dtype's range (a mask filled with
+    # torch.finfo(dtype).min, computed in float64 as float64's own limit), the
+    # scaffold must give eager's value: scored against float64 there, any
+    # value of the dtype would pass, and set the whole output's bound.
+    limit = torch.finfo(eager.dtype)
+    outside = finite & (r.abs() > limit.max) & torch.isfinite(e)
+    off = outside & ~((g - e).abs() <= 4 * limit.eps * e.abs())
+    if off.any():
+        idx = tuple(off.nonzero()[0].tolist())
+        raise ParityError(
+            f"{where}: {_label(i)}{list(idx)} = {g[idx].item():.8g}, eager {e[idx].item():.8g} "
+            f"(float64 {r[idx].item():.6g} is past {eager.dtype}'s range: the dtype's own "
+            "limit, which the scaffold must give as eager does)"
+        )
+    scored = finite & ~beyond & ~outside
     zero = torch.zeros_like(r)
     err_g = torch.nan_to_num(
         torch.where(scored, (g - r).abs() / denom, zero), nan=float("inf")

@@ -163,6 +163,7 @@ def plan_launcher(
     # Arguments the capture saw only as their defaults were inlined as
     # constants, unless the kernels take them at run time (a float eps).
     symints = {gi.source for gi in module.inputs if gi.kind == "symint"}
+    checked = set()
     for pname, p in sig.parameters.items():
         if (
             pname in inputs
@@ -173,14 +174,22 @@ def plan_launcher(
         ):
             continue
         checks.append(_refuse_other(pname, p.default))
+        checked.add(pname)
+    # A number the kernels take at run time: the capture traced a number there
+    # (`if cap is not None` took that side), so None or a tensor is refused.
+    for pname in sig.parameters:
+        if pname in scalars and pname not in inputs:
+            checks.append(_refuse_non_number(pname))
     # Values the compiled graph holds as constants (a reduction dim, a
     # module's training flag): Dynamo would recompile for another value.
     for c in cap.constants:
         expr = c["expr"]
         if not kernelbench and expr.startswith("self"):
             continue
-        if expr in sig.parameters and expr not in inputs:
-            continue  # a default, checked above
+        if expr in checked:
+            continue
+        # An int the graph took as a size, then fixed by a guard (math.log(n),
+        # `if n == 4` after tensor math), is a constant of the kernels too.
         value = tuple(c["value"]) if c.get("tuple") else c["value"]
         checks.append(_refuse_other(expr, _Code(value) if c.get("code") else value))
     # Branches the reference took in Python on a scalar or a size: the
@@ -261,7 +270,10 @@ def plan_launcher(
     others = [
         d for d in ("float32", "float16", "bfloat16") if d not in cap.dtypes_served
     ]
-    if cap.dtypes_served and others and ranked and ranked[0].target in inputs:
+    # The input whose dtype the outputs follow, a graph input or one read only
+    # for its dtype (torch.finfo(like.dtype).min): the check reads it.
+    decides = bool(ranked and ranked[0].target in inputs) or first_float in inputs
+    if cap.dtypes_served and others and decides:
         served = ", ".join(f"torch.{d}" for d in cap.dtypes_served)
         checks.append(
             f"if {first_float}.dtype not in ({served},):\n    raise NotImplementedError("
@@ -659,6 +671,11 @@ def _refuse_other(expr: str, value) -> str:
         f"if {expr} != {value!r}:\n    raise NotImplementedError("
         f"{f'captured with {expr} == {value!r}; re-capture with the value you need'!r})"
     )
+
+
+def _refuse_non_number(name: str) -> str:
+    said = f"captured with {name} a number; re-capture with the value you need"
+    return f"if not isinstance({name}, (int, float)):\n    raise NotImplementedError({said!r})"
 
 
 def _refuse_branch(reference: str, cond: str) -> str:
