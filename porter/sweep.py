@@ -224,8 +224,7 @@ def check_case(
         for layout in LAYOUTS:
             scenarios.append(Scenario(dtype, variants[0], layout=layout))
         for i, value in enumerate(case.call_values(variants[0], dtype)):
-            changed = None if isinstance(value, torch.Tensor) else _other_argument(value)
-            if changed is not None:
+            for changed in _other_call_arguments(value):
                 scenarios.append(
                     Scenario(dtype, variants[0], args={i: changed}, optional=True)
                 )
@@ -275,6 +274,20 @@ def check_case(
             else "no call could be checked (eager or the interpreter rejects them all)"
         )
     return verdict
+
+
+def _other_call_arguments(value: Any) -> list[Any]:
+    """Other values of a call's argument: _other_argument's, and for a float
+    None (`cap: float | None`), for an int its double (a log or a ratio the
+    kernels hold as a constant moves with it where one more may not)."""
+    if not isinstance(value, (bool, int, float, tuple)):
+        return []  # a tensor, None, a string
+    out = [v for v in (_other_argument(value),) if v is not None]
+    if isinstance(value, float):
+        out.append(None)
+    elif isinstance(value, int) and not isinstance(value, bool) and value:
+        out.append(2 * value)
+    return [v for i, v in enumerate(out) if v != value and v not in out[:i]]
 
 
 def _other_argument(value: Any) -> Any:

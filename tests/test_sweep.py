@@ -111,3 +111,16 @@ def test_sweep_runs_each_reference_in_a_worker_and_writes_table_and_json(tmp_pat
     stored = json.loads(data.read_text())
     assert stored["device"] == "cpu" and stored["torch"]
     assert [r["reference"] for r in stored["results"]] == ["leaky.py", "mm.py"]
+
+
+def test_a_call_argument_is_tried_at_other_values_none_and_double_too():
+    from porter.sweep import _other_call_arguments
+
+    # An int under math.log moves with its double where one more may not move
+    # a floor; a float may be None (`cap: float | None = 30.0`).
+    assert _other_call_arguments(8) == [9, 16]
+    assert _other_call_arguments(0) == [1]
+    assert _other_call_arguments(True) == [False]
+    assert _other_call_arguments(30.0) == [14.625, None]
+    assert _other_call_arguments((2, 3)) == [(3, 4)]
+    assert _other_call_arguments("mean") == [] and _other_call_arguments(None) == []
