@@ -1550,3 +1550,35 @@ def test_a_float_argument_passed_as_none_is_refused_not_launched(tmp_path):
     with pytest.raises(ScaffoldRefuses, match="cap a number"):
         check_parity(case, nones[0], "cpu", 0)
     _check(case, {"num_tokens": 3, "hidden": 16})
+
+
+EXPONENT_BITS = _porter_ref(
+    """
+    def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+        return (torch.randn(num_tokens, hidden, dtype=dtype, device=device),)
+
+    def exponent_scale(x):
+        # an MX-style scale: the exponent bits of each row's amax, as a float
+        amax = x.abs().amax(dim=-1, keepdim=True)
+        bits = (amax.view(torch.int32) >> 23) & 255
+        return x / (2.0 ** (bits - 127)).to(x.dtype)
+
+    REFERENCE = exponent_scale
+    """,
+    '{"num_tokens": 4, "hidden": 32}',
+    '["float32"]',
+)
+
+
+def test_a_reference_that_reads_a_floats_bits_is_scored_against_eager(tmp_path):
+    # In float64 `amax.view(torch.int32)` doubles the last axis: every scenario
+    # was skipped, and `porter test` was green having checked nothing.
+    case = _capture(tmp_path, "exponent_bits", EXPONENT_BITS)
+    _check(case, {"num_tokens": 3, "hidden": 32})
+    right = case.kernel.exponent_scale
+    case.kernel.exponent_scale = lambda x: right(x) * 1.001
+    try:
+        with pytest.raises(ParityError, match="scored against eager"):
+            _check(case, {"num_tokens": 3, "hidden": 32})
+    finally:
+        case.kernel.exponent_scale = right
