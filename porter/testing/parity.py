@@ -93,24 +93,25 @@ BRANCH_FLOATS = (0.0, 1.0)
 BRANCH_TOKENS = (2048, 1024, 512, 300)
 
 
-def other_floats(value: float) -> list[float]:
-    """The values a float argument's scenarios take instead of `value`."""
+def _others(value, candidates) -> list:
+    """The candidates other than `value`, each once, in order."""
     out = []
-    for new in (other_float(value), *BRANCH_FLOATS):
+    for new in candidates:
         if new != value and new not in out:
             out.append(new)
     return out
+
+
+def other_floats(value: float) -> list[float]:
+    """The values a float argument's scenarios take instead of `value`."""
+    return _others(value, (other_float(value), *BRANCH_FLOATS))
 
 
 def other_ints(value: int) -> list[int]:
     """The values an int argument's scenarios take instead of `value`: one
     more, and double (one more moves no floor or ceiling of a log or a ratio
     the kernels may hold as a constant)."""
-    out = []
-    for new in (value + 1, 2 * value):
-        if new != value and new not in out:
-            out.append(new)
-    return out
+    return _others(value, (value + 1, 2 * value))
 
 
 def _short(value: Any) -> str:
@@ -155,6 +156,7 @@ class Case:
         base = {d["name"]: d["size"] for d in self.manifest["dims"]}
         out = []
         runtime = self.runtime_dims()
+        small = {**base, **{d["name"]: 5 for d in runtime}}
         sweep = sorted({0, 1, 2, 7, 31, *[d["size"] for d in runtime]})
         for dtype in self.dtypes:
             for n in sweep:
@@ -204,7 +206,6 @@ class Case:
                             optional=d["name"] in branched,
                         )
                     )
-            small = {**base, **{d["name"]: 5 for d in runtime}}
             for layout in ("offset", "row_sliced", "padded", "row_step"):
                 out.append(Scenario(dtype, small, layout=layout))
             out.append(Scenario(dtype, small, values="difficult"))
@@ -245,7 +246,6 @@ class Case:
         served = set(self.dtypes)
         for dtype in self.manifest["dtypes"]:
             if dtype in FLOOR and dtype not in served:
-                small = {**base, **{d["name"]: 5 for d in runtime}}
                 out.append(Scenario(dtype, small, optional=True))
         return [sc for sc in out if self.fits(sc.sizes)]
 
