@@ -77,6 +77,7 @@ def _capture(args: argparse.Namespace) -> int:
     else:
         print(f"porter: wrote {result.case}; Inductor's generated code is unchanged")
     _say_written(result.case, result.written)
+    _say_written(result.case.parent, result.common)
     for warning in result.warnings:
         print(f"porter: warning: {warning}", file=sys.stderr)
     return 0
@@ -146,6 +147,7 @@ def _port(args: argparse.Namespace) -> int:
     result = port(args.case, force=args.force)
     print(f"porter: wrote {Path(args.case) / 'kernel.py'} and test_parity.py")
     _say_written(Path(args.case), result.written)
+    _say_written(Path(args.case).parent, result.common)
     return 0
 
 

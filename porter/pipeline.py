@@ -17,7 +17,16 @@ from porter.capture import run_capture
 from porter.errors import PorterError
 from porter.records import Capture
 from porter.reference import FLOAT_DTYPES, case_reference, load_reference
-from porter.store import MANIFEST, WriteResult, kernel_diff, read_manifest, write_case
+from porter.store import (
+    COMMON,
+    MANIFEST,
+    WriteResult,
+    check_common,
+    kernel_diff,
+    read_manifest,
+    write_case,
+    write_common,
+)
 
 # A KernelBench file's inputs are cut to about this many elements at capture
 # (its kernels stay general): its own sizes (4096 x 393216) would take GBs, and
@@ -51,11 +60,14 @@ def _check_out(out: Path, case: Path) -> None:
         )
 
 
+COMMON_NAME = COMMON.removesuffix(".py")
+
+
 def default_case_name(path: Path) -> str:
     """The file's stem as a Python identifier (23_Softmax.py -> case_23_Softmax):
     a case folder is a package, so pytest tells one case's tests from another's."""
     name = re.sub(r"\W", "_", path.stem)
-    return f"case_{name}" if not name.isidentifier() else name
+    return f"case_{name}" if not name.isidentifier() or name == COMMON_NAME else name
 
 
 def _stderr(message: str) -> None:
@@ -72,6 +84,8 @@ class CaptureResult:
     written: WriteResult | None = None
     # The file of another reference the case held, where --force replaced it.
     replaced: str = ""
+    # What happened to the folder's common.py.
+    common: WriteResult | None = None
 
 
 def capture(
@@ -93,6 +107,11 @@ def capture(
         raise PorterError(
             f"case name {name!r} must be a Python identifier (letters, digits, _); "
             "pass --name"
+        )
+    if name == COMMON_NAME:
+        raise PorterError(
+            f"case name {name!r} is taken by the module the cases share "
+            f"({COMMON}); pass another --name"
         )
     case = Path(out) / name
     _check_out(Path(out), case)
@@ -137,9 +156,13 @@ def capture(
     changed = kernel_diff(old, cap.to_dict()) if old is not None else None
     if changed:
         files[CHANGES] = changed  # what Inductor writes differently now
+    from porter.render import render_common
+
+    check_common(case.parent, COMMON, render_common(), force=force)
     written = write_case(case, files, cap.to_dict(), force=force, replace_all=True)
+    common = write_common(case.parent, COMMON, render_common(), force=force)
     return CaptureResult(
-        case, cap, changed, written.backups, cap.warnings, written, replaced
+        case, cap, changed, written.backups, cap.warnings, written, replaced, common
     )
 
 
@@ -170,6 +193,7 @@ class PortFiles:
     files: dict[str, str]
     todos: list[str]
     written: WriteResult | None = None
+    common: WriteResult | None = None
 
 
 def port_files(
@@ -217,9 +241,13 @@ def port(
     progress(f"porting {len(cap.kernels)} kernel(s) of {case}")
     result = port_files(cap, ref.module, case.name, _shown(case))
     _refuse_todos(case.name, result.todos)
+    from porter.render import render_common
+
+    check_common(case.parent, COMMON, render_common(), force=force)
     result.written = write_case(
         case, result.files, manifest, force=force, replace_all=False
     )
+    result.common = write_common(case.parent, COMMON, render_common(), force=force)
     return result
 
 

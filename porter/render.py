@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import functools
 import re
 from importlib import resources
 from pathlib import Path
@@ -59,15 +61,69 @@ def render(template: str, **context) -> str:
     return format_python(todo_comments(render_text(template, **context)), template)
 
 
-def render_kernel(scaffold: Scaffold) -> str:
-    """A scaffold's kernel.py."""
-    fields = {f.name: getattr(scaffold, f.name) for f in dataclasses.fields(scaffold)}
+_COMMON_IMPORT = "# porter: the names of common.py used here"
+
+
+@functools.cache
+def render_common() -> str:
+    """common.py: the same text for every case, so writing it for one case
+    never changes another's launches."""
+    from porter import __version__
+
+    source = (_template_dir() / "helpers.py.j2").read_text()
     return render(
-        "kernel.py.j2",
-        **fields,
+        "common.py.j2",
+        porter_version=__version__,
+        helpers=re.findall(r"\{% macro (\w+)\(\) %\}", source),
         looped_block_cols=LOOPED_MAX_BLOCK,
         looped_min_row_bytes=LOOPED_MIN_ROW_BYTES,
     )
+
+
+@functools.cache
+def common_names() -> frozenset[str]:
+    """The public names common.py defines."""
+    return frozenset(
+        name
+        for name in _top_level_names(ast.parse(render_common()))
+        if not name.startswith("_")
+    )
+
+
+def _top_level_names(tree: ast.Module) -> set[str]:
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(t.id for t in targets if isinstance(t, ast.Name))
+    return names
+
+
+def render_kernel(scaffold: Scaffold) -> str:
+    """A scaffold's kernel.py, importing from common.py the names it uses."""
+    fields = {f.name: getattr(scaffold, f.name) for f in dataclasses.fields(scaffold)}
+    text = todo_comments(
+        render_text("kernel.py.j2", **fields, common_import=_COMMON_IMPORT)
+    )
+    # Read off the rendered code, so the import can neither miss a name nor
+    # carry an unused one, whichever pass or template branch added it.
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as err:
+        raise PorterError(
+            f"porter generated invalid Python for kernel.py ({err}); please report it"
+        ) from err
+    loaded, bound = set(), _top_level_names(tree)
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name):
+            (loaded if isinstance(n.ctx, ast.Load) else bound).add(n.id)
+        elif isinstance(n, ast.arg):
+            bound.add(n.arg)  # a parameter that happens to share a name
+    used = sorted((loaded - bound) & common_names())
+    line = f"from ..common import {', '.join(used)}" if used else ""
+    return format_python(text.replace(_COMMON_IMPORT, line), "kernel.py.j2")
 
 
 def format_python(text: str, what: str = "generated file") -> str:

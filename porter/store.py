@@ -203,6 +203,66 @@ def write_case(
     return result
 
 
+# The module the cases of a folder share, and the text porter last wrote of it
+# (the merge's common ancestor).
+COMMON = "common.py"
+COMMON_BASE = ".porter/common.base.py"
+
+
+def write_common(root: Path, name: str, text: str, force: bool = False) -> WriteResult:
+    """Write the module the cases under `root` share (common.py) as porter
+    writes a case's kernel.py: an edited one gets porter's changes merged in
+    (or, where they overlap, is left beside a .porter-merge file); a file porter
+    did not write is refused, or with `force` kept as a backup."""
+    root = Path(root)
+    check_common(root, name, text, force)
+    path, base_path = root / name, root / COMMON_BASE
+    result = WriteResult(root, [name])
+    ours = path.read_text() if path.is_file() else None
+    base = base_path.read_text() if base_path.is_file() else None
+    write = text
+    if ours is not None and ours not in (text, base):
+        if base is None or force:
+            stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+            backup = f"{name}.porter-backup-{stamp}"
+            _copy(path, root / backup)
+            result.backups.append(backup)
+        elif base == text:
+            write = None  # porter's text unchanged: the edits stand
+            result.kept.append(name)
+        else:
+            merged = merge3(base, ours, text)
+            if merged.conflicts:
+                _write(root / f"{name}.porter-merge", merged.text)
+                result.conflicts.append(name)
+                write = None
+            else:
+                write = merged.text
+                result.merged.append(name)
+                stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+                _copy(path, root / f"{name}.porter-backup-{stamp}")
+                result.backups.append(f"{name}.porter-backup-{stamp}")
+    if write is not None and write != ours:
+        tmp = path.with_name(f".{name}.porter-tmp-{os.getpid()}")
+        _write(tmp, write)
+        os.replace(tmp, path)  # never half a file
+    if not result.conflicts:
+        _write(base_path, text)
+    return result
+
+
+def check_common(root: Path, name: str, text: str, force: bool = False) -> None:
+    """Refuse, before anything is written, a common.py porter did not write."""
+    path = Path(root) / name
+    if force or not path.is_file() or (Path(root) / COMMON_BASE).is_file():
+        return
+    if path.read_text() != text:
+        raise PorterError(
+            f"{path} exists and porter did not write it; move it away, or "
+            "pass --force to keep it as a .porter-backup beside the new one"
+        )
+
+
 def _copy(src: Path, dst: Path) -> None:
     dst.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy2(src, dst)

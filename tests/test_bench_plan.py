@@ -2,10 +2,10 @@
 
 from pathlib import Path
 
-from porter.testing.parity import _import
+from porter.testing.parity import import_kernel
 
 ROOT = Path(__file__).resolve().parents[1]
-bench_plan = _import(ROOT / "tools" / "bench_plan.py", "bench_plan_tool")
+bench_plan = import_kernel(ROOT / "tools" / "bench_plan.py", "bench_plan_tool")
 
 
 def _row(dtype, tokens, model="hidden=4096", **extra):

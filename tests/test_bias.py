@@ -16,6 +16,7 @@ from porter.records import Capture
 from porter.reference import load_reference
 from porter.store import read_manifest
 from porter.testing.parity import (
+    common_module,
     Scenario,
     as_tuple,
     load_case,
@@ -112,7 +113,7 @@ def test_the_scaffold_adds_the_bias_in_the_kernel_for_2_byte_outputs(
     case = load_case(CASE)
     # The cuBLAS path at any size (small matmuls otherwise take the
     # one-kernel form, porter.port.launch.matmul; tests/test_matmul.py).
-    monkeypatch.setattr(case.kernel, "MATMUL_EPILOGUE_MAX_MACS", 0)
+    monkeypatch.setattr(common_module(case.kernel), "MATMUL_EPILOGUE_MAX_MACS", 0)
     sizes = {"num_tokens": 3, "in_features": 16, "out_features": 40}
     x, weight, bias = make_inputs(case, Scenario(dtype, sizes), porter_device, seed=0)
     # A large bias, so that leaving it out (or adding it twice) cannot pass.
@@ -188,7 +189,7 @@ def test_the_kernelbench_scaffold_matches_the_reference(
 ):
     case = load_case(kb_linear)
     if max_macs is not None:
-        monkeypatch.setattr(case.kernel, "MATMUL_EPILOGUE_MAX_MACS", max_macs)
+        monkeypatch.setattr(common_module(case.kernel), "MATMUL_EPILOGUE_MAX_MACS", max_macs)
     model = scaffold_entry(case, dtype, porter_device)
     with torch.no_grad():
         model.fc.bias.add_(4)  # so that a bias left out cannot pass

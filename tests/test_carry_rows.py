@@ -12,12 +12,18 @@ import pytest
 import torch
 
 from porter.bench.fingerprint import kernel_fingerprint
-from porter.testing.parity import _import
+from porter.testing.parity import import_kernel
 
 ROOT = Path(__file__).resolve().parents[1]
-carry_rows = _import(ROOT / "tools" / "carry_rows.py", "carry_rows_tool")
-kernel_variant = _import(ROOT / "tools" / "kernel_variant.py", "kernel_variant_tool")
+carry_rows = import_kernel(ROOT / "tools" / "carry_rows.py", "carry_rows_tool")
+kernel_variant = import_kernel(ROOT / "tools" / "kernel_variant.py", "kernel_variant_tool")
 KB = ROOT / "captured" / "kb_scaled_rmsnorm"
+COMMON = (KB.parent / "common.py").read_text()
+
+
+def _sha(text: str) -> str:
+    """The kernel_sha of a kb_scaled_rmsnorm kernel.py text with captured/'s common.py."""
+    return carry_rows.sha_of(text, COMMON)
 
 
 def test_point_of_reads_the_rows_shape():
@@ -92,7 +98,8 @@ def _carry(tmp_path, versions: dict[str, str], rows: list[tuple], *flags: str):
     hist.mkdir(parents=True)
     for name, text in versions.items():
         (hist / f"{name}.py").write_text(text)
-    sha = {name: carry_rows.sha_of(text) for name, text in versions.items()}
+        (hist / f"{name}.common.py").write_text(COMMON)
+    sha = {name: _sha(text) for name, text in versions.items()}
     stored = [
         {
             "dtype": "float32",
@@ -124,13 +131,13 @@ def test_rows_carry_where_the_change_folds_away_and_only_there(tmp_path):
     # same SASS, at 4096 (two rows) it does not.
     today = (KB / "kernel.py").read_text()
     before, changed = kernel_variant.variant(today, "pdl-early")
-    assert changed and carry_rows.sha_of(before) != kernel_fingerprint(KB)
+    assert changed and _sha(before) != kernel_fingerprint(KB)
     rows, said = _carry(
         tmp_path, {"before": before}, [("batch=16", "before"), ("batch=4096", "before")]
     )
     assert rows[0]["kernel_sha"] == kernel_fingerprint(KB)
-    assert rows[0]["carried"]["from"] == carry_rows.sha_of(before)
-    assert rows[1]["kernel_sha"] == carry_rows.sha_of(before)
+    assert rows[0]["carried"]["from"] == _sha(before)
+    assert rows[1]["kernel_sha"] == _sha(before)
     assert "carried" not in rows[1]
     assert (
         "batch=4096: not carried, step 2 (launch model_kernel) differs in its SASS"
@@ -152,9 +159,9 @@ def test_a_row_carried_before_is_checked_against_the_kernel_py_it_timed(tmp_path
         ],
     )
     assert rows[0]["kernel_sha"] == kernel_fingerprint(KB)
-    assert rows[0]["carried"]["from"] == carry_rows.sha_of(before)
+    assert rows[0]["carried"]["from"] == _sha(before)
     # Its SASS differs: back to the kernel.py it was timed on, plainly stale.
-    assert rows[1]["kernel_sha"] == carry_rows.sha_of(before)
+    assert rows[1]["kernel_sha"] == _sha(before)
     assert "carried" not in rows[1]
     assert "batch=4096: carried before, not now" in said
 
@@ -173,18 +180,15 @@ def test_recheck_confirms_carried_rows_or_sends_them_back(tmp_path):
     assert [r["kernel_sha"] for r in kept] == [today, today]  # not rechecked
     rows_after, said = _carry(tmp_path / "b", {"before": before}, rows, "--recheck")
     assert rows_after[0]["kernel_sha"] == today
-    assert rows_after[0]["carried"]["from"] == carry_rows.sha_of(before)
-    assert rows_after[1]["kernel_sha"] == carry_rows.sha_of(before)
+    assert rows_after[0]["carried"]["from"] == _sha(before)
+    assert rows_after[1]["kernel_sha"] == _sha(before)
     assert "carried" not in rows_after[1]
     assert "batch=4096: carried before, not now: step 2" in said
 
 
 def test_rows_of_other_warps_or_unknown_code_stay(tmp_path):
     today = (KB / "kernel.py").read_text()
-    more_warps = today.replace(
-        "return rows, block, min(rows, 8)",
-        "return rows, block, min(rows, 8) * 2",
-    )
+    more_warps = today.replace("num_warps=num_warps,", "num_warps=num_warps * 2,")
     assert more_warps != today
     rows, said = _carry(
         tmp_path,
@@ -192,7 +196,7 @@ def test_rows_of_other_warps_or_unknown_code_stay(tmp_path):
         [("batch=4096", "warps"), ("batch=16", "0123456789ab")],
     )
     assert [r["kernel_sha"] for r in rows] == [
-        carry_rows.sha_of(more_warps),
+        _sha(more_warps),
         "0123456789ab",
     ]
     assert not any("carried" in r for r in rows)

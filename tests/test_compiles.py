@@ -14,6 +14,7 @@ def test_a_scaffold_the_gpu_compiler_rejects_fails_the_check(tmp_path):
     shutil.copytree(
         ROOT / "captured" / "rmsnorm", folder, ignore=shutil.ignore_patterns("__pycache__")
     )
+    shutil.copy(ROOT / "captured" / "common.py", tmp_path)  # what the case imports from
     launches, errors = check(folder)
     assert launches and errors == []
     # A broadcast of a constexpr runs under the interpreter, not on a GPU.

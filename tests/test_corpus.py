@@ -47,17 +47,24 @@ def test_scaffold_is_black_formatted(case):
 
 @pytest.mark.parametrize("case", CASES, ids=lambda p: p.name)
 def test_scaffold_imports_only_torch_and_triton(case):
-    tree = ast.parse((case / "kernel.py").read_text())
+    roots = _imported_roots(case / "kernel.py")
+    # Standalone: torch and triton, and the common.py beside the case folder
+    # (a relative import); nothing of porter's and no other package.
+    assert roots <= {"torch", "triton", "..common"}, roots
+    assert "torch._inductor" not in (case / "kernel.py").read_text()
+    # common.py itself: torch, triton and the standard library's os for one
+    # switch (PORTER_PDL).
+    assert _imported_roots(case.parent / "common.py") <= {"torch", "triton", "os"}
+
+
+def _imported_roots(path):
     roots = set()
-    for node in ast.walk(tree):
+    for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             roots |= {a.name.split(".")[0] for a in node.names}
         elif isinstance(node, ast.ImportFrom):
-            roots.add(node.module.split(".")[0])
-    # Standalone: torch and triton, and the standard library's os for one switch
-    # (PORTER_PDL); nothing of porter's and no other package.
-    assert roots <= {"torch", "triton", "os"}, roots
-    assert "torch._inductor" not in (case / "kernel.py").read_text()
+            roots.add("." * node.level + node.module.split(".")[0])
+    return roots
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda p: p.name)
@@ -96,10 +103,10 @@ def test_a_fixed_size_the_kernel_hardcodes_is_refused(case, size, message):
     another size says so instead of computing on the captured one's columns."""
     import torch
 
-    from porter.testing.parity import _import
+    from porter.testing.parity import import_kernel
 
     folder = next(p for p in CASES if p.name == case)
-    module = _import(folder / "kernel.py", f"fixed_{case}")
+    module = import_kernel(folder / "kernel.py", f"fixed_{case}")
     model = module.ModelNew(size)  # both take the feature size first
     with pytest.raises(NotImplementedError, match=message):
         model(torch.randn(2, size))

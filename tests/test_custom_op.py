@@ -120,12 +120,13 @@ def test_an_in_place_reference_registers_an_op_that_returns_nothing(tmp_path):
 def test_a_wrong_fake_fails_the_check(tmp_path):
     folder = tmp_path / "silu_and_mul"
     shutil.copytree(ROOT / "captured/silu_and_mul", folder)
+    shutil.copy(ROOT / "captured/common.py", tmp_path)  # what the case imports from
     path = folder / "kernel.py"
-    head, fake = path.read_text().split("@torch.library.register_fake", 1)
+    head, fake = path.read_text().split("def _silu_and_mul_fake(", 1)
     assert "dtype=x.dtype" in fake
     path.write_text(
         head
-        + "@torch.library.register_fake"
+        + "def _silu_and_mul_fake("
         + fake.replace("dtype=x.dtype", "dtype=torch.float64")
     )
     with pytest.raises(Exception, match="test_faketensor failed") as info:

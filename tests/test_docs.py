@@ -2,10 +2,10 @@
 
 from pathlib import Path
 
-from porter.testing.parity import _import
+from porter.testing.parity import import_kernel
 
 ROOT = Path(__file__).resolve().parents[1]
-cli_doc = _import(ROOT / "tools" / "cli_doc.py", "cli_doc_tool")
+cli_doc = import_kernel(ROOT / "tools" / "cli_doc.py", "cli_doc_tool")
 
 
 def test_cli_md_holds_every_commands_help_as_printed():

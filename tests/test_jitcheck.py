@@ -69,6 +69,7 @@ def test_missing_do_not_specialize_is_found(tmp_path, porter_jitcheck):
     shutil.copytree(
         CAPTURED / "rmsnorm", folder, ignore=shutil.ignore_patterns("__pycache__")
     )
+    shutil.copy(CAPTURED / "common.py", tmp_path)  # what the case imports from
     kernel = folder / "kernel.py"
     source = kernel.read_text()
     assert '@triton.jit(do_not_specialize=["num_tokens"])' in source
@@ -217,6 +218,7 @@ def test_a_regime_between_warmup_counts_is_found_on_the_cpu(
     shutil.copytree(
         CAPTURED / "rmsnorm", folder, ignore=shutil.ignore_patterns("__pycache__")
     )
+    shutil.copy(CAPTURED / "common.py", tmp_path)  # what the case imports from
     kernel = folder / "kernel.py"
     # Later definitions win: the launcher looks launch_settings up when called.
     kernel.write_text(

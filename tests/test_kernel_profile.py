@@ -3,10 +3,10 @@ kernels, launch shapes and gaps (the profiling itself needs a GPU)."""
 
 from pathlib import Path
 
-from porter.testing.parity import _import
+from porter.testing.parity import import_kernel
 
 ROOT = Path(__file__).resolve().parents[1]
-kernel_profile = _import(ROOT / "tools" / "kernel_profile.py", "kernel_profile_tool")
+kernel_profile = import_kernel(ROOT / "tools" / "kernel_profile.py", "kernel_profile_tool")
 
 
 def _event(name, ts, dur, cat="kernel", **args):

@@ -12,7 +12,8 @@ import torch
 from porter.port.finish.pdl import GDC_LAUNCH, GDC_WAIT, is_pdl_block
 from porter.testing.parity import (
     Scenario,
-    _import,
+    common_module,
+    import_kernel,
     as_tuple,
     load_case,
     make_inputs,
@@ -20,7 +21,7 @@ from porter.testing.parity import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-kernel_variant = _import(ROOT / "tools" / "kernel_variant.py", "kernel_variant_tool")
+kernel_variant = import_kernel(ROOT / "tools" / "kernel_variant.py", "kernel_variant_tool")
 
 
 def _variant_module(case, form, tmp_path):
@@ -32,7 +33,8 @@ def _variant_module(case, form, tmp_path):
     assert changed
     path = tmp_path / "variant.py"
     path.write_text(text)
-    return text, changed, _import(path, f"{form}_{case.name}".replace("-", "_"))
+    name = f"{form}_{case.name}".replace("-", "_")
+    return text, changed, import_kernel(path, name, case.folder.parent / "common.py")
 
 
 def _variant_of(case, form, tmp_path):
@@ -157,9 +159,10 @@ def test_int32_offsets_and_hint_always_leave_other_functions_alone():
     src = (ROOT / "captured" / "kb_scaled_rmsnorm" / "kernel.py").read_text()
     # No STREAM_ROWS branch in this scaffold.
     assert kernel_variant.variant(src, "hint-always") == (src, [])
-    fns = ast.parse(src).body
-    launcher = next(
-        f for f in fns if isinstance(f, ast.FunctionDef) and f.name == "launch_settings"
+    launcher = next(  # ModelNew.forward
+        f
+        for f in ast.walk(ast.parse(src))
+        if isinstance(f, ast.FunctionDef) and f.name == "forward"
     )
     assert kernel_variant.int32_offsets(launcher) is None
 
@@ -293,9 +296,9 @@ def test_loop_forms_set_every_loop_and_match_the_scaffold(
         if isinstance(fn, ast.FunctionDef) and fn.name in changed:
             loops = [n for n in ast.walk(fn) if isinstance(n, ast.For)]
             assert loops and all(keyword in ast.unparse(n.iter) for n in loops)
-    for module in (case.kernel, variant):
-        for key, value in patches.items():
-            monkeypatch.setattr(module, key, value)
+    # Both import their launch constants from one common.py.
+    for key, value in patches.items():
+        monkeypatch.setattr(common_module(case.kernel), key, value)
     inputs = make_inputs(
         case, Scenario("float32", {"num_tokens": 3, "vocab": 100}), porter_device, 0
     )

@@ -15,14 +15,15 @@ import triton
 
 from porter.port.launch.launcher import _keeps_welford, _reads_only_rows, _stores_row
 from porter.port.model import KernelPort, Param
-from porter.testing.parity import _import
+from porter.testing.parity import common_module, import_kernel
 
 CAPTURED = Path(__file__).resolve().parents[1] / "captured"
 
 
 def _function(case: str, name: str):
     """`name` from captured/<case>/kernel.py."""
-    return getattr(_import(CAPTURED / case / "kernel.py", f"heuristics_{case}"), name)
+    kernel = import_kernel(CAPTURED / case / "kernel.py", f"heuristics_{case}")
+    return getattr(kernel, name, None) or getattr(common_module(kernel), name)
 
 
 ROWS = (1, 2, 7, 64, 512, 513, 4096, 65536)
@@ -281,7 +282,7 @@ def test_looped_kernels_are_taken_from_a_row_size_by_how_they_read(case, row, ke
     switch += ", row_only=True)" if case == "softmax" else ")"
     assert re.sub(r"\s", "", switch) in re.sub(r"\s", "", launcher)
     table = "\nLOOPED_MIN_ROW_BYTES = {(2, 1): 8192, (3, 1): 16384, (2, 2): 16384}\n"
-    assert table in source
+    assert table in (CAPTURED / "common.py").read_text()
 
 
 def test_a_reduction_writing_one_value_a_row_holds_rows_up_to_max_fused_cols():
@@ -451,7 +452,7 @@ def test_stream_rows_is_where_the_tensor_reaches_stream_min_bytes():
 def test_only_the_persistent_kernel_takes_the_eviction_hint_and_trigger_switch():
     source = (CAPTURED / "fused_add_rmsnorm" / "kernel.py").read_text()
     launcher = source[
-        source.index("def fused_add_rmsnorm(") : source.index("\n_LIBS = {}")
+        source.index("def fused_add_rmsnorm(") : source.index("\ndef register_op(")
     ]
     persistent = launcher.index("kernel = fused_add_rmsnorm_kernel\n")
     looped = launcher.index("kernel = fused_add_rmsnorm_kernel_looped\n")
@@ -467,7 +468,7 @@ def test_only_the_persistent_kernel_takes_the_eviction_hint_and_trigger_switch()
     assert "if num_tokens < STREAM_ROWS:" in kernels
     looped_kernel = source[
         source.index("def fused_add_rmsnorm_kernel_looped(") : source.index(
-            "MAX_FUSED_COLS ="
+            "def fused_add_rmsnorm("
         )
     ]
     assert "STREAM_ROWS" not in looped_kernel
@@ -475,15 +476,9 @@ def test_only_the_persistent_kernel_takes_the_eviction_hint_and_trigger_switch()
 
 
 def _template_function(name: str):
-    """`name` from the scaffold template's helpers, where no captured case
-    renders it (flat_settings)."""
-    text = (
-        Path(__file__).resolve().parent.parent / "templates" / "kernel.py.j2"
-    ).read_text()
-    start = text.index(f"def {name}(")
-    namespace = {"triton": triton}
-    exec(textwrap.dedent(text[start : text.index("{% endif %}", start)]), namespace)
-    return namespace[name]
+    """`name` from common.py, where no captured case calls it (flat_settings)."""
+    common = import_kernel(CAPTURED / "common.py", "heuristics_common")
+    return getattr(common, name)
 
 
 def test_flat_settings_take_blocks_of_512_at_decode_sizes():

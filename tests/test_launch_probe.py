@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from porter.testing.parity import _import
+from porter.testing.parity import import_kernel
 
 ROOT = Path(__file__).resolve().parents[1]
-launch_probe = _import(ROOT / "tools" / "launch_probe.py", "launch_probe_tool")
+launch_probe = import_kernel(ROOT / "tools" / "launch_probe.py", "launch_probe_tool")
 
 
 def _args(**kw):
@@ -36,9 +36,26 @@ def test_patched_restores_after_an_error():
     assert mod.MAX_FUSED_COLS == 8192
 
 
+def test_patched_reaches_the_constants_common_py_holds():
+    # rmsnorm's launcher asks common.looped_min_row_bytes, which reads the table
+    # from common.py: patching the kernel module alone would change nothing.
+    from porter.testing.parity import common_module
+
+    kernel = import_kernel(ROOT / "captured" / "rmsnorm" / "kernel.py", "probe_rms")
+    common = common_module(kernel)
+    before = dict(common.LOOPED_MIN_ROW_BYTES)
+    with launch_probe._patched(kernel, LOOPED_MIN_ROW_BYTES={(2, 1): 1}):
+        assert kernel.looped_min_row_bytes((2, 1), 4096) == 1
+    assert common.LOOPED_MIN_ROW_BYTES == before
+    assert not hasattr(kernel, "LOOPED_MIN_ROW_BYTES")
+
+
 def test_candidates_fix_the_launch_choice():
     mod = types.SimpleNamespace(
-        MAX_FUSED_COLS=8192, LOOPED_WARPS=16, LOOPED_MIN_ROW_BYTES={(2, 1): 8192}
+        MAX_FUSED_COLS=8192,
+        LOOPED_WARPS=16,
+        LOOPED_MIN_ROW_BYTES={(2, 1): 8192},
+        looped_min_row_bytes=lambda *args: 8192,
     )
     got = dict(
         launch_probe._candidates(

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from porter.testing.parity import _import
+from porter.testing.parity import import_kernel
 
 ROOT = Path(__file__).resolve().parents[1]
-corpus = _import(ROOT / "tools" / "lint_corpus.py", "lint_corpus_tool")
+corpus = import_kernel(ROOT / "tools" / "lint_corpus.py", "lint_corpus_tool")
 
 
 def test_manifest_names_forty_files_each_with_a_checksum():

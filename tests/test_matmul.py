@@ -9,6 +9,7 @@ import torch
 
 from porter.port.launch.matmul import _mm, matmul_epilogue_form
 from porter.testing.parity import (
+    common_module,
     Scenario,
     as_tuple,
     load_case,
@@ -137,7 +138,7 @@ def _bound(monkeypatch, case, name, value):
     """Set one of the scaffold's matmul bounds: ROWS and MACS are
     MATMUL_EPILOGUE_MAX_*, the others MATMUL_*."""
     prefix = "MATMUL_EPILOGUE_MAX_" if name in ("ROWS", "MACS") else "MATMUL_"
-    monkeypatch.setattr(case.kernel, prefix + name, value)
+    monkeypatch.setattr(common_module(case.kernel), prefix + name, value)
 
 
 # 37 tokens: two blocks of 32 rows, the second mostly masked; 40 inner and 40

@@ -13,7 +13,7 @@ from porter.port import port_capture
 from porter.render import render_kernel
 from porter.port.forms.online import online_max_sum_exp
 from porter.records import Capture
-from porter.testing.parity import _import
+from porter.testing.parity import common_module, import_kernel
 
 CAPTURED = Path(__file__).resolve().parents[1] / "captured"
 
@@ -61,7 +61,7 @@ def test_logsumexp_online_kernel_reads_the_row_once():
     assert "row_max = acc" in after and "row_sum = acc_2" in after
     # The persistent kernel (derived before) is untouched; the helper comes along.
     assert "rescale_sum" not in ast.unparse(_function(tree, "logsumexp_kernel"))
-    assert "def rescale_sum" in ast.unparse(tree)
+    assert "rescale_sum" in ast.unparse(tree.body[:5])  # imported from common.py
     # The launcher takes it for many very wide rows, before the two-pass one.
     launcher = ast.unparse(_function(tree, "logsumexp"))
     online = launcher.index("num_tokens >= online_min_rows(logits.element_size())")
@@ -111,7 +111,7 @@ def test_a_store_in_the_sum_loop_or_another_reader_of_the_max_is_left_alone():
 
 
 def _scaffold():
-    return _import(CAPTURED / "logsumexp" / "kernel.py", "online_logsumexp")
+    return import_kernel(CAPTURED / "logsumexp" / "kernel.py", "online_logsumexp")
 
 
 def _check(expected: torch.Tensor, got: torch.Tensor) -> None:
@@ -154,7 +154,8 @@ def test_online_sum_matches_logsumexp_on_growing_infinite_and_nan_rows(
 
 def test_launcher_takes_the_online_kernel_for_many_wide_rows(porter_device):
     module = _scaffold()
-    module.ONLINE_MIN_ROWS = 1  # 1024 rows of 32768 are too slow to interpret
+    # 1024 rows of 32768 are too slow to interpret
+    common_module(module).ONLINE_MIN_ROWS = 1
     taken = []
     kernel = module.logsumexp_kernel_online
     module.logsumexp_kernel_online = _Spy(kernel, taken)

@@ -4,6 +4,7 @@
 import ast
 import contextlib
 import os
+import sys
 import re
 import textwrap
 from pathlib import Path
@@ -19,7 +20,7 @@ from porter.port.finish.pdl import (
     is_pdl_block,
     trigger_after_loads,
 )
-from porter.testing.parity import _import
+from porter.testing.parity import import_kernel
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = sorted(p.parent for p in (ROOT / "captured").glob("*/kernel.py"))
@@ -211,11 +212,16 @@ def test_runtime_knobs_leave_triton_interpret_as_it_was():
 
 
 def _scaffold(name: str):
-    return _import(ROOT / "captured" / name / "kernel.py", f"pdl_{name}")
+    return import_kernel(ROOT / "captured" / name / "kernel.py", f"pdl_{name}")
+
+
+def _common(name: str):
+    """The common.py module a captured scaffold takes its PDL switch from."""
+    return sys.modules[_scaffold(name).pdl_enabled.__module__]
 
 
 def test_pdl_enabled_only_on_hopper_and_later(monkeypatch, runtime_knobs):
-    mod = _scaffold("rmsnorm")
+    mod = _common("rmsnorm")
     # The suite runs under the interpreter, where PDL is off whatever the GPU.
     runtime_knobs.interpret = False
     asked = []
@@ -242,7 +248,7 @@ def test_pdl_enabled_only_on_hopper_and_later(monkeypatch, runtime_knobs):
 
 
 def test_pdl_enabled_never_under_the_interpreter(monkeypatch, runtime_knobs):
-    mod = _scaffold("rmsnorm")
+    mod = _common("rmsnorm")
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda d: (9, 0))
     monkeypatch.setattr(torch.version, "hip", None)
     monkeypatch.setattr(mod, "_HOPPER", {})
@@ -266,16 +272,17 @@ def test_one_switch_turns_pdl_off(case, monkeypatch, runtime_knobs):
         torch.cuda, "get_device_capability", lambda d: asked.append(d) or (9, 0)
     )
     gpu = torch.device("cuda", 0)
-    mod = _import(case / "kernel.py", f"pdl_switch_{case.name}")
+    mod = import_kernel(case / "kernel.py", f"pdl_switch_{case.name}")
+    common = sys.modules[mod.pdl_enabled.__module__]
     assert mod.pdl_enabled(gpu)
-    mod.PDL = False  # this scaffold, from the next call
+    monkeypatch.setattr(common, "PDL", False)  # every scaffold of the folder
     asked.clear()
     assert not mod.pdl_enabled(gpu) and asked == []  # off asks CUDA nothing
-    mod.PDL = True
+    monkeypatch.setattr(common, "PDL", True)
     assert mod.pdl_enabled(gpu)
-    # PORTER_PDL=0: every scaffold imported in the process, one switch.
+    # PORTER_PDL=0: read when common.py is imported, for the whole process.
     monkeypatch.setenv("PORTER_PDL", "0")
-    off = _import(case / "kernel.py", f"pdl_env_{case.name}")
+    off = import_kernel(case.parent / "common.py", f"pdl_env_{case.name}")
     assert not off.pdl_enabled(gpu)
 
 
@@ -307,7 +314,7 @@ def test_the_tile_kernels_take_the_trigger_switch():
     tiled = {
         c.name
         for c in CASES
-        if "def tile_settings(" in (c / "kernel.py").read_text()
+        if "tile_settings(" in (c / "kernel.py").read_text()
         and "pdl_enabled(" in (c / "kernel.py").read_text()
         and "torch.mm(" not in (c / "kernel.py").read_text()
     }
@@ -337,7 +344,7 @@ def test_a_tile_launch_triggers_early_only_in_a_decode_sized_block(case):
         assert EARLY_TRIGGER in [a.arg for a in fn.args.args]
         late = _late_blocks(fn)
         assert len(late) == 1 and "not EARLY_TRIGGER" in ast.unparse(late[0])
-    mod = _import(case / "kernel.py", f"trigger_{case.name}")
+    mod = import_kernel(case / "kernel.py", f"trigger_{case.name}")
     # Early in every decode-sized block and in blocks of short rows; after
     # the loads in a block over a long row.
     for rows, cols, early in ((1, 4096, True), (4096, 4096, False), (4096, 64, True)):
@@ -369,7 +376,7 @@ def test_a_reduction_triggers_late_only_where_a_program_holds_several_rows(case)
         else:
             assert not late
             assert ast.unparse(fn.body[0]).count("gdc_launch_dependents") == 1
-    mod = _import(case / "kernel.py", f"rows_trigger_{case.name}")
+    mod = import_kernel(case / "kernel.py", f"rows_trigger_{case.name}")
     # One row a program (decode sizes, wide rows) triggers early; several
     # narrow rows a program late.
     for rows, row_size, early in (
@@ -410,6 +417,7 @@ def test_the_case_readme_says_how_to_turn_pdl_off_where_it_is_on(pdl):
         "case_readme.md.j2", cap=cap, name="rmsnorm", folder="captured/rmsnorm",
         title="t", todos=[], pdl=pdl,
     )
-    assert ("kernel.PDL = False" in readme and "PORTER_PDL=0" in readme) == pdl
+    switch = "`PDL = False` in `../common.py`"
+    assert (switch in readme and "PORTER_PDL=0" in readme) == pdl
     if pdl:  # as the committed README says it
-        assert "kernel.PDL = False" in (case / "README.md").read_text()
+        assert switch in (case / "README.md").read_text()

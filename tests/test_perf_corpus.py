@@ -5,10 +5,10 @@ import json
 from pathlib import Path
 
 from porter.bench.corpus import corpus_section
-from porter.testing.parity import _import
+from porter.testing.parity import import_kernel
 
 ROOT = Path(__file__).resolve().parents[1]
-perf_corpus = _import(ROOT / "tools" / "perf_corpus.py", "perf_corpus_tool")
+perf_corpus = import_kernel(ROOT / "tools" / "perf_corpus.py", "perf_corpus_tool")
 
 
 def _dims(reference: Path) -> set[str]:

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from porter.port.forms import persist
-from porter.testing.parity import _import
+from porter.testing.parity import import_kernel
 
 
 def _fn(body: str) -> ast.FunctionDef:
@@ -447,9 +447,9 @@ ROW_MEAN_M2_KERNEL = """
 import triton
 import triton.language as tl
 
-from porter.testing.parity import _import
+from porter.testing.parity import import_kernel
 
-row_mean_m2 = _import(SCAFFOLD, "row_mean_m2_scaffold").row_mean_m2
+row_mean_m2 = import_kernel(SCAFFOLD, "row_mean_m2_scaffold").row_mean_m2
 
 
 @triton.jit
@@ -484,7 +484,7 @@ def test_row_mean_m2_counts_the_row_either_way(
     scaffold = Path(__file__).resolve().parents[1] / "captured/add_layernorm/kernel.py"
     src = tmp_path / "row_mean_m2_kernel.py"
     src.write_text(f"SCAFFOLD = {str(scaffold)!r}\n" + ROW_MEAN_M2_KERNEL)
-    kernel = _import(src, f"row_mean_m2_kernel_{n_cols}").kernel
+    kernel = import_kernel(src, f"row_mean_m2_kernel_{n_cols}").kernel
     x = torch.randn(3, n_cols, dtype=torch.float64)
     x[1] += 1000.0  # a large mean: m2 must come from deviations, not sum(x^2)
     mean = torch.full((3,), float("nan"), dtype=torch.float32, device=porter_device)

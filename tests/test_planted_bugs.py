@@ -80,6 +80,7 @@ def _copy(tmp_path: Path, case: str, old: str | None, new: str) -> Path:
     shutil.copytree(
         CAPTURED / case, folder, ignore=shutil.ignore_patterns("__pycache__")
     )
+    shutil.copy(CAPTURED / "common.py", tmp_path)  # what the case imports from
     kernel = folder / "kernel.py"
     if old == "UPCASTS":
         # A naive kernel: math and accumulation in the input's own dtype.
@@ -90,8 +91,8 @@ def _copy(tmp_path: Path, case: str, old: str | None, new: str) -> Path:
         # The persistent kernel stays inside the verdict with this edit (tree
         # reductions, divisions in fp32; docs/testing.md); the looped kernel's
         # running statistics are where low precision compounds.
-        assert "MAX_FUSED_COLS = 8192" in source
-        source = source.replace("MAX_FUSED_COLS = 8192", "MAX_FUSED_COLS = 0")
+        assert "MAX_FUSED_COLS" in source  # imported from common.py
+        source += "\n\nMAX_FUSED_COLS = 0  # every row takes the looped kernel\n"
         source = source.replace(
             "tl.zeros([BLOCK_ROWS, BLOCK_COLS], tl.float32)",
             "tl.zeros([BLOCK_ROWS, BLOCK_COLS], x_ptr.dtype.element_ty)",

@@ -10,7 +10,7 @@ import torch
 
 from porter.testing.parity import (
     Scenario,
-    _import,
+    import_kernel,
     as_tuple,
     load_case,
     make_inputs,
@@ -18,7 +18,7 @@ from porter.testing.parity import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-port_variant = _import(ROOT / "tools" / "port_variant.py", "port_variant_tool")
+port_variant = import_kernel(ROOT / "tools" / "port_variant.py", "port_variant_tool")
 CASE = ROOT / "captured" / "linear_gelu"
 
 
@@ -41,7 +41,7 @@ def test_pdl_after_extern_launches_the_epilogue_with_pdl(tmp_path, porter_device
     # Same outputs as the scaffold (PDL is off on the CPU and the interpreter).
     path = tmp_path / "variant.py"
     path.write_text(text)
-    variant = _import(path, "linear_gelu_pdl_variant")
+    variant = import_kernel(path, "linear_gelu_pdl_variant", CASE.parent / "common.py")
     case = load_case(CASE)
     sizes = {"num_tokens": 3, "in_features": 16, "out_features": 40}
     inputs = make_inputs(case, Scenario("float32", sizes), porter_device, seed=0)
@@ -87,10 +87,11 @@ def test_matmul_fp32_cublas_leaves_fp32_to_cublas(
 ):
     text = port_variant.kernel_py(CASE, False, "cublas")
     assert "out = tl.dot(lhs_tile, rhs_tile, out)" in text
-    assert "DOT_PRECISION" not in text and "MATMUL_FP32_ONE_ROW_MAX_MACS" not in text
+    assert "DOT_PRECISION" not in text
+    assert "out.element_size())\n        and out.element_size() == 2\n" in text
     path = tmp_path / "variant.py"
     path.write_text(text)
-    variant = _import(path, "linear_gelu_cublas_variant")
+    variant = import_kernel(path, "linear_gelu_cublas_variant", CASE.parent / "common.py")
     case = load_case(CASE)
     sizes = {"num_tokens": 5, "in_features": 24, "out_features": 40}
     x, weight, bias = make_inputs(case, Scenario("float32", sizes), porter_device, 4)

@@ -12,10 +12,10 @@ import triton
 import triton.language as tl
 
 from porter.testing.apart import json_lines_apart
-from porter.testing.parity import _import
+from porter.testing.parity import import_kernel
 
 ROOT = Path(__file__).resolve().parents[1]
-regcount = _import(ROOT / "tools" / "regcount.py", "regcount_tool")
+regcount = import_kernel(ROOT / "tools" / "regcount.py", "regcount_tool")
 
 
 @triton.jit(do_not_specialize=["n"])
@@ -137,8 +137,8 @@ VECTOR_SCRIPT = """
 import json, sys
 from pathlib import Path
 from porter.bench.points import sweep
-from porter.testing.parity import _import, load_case
-regcount = _import(Path("tools/regcount.py"), "regcount_tool")
+from porter.testing.parity import import_kernel, load_case
+regcount = import_kernel(Path("tools/regcount.py"), "regcount_tool")
 for name in sys.argv[1:]:
     case = load_case(f"captured/{name}")
     for dtype in ("bfloat16", "float32"):

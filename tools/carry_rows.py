@@ -52,11 +52,15 @@ from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 from torch.utils._pytree import tree_map  # noqa: E402
 from triton.backends.compiler import GPUTarget  # noqa: E402
 
-from porter.bench.fingerprint import code_fingerprint, kernel_fingerprint  # noqa: E402
+from porter.bench.fingerprint import (  # noqa: E402
+    code_fingerprint,
+    kernel_fingerprint,
+    uses_common,
+)
 from porter.bench.points import Point, sizes_of  # noqa: E402
-from porter.testing.parity import _import, load_case  # noqa: E402
+from porter.testing.parity import import_kernel, load_case  # noqa: E402
 
-regcount = _import(ROOT / "tools" / "regcount.py", "regcount_for_carry")
+regcount = import_kernel(ROOT / "tools" / "regcount.py", "regcount_for_carry")
 
 # Torch ops the check runs as they are (allocations and views: nothing to
 # compute); any other (a cuBLAS matmul, a copy) it records without computing.
@@ -139,13 +143,15 @@ class _Ops(TorchDispatchMode):
         return out
 
 
-def history(case_dir: Path) -> dict[str, str]:
-    """kernel_sha -> the kernel.py text, for every committed version of the
-    case's kernel.py (versions of equal code share a hash; the newest is
-    kept)."""
+def history(case_dir: Path) -> dict[str, tuple[str, str | None]]:
+    """kernel_sha -> (the kernel.py text, the common.py text it imports from or
+    None), for every committed version of the case's kernel.py and of the
+    common.py beside its folder (versions of equal code share a hash; the
+    newest is kept)."""
     rel = case_dir.resolve().relative_to(ROOT) / "kernel.py"
+    common_rel = rel.parent.parent / "common.py"
     commits = subprocess.run(
-        ["git", "log", "--format=%H", "--", str(rel)],
+        ["git", "log", "--format=%H", "--", str(rel), str(common_rel)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -153,20 +159,23 @@ def history(case_dir: Path) -> dict[str, str]:
     ).stdout.split()
     found = {}
     for commit in commits:
-        text = subprocess.run(
-            ["git", "show", f"{commit}:{rel}"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-        ).stdout
+        text = _show(commit, rel)
         if text:
-            found.setdefault(sha_of(text), text)
+            common = _show(commit, common_rel) if uses_common(text.encode()) else None
+            found.setdefault(sha_of(text, common), (text, common))
     return found
 
 
-def sha_of(text: str) -> str:
-    """A kernel.py text's kernel_sha, as porter bench records it."""
-    return code_fingerprint(text.encode())
+def _show(commit: str, rel: Path) -> str:
+    return subprocess.run(
+        ["git", "show", f"{commit}:{rel}"], cwd=ROOT, capture_output=True, text=True
+    ).stdout
+
+
+def sha_of(text: str, common: str | None = None) -> str:
+    """A kernel.py text's kernel_sha (with the common.py it imports from), as
+    porter bench records it."""
+    return code_fingerprint(text.encode(), None if common is None else common.encode())
 
 
 def point_of(row: dict) -> Point:
@@ -266,8 +275,8 @@ def carry_case(
     """Carry the case's stale rows that match (in place), and with recheck
     check the rows carried before again; how many rows end carried. A row
     carried before that no longer matches goes back to the kernel_sha it was
-    timed on. texts: kernel_sha -> kernel.py text (default: the case's git
-    history)."""
+    timed on. texts: kernel_sha -> (kernel.py text, common.py text or None)
+    (default: the case's git history)."""
     current = kernel_fingerprint(case_dir)
     todo = [
         r
@@ -292,10 +301,15 @@ def carry_case(
                 diff = f"no kernel.py {old_sha} in the history"
             else:
                 if old_sha not in modules:
-                    path = Path(tmp) / f"k_{old_sha}.py"
-                    path.write_text(texts[old_sha])
+                    text, common = texts[old_sha]
+                    # the version's own common.py beside it, as in a case folder
+                    path = Path(tmp) / old_sha / "case" / "kernel.py"
+                    path.parent.mkdir(parents=True)
+                    path.write_text(text)
+                    if common is not None:
+                        (path.parent.parent / "common.py").write_text(common)
                     name = f"carry_{case_dir.name}_{old_sha}"
-                    modules[old_sha] = _import(path, name)
+                    modules[old_sha] = import_kernel(path, name)
                 point = point_of(row)
                 old = prints.trace(case, modules[old_sha], point)
                 diff = first_difference(old, prints.trace(case, today, point))
@@ -373,16 +387,23 @@ def main() -> int:
         if args.save_history:
             out = Path(args.save_history) / name
             out.mkdir(parents=True, exist_ok=True)
-            for sha, text in history(case_dir).items():
+            for sha, (text, common) in history(case_dir).items():
                 (out / f"{sha}.py").write_text(text)
+                if common is not None:
+                    (out / f"{sha}.common.py").write_text(common)
             continue
         texts = None
         if args.history:
-            # Keyed by their own code's hash, whatever the files are called.
+            # Keyed by their own code's hash, whatever the files are called;
+            # NAME.common.py is the common.py that NAME.py imports from.
             texts = {}
             for version in (Path(args.history) / name).glob("*.py"):
+                if version.name.endswith(".common.py"):
+                    continue
                 text = version.read_text()
-                texts[sha_of(text)] = text
+                beside = version.with_name(f"{version.stem}.common.py")
+                common = beside.read_text() if beside.is_file() else None
+                texts[sha_of(text, common)] = (text, common)
         rows = json.loads(path.read_text())
         carried = carry_case(case_dir, rows, prints, say, texts, args.recheck)
         total += carried

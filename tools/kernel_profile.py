@@ -45,7 +45,7 @@ from porter.bench.timing import (
 from porter.sizes import add_point_options, parse_dims
 from porter.testing.parity import (
     Scenario,
-    _import,
+    import_kernel,
     load_case,
     make_inputs,
     scaffold_entry,
@@ -151,7 +151,8 @@ def main() -> int:
     model = parse_dims(args.dims)
     points = sweep(case.manifest, tuple(args.tokens), (args.dtype,), model_sizes=model)
     variants = [
-        _import(Path(path), f"variant{i}") for i, path in enumerate(args.variant)
+        import_kernel(Path(path), f"variant{i}", case.folder.parent / "common.py")
+        for i, path in enumerate(args.variant)
     ]
     for point in points:
         sc = Scenario(args.dtype, point.sizes)

@@ -56,7 +56,8 @@ from porter.bench.timing import (
 from porter.sizes import add_point_options, parse_dims
 from porter.testing.parity import (
     Scenario,
-    _import,
+    common_module,
+    import_kernel,
     load_case,
     make_inputs,
     scaffold_entry,
@@ -74,21 +75,45 @@ def _close(a, b) -> bool:
     return True
 
 
+def _modules(mod) -> list:
+    """The scaffold module and the common.py module it imports from, if any:
+    a launch constant lives in the second, a name it imported in both."""
+    try:
+        return [mod, common_module(mod)]
+    except (AttributeError, KeyError):
+        return [mod]  # a kernel.py from before common.py
+
+
+def _get(mod, name: str, default=None):
+    """`name` from the scaffold module or its common.py."""
+    return next(
+        (getattr(m, name) for m in _modules(mod) if hasattr(m, name)), default
+    )
+
+
 @contextlib.contextmanager
 def _patched(mod, **attrs):
-    """The scaffold module with some globals replaced, restored afterwards
-    (deleted where the scaffold had none)."""
-    saved = {k: getattr(mod, k) for k in attrs if hasattr(mod, k)}
+    """The scaffold module (and its common.py, wherever it holds the name too)
+    with some globals replaced, restored afterwards (deleted where the
+    scaffold had none)."""
+    targets = {
+        k: [m for m in _modules(mod) if hasattr(m, k)] or [mod] for k in attrs
+    }
+    saved = {
+        (id(m), k): getattr(m, k) for k in attrs for m in targets[k] if hasattr(m, k)
+    }
     for k, v in attrs.items():
-        setattr(mod, k, v)
+        for m in targets[k]:
+            setattr(m, k, v)
     try:
         yield
     finally:
         for k in attrs:
-            if k in saved:
-                setattr(mod, k, saved[k])
-            else:
-                delattr(mod, k)
+            for m in targets[k]:
+                if (id(m), k) in saved:
+                    setattr(m, k, saved[id(m), k])
+                else:
+                    delattr(m, k)
 
 
 # The neighbour --behind puts before each call. add: an elementwise sum over
@@ -141,12 +166,12 @@ def _candidates(mod, args) -> list[tuple[str, dict]]:
             w,
         )
         out.append((f"tile={t}", {"tile_settings": settings}))
-    if hasattr(mod, "MAX_FUSED_COLS"):
+    if hasattr(mod, "MAX_FUSED_COLS"):  # a scaffold with a looped kernel
         for m in args.max_fused:
             out.append((f"max_fused={m}", {"MAX_FUSED_COLS": m}))
         for spec in args.looped:
             cols, _, warps = spec.partition("x")
-            warps = int(warps) if warps else mod.LOOPED_WARPS
+            warps = int(warps) if warps else _get(mod, "LOOPED_WARPS")
             # Every row size takes this block and these warps, fp32 rows over 64
             # KB included (the scaffold's own looped_settings halves the block
             # there); the looped kernel, not the online one.
@@ -163,9 +188,9 @@ def _candidates(mod, args) -> list[tuple[str, dict]]:
     if args.no_pdl and hasattr(mod, "pdl_enabled"):
         # The same kernels launched without programmatic dependent launch.
         out.append(("pdl=off", {"pdl_enabled": lambda device: False}))
-    if hasattr(mod, "LOOPED_MIN_ROW_BYTES"):
+    if hasattr(mod, "looped_min_row_bytes"):
         for b in args.min_row_bytes:
-            table = {key: b for key in mod.LOOPED_MIN_ROW_BYTES}
+            table = {key: b for key in _get(mod, "LOOPED_MIN_ROW_BYTES")}
             out.append((f"min_row_bytes={b}", {"LOOPED_MIN_ROW_BYTES": table}))
     return out
 
@@ -350,7 +375,11 @@ def main() -> int:
         return 2
     case = load_case(f"captured/{args.case}")
     compiled = compiled_references(case) if args.inductor else None
-    variants = {v: _import(Path(v), f"variant{i}") for i, v in enumerate(args.variant)}
+    common = case.folder.parent / "common.py"  # where a variant's folder has none
+    variants = {
+        v: import_kernel(Path(v), f"variant{i}", common)
+        for i, v in enumerate(args.variant)
+    }
     model = parse_dims(args.dims)
     points = sweep(case.manifest, tuple(args.tokens), (args.dtype,), model_sizes=model)
     for point in points:

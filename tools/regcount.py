@@ -48,7 +48,7 @@ from porter.sizes import add_point_options, parse_dims
 from porter.testing.compiles import source_of
 from porter.testing.parity import (
     Scenario,
-    _import,
+    import_kernel,
     load_case,
     make_inputs,
     scaffold_entry,
@@ -258,7 +258,10 @@ def main() -> int:
     args = ap.parse_args()
     case = load_case(f"captured/{args.case}")
     files = {"kernel.py": case.kernel}
-    files.update({v: _import(v, f"variant{i}") for i, v in enumerate(args.variant)})
+    common = case.folder.parent / "common.py"  # where a variant's folder has none
+    files.update(
+        {v: import_kernel(v, f"variant{i}", common) for i, v in enumerate(args.variant)}
+    )
     points = sweep(
         case.manifest,
         tuple(args.tokens),

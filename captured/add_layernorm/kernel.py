@@ -3,56 +3,21 @@
 Ported by porter 0.1.0 from add_layernorm.py::add_layernorm (torch 2.13.0+cpu, triton 3.9.0, 2026-11-30); README.md says what porter changed.
 """
 
-import os
-
 import torch
 import triton
 import triton.language as tl
 
-
-@triton.jit
-def welford_accumulate(value, mean, m2, count, first_block):
-    # One step of Welford's running mean/variance per lane: numerically
-    # stable where sum(x^2) - sum(x)^2 cancels.
-    if first_block:
-        new_mean = value
-        new_m2 = tl.zeros_like(m2)
-        new_count = tl.full(count.shape, 1, count.dtype)
-    else:
-        delta = value - mean
-        new_count = count + 1
-        new_mean = mean + delta / new_count
-        new_m2 = m2 + delta * (value - new_mean)
-    return new_mean, new_m2, new_count
-
-
-@triton.jit
-def welford_merge(mean_a, m2_a, count_a, mean_b, m2_b, count_b):
-    # Chan et al.'s pairwise merge; equal means give delta 0 so inf - inf
-    # cannot turn an overflowed row into NaN.
-    count = count_a + count_b
-    delta = tl.where(mean_a == mean_b, 0.0, mean_b - mean_a)
-    frac_b = tl.where(count == 0.0, 0.0, count_b / count)
-    mean = mean_a + delta * frac_b
-    m2 = m2_a + m2_b + delta * delta * count_a * frac_b
-    return mean, m2, count
-
-
-@triton.jit
-def welford_finish(mean, m2, count, axis):
-    # Merge the per-lane partial statistics into one (mean, m2, count) per row.
-    return tl.reduce((mean, m2, count), axis, welford_merge)
-
-
-@triton.jit
-def row_mean_m2(value, mask, axis, count):
-    # The whole row is in registers: mean, then the sum of squared deviations
-    # from it (as exact as Welford, without its per-step divisions). count:
-    # the elements mask keeps in a stored row; the row size, where known,
-    # spares a reduction (and its barriers) counting them.
-    mean = tl.sum(tl.where(mask, value, 0.0), axis) / count
-    delta = tl.where(mask, value - tl.expand_dims(mean, axis), 0.0)
-    return mean, tl.sum(delta * delta, axis), tl.zeros_like(mean) + count
+from ..common import (
+    MAX_FUSED_COLS,
+    define_op,
+    launch_settings,
+    looped_settings,
+    pdl_enabled,
+    row_mean_m2,
+    stream_rows,
+    welford_accumulate,
+    welford_finish,
+)
 
 
 @triton.jit(do_not_specialize=["num_tokens"])
@@ -226,73 +191,6 @@ def add_layernorm_kernel_looped(
         )
 
 
-# Rows up to MAX_FUSED_COLS stay in one program's registers; wider rows take the
-# looped kernel (docs/benchmarks/launch-rules.md#persistent-or-looped).
-MAX_FUSED_COLS = 8192
-LOOPED_BLOCK_COLS = 4096
-LOOPED_WARPS = 16
-
-
-def looped_settings(num_rows, row_size, elem_bytes=2):
-    """(block, warps) of the looped kernel."""
-    if row_size >= 32768:
-        if elem_bytes <= 2:
-            return 8192, 32
-        return (16384 if num_rows >= 4096 else 2048), 32
-    if row_size * elem_bytes < 16384:
-        return LOOPED_BLOCK_COLS, LOOPED_WARPS // 2
-    return LOOPED_BLOCK_COLS, LOOPED_WARPS
-
-
-# Row loads are marked evict_first while the tensor fits well in L2, and carry no
-# hint from STREAM_MIN_BYTES on; a runtime branch, so no variant compiles mid-prefill
-# (docs/benchmarks/launch-rules.md#stream).
-STREAM_MIN_BYTES = 32 << 20
-
-
-def stream_rows(row_size, elem_bytes=2):
-    """Rows from which the tensor is STREAM_MIN_BYTES or more (the kernel's STREAM_ROWS)."""
-    return triton.cdiv(STREAM_MIN_BYTES, max(row_size, 1) * elem_bytes)
-
-
-def launch_settings(num_rows, row_size, elem_bytes=2, row_tensors=2):
-    """(rows a program, block, warps) for a reduction over rows of row_size
-    elements: narrow rows packed 4 KB a program, one row a program at decode sizes
-    or where a row moves 16 KB, 32 bytes a thread for wide rows
-    (docs/benchmarks/launch-rules.md#row-launch)."""
-    block = triton.next_power_of_2(max(row_size, 1))  # an empty row: one masked block
-    if block <= 1024 and num_rows <= 256:
-        return 1, block, min(8, max(1, block * elem_bytes // 512))
-    if block <= 1024 and row_size * elem_bytes * row_tensors >= 16384:
-        return 1, block, 1
-    if block <= 1024:
-        rows = max(2, 4096 // (block * elem_bytes))
-        return rows, block, min(rows, 8)
-    if block == 4096 and num_rows > 512:
-        return 1, block, 4
-    return 1, block, min(32, block * elem_bytes // 1024)
-
-
-# Kernels launch with programmatic dependent launch on Hopper and later: each may
-# start while the one before drains (docs/benchmarks/launch-rules.md#pdl). PORTER_PDL=0
-# turns it off for every scaffold in the process, PDL = False for this one (before
-# warmup: LAUNCH_PDL is a constexpr).
-PDL = os.environ.get("PORTER_PDL", "1") != "0"
-_HOPPER = {}  # device -> compute capability 9.0 or later, asked once
-
-
-def pdl_enabled(device):
-    """Whether kernels on this device launch with PDL (never under the interpreter)."""
-    if not PDL or triton.knobs.runtime.interpret or device.type != "cuda":
-        return False
-    if device not in _HOPPER:
-        _HOPPER[device] = (
-            torch.version.hip is None
-            and torch.cuda.get_device_capability(device)[0] >= 9
-        )
-    return _HOPPER[device]
-
-
 def add_layernorm(x, residual, weight, bias, eps: float = 1e-05):
     """Same arguments and outputs as the reference add_layernorm."""
     if eps != 1e-05:
@@ -361,31 +259,21 @@ def add_layernorm(x, residual, weight, bias, eps: float = 1e-05):
     return out0, out1
 
 
-_LIBS = {}  # namespace -> the torch.library.Library that holds the op
-
-
 def register_op(namespace="porter"):
     """add_layernorm as the custom op torch.ops.<namespace>.add_layernorm, which
     torch.compile (fullgraph=True) and CUDA graphs take as one op (docs/engine.md)."""
-    if namespace not in _LIBS:
-        lib = torch.library.Library(namespace, "FRAGMENT")
-        lib.define(
-            "add_layernorm(Tensor x, Tensor residual, Tensor weight, Tensor bias, float eps=1e-05) -> (Tensor, Tensor)"
-        )
-        # one Python impl for every device, called straight from the dispatcher
-        lib.impl("add_layernorm", add_layernorm, "CompositeExplicitAutograd")
+    schema = "add_layernorm(Tensor x, Tensor residual, Tensor weight, Tensor bias, float eps=1e-05) -> (Tensor, Tensor)"
+    return define_op(namespace, schema, add_layernorm, _add_layernorm_fake)
 
-        @torch.library.register_fake(f"{namespace}::add_layernorm", lib=lib)
-        def _(x, residual, weight, bias, eps: float = 1e-05):
-            num_tokens = x.shape[0]
-            hidden = x.shape[1]
-            out1 = torch.empty_strided(
-                (num_tokens, hidden), (hidden, 1), dtype=x.dtype, device=x.device
-            )
-            out0 = torch.empty_strided(
-                (num_tokens, hidden), (hidden, 1), dtype=x.dtype, device=x.device
-            )
-            return out0, out1
 
-        _LIBS[namespace] = lib
-    return getattr(torch.ops, namespace).add_layernorm
+def _add_layernorm_fake(x, residual, weight, bias, eps: float = 1e-05):
+    """add_layernorm's outputs for the compiler, allocated without running a kernel."""
+    num_tokens = x.shape[0]
+    hidden = x.shape[1]
+    out1 = torch.empty_strided(
+        (num_tokens, hidden), (hidden, 1), dtype=x.dtype, device=x.device
+    )
+    out0 = torch.empty_strided(
+        (num_tokens, hidden), (hidden, 1), dtype=x.dtype, device=x.device
+    )
+    return out0, out1

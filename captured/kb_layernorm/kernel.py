@@ -3,12 +3,12 @@
 Ported by porter 0.1.0 from kb_layernorm.py::Model (torch 2.13.0+cpu, triton 3.9.0, 2026-11-30); README.md says what porter changed.
 """
 
-import os
-
 import torch
 import torch.nn as nn
 import triton
 import triton.language as tl
+
+from ..common import launch_settings, pdl_enabled
 
 
 @triton.jit(do_not_specialize=["batch"])
@@ -62,44 +62,6 @@ def model_kernel(
         out.to(out_ptr.dtype.element_ty),
         col_mask & row_mask,
     )
-
-
-def launch_settings(num_rows, row_size, elem_bytes=2, row_tensors=2):
-    """(rows a program, block, warps) for a reduction over rows of row_size
-    elements: narrow rows packed 4 KB a program, one row a program at decode sizes
-    or where a row moves 16 KB, 32 bytes a thread for wide rows
-    (docs/benchmarks/launch-rules.md#row-launch)."""
-    block = triton.next_power_of_2(max(row_size, 1))  # an empty row: one masked block
-    if block <= 1024 and num_rows <= 256:
-        return 1, block, min(8, max(1, block * elem_bytes // 512))
-    if block <= 1024 and row_size * elem_bytes * row_tensors >= 16384:
-        return 1, block, 1
-    if block <= 1024:
-        rows = max(2, 4096 // (block * elem_bytes))
-        return rows, block, min(rows, 8)
-    if block == 4096 and num_rows > 512:
-        return 1, block, 4
-    return 1, block, min(32, block * elem_bytes // 1024)
-
-
-# Kernels launch with programmatic dependent launch on Hopper and later: each may
-# start while the one before drains (docs/benchmarks/launch-rules.md#pdl). PORTER_PDL=0
-# turns it off for every scaffold in the process, PDL = False for this one (before
-# warmup: LAUNCH_PDL is a constexpr).
-PDL = os.environ.get("PORTER_PDL", "1") != "0"
-_HOPPER = {}  # device -> compute capability 9.0 or later, asked once
-
-
-def pdl_enabled(device):
-    """Whether kernels on this device launch with PDL (never under the interpreter)."""
-    if not PDL or triton.knobs.runtime.interpret or device.type != "cuda":
-        return False
-    if device not in _HOPPER:
-        _HOPPER[device] = (
-            torch.version.hip is None
-            and torch.cuda.get_device_capability(device)[0] >= 9
-        )
-    return _HOPPER[device]
 
 
 class ModelNew(nn.Module):

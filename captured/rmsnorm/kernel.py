@@ -3,11 +3,19 @@
 Ported by porter 0.1.0 from rmsnorm.py::rmsnorm (torch 2.13.0+cpu, triton 3.9.0, 2026-11-30); README.md says what porter changed.
 """
 
-import os
-
 import torch
 import triton
 import triton.language as tl
+
+from ..common import (
+    MAX_FUSED_COLS,
+    define_op,
+    launch_settings,
+    looped_min_row_bytes,
+    looped_settings,
+    pdl_enabled,
+    stream_rows,
+)
 
 
 @triton.jit(do_not_specialize=["num_tokens"])
@@ -120,89 +128,6 @@ def rmsnorm_kernel_looped(
         )
 
 
-# Rows up to MAX_FUSED_COLS stay in one program's registers; wider rows take the
-# looped kernel (docs/benchmarks/launch-rules.md#persistent-or-looped).
-MAX_FUSED_COLS = 8192
-LOOPED_BLOCK_COLS = 4096
-LOOPED_WARPS = 16
-
-
-def looped_settings(num_rows, row_size, elem_bytes=2):
-    """(block, warps) of the looped kernel."""
-    if row_size >= 32768:
-        if elem_bytes <= 2:
-            return 8192, 32
-        return (16384 if num_rows >= 4096 else 2048), 32
-    if row_size * elem_bytes < 16384:
-        return LOOPED_BLOCK_COLS, LOOPED_WARPS // 2
-    return LOOPED_BLOCK_COLS, LOOPED_WARPS
-
-
-# Rows of LOOPED_MIN_ROW_BYTES[reads, inputs] bytes or more take the looped kernel:
-# it re-reads them from cache instead of holding them (docs/benchmarks/launch-rules.md#persistent-or-looped).
-LOOPED_MIN_ROW_BYTES = {(2, 1): 8192, (3, 1): 16384, (2, 2): 16384}
-# Rows read twice stay held up to HELD_MAX_BYTES at decode sizes, or always
-# where nothing but the row is read (row_only).
-HELD_DECODE_MAX_ROWS = 256
-HELD_MAX_BYTES = 16384
-
-
-def looped_min_row_bytes(key, num_rows, elem_bytes=2, row_only=False):
-    """LOOPED_MIN_ROW_BYTES[key] for num_rows rows of elem_bytes elements."""
-    if key == (2, 1) and (row_only or num_rows <= HELD_DECODE_MAX_ROWS):
-        return max(LOOPED_MIN_ROW_BYTES[key], 2 * HELD_MAX_BYTES)
-    return LOOPED_MIN_ROW_BYTES[key]
-
-
-# Row loads are marked evict_first while the tensor fits well in L2, and carry no
-# hint from STREAM_MIN_BYTES on; a runtime branch, so no variant compiles mid-prefill
-# (docs/benchmarks/launch-rules.md#stream).
-STREAM_MIN_BYTES = 32 << 20
-
-
-def stream_rows(row_size, elem_bytes=2):
-    """Rows from which the tensor is STREAM_MIN_BYTES or more (the kernel's STREAM_ROWS)."""
-    return triton.cdiv(STREAM_MIN_BYTES, max(row_size, 1) * elem_bytes)
-
-
-def launch_settings(num_rows, row_size, elem_bytes=2, row_tensors=2):
-    """(rows a program, block, warps) for a reduction over rows of row_size
-    elements: narrow rows packed 4 KB a program, one row a program at decode sizes
-    or where a row moves 16 KB, 32 bytes a thread for wide rows
-    (docs/benchmarks/launch-rules.md#row-launch)."""
-    block = triton.next_power_of_2(max(row_size, 1))  # an empty row: one masked block
-    if block <= 1024 and num_rows <= 256:
-        return 1, block, min(8, max(1, block * elem_bytes // 512))
-    if block <= 1024 and row_size * elem_bytes * row_tensors >= 16384:
-        return 1, block, 1
-    if block <= 1024:
-        rows = max(2, 4096 // (block * elem_bytes))
-        return rows, block, min(rows, 8)
-    if block == 4096 and num_rows > 512:
-        return 1, block, 4
-    return 1, block, min(32, block * elem_bytes // 1024)
-
-
-# Kernels launch with programmatic dependent launch on Hopper and later: each may
-# start while the one before drains (docs/benchmarks/launch-rules.md#pdl). PORTER_PDL=0
-# turns it off for every scaffold in the process, PDL = False for this one (before
-# warmup: LAUNCH_PDL is a constexpr).
-PDL = os.environ.get("PORTER_PDL", "1") != "0"
-_HOPPER = {}  # device -> compute capability 9.0 or later, asked once
-
-
-def pdl_enabled(device):
-    """Whether kernels on this device launch with PDL (never under the interpreter)."""
-    if not PDL or triton.knobs.runtime.interpret or device.type != "cuda":
-        return False
-    if device not in _HOPPER:
-        _HOPPER[device] = (
-            torch.version.hip is None
-            and torch.cuda.get_device_capability(device)[0] >= 9
-        )
-    return _HOPPER[device]
-
-
 def rmsnorm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-06):
     """Same arguments and outputs as the reference rmsnorm."""
     if eps != 1e-06:
@@ -261,26 +186,18 @@ def rmsnorm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-06):
     return out
 
 
-_LIBS = {}  # namespace -> the torch.library.Library that holds the op
-
-
 def register_op(namespace="porter"):
     """rmsnorm as the custom op torch.ops.<namespace>.rmsnorm, which
     torch.compile (fullgraph=True) and CUDA graphs take as one op (docs/engine.md)."""
-    if namespace not in _LIBS:
-        lib = torch.library.Library(namespace, "FRAGMENT")
-        lib.define("rmsnorm(Tensor x, Tensor weight, float eps=1e-06) -> Tensor")
-        # one Python impl for every device, called straight from the dispatcher
-        lib.impl("rmsnorm", rmsnorm, "CompositeExplicitAutograd")
+    schema = "rmsnorm(Tensor x, Tensor weight, float eps=1e-06) -> Tensor"
+    return define_op(namespace, schema, rmsnorm, _rmsnorm_fake)
 
-        @torch.library.register_fake(f"{namespace}::rmsnorm", lib=lib)
-        def _(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-06):
-            num_tokens = x.shape[0]
-            hidden = x.shape[1]
-            out = torch.empty_strided(
-                (num_tokens, hidden), (hidden, 1), dtype=x.dtype, device=x.device
-            )
-            return out
 
-        _LIBS[namespace] = lib
-    return getattr(torch.ops, namespace).rmsnorm
+def _rmsnorm_fake(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-06):
+    """rmsnorm's outputs for the compiler, allocated without running a kernel."""
+    num_tokens = x.shape[0]
+    hidden = x.shape[1]
+    out = torch.empty_strided(
+        (num_tokens, hidden), (hidden, 1), dtype=x.dtype, device=x.device
+    )
+    return out

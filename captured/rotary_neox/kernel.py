@@ -3,11 +3,11 @@
 Ported by porter 0.1.0 from rotary_neox.py::rotary_neox (torch 2.13.0+cpu, triton 3.9.0, 2026-11-30); README.md says what porter changed.
 """
 
-import os
-
 import torch
 import triton
 import triton.language as tl
+
+from ..common import DECODE_BLOCK, define_op, pdl_enabled, tile_settings
 
 
 @triton.jit(do_not_specialize=["num_rows"])
@@ -105,59 +105,6 @@ def rotary_neox_kernel(
     )
 
 
-# Blocks of at most DECODE_BLOCK elements let the next kernel launch right after
-# their wait; longer ones after their loads (docs/benchmarks/launch-rules.md#pdl).
-DECODE_BLOCK = 512
-
-
-# A column block pads the row at most this much more than blocks of 256 would.
-PAD_MAX = 33 / 32
-
-
-def tile_settings(num_rows, row_size, elem_bytes=2, heavy=False):
-    """(rows, columns, warps) of a block of a (rows, column blocks) pointwise
-    launch: up to 4096 columns, 16 bytes a thread; at decode sizes blocks of 512;
-    heavy (libdevice) kernels two elements a thread (docs/benchmarks/launch-rules.md#tile).
-    """
-    block_cols = triton.next_power_of_2(max(row_size, 1))
-    elements = num_rows * row_size
-    if elements <= (1 << 19 if heavy else 1 << 18):
-        block_cols = min(block_cols, DECODE_BLOCK)
-        return DECODE_BLOCK // block_cols, block_cols, 8 if heavy else 4
-    block_cols = min(block_cols, 1024 if heavy and elem_bytes <= 2 else 4096)
-    # Masked lanes cost as much as live ones: halve a block that pads the row
-    # past PAD_MAX (docs/benchmarks/launch-rules.md#tile).
-    least = 256 * triton.cdiv(row_size, 256)
-    while (
-        block_cols > 256
-        and block_cols * triton.cdiv(row_size, block_cols) > PAD_MAX * least
-    ):
-        block_cols //= 2
-    block_rows = max(1, 1024 // block_cols)
-    warps = block_rows * block_cols * elem_bytes // 512
-    return block_rows, block_cols, min(32, max(4, warps))
-
-
-# Kernels launch with programmatic dependent launch on Hopper and later: each may
-# start while the one before drains (docs/benchmarks/launch-rules.md#pdl). PORTER_PDL=0
-# turns it off for every scaffold in the process, PDL = False for this one (before
-# warmup: LAUNCH_PDL is a constexpr).
-PDL = os.environ.get("PORTER_PDL", "1") != "0"
-_HOPPER = {}  # device -> compute capability 9.0 or later, asked once
-
-
-def pdl_enabled(device):
-    """Whether kernels on this device launch with PDL (never under the interpreter)."""
-    if not PDL or triton.knobs.runtime.interpret or device.type != "cuda":
-        return False
-    if device not in _HOPPER:
-        _HOPPER[device] = (
-            torch.version.hip is None
-            and torch.cuda.get_device_capability(device)[0] >= 9
-        )
-    return _HOPPER[device]
-
-
 def rotary_neox(q: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
     """Same arguments and outputs as the reference rotary_neox."""
     if (q.dim(), cos.dim(), sin.dim()) != (3, 2, 2):
@@ -229,30 +176,22 @@ def rotary_neox(q: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
     return out
 
 
-_LIBS = {}  # namespace -> the torch.library.Library that holds the op
-
-
 def register_op(namespace="porter"):
     """rotary_neox as the custom op torch.ops.<namespace>.rotary_neox, which
     torch.compile (fullgraph=True) and CUDA graphs take as one op (docs/engine.md)."""
-    if namespace not in _LIBS:
-        lib = torch.library.Library(namespace, "FRAGMENT")
-        lib.define("rotary_neox(Tensor q, Tensor cos, Tensor sin) -> Tensor")
-        # one Python impl for every device, called straight from the dispatcher
-        lib.impl("rotary_neox", rotary_neox, "CompositeExplicitAutograd")
+    schema = "rotary_neox(Tensor q, Tensor cos, Tensor sin) -> Tensor"
+    return define_op(namespace, schema, rotary_neox, _rotary_neox_fake)
 
-        @torch.library.register_fake(f"{namespace}::rotary_neox", lib=lib)
-        def _(q: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
-            num_tokens = q.shape[0]
-            num_heads = q.shape[1]
-            head_dim = q.shape[2]
-            out = torch.empty_strided(
-                (num_tokens, num_heads, head_dim),
-                (head_dim * num_heads, head_dim, 1),
-                dtype=q.dtype,
-                device=q.device,
-            )
-            return out
 
-        _LIBS[namespace] = lib
-    return getattr(torch.ops, namespace).rotary_neox
+def _rotary_neox_fake(q: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
+    """rotary_neox's outputs for the compiler, allocated without running a kernel."""
+    num_tokens = q.shape[0]
+    num_heads = q.shape[1]
+    head_dim = q.shape[2]
+    out = torch.empty_strided(
+        (num_tokens, num_heads, head_dim),
+        (head_dim * num_heads, head_dim, 1),
+        dtype=q.dtype,
+        device=q.device,
+    )
+    return out

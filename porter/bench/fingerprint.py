@@ -42,21 +42,34 @@ def code_text(source: str) -> str:
 
 
 def kernel_fingerprint(folder: Path) -> str | None:
-    """Short hash of the code of a case's kernel.py as it is now (code_text: a
-    change to its comments or docstrings alone, such as a measured figure,
-    keeps it): a bench row carries the one it timed, so the report can tell
-    rows of a kernel.py whose code was edited or regenerated since. The whole
-    file's bytes where it does not parse."""
+    """Short hash of the code of a case's kernel.py as it is now, with the
+    common.py beside its folder where it imports from it (code_text: a change
+    to comments or docstrings alone, such as a measured figure, keeps it): a
+    bench row carries the one it timed, so the report can tell rows of code
+    edited or regenerated since. The whole file's bytes where it does not parse."""
     path = Path(folder) / "kernel.py"
     if not path.is_file():
         return None
-    return code_fingerprint(path.read_bytes())
+    raw = path.read_bytes()
+    common = Path(folder).parent / "common.py"
+    if uses_common(raw) and common.is_file():
+        return code_fingerprint(raw, common.read_bytes())
+    return code_fingerprint(raw)
 
 
-def code_fingerprint(raw: bytes) -> str:
-    """kernel_fingerprint of a kernel.py's bytes."""
-    try:
-        raw = code_text(raw.decode()).encode()
-    except (SyntaxError, UnicodeDecodeError, tokenize.TokenError):
-        pass
-    return hashlib.sha256(raw).hexdigest()[:12]
+def uses_common(raw: bytes) -> bool:
+    """Whether a kernel.py's bytes import from the common.py of its folder's parent."""
+    return b"from ..common import" in raw
+
+
+def code_fingerprint(raw: bytes, common: bytes | None = None) -> str:
+    """kernel_fingerprint of a kernel.py's bytes (and of common.py's, where it
+    imports from it)."""
+    parts = [raw] if common is None else [raw, common]
+    texts = []
+    for part in parts:
+        try:
+            texts.append(code_text(part.decode()).encode())
+        except (SyntaxError, UnicodeDecodeError, tokenize.TokenError):
+            texts.append(part)
+    return hashlib.sha256(b"\n".join(texts)).hexdigest()[:12]

@@ -16,6 +16,7 @@ beyond the dtype: eager overflows there, or misses float64 by more than
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib.util
 import inspect
 import json
@@ -24,6 +25,7 @@ import os
 import random
 import re
 import sys
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -327,16 +329,54 @@ def load_case(path: str | os.PathLike) -> Case:
         raise PorterError(
             f"{folder}: kernel.py is missing; run porter port {folder} to write it again"
         )
-    kernel = _import(folder / "kernel.py", f"porter_case_{folder.name}_kernel")
+    kernel = import_kernel(folder / "kernel.py", f"porter_case_{folder.name}_kernel")
     return Case(folder, manifest, ref, kernel)
 
 
-def _import(path: Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
+def import_kernel(
+    path: str | os.PathLike, name: str, common: str | os.PathLike | None = None
+):
+    """Import the module file `path` (a case's kernel.py, a variant of one) as
+    `name`, inside packages for its folder and that folder's parent, so that its
+    `from ..common import ...` reads the common.py beside its case folder or,
+    where there is none, the file `common` (a variant written elsewhere)."""
+    from porter.errors import PorterError
+
+    path = Path(path).resolve()
+    folder, root = path.parent, path.parent.parent
+    if common is not None and not (root / "common.py").is_file():
+        root = Path(common).resolve().parent
+    if "from ..common import" in path.read_text() and not (root / "common.py").is_file():
+        raise PorterError(
+            f"{path} imports from common.py, which {root} lacks; run porter port on "
+            "its case to write it again"
+        )
+    # One package per root folder (common's): the cases under it share one
+    # common module.
+    package = "porter_root_" + hashlib.sha256(str(root).encode()).hexdigest()[:12]
+    _package(package, root)
+    package += "." + re.sub(r"\W", "_", folder.name)
+    _package(package, folder)
+    spec = importlib.util.spec_from_file_location(f"{package}.{name}", path)
     module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
+    sys.modules[name] = sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def common_module(kernel):
+    """The common.py module a kernel module imported by import_kernel takes its
+    launch rules from (its launch constants are patched there)."""
+    root = kernel.__name__.split(".", 1)[0]
+    return sys.modules[f"{root}.common"]
+
+
+def _package(name: str, folder: Path) -> None:
+    if name not in sys.modules:
+        package = types.ModuleType(name)
+        package.__path__ = [str(folder)]
+        package.__package__ = name
+        sys.modules[name] = package
 
 
 def new_seed() -> int:

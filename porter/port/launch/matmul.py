@@ -386,7 +386,11 @@ def _matmul_step(
         num_warps="num_warps",
         num_stages="num_stages",
         pdl=True,
-        when=f"matmul_in_one_kernel({rows}, {when_k}, {cols}, {out}.element_size())",
+        when=(
+            f"matmul_in_one_kernel({rows}, {when_k}, {cols}, {out}.element_size())"
+            # fp32 operands left to cuBLAS: only 2-byte outputs take the one kernel
+            + ("" if fp32 is not None else f" and {out}.element_size() == 2")
+        ),
         calls=Calls({"matmul_settings", "matmul_in_one_kernel"}),
     )
     kp.matmul = form

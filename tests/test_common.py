@@ -1,0 +1,147 @@
+"""common.py: the launch rules, PDL switch and helpers the cases of a folder
+share, written beside them and imported by each kernel.py."""
+
+import ast
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from porter.bench.fingerprint import kernel_fingerprint
+from porter.errors import PorterError
+from porter.render import common_names, render_common
+from porter.store import COMMON, COMMON_BASE, write_common
+from porter.testing.parity import common_module, import_kernel
+
+ROOT = Path(__file__).resolve().parents[1]
+CAPTURED = ROOT / "captured"
+CASES = sorted(p.parent for p in CAPTURED.glob("*/kernel.py"))
+sys.path.insert(0, str(ROOT / "tools"))
+import scaffold_size  # noqa: E402
+
+
+def test_captured_common_is_porters_text():
+    assert (CAPTURED / COMMON).read_text() == render_common()
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda p: p.name)
+def test_a_kernel_imports_exactly_the_common_names_it_uses(case):
+    tree = ast.parse((case / "kernel.py").read_text())
+    imported = {
+        a.name
+        for n in tree.body
+        if isinstance(n, ast.ImportFrom) and n.level == 2 and n.module == "common"
+        for a in n.names
+    }
+    loaded = {
+        n.id
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+    }
+    assert imported == loaded & common_names()
+    # common.py holds no case's own code: nothing it defines is defined here too
+    defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    assert not defined & common_names()
+
+
+def test_the_cases_of_a_folder_share_one_common_module():
+    rms = import_kernel(CAPTURED / "rmsnorm" / "kernel.py", "common_share_rmsnorm")
+    silu = import_kernel(CAPTURED / "silu_and_mul" / "kernel.py", "common_share_silu")
+    assert common_module(rms) is common_module(silu)
+    assert rms.pdl_enabled is silu.pdl_enabled
+
+
+def _fresh(tmp_path):
+    write_common(tmp_path, COMMON, "A = 1\n")
+    return tmp_path / COMMON
+
+
+def test_an_unedited_common_py_takes_porters_new_text(tmp_path):
+    path = _fresh(tmp_path)
+    result = write_common(tmp_path, COMMON, "A = 2\n")
+    assert path.read_text() == "A = 2\n"
+    assert not (result.merged or result.kept or result.backups or result.conflicts)
+    assert (tmp_path / COMMON_BASE).read_text() == "A = 2\n"
+
+
+def test_an_edited_common_py_gets_porters_changes_merged_and_is_backed_up(tmp_path):
+    base = "A = 1\nB = 1\nC = 1\nD = 1\n"
+    write_common(tmp_path, COMMON, base)
+    path = tmp_path / COMMON
+    path.write_text(base.replace("D = 1", "D = 4  # mine"))
+    result = write_common(tmp_path, COMMON, base.replace("A = 1", "A = 2"))
+    assert path.read_text() == "A = 2\nB = 1\nC = 1\nD = 4  # mine\n"
+    assert result.merged == [COMMON] and len(result.backups) == 1
+    assert "D = 4  # mine" in (tmp_path / result.backups[0]).read_text()
+    # porter's text unchanged since: the edit stands, untouched
+    path.write_text("A = 7\n")
+    kept = write_common(tmp_path, COMMON, base.replace("A = 1", "A = 2"))
+    assert kept.kept == [COMMON] and path.read_text() == "A = 7\n"
+
+
+def test_overlapping_edits_leave_common_py_beside_a_merge_file(tmp_path):
+    path = _fresh(tmp_path)
+    path.write_text("A = 5\n")
+    result = write_common(tmp_path, COMMON, "A = 2\n")
+    assert result.conflicts == [COMMON]
+    assert path.read_text() == "A = 5\n"
+    merge = (tmp_path / f"{COMMON}.porter-merge").read_text()
+    assert "A = 5" in merge and "A = 2" in merge
+    # the base stays what the edit was made against, for the next merge
+    assert (tmp_path / COMMON_BASE).read_text() == "A = 1\n"
+
+
+def test_a_common_py_porter_did_not_write_is_refused_then_kept_with_force(tmp_path):
+    path = tmp_path / COMMON
+    path.write_text("MINE = 1\n")
+    with pytest.raises(PorterError, match="porter did not write it.*--force"):
+        write_common(tmp_path, COMMON, "A = 1\n")
+    assert path.read_text() == "MINE = 1\n"
+    result = write_common(tmp_path, COMMON, "A = 1\n", force=True)
+    assert path.read_text() == "A = 1\n"
+    assert (tmp_path / result.backups[0]).read_text() == "MINE = 1\n"
+
+
+def test_a_kernel_without_its_common_py_says_what_to_do(tmp_path):
+    folder = tmp_path / "rmsnorm"
+    shutil.copytree(CAPTURED / "rmsnorm", folder)
+    with pytest.raises(PorterError, match="imports from common.py.*porter port"):
+        import_kernel(folder / "kernel.py", "common_missing_rmsnorm")
+    # a variant written elsewhere names the common.py it goes with
+    module = import_kernel(
+        folder / "kernel.py", "common_given_rmsnorm", CAPTURED / COMMON
+    )
+    assert module.launch_settings(1, 4096)[1] == 4096
+
+
+def test_capture_refuses_the_case_name_common(tmp_path):
+    from porter.pipeline import capture, default_case_name
+
+    with pytest.raises(PorterError, match="taken by the module the cases share"):
+        capture(ROOT / "examples" / "rmsnorm.py", name="common", out=tmp_path)
+    assert default_case_name(Path("common.py")) == "case_common"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_change_to_common_py_code_changes_the_kernel_fingerprint(tmp_path):
+    shutil.copytree(CAPTURED / "rmsnorm", tmp_path / "rmsnorm")
+    common = tmp_path / COMMON
+    common.write_text(render_common())
+    before = kernel_fingerprint(tmp_path / "rmsnorm")
+    common.write_text(render_common() + "\n# a comment alone keeps it\n")
+    assert kernel_fingerprint(tmp_path / "rmsnorm") == before
+    common.write_text(render_common().replace("HELD_MAX_BYTES = 16384", "HELD_MAX_BYTES = 1"))
+    assert kernel_fingerprint(tmp_path / "rmsnorm") != before
+
+
+def test_scaffold_size_counts_runs_of_copied_lines(tmp_path):
+    body = "def helper(a, b):\n    total = a + b\n    return total * 2\n"
+    for i in range(4):
+        own = f"def own_{i}(x):\n    return x + {i}\n"
+        (tmp_path / f"c{i}").mkdir()
+        (tmp_path / f"c{i}" / "kernel.py").write_text(own + "\n\n" + body)
+    figures = scaffold_size.measure(tmp_path)
+    case = figures["cases"]["c0"]
+    assert case["code"] == 5 and case["repeated_runs"] == 3
+    assert figures["max_repeated_runs"] == 3
