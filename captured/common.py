@@ -103,7 +103,13 @@ REREAD_MANY_WARPS_MAX_ROWS = 2048
 
 
 def launch_settings(
-    num_rows, row_size, elem_bytes=2, row_tensors=2, row_only=False, reread=False
+    num_rows,
+    row_size,
+    elem_bytes=2,
+    row_tensors=2,
+    row_only=False,
+    reread=False,
+    reduced_twice=False,
 ):
     """(rows a program, block, warps) for a reduction over rows of row_size
     elements: narrow rows packed 4 KB a program, one row a program at decode sizes
@@ -118,8 +124,17 @@ def launch_settings(
         rows = max(2, 4096 // (block * elem_bytes))
         return rows, block, min(rows * (2 if row_only else 1), 8)
     if block == 4096 and num_rows > (REREAD_MANY_WARPS_MAX_ROWS if reread else 512):
-        return 1, block, 4
-    return 1, block, min(32, block * elem_bytes // 1024)
+        warps = 4
+    else:
+        warps = min(32, block * elem_bytes // 1024)
+    if reduced_twice:
+        # A held row reduced twice (its mean, then deviations from it) pays for a
+        # padded block's masked lanes in warps that only synchronize: no more
+        # warps than 32 bytes a thread of the row itself
+        # (docs/benchmarks/launch-rules.md#row-launch).
+        live = max(1, row_size * elem_bytes // 1024)
+        warps = min(warps, 1 << (live.bit_length() - 1))
+    return 1, block, warps
 
 
 # Blocks of at most DECODE_BLOCK elements let the next kernel launch right after

@@ -162,6 +162,9 @@ def test_ctrl_c_while_triton_loads_waits_for_it_then_interrupts():
     # triton is in.
     code = (
         "import builtins, os, signal, sys\n"
+        # as in a terminal, whatever the runner left (a job in the background
+        # starts with Ctrl-C ignored)
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "from porter import cli\n"
         "real = builtins.__import__\n"
         "def load(name, *args, **kwargs):\n"

@@ -80,19 +80,19 @@ def test_launch_settings_give_rows_moving_16_kb_one_warp_each(num_rows):
 
 
 @pytest.mark.parametrize(
-    "case, tensors, row_only, reread",
+    "case, tensors, row_only, reread, twice",
     [
-        ("fused_add_rmsnorm", 4, False, False),  # x, residual, both outputs
-        ("add_layernorm", 4, False, False),
+        ("fused_add_rmsnorm", 4, False, False, False),  # x, residual, both outputs
+        ("add_layernorm", 4, False, False, True),  # a layer norm: reduced twice
         # x and the int8 rows, not the scale a row; its row read twice, written
-        ("quant_int8", 2, True, True),
-        ("kb_layernorm", 2, False, False),  # not the weight or bias
-        ("logsumexp", 1, True, False),  # read twice, one value a row out
-        ("softmax", 2, True, False),  # read three times
-        ("rmsnorm", 2, False, False),  # reads a weight beside its rows
+        ("quant_int8", 2, True, True, False),
+        ("kb_layernorm", 2, False, False, False),  # not the weight or bias
+        ("logsumexp", 1, True, False, False),  # read twice, one value a row out
+        ("softmax", 2, True, False, False),  # read three times
+        ("rmsnorm", 2, False, False, False),  # reads a weight beside its rows
     ],
 )
-def test_launchers_count_the_tensors_a_row_moves(case, tensors, row_only, reread):
+def test_launchers_count_the_tensors_a_row_moves(case, tensors, row_only, reread, twice):
     source = (CAPTURED / case / "kernel.py").read_text()
     # The persistent kernel's call, the first.
     call = re.search(
@@ -103,7 +103,7 @@ def test_launchers_count_the_tensors_a_row_moves(case, tensors, row_only, reread
     args = [a.strip() for a in call.group(1).split(",") if a.strip()]
     assert args[2].endswith(".element_size()")
     tail = [f"row_tensors={tensors}"] + ["row_only=True"] * row_only
-    assert args[3:] == tail + ["reread=True"] * reread
+    assert args[3:] == tail + ["reread=True"] * reread + ["reduced_twice=True"] * twice
 
 
 @pytest.mark.parametrize("num_rows", (257, 1024, 4096, 65536))
@@ -589,3 +589,23 @@ def test_keeps_welford_tells_a_welford_loop_from_a_sum():
         """)
     assert _keeps_welford(layer_norm) and _keeps_welford(inductor)
     assert not _keeps_welford(rmsnorm)
+
+
+def test_a_row_reduced_twice_takes_the_warps_of_its_own_bytes():
+    # H200 (docs/benchmarks/launch-rules.md#row-launch): a layer norm over 4099
+    # bf16 columns held with 8 warps took 0.69-0.70 of the static compile's
+    # time, with the padded block's 16 0.86-0.87.
+    settings = _function("add_layernorm", "launch_settings")
+    assert settings(4096, 4099, 2, 4) == (1, 8192, 16)
+    assert settings(4096, 4099, 2, 4, reduced_twice=True) == (1, 8192, 8)
+    assert settings(16, 4099, 4, 4, reduced_twice=True) == (1, 8192, 16)
+    assert settings(4096, 5120, 4, 4, reduced_twice=True) == (1, 8192, 16)
+    # a row that fills its block keeps its warps, the 4 of many rows of 4096 too
+    for rows, cols, elem in ((16, 8192, 2), (4096, 8192, 4), (4096, 4096, 2), (16, 2048, 4)):
+        assert settings(rows, cols, elem, 4, reduced_twice=True) == settings(
+            rows, cols, elem, 4
+        )
+    # the launcher asks it only for the held form of a Welford (layer norm) kernel
+    source = (CAPTURED / "add_layernorm" / "kernel.py").read_text()
+    assert "row_tensors=4, reduced_twice=True" in source
+    assert "reduced_twice" not in (CAPTURED / "rmsnorm" / "kernel.py").read_text()

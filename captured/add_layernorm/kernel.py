@@ -223,7 +223,7 @@ def add_layernorm(x, residual, weight, bias, eps: float = 1e-05):
     )
     pdl = pdl_enabled(x.device)
     BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(
-        num_tokens, hidden, x.element_size(), row_tensors=4
+        num_tokens, hidden, x.element_size(), row_tensors=4, reduced_twice=True
     )
     kernel = add_layernorm_kernel
     persistent_args = {

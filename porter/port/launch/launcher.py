@@ -880,8 +880,11 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
         if kp.persistent is not None:
             # The autotuned config was for Inductor's looped kernel; the
             # persistent one is sized by the heuristic, from the rows and the row.
+            # A layer norm's held row is reduced twice: its warps follow the
+            # row, not the padded block (the template's launch_settings).
+            twice = ", reduced_twice=True" if elem and _keeps_welford(kp.tree) else ""
             setup.append(
-                f"BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings({numel}, {row}{elem}{tensors})"
+                f"BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings({numel}, {row}{elem}{tensors}{twice})"
             )
             setup.append(f"kernel = {kp.persistent.name}")
             calls = Calls({"launch_settings", "looped_settings"}, **options)
