@@ -137,6 +137,9 @@ def test_ctrl_c_and_the_end_of_a_capture_print_no_traceback_and_linger_not(tmp_p
     proc = subprocess.Popen(
         argv + ["capture", str(RMSNORM), "--out", str(tmp_path / "a"), "--device", "cpu"],
         env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        # Ctrl-C as in a terminal, whatever the runner left (a job in the
+        # background starts with it ignored)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     time.sleep(1.0)
     proc.send_signal(signal.SIGINT)

@@ -1,6 +1,7 @@
 """Before/after tests for each port pass, on small Inductor-style snippets."""
 
 import ast
+import re
 import textwrap
 
 from porter import ast_tools
@@ -156,7 +157,8 @@ def test_widen_program_id():
 # These need the launch records, so they start from a stored capture.
 
 
-def _rmsnorm_port(case="rmsnorm"):
+def _rmsnorm_port(case="rmsnorm", folder="captured"):
+    """A stored capture's first kernel, cleaned, and the text before bind_parameters."""
     import json
     from pathlib import Path
 
@@ -165,7 +167,7 @@ def _rmsnorm_port(case="rmsnorm"):
 
     root = Path(__file__).resolve().parents[1]
     cap = Capture.from_dict(
-        json.loads((root / f"captured/{case}/manifest.json").read_text())
+        json.loads((root / folder / case / "manifest.json").read_text())
     )
     module = cap.modules[0]
     launch = next(s for s in module.steps if s.kind == "launch")
@@ -336,3 +338,15 @@ def test_a_scaffold_holds_the_sizing_helpers_its_launcher_calls_and_no_other():
         seen |= called & sizing
     # captured/ reaches most of them, so the check above means something
     assert len(seen) >= 6, seen
+
+
+def test_a_cast_of_a_temporary_holding_constexpr_sizes_becomes_tl_cast():
+    # torch 2.11 on the H200 writes `tmp10 = ks0*ks1; tmp11 = tmp10.to(tl.float32)`
+    # (torch 2.13 inlines the product); with ks0 and ks1 constexprs the product
+    # is a Python int, which has no .to on the GPU: a CompilationError at every
+    # launch of KernelBench's InstanceNorm and GroupNorm.
+    kp, before = _rmsnorm_port("instance_norm_h200", "tests/cases")
+    assert ".to(tl.float32)" in before and "tmp10 = ks0 * ks1" in before
+    after = ast.unparse(kp.tree)
+    assert "tl.cast(tmp10, tl.float32)" in after
+    assert not re.search(r"tmp10\.to\(", after)

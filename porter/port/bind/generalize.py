@@ -567,6 +567,28 @@ def _constexpr_casts(kp: KernelPort) -> None:
         for p in kp.params
         if p.annotation == "tl.constexpr" or p.kind in ("scalar", "runtime")
     }
+    # A name bound once to arithmetic of those is a scalar too (`tmp10 = ks0*ks1;
+    # tmp10.to(tl.float32)`, torch 2.11's form of the cast torch 2.13 inlines).
+    bound: dict[str, list[ast.expr]] = {}
+    for n in ast.walk(kp.tree):
+        if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            for t in targets:
+                for name in ast.walk(t):
+                    if isinstance(name, ast.Name):
+                        value = n.value if isinstance(n, ast.Assign) else None
+                        bound.setdefault(name.id, []).append(value)
+    grew = True
+    while grew:
+        grew = False
+        for name, values in bound.items():
+            value = values[0]
+            if name in constexprs or len(values) != 1 or value is None:
+                continue
+            names = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+            if _scalar_arith(value) and names <= constexprs:
+                constexprs.add(name)
+                grew = True
 
     class Fix(ast.NodeTransformer):
         def visit_Call(self, node: ast.Call) -> ast.AST:
