@@ -223,10 +223,7 @@ def write_common(root: Path, name: str, text: str, force: bool = False) -> Write
     write = text
     if ours is not None and ours not in (text, base):
         if base is None or force:
-            stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-            backup = f"{name}.porter-backup-{stamp}"
-            _copy(path, root / backup)
-            result.backups.append(backup)
+            result.backups.append(_backup(path))
         elif base == text:
             write = None  # porter's text unchanged: the edits stand
             result.kept.append(name)
@@ -239,9 +236,7 @@ def write_common(root: Path, name: str, text: str, force: bool = False) -> Write
             else:
                 write = merged.text
                 result.merged.append(name)
-                stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-                _copy(path, root / f"{name}.porter-backup-{stamp}")
-                result.backups.append(f"{name}.porter-backup-{stamp}")
+                result.backups.append(_backup(path))  # the merge is porter's doing
     if write is not None and write != ours:
         tmp = path.with_name(f".{name}.porter-tmp-{os.getpid()}")
         _write(tmp, write)
@@ -249,6 +244,14 @@ def write_common(root: Path, name: str, text: str, force: bool = False) -> Write
     if not result.conflicts:
         _write(base_path, text)
     return result
+
+
+def _backup(path: Path) -> str:
+    """Copy `path` to a .porter-backup-<time> file beside it; that file's name."""
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    backup = f"{path.name}.porter-backup-{stamp}"
+    _copy(path, path.with_name(backup))
+    return backup
 
 
 def check_common(root: Path, name: str, text: str, force: bool = False) -> None:
