@@ -30,7 +30,7 @@ class Scaffold:
     kernels: list[KernelSource]
     launcher: Launcher
     op: CustomOp
-    # The Triton helpers the kernels call, in the order the file holds them.
+    # The Triton helpers of common.py the kernels call, in common.py's order.
     helpers: list[str] = field(default_factory=list)
     # Inductor's combine functions for scans and custom reductions.
     combine_fns: list[str] = field(default_factory=list)
