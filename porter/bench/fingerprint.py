@@ -9,6 +9,8 @@ import io
 import tokenize
 from pathlib import Path
 
+from porter.store import COMMON
+
 
 def code_text(source: str) -> str:
     """A kernel.py's code without its comments, docstrings and blank lines:
@@ -51,7 +53,7 @@ def kernel_fingerprint(folder: Path) -> str | None:
     if not path.is_file():
         return None
     raw = path.read_bytes()
-    common = Path(folder).parent / "common.py"
+    common = Path(folder).parent / COMMON
     if uses_common(raw) and common.is_file():
         return code_fingerprint(raw, common.read_bytes())
     return code_fingerprint(raw)

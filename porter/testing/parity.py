@@ -340,13 +340,15 @@ def import_kernel(
     `name`, inside packages for its folder and that folder's parent, so that its
     `from ..common import ...` reads the common.py beside its case folder or,
     where there is none, the file `common` (a variant written elsewhere)."""
+    from porter.bench.fingerprint import uses_common
     from porter.errors import PorterError
+    from porter.store import COMMON
 
     path = Path(path).resolve()
     folder, root = path.parent, path.parent.parent
-    if common is not None and not (root / "common.py").is_file():
+    if common is not None and not (root / COMMON).is_file():
         root = Path(common).resolve().parent
-    if "from ..common import" in path.read_text() and not (root / "common.py").is_file():
+    if uses_common(path.read_bytes()) and not (root / COMMON).is_file():
         raise PorterError(
             f"{path} imports from common.py, which {root} lacks; run porter port on "
             "its case to write it again"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import copy
 import re
+from collections import Counter
 
 import sympy
 
@@ -20,6 +21,7 @@ from porter.parse import launch_meta_params
 from porter.port.model import KernelPort, Param, PortState, module_attr
 from porter.ast_tools import (
     assigned_names,
+    bindings,
     is_call,
     names_in,
     rename_names,
@@ -569,24 +571,19 @@ def _constexpr_casts(kp: KernelPort) -> None:
     }
     # A name bound once to arithmetic of those is a scalar too (`tmp10 = ks0*ks1;
     # tmp10.to(tl.float32)`, torch 2.11's form of the cast torch 2.13 inlines).
-    bound: dict[str, list[ast.expr]] = {}
-    for n in ast.walk(kp.tree):
-        if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
-            for t in targets:
-                for name in ast.walk(t):
-                    if isinstance(name, ast.Name):
-                        value = n.value if isinstance(n, ast.Assign) else None
-                        bound.setdefault(name.id, []).append(value)
+    values = bindings(kp.tree)
+    stores = Counter(
+        n.id
+        for n in ast.walk(kp.tree)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    )
     grew = True
     while grew:
         grew = False
-        for name, values in bound.items():
-            value = values[0]
-            if name in constexprs or len(values) != 1 or value is None:
+        for name, (value, *_) in values.items():
+            if name in constexprs or stores[name] != 1:
                 continue
-            names = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
-            if _scalar_arith(value) and names <= constexprs:
+            if _scalar_arith(value) and names_in(value) <= constexprs:
                 constexprs.add(name)
                 grew = True
 
@@ -600,7 +597,7 @@ def _constexpr_casts(kp: KernelPort) -> None:
             ):
                 return node
             # A name, or arithmetic of names (`(dim2 * dim1).to(...)`), all scalars.
-            names = {n.id for n in ast.walk(f.value) if isinstance(n, ast.Name)}
+            names = names_in(f.value)
             if names and _scalar_arith(f.value) and names <= constexprs:
                 return ast.parse(
                     f"tl.cast({ast.unparse(f.value)}, {ast.unparse(node.args[0])})",
