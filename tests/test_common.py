@@ -52,6 +52,21 @@ def test_the_cases_of_a_folder_share_one_common_module():
     assert rms.pdl_enabled is silu.pdl_enabled
 
 
+def test_a_common_module_imported_without_the_interpreter_is_not_reused_under_it(
+    monkeypatch,
+):
+    # common.py's @triton.jit and EXP_FTZ read the mode at import: a module
+    # imported for its launch rules alone must not serve interpreted kernels.
+    import triton
+
+    monkeypatch.setattr(triton.knobs.runtime, "interpret", False)
+    compiled = import_kernel(CAPTURED / "softmax" / "kernel.py", "mode_compiled")
+    monkeypatch.setattr(triton.knobs.runtime, "interpret", True)
+    interpreted = import_kernel(CAPTURED / "softmax" / "kernel.py", "mode_interp")
+    assert common_module(compiled) is not common_module(interpreted)
+    assert common_module(compiled).EXP_FTZ and not common_module(interpreted).EXP_FTZ
+
+
 def _fresh(tmp_path):
     write_common(tmp_path, COMMON, "A = 1\n")
     return tmp_path / COMMON

@@ -353,9 +353,13 @@ def import_kernel(
             f"{path} imports from common.py, which {root} lacks; run porter port on "
             "its case to write it again"
         )
-    # One package per root folder (common's): the cases under it share one
-    # common module.
-    package = "porter_root_" + hashlib.sha256(str(root).encode()).hexdigest()[:12]
+    # One package per root folder (common's) and interpreter mode: the cases
+    # under it share one common module, whose @triton.jit and EXP_FTZ read
+    # the mode once, at import.
+    import triton
+
+    key = f"{root}|{bool(triton.knobs.runtime.interpret)}"
+    package = "porter_root_" + hashlib.sha256(key.encode()).hexdigest()[:12]
     _package(package, root)
     package += "." + re.sub(r"\W", "_", folder.name)
     _package(package, folder)
