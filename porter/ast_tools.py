@@ -83,6 +83,16 @@ def walk_stmts(body: list[ast.stmt]):
                 yield from walk_stmts(inner)
 
 
+def stmt_lists(node: ast.AST):
+    """Every statement list in node (function body, loop and if bodies),
+    outermost first."""
+    for n in ast.walk(node):
+        for field in ("body", "orelse"):
+            body = getattr(n, field, None)
+            if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+                yield body
+
+
 def read_counts(tree: ast.AST) -> dict[str, int]:
     """How many times each name is read."""
     used: dict[str, int] = {}

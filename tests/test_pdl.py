@@ -18,6 +18,7 @@ from porter.port.finish.pdl import (
     LAUNCH_PDL,
     dependent_launch,
     is_pdl_block,
+    is_pdl_release,
     trigger_after_loads,
 )
 from porter.testing.parity import import_kernel
@@ -33,10 +34,7 @@ def k(x_ptr, n, BLOCK: tl.constexpr):
 
 AFTER = """
 def k(x_ptr, n, BLOCK: tl.constexpr, LAUNCH_PDL: tl.constexpr):
-    if LAUNCH_PDL:
-        'NOTE(porter): wait for the kernel before this one, then let the next one launch'
-        tl.extra.cuda.gdc_wait()
-        tl.extra.cuda.gdc_launch_dependents()
+    pdl_wait(LAUNCH_PDL)
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     tl.store(x_ptr + offs, tl.load(x_ptr + offs) * 2, offs < n)
 """
@@ -54,18 +52,12 @@ def k(x_ptr, n, BLOCK: tl.constexpr):
 
 TILE_AFTER = """
 def k(x_ptr, n, BLOCK: tl.constexpr, LAUNCH_PDL: tl.constexpr, EARLY_TRIGGER: tl.constexpr):
-    if LAUNCH_PDL:
-        'NOTE(porter): wait for the kernel before this one; a block of a few columns lets the next one launch now'
-        tl.extra.cuda.gdc_wait()
-        if EARLY_TRIGGER:
-            tl.extra.cuda.gdc_launch_dependents()
+    pdl_wait(LAUNCH_PDL, EARLY_TRIGGER)
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs, offs < n)
     y = tl.load(x_ptr + n + offs, offs < n)
-    if LAUNCH_PDL:
-        if not EARLY_TRIGGER:
-            'NOTE(porter): a block over a long row lets the next kernel launch once its loads are issued'
-            tl.extra.cuda.gdc_launch_dependents()
+    'NOTE(porter): a block over a long row lets the next kernel launch once its loads are issued'
+    pdl_release(LAUNCH_PDL, EARLY_TRIGGER)
     z = x * y
     tl.store(x_ptr + offs, z, offs < n)
 """
@@ -108,9 +100,7 @@ def test_trigger_after_loads_leaves_a_kernel_without_the_block_or_loads():
     assert ast.unparse(plain) == ast.unparse(_fn(BEFORE))
     no_loads = _fn(
         "def k(x_ptr, LAUNCH_PDL: tl.constexpr):\n"
-        "    if LAUNCH_PDL:\n"
-        "        tl.extra.cuda.gdc_wait()\n"
-        "        tl.extra.cuda.gdc_launch_dependents()\n"
+        "    pdl_wait(LAUNCH_PDL)\n"
         "    tl.store(x_ptr, 1.0)\n"
     )
     before = ast.unparse(no_loads)
@@ -334,7 +324,7 @@ def test_the_reductions_take_the_rows_trigger_switch():
 
 
 def _late_blocks(fn: ast.FunctionDef) -> list[ast.stmt]:
-    return [s for s in fn.body[1:] if is_pdl_block(s)]
+    return [s for s in fn.body[1:] if is_pdl_release(s)]
 
 
 @pytest.mark.parametrize("case", TILE_CASES, ids=lambda p: p.name)
@@ -343,7 +333,8 @@ def test_a_tile_launch_triggers_early_only_in_a_decode_sized_block(case):
     for fn in kernels:
         assert EARLY_TRIGGER in [a.arg for a in fn.args.args]
         late = _late_blocks(fn)
-        assert len(late) == 1 and "not EARLY_TRIGGER" in ast.unparse(late[0])
+        assert len(late) == 1
+        assert ast.unparse(fn.body[0]) == "pdl_wait(LAUNCH_PDL, EARLY_TRIGGER)"
     mod = import_kernel(case / "kernel.py", f"trigger_{case.name}")
     # Early in every decode-sized block and in blocks of short rows; after
     # the loads in a block over a long row.
@@ -367,7 +358,8 @@ def test_a_reduction_triggers_late_only_where_a_program_holds_several_rows(case)
     for fn in kernels:
         late = _late_blocks(fn)
         if fn in switched:
-            assert len(late) == 1 and "not EARLY_TRIGGER" in ast.unparse(late[0])
+            assert len(late) == 1
+            assert ast.unparse(fn.body[0]) == "pdl_wait(LAUNCH_PDL, EARLY_TRIGGER)"
             # After the last top-level statement that loads, before the row's
             # reduction.
             at = fn.body.index(late[0])
@@ -375,7 +367,7 @@ def test_a_reduction_triggers_late_only_where_a_program_holds_several_rows(case)
             assert not any("tl.load" in ast.unparse(st) for st in fn.body[at + 1 :])
         else:
             assert not late
-            assert ast.unparse(fn.body[0]).count("gdc_launch_dependents") == 1
+            assert ast.unparse(fn.body[0]) == "pdl_wait(LAUNCH_PDL)"
     mod = import_kernel(case / "kernel.py", f"rows_trigger_{case.name}")
     # One row a program (decode sizes, wide rows) triggers early; several
     # narrow rows a program late.
@@ -386,6 +378,29 @@ def test_a_reduction_triggers_late_only_where_a_program_holds_several_rows(case)
     ):
         block_rows, _, _ = mod.launch_settings(rows, row_size, 4)
         assert (block_rows == 1) == early
+
+
+@pytest.mark.parametrize("early", [True, False])
+def test_the_helpers_wait_first_and_trigger_once(monkeypatch, early):
+    # common.py's pdl_wait and pdl_release, run as Python with the two
+    # instructions recorded: a kernel waits once and triggers exactly once.
+    common = import_kernel(CASES[0] / "kernel.py", "pdl_helpers").__dict__
+    mod = sys.modules[common["pdl_wait"].fn.__module__]
+    calls = []
+    cuda = mod.tl.extra.cuda
+    monkeypatch.setattr(cuda, "gdc_wait", lambda: calls.append("wait"))
+    monkeypatch.setattr(cuda, "gdc_launch_dependents", lambda: calls.append("go"))
+    mod.pdl_wait.fn(True, early)
+    calls.append("loads")
+    mod.pdl_release.fn(True, early)
+    assert calls == (["wait", "go", "loads"] if early else ["wait", "loads", "go"])
+    calls.clear()
+    mod.pdl_wait.fn(True)  # a kernel that never splits the handshake
+    assert calls == ["wait", "go"]
+    calls.clear()
+    mod.pdl_wait.fn(False, early)
+    mod.pdl_release.fn(False, early)
+    assert calls == []
 
 
 def test_the_cpu_launch_passes_pdl_off(monkeypatch):
@@ -414,8 +429,13 @@ def test_the_case_readme_says_how_to_turn_pdl_off_where_it_is_on(pdl):
     case = ROOT / "captured" / "rmsnorm"
     cap = Capture.from_dict(read_manifest(case))
     readme = render_text(
-        "case_readme.md.j2", cap=cap, name="rmsnorm", folder="captured/rmsnorm",
-        title="t", todos=[], pdl=pdl,
+        "case_readme.md.j2",
+        cap=cap,
+        name="rmsnorm",
+        folder="captured/rmsnorm",
+        title="t",
+        todos=[],
+        pdl=pdl,
     )
     switch = "`PDL = False` in `../common.py`"
     assert (switch in readme and "PORTER_PDL=0" in readme) == pdl

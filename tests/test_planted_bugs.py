@@ -23,7 +23,7 @@ CAPTURED = Path(__file__).resolve().parents[1] / "captured"
 STORE_OUT1 = """        tl.store(
             out1_ptr + (cols + rows * out1_stride0),
             out1_2.to(out1_ptr.dtype.element_ty),
-            col_mask & row_mask,
+            mask,
         )
 """
 
@@ -61,7 +61,7 @@ PLANTS = {
     ),
     "unwritten_int_column": (
         "quant_int8",
-        "out0, col_mask & row_mask)",
+        "out0, mask)",
         "out0, (cols < hidden - 1) & row_mask)",
         lambda s: s.dtype == "float32",
     ),

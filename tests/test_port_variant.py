@@ -8,6 +8,7 @@ from pathlib import Path
 
 import torch
 
+from porter.port.finish.pdl import is_pdl_block
 from porter.testing.parity import (
     Scenario,
     import_kernel,
@@ -32,7 +33,7 @@ def test_pdl_after_extern_launches_the_epilogue_with_pdl(tmp_path, porter_device
     kernel = next(
         f for f in tree.body if getattr(f, "name", "") == "linear_gelu_kernel"
     )
-    assert ast.unparse(kernel.body[0].test) == "LAUNCH_PDL"
+    assert is_pdl_block(kernel.body[0])
     launcher = ast.unparse(
         next(f for f in tree.body if getattr(f, "name", "") == "linear_gelu")
     )

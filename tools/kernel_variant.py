@@ -74,7 +74,14 @@ import sys
 from pathlib import Path
 
 from porter.ast_tools import is_call, names_in, ptr_base
-from porter.port.finish.pdl import GDC_LAUNCH, LAUNCH_PDL, is_pdl_block, loads
+from porter.port.finish.pdl import (
+    GDC_LAUNCH,
+    GDC_WAIT,
+    LAUNCH_PDL,
+    is_pdl_block,
+    is_pdl_release,
+    loads,
+)
 
 # The generator's own pieces: the test for the branch hint_row_loads writes,
 # and a statement's load and stored pointers.
@@ -223,8 +230,14 @@ def loads_first(fn: ast.FunctionDef) -> list[ast.FunctionDef] | None:
         deps = [j + 1 for j in range(i) if _assigned_anywhere(body[j]) & reads]
         at = max([0, last + 1] + deps)
         targets = _assigned_anywhere(stmt)
-        # Nothing it jumps over may assign or read what it assigns.
-        if at < i and not any(names_in(body[j]) & targets for j in range(at, i)):
+        # Nothing it jumps over may assign or read what it assigns; jumping
+        # only over arithmetic (a mask's binding) moves nothing that matters.
+        between = body[at:i]
+        if (
+            between
+            and not any(names_in(s) & targets for s in between)
+            and any(loads(s) or not isinstance(s, ast.Assign) for s in between)
+        ):
             body.insert(at, body.pop(i))
             moved, last = moved + 1, at
         else:
@@ -282,7 +295,11 @@ def _trigger_moved(where: str):
     def form(fn: ast.FunctionDef) -> list[ast.FunctionDef] | None:
         if not (fn.body and is_pdl_block(fn.body[0])):
             return None
-        body = _without_triggers(copy.deepcopy(fn.body))
+        # The kernel's own handshake (common.py's pdl_wait, pdl_release) out,
+        # the bare wait back in its place.
+        body = [copy.deepcopy(s) for s in fn.body[1:] if not is_pdl_release(s)]
+        body = [ast.parse(f"if {LAUNCH_PDL}:\n    {GDC_WAIT}").body[0], *body]
+        body = _without_triggers(body)
         if where == "early":
             body[0].body.append(ast.parse(GDC_LAUNCH).body[0])
         elif where == "loaded":

@@ -31,6 +31,24 @@ def pdl_enabled(device):
     return _HOPPER[device]
 
 
+@triton.jit
+def pdl_wait(LAUNCH_PDL: tl.constexpr, EARLY_TRIGGER: tl.constexpr = True):
+    """A kernel's first step under PDL: wait for the kernel before it, whose
+    writes it may read; with EARLY_TRIGGER, let the next kernel launch now."""
+    if LAUNCH_PDL:
+        tl.extra.cuda.gdc_wait()
+        if EARLY_TRIGGER:
+            tl.extra.cuda.gdc_launch_dependents()
+
+
+@triton.jit
+def pdl_release(LAUNCH_PDL: tl.constexpr, EARLY_TRIGGER: tl.constexpr):
+    """Let the next kernel launch where pdl_wait did not, once the loads are issued."""
+    if LAUNCH_PDL:
+        if not EARLY_TRIGGER:
+            tl.extra.cuda.gdc_launch_dependents()
+
+
 # Rows up to MAX_FUSED_COLS stay in one program's registers; wider rows take the
 # looped kernel (docs/benchmarks/launch-rules.md#persistent-or-looped).
 MAX_FUSED_COLS = 8192

@@ -13,6 +13,8 @@ from ..common import (
     launch_settings,
     looped_settings,
     pdl_enabled,
+    pdl_release,
+    pdl_wait,
     row_mean_m2,
     stream_rows,
     welford_accumulate,
@@ -40,16 +42,13 @@ def add_layernorm_kernel(
     LAUNCH_PDL: tl.constexpr,
     EARLY_TRIGGER: tl.constexpr,
 ):
-    if LAUNCH_PDL:
-        # wait for the kernel before this one; a program of one row lets the next one launch now
-        tl.extra.cuda.gdc_wait()
-        if EARLY_TRIGGER:
-            tl.extra.cuda.gdc_launch_dependents()
+    pdl_wait(LAUNCH_PDL, EARLY_TRIGGER)
     row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
     cols = tl.arange(0, BLOCK_COLS)[None, :]
     col_mask = cols < hidden
+    mask = col_mask & row_mask
     weight = tl.load(
         weight_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
     ).to(tl.float32)
@@ -59,36 +58,30 @@ def add_layernorm_kernel(
     if num_tokens < STREAM_ROWS:
         x = tl.load(
             x_ptr + (cols + rows * x_stride0),
-            col_mask & row_mask,
+            mask,
             eviction_policy="evict_first",
             other=0.0,
         ).to(tl.float32)
         residual = tl.load(
             residual_ptr + (cols + rows * residual_stride0),
-            col_mask & row_mask,
+            mask,
             eviction_policy="evict_first",
             other=0.0,
         ).to(tl.float32)
     else:
-        x = tl.load(
-            x_ptr + (cols + rows * x_stride0), col_mask & row_mask, other=0.0
-        ).to(tl.float32)
+        x = tl.load(x_ptr + (cols + rows * x_stride0), mask, other=0.0).to(tl.float32)
         residual = tl.load(
-            residual_ptr + (cols + rows * residual_stride0),
-            col_mask & row_mask,
-            other=0.0,
+            residual_ptr + (cols + rows * residual_stride0), mask, other=0.0
         ).to(tl.float32)
-    if LAUNCH_PDL:
-        if not EARLY_TRIGGER:
-            # a program of several rows lets the next kernel launch once its loads are issued
-            tl.extra.cuda.gdc_launch_dependents()
+    # a program of several rows lets the next kernel launch once its loads are issued
+    pdl_release(LAUNCH_PDL, EARLY_TRIGGER)
     out1_2 = x + residual
     tl.store(
         out1_ptr + (cols + rows * out1_stride0),
         out1_2.to(out1_ptr.dtype.element_ty),
-        col_mask & row_mask,
+        mask,
     )
-    mean, m2, count = row_mean_m2(out1_2, col_mask & row_mask, 1, hidden)
+    mean, m2, count = row_mean_m2(out1_2, mask, 1, hidden)
     mean_2 = mean[:, None]
     m2_2 = m2[:, None]
     out1 = out1_2.to(out1_ptr.dtype.element_ty).to(tl.float32)
@@ -99,7 +92,7 @@ def add_layernorm_kernel(
     tl.store(
         out0_ptr + (cols + rows * out0_stride0),
         out0.to(out0_ptr.dtype.element_ty),
-        col_mask & row_mask,
+        mask,
     )
 
 
@@ -121,10 +114,7 @@ def add_layernorm_kernel_looped(
     BLOCK_COLS: tl.constexpr,
     LAUNCH_PDL: tl.constexpr,
 ):
-    if LAUNCH_PDL:
-        # wait for the kernel before this one, then let the next one launch
-        tl.extra.cuda.gdc_wait()
-        tl.extra.cuda.gdc_launch_dependents()
+    pdl_wait(LAUNCH_PDL)
     row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
@@ -135,16 +125,17 @@ def add_layernorm_kernel_looped(
     for col_start in tl.range(0, hidden, BLOCK_COLS):
         cols = col_start + col_base
         col_mask = cols < hidden
+        mask = col_mask & row_mask
         roffset = col_start
         x = tl.load(
             x_ptr + (cols + rows * x_stride0),
-            col_mask & row_mask,
+            mask,
             eviction_policy="evict_first",
             other=0.0,
         ).to(tl.float32)
         residual = tl.load(
             residual_ptr + (cols + rows * residual_stride0),
-            col_mask & row_mask,
+            mask,
             eviction_policy="evict_first",
             other=0.0,
         ).to(tl.float32)
@@ -152,13 +143,13 @@ def add_layernorm_kernel_looped(
         welford_accumulate_0, welford_accumulate_1, welford_accumulate_2 = (
             welford_accumulate(out1_2, mean, m2, weight_2, roffset == 0)
         )
-        mean = tl.where(col_mask & row_mask, welford_accumulate_0, mean)
-        m2 = tl.where(col_mask & row_mask, welford_accumulate_1, m2)
-        weight_2 = tl.where(col_mask & row_mask, welford_accumulate_2, weight_2)
+        mean = tl.where(mask, welford_accumulate_0, mean)
+        m2 = tl.where(mask, welford_accumulate_1, m2)
+        weight_2 = tl.where(mask, welford_accumulate_2, weight_2)
         tl.store(
             out1_ptr + (cols + rows * out1_stride0),
             out1_2.to(out1_ptr.dtype.element_ty),
-            col_mask & row_mask,
+            mask,
         )
     mean_2, m2_2, count = welford_finish(mean, m2, weight_2, 1)
     mean_2_2 = mean_2[:, None]
@@ -167,10 +158,11 @@ def add_layernorm_kernel_looped(
     for col_start in tl.range(0, hidden, BLOCK_COLS):
         cols = col_start + col_base
         col_mask = cols < hidden
+        mask = col_mask & row_mask
         roffset = col_start
         out1 = tl.load(
             out1_ptr + (cols + rows * out1_stride0),
-            col_mask & row_mask,
+            mask,
             eviction_policy="evict_first",
             other=0.0,
         ).to(tl.float32)
@@ -187,7 +179,7 @@ def add_layernorm_kernel_looped(
         tl.store(
             out0_ptr + (cols + rows * out0_stride0),
             out0.to(out0_ptr.dtype.element_ty),
-            col_mask & row_mask,
+            mask,
         )
 
 

@@ -14,6 +14,8 @@ from ..common import (
     looped_min_row_bytes,
     looped_settings,
     pdl_enabled,
+    pdl_release,
+    pdl_wait,
     stream_rows,
 )
 
@@ -37,52 +39,43 @@ def fused_add_rmsnorm_kernel(
     LAUNCH_PDL: tl.constexpr,
     EARLY_TRIGGER: tl.constexpr,
 ):
-    if LAUNCH_PDL:
-        # wait for the kernel before this one; a program of one row lets the next one launch now
-        tl.extra.cuda.gdc_wait()
-        if EARLY_TRIGGER:
-            tl.extra.cuda.gdc_launch_dependents()
+    pdl_wait(LAUNCH_PDL, EARLY_TRIGGER)
     row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
     cols = tl.arange(0, BLOCK_COLS)[None, :]
     col_mask = cols < hidden
+    mask = col_mask & row_mask
     weight = tl.load(
         weight_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
     ).to(tl.float32)
     if num_tokens < STREAM_ROWS:
         x = tl.load(
             x_ptr + (cols + rows * x_stride0),
-            col_mask & row_mask,
+            mask,
             eviction_policy="evict_first",
             other=0.0,
         ).to(tl.float32)
         residual = tl.load(
             residual_ptr + (cols + rows * residual_stride0),
-            col_mask & row_mask,
+            mask,
             eviction_policy="evict_first",
             other=0.0,
         ).to(tl.float32)
     else:
-        x = tl.load(
-            x_ptr + (cols + rows * x_stride0), col_mask & row_mask, other=0.0
-        ).to(tl.float32)
+        x = tl.load(x_ptr + (cols + rows * x_stride0), mask, other=0.0).to(tl.float32)
         residual = tl.load(
-            residual_ptr + (cols + rows * residual_stride0),
-            col_mask & row_mask,
-            other=0.0,
+            residual_ptr + (cols + rows * residual_stride0), mask, other=0.0
         ).to(tl.float32)
-    if LAUNCH_PDL:
-        if not EARLY_TRIGGER:
-            # a program of several rows lets the next kernel launch once its loads are issued
-            tl.extra.cuda.gdc_launch_dependents()
+    # a program of several rows lets the next kernel launch once its loads are issued
+    pdl_release(LAUNCH_PDL, EARLY_TRIGGER)
     out1_2 = x + residual
     out1_2_sq = out1_2 * out1_2
-    out1_2_sq_masked = tl.where(col_mask & row_mask, out1_2_sq, 0)
+    out1_2_sq_masked = tl.where(mask, out1_2_sq, 0)
     tl.store(
         out1_ptr + (cols + rows * out1_stride0),
         out1_2.to(out1_ptr.dtype.element_ty),
-        col_mask & row_mask,
+        mask,
     )
     row_sum = tl.sum(out1_2_sq_masked, 1)[:, None]
     out1 = out1_2.to(out1_ptr.dtype.element_ty).to(tl.float32)
@@ -91,7 +84,7 @@ def fused_add_rmsnorm_kernel(
     tl.store(
         out0_ptr + (cols + rows * out0_stride0),
         out0.to(out0_ptr.dtype.element_ty),
-        col_mask & row_mask,
+        mask,
     )
 
 
@@ -112,10 +105,7 @@ def fused_add_rmsnorm_kernel_looped(
     BLOCK_COLS: tl.constexpr,
     LAUNCH_PDL: tl.constexpr,
 ):
-    if LAUNCH_PDL:
-        # wait for the kernel before this one, then let the next one launch
-        tl.extra.cuda.gdc_wait()
-        tl.extra.cuda.gdc_launch_dependents()
+    pdl_wait(LAUNCH_PDL)
     row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
@@ -124,34 +114,36 @@ def fused_add_rmsnorm_kernel_looped(
     for col_start in tl.range(0, hidden, BLOCK_COLS):
         cols = col_start + col_base
         col_mask = cols < hidden
+        mask = col_mask & row_mask
         x = tl.load(
             x_ptr + (cols + rows * x_stride0),
-            col_mask & row_mask,
+            mask,
             eviction_policy="evict_first",
             other=0.0,
         ).to(tl.float32)
         residual = tl.load(
             residual_ptr + (cols + rows * residual_stride0),
-            col_mask & row_mask,
+            mask,
             eviction_policy="evict_first",
             other=0.0,
         ).to(tl.float32)
         out1_2 = x + residual
         val = acc + out1_2 * out1_2
-        acc = tl.where(col_mask & row_mask, val, acc)
+        acc = tl.where(mask, val, acc)
         tl.store(
             out1_ptr + (cols + rows * out1_stride0),
             out1_2.to(out1_ptr.dtype.element_ty),
-            col_mask & row_mask,
+            mask,
         )
     row_sum = tl.sum(acc, 1)[:, None]
     tl.debug_barrier()
     for col_start in tl.range(0, hidden, BLOCK_COLS):
         cols = col_start + col_base
         col_mask = cols < hidden
+        mask = col_mask & row_mask
         out1 = tl.load(
             out1_ptr + (cols + rows * out1_stride0),
-            col_mask & row_mask,
+            mask,
             eviction_policy="evict_first",
             other=0.0,
         ).to(tl.float32)
@@ -163,7 +155,7 @@ def fused_add_rmsnorm_kernel_looped(
         tl.store(
             out0_ptr + (cols + rows * out0_stride0),
             out0.to(out0_ptr.dtype.element_ty),
-            col_mask & row_mask,
+            mask,
         )
 
 

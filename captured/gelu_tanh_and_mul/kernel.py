@@ -8,7 +8,15 @@ import triton
 import triton.language as tl
 from triton.language.extra import libdevice
 
-from ..common import DECODE_BLOCK, define_op, exp_ftz, pdl_enabled, tile_settings
+from ..common import (
+    DECODE_BLOCK,
+    define_op,
+    exp_ftz,
+    pdl_enabled,
+    pdl_release,
+    pdl_wait,
+    tile_settings,
+)
 
 
 @triton.jit(do_not_specialize=["num_tokens"])
@@ -24,11 +32,7 @@ def gelu_tanh_and_mul_kernel(
     LAUNCH_PDL: tl.constexpr,
     EARLY_TRIGGER: tl.constexpr,
 ):
-    if LAUNCH_PDL:
-        # wait for the kernel before this one; a block of a few columns lets the next one launch now
-        tl.extra.cuda.gdc_wait()
-        if EARLY_TRIGGER:
-            tl.extra.cuda.gdc_launch_dependents()
+    pdl_wait(LAUNCH_PDL, EARLY_TRIGGER)
     row_block = tl.program_id(0) // COL_BLOCKS
     col_block = tl.program_id(0) % COL_BLOCKS
     rows = row_block.to(tl.int64) * BLOCK_ROWS + tl.arange(0, BLOCK_ROWS)[:, None]
@@ -42,10 +46,8 @@ def gelu_tanh_and_mul_kernel(
         mask,
         eviction_policy="evict_last",
     ).to(tl.float32)
-    if LAUNCH_PDL:
-        if not EARLY_TRIGGER:
-            # a block over a long row lets the next kernel launch once its loads are issued
-            tl.extra.cuda.gdc_launch_dependents()
+    # a block over a long row lets the next kernel launch once its loads are issued
+    pdl_release(LAUNCH_PDL, EARLY_TRIGGER)
     x_scaled = x * 0.5
     val = (x + x * x * x * 0.044715) * 0.7978845608028654
     fast_dividef = libdevice.fast_dividef(2.0, 1.0 + exp_ftz(-2.0 * val))

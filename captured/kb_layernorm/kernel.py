@@ -8,7 +8,7 @@ import torch.nn as nn
 import triton
 import triton.language as tl
 
-from ..common import launch_settings, pdl_enabled
+from ..common import launch_settings, pdl_enabled, pdl_release, pdl_wait
 
 
 @triton.jit(do_not_specialize=["batch"])
@@ -26,41 +26,30 @@ def model_kernel(
     LAUNCH_PDL: tl.constexpr,
     EARLY_TRIGGER: tl.constexpr,
 ):
-    if LAUNCH_PDL:
-        # wait for the kernel before this one; a program of one row lets the next one launch now
-        tl.extra.cuda.gdc_wait()
-        if EARLY_TRIGGER:
-            tl.extra.cuda.gdc_launch_dependents()
+    pdl_wait(LAUNCH_PDL, EARLY_TRIGGER)
     row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < batch
     cols = tl.arange(0, BLOCK_COLS)[None, :]
     col_mask = cols < row_size
-    x = tl.load(x_ptr + (cols + rows * x_stride0), col_mask & row_mask, other=0.0).to(
-        tl.float32
-    )
+    mask = col_mask & row_mask
+    x = tl.load(x_ptr + (cols + rows * x_stride0), mask, other=0.0).to(tl.float32)
     ln_weight = tl.load(
         ln_weight_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
     ).to(tl.float32)
     ln_bias = tl.load(
         ln_bias_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
     ).to(tl.float32)
-    if LAUNCH_PDL:
-        if not EARLY_TRIGGER:
-            # a program of several rows lets the next kernel launch once its loads are issued
-            tl.extra.cuda.gdc_launch_dependents()
-    row_sum = tl.sum(tl.where(col_mask & row_mask, x, 0), 1)[:, None].to(tl.float32)
+    # a program of several rows lets the next kernel launch once its loads are issued
+    pdl_release(LAUNCH_PDL, EARLY_TRIGGER)
+    row_sum = tl.sum(tl.where(mask, x, 0), 1)[:, None].to(tl.float32)
     val = x - row_sum / 768.0
     val_sq = val * val
-    row_sum_2 = tl.sum(tl.where(col_mask & row_mask, val_sq, 0), 1)[:, None].to(
-        tl.float32
-    )
+    row_sum_2 = tl.sum(tl.where(mask, val_sq, 0), 1)[:, None].to(tl.float32)
     rstd = tl.rsqrt(row_sum_2 / 768.0 + 1e-05)
     out = val * rstd * ln_weight + ln_bias
     tl.store(
-        out_ptr + (cols + rows * out_stride0),
-        out.to(out_ptr.dtype.element_ty),
-        col_mask & row_mask,
+        out_ptr + (cols + rows * out_stride0), out.to(out_ptr.dtype.element_ty), mask
     )
 
 

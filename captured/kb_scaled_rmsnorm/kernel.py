@@ -8,7 +8,7 @@ import torch.nn as nn
 import triton
 import triton.language as tl
 
-from ..common import launch_settings, pdl_enabled
+from ..common import launch_settings, pdl_enabled, pdl_release, pdl_wait
 
 
 @triton.jit(do_not_specialize=["batch"])
@@ -25,11 +25,7 @@ def model_kernel(
     LAUNCH_PDL: tl.constexpr,
     EARLY_TRIGGER: tl.constexpr,
 ):
-    if LAUNCH_PDL:
-        # wait for the kernel before this one; a program of one row lets the next one launch now
-        tl.extra.cuda.gdc_wait()
-        if EARLY_TRIGGER:
-            tl.extra.cuda.gdc_launch_dependents()
+    pdl_wait(LAUNCH_PDL, EARLY_TRIGGER)
     row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < batch
@@ -38,10 +34,8 @@ def model_kernel(
     weight = tl.load(weight_ptr + cols, None, eviction_policy="evict_last").to(
         tl.float32
     )
-    if LAUNCH_PDL:
-        if not EARLY_TRIGGER:
-            # a program of several rows lets the next kernel launch once its loads are issued
-            tl.extra.cuda.gdc_launch_dependents()
+    # a program of several rows lets the next kernel launch once its loads are issued
+    pdl_release(LAUNCH_PDL, EARLY_TRIGGER)
     row_sum = tl.sum(tl.where(row_mask, x * x, 0), 1)[:, None].to(tl.float32)
     out = x * (1.0 / tl.sqrt_rn(row_sum / 512.0 + 1e-05)) * weight
     tl.store(

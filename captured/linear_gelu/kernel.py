@@ -14,6 +14,7 @@ from ..common import (
     matmul_in_one_kernel,
     matmul_settings,
     pdl_enabled,
+    pdl_wait,
     reinterpret,
     tile_settings,
 )
@@ -69,10 +70,7 @@ def linear_gelu_matmul_kernel(
     COL_BLOCKS: tl.constexpr,
     LAUNCH_PDL: tl.constexpr,
 ):
-    if LAUNCH_PDL:
-        # wait for the kernel before this one, then let the next one launch
-        tl.extra.cuda.gdc_wait()
-        tl.extra.cuda.gdc_launch_dependents()
+    pdl_wait(LAUNCH_PDL)
     row_block = tl.program_id(0) // COL_BLOCKS
     col_block = tl.program_id(0) % COL_BLOCKS
     rows = row_block.to(tl.int64) * BLOCK_ROWS + tl.arange(0, BLOCK_ROWS)[:, None]

@@ -19,6 +19,8 @@ from ..common import (
     online_block_cols,
     online_min_rows,
     pdl_enabled,
+    pdl_release,
+    pdl_wait,
     rescale_sum,
     stream_rows,
 )
@@ -37,36 +39,31 @@ def logsumexp_kernel(
     LAUNCH_PDL: tl.constexpr,
     EARLY_TRIGGER: tl.constexpr,
 ):
-    if LAUNCH_PDL:
-        # wait for the kernel before this one; a program of one row lets the next one launch now
-        tl.extra.cuda.gdc_wait()
-        if EARLY_TRIGGER:
-            tl.extra.cuda.gdc_launch_dependents()
+    pdl_wait(LAUNCH_PDL, EARLY_TRIGGER)
     row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
     cols = tl.arange(0, BLOCK_COLS)[None, :]
     col_mask = cols < vocab
+    mask = col_mask & row_mask
     if num_tokens < STREAM_ROWS:
         logits = tl.load(
             logits_ptr + (cols + rows * logits_stride0),
-            col_mask & row_mask,
+            mask,
             other=0.0,
             eviction_policy="evict_first",
         ).to(tl.float32)
     else:
         logits = tl.load(
-            logits_ptr + (cols + rows * logits_stride0), col_mask & row_mask, other=0.0
+            logits_ptr + (cols + rows * logits_stride0), mask, other=0.0
         ).to(tl.float32)
-    if LAUNCH_PDL:
-        if not EARLY_TRIGGER:
-            # a program of several rows lets the next kernel launch once its loads are issued
-            tl.extra.cuda.gdc_launch_dependents()
-    logits_masked = tl.where(col_mask & row_mask, logits, float("-inf"))
+    # a program of several rows lets the next kernel launch once its loads are issued
+    pdl_release(LAUNCH_PDL, EARLY_TRIGGER)
+    logits_masked = tl.where(mask, logits, float("-inf"))
     row_max = max_nan(logits_masked, 1)[:, None]
     abs_row_max_is_inf = tl.abs(row_max) == tl.full([1, 1], float("inf"), tl.float32)
     exp = exp_ftz(logits - tl.where(abs_row_max_is_inf, 0.0, row_max))
-    row_sum = tl.sum(tl.where(col_mask & row_mask, exp, 0), 1)[:, None]
+    row_sum = tl.sum(tl.where(mask, exp, 0), 1)[:, None]
     log_row_sum = tl.log(row_sum)
     abs_row_max_is_inf_2 = tl.abs(row_max) == tl.full([1, 1], float("inf"), tl.float32)
     out = log_row_sum + tl.where(abs_row_max_is_inf_2, 0.0, row_max)
@@ -84,10 +81,7 @@ def logsumexp_kernel_looped(
     BLOCK_COLS: tl.constexpr,
     LAUNCH_PDL: tl.constexpr,
 ):
-    if LAUNCH_PDL:
-        # wait for the kernel before this one, then let the next one launch
-        tl.extra.cuda.gdc_wait()
-        tl.extra.cuda.gdc_launch_dependents()
+    pdl_wait(LAUNCH_PDL)
     row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
@@ -98,22 +92,24 @@ def logsumexp_kernel_looped(
     for col_start in tl.range(0, vocab, BLOCK_COLS, loop_unroll_factor=LOOP_UNROLL):
         cols = col_start + col_base
         col_mask = cols < vocab
+        mask = col_mask & row_mask
         logits = tl.load(
             logits_ptr + (cols + rows * logits_stride0),
-            col_mask & row_mask,
+            mask,
             eviction_policy="evict_last",
             other=0.0,
         ).to(tl.float32)
         maximum_nan_acc = maximum_nan(acc, logits)
-        acc = tl.where(col_mask & row_mask, maximum_nan_acc, acc)
+        acc = tl.where(mask, maximum_nan_acc, acc)
     row_max = max_nan(acc, 1)[:, None]
     acc_2 = tl.full([BLOCK_ROWS, BLOCK_COLS], 0, tl.float32)
     for col_start in tl.range(0, vocab, BLOCK_COLS, loop_unroll_factor=LOOP_UNROLL):
         cols = col_start + col_base
         col_mask = cols < vocab
+        mask = col_mask & row_mask
         logits_2 = tl.load(
             logits_ptr + (cols + rows * logits_stride0),
-            col_mask & row_mask,
+            mask,
             eviction_policy="evict_first",
             other=0.0,
         ).to(tl.float32)
@@ -122,7 +118,7 @@ def logsumexp_kernel_looped(
         )
         exp = exp_ftz(logits_2 - tl.where(abs_row_max_is_inf_2, 0.0, row_max))
         acc_2_plus_exp = acc_2 + exp
-        acc_2 = tl.where(col_mask & row_mask, acc_2_plus_exp, acc_2)
+        acc_2 = tl.where(mask, acc_2_plus_exp, acc_2)
     row_sum = tl.sum(acc_2, 1)[:, None]
     log_row_sum = tl.log(row_sum)
     abs_row_max_is_inf = tl.abs(row_max) == tl.full([1, 1], float("inf"), tl.float32)
@@ -141,10 +137,7 @@ def logsumexp_kernel_online(
     BLOCK_COLS: tl.constexpr,
     LAUNCH_PDL: tl.constexpr,
 ):
-    if LAUNCH_PDL:
-        # wait for the kernel before this one, then let the next one launch
-        tl.extra.cuda.gdc_wait()
-        tl.extra.cuda.gdc_launch_dependents()
+    pdl_wait(LAUNCH_PDL)
     row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
@@ -158,20 +151,20 @@ def logsumexp_kernel_online(
     for col_start in tl.range(0, vocab, BLOCK_COLS, loop_unroll_factor=LOOP_UNROLL):
         cols = col_start + col_base
         col_mask = cols < vocab
+        mask = col_mask & row_mask
         logits = tl.load(
             logits_ptr + (cols + rows * logits_stride0),
-            col_mask & row_mask,
+            mask,
             eviction_policy="evict_first",
             other=0.0,
         ).to(tl.float32)
         maximum_nan_acc = maximum_nan(
-            acc,
-            max_nan(tl.where(col_mask & row_mask, logits, float("-inf")), 1)[:, None],
+            acc, max_nan(tl.where(mask, logits, float("-inf")), 1)[:, None]
         )
         val_new = tl.abs(maximum_nan_acc) == tl.full([1, 1], float("inf"), tl.float32)
         safe_maximum_nan_acc_new = tl.where(val_new, 0.0, maximum_nan_acc)
         exp = exp_ftz(logits - safe_maximum_nan_acc_new)
-        block_sum = tl.sum(tl.where(col_mask & row_mask, exp, 0.0), 1)[:, None]
+        block_sum = tl.sum(tl.where(mask, exp, 0.0), 1)[:, None]
         acc_2 = rescale_sum(acc_2, safe_acc_run, safe_maximum_nan_acc_new) + block_sum
         acc = maximum_nan_acc
         safe_acc_run = safe_maximum_nan_acc_new

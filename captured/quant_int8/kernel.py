@@ -18,6 +18,8 @@ from ..common import (
     maximum_nan,
     minimum_nan,
     pdl_enabled,
+    pdl_release,
+    pdl_wait,
     stream_rows,
 )
 
@@ -37,39 +39,32 @@ def quant_int8_kernel(
     LAUNCH_PDL: tl.constexpr,
     EARLY_TRIGGER: tl.constexpr,
 ):
-    if LAUNCH_PDL:
-        # wait for the kernel before this one; a program of one row lets the next one launch now
-        tl.extra.cuda.gdc_wait()
-        if EARLY_TRIGGER:
-            tl.extra.cuda.gdc_launch_dependents()
+    pdl_wait(LAUNCH_PDL, EARLY_TRIGGER)
     row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
     cols = tl.arange(0, BLOCK_COLS)[None, :]
     col_mask = cols < hidden
+    mask = col_mask & row_mask
     if num_tokens < STREAM_ROWS:
         x = tl.load(
             x_ptr + (cols + rows * x_stride0),
-            col_mask & row_mask,
+            mask,
             other=0.0,
             eviction_policy="evict_first",
         ).to(tl.float32)
     else:
-        x = tl.load(
-            x_ptr + (cols + rows * x_stride0), col_mask & row_mask, other=0.0
-        ).to(tl.float32)
-    if LAUNCH_PDL:
-        if not EARLY_TRIGGER:
-            # a program of several rows lets the next kernel launch once its loads are issued
-            tl.extra.cuda.gdc_launch_dependents()
+        x = tl.load(x_ptr + (cols + rows * x_stride0), mask, other=0.0).to(tl.float32)
+    # a program of several rows lets the next kernel launch once its loads are issued
+    pdl_release(LAUNCH_PDL, EARLY_TRIGGER)
     abs_x = tl.abs(x)
-    abs_x_masked = tl.where(col_mask & row_mask, abs_x, float("-inf"))
+    abs_x_masked = tl.where(mask, abs_x, float("-inf"))
     row_max = max_nan(abs_x_masked, 1)[:, None]
     out1 = maximum_nan(row_max, 1e-10) / 127.0
     tl.store(out1_ptr + rows, out1.to(out1_ptr.dtype.element_ty), row_mask)
     maximum_nan_2 = maximum_nan(libdevice.nearbyint(x * (1.0 / out1)), -128.0)
     out0 = minimum_nan(maximum_nan_2, 127.0).to(tl.int8)
-    tl.store(out0_ptr + (cols + rows * out0_stride0), out0, col_mask & row_mask)
+    tl.store(out0_ptr + (cols + rows * out0_stride0), out0, mask)
 
 
 @triton.jit(do_not_specialize=["num_tokens"])
@@ -85,10 +80,7 @@ def quant_int8_kernel_looped(
     BLOCK_COLS: tl.constexpr,
     LAUNCH_PDL: tl.constexpr,
 ):
-    if LAUNCH_PDL:
-        # wait for the kernel before this one, then let the next one launch
-        tl.extra.cuda.gdc_wait()
-        tl.extra.cuda.gdc_launch_dependents()
+    pdl_wait(LAUNCH_PDL)
     row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
@@ -97,29 +89,31 @@ def quant_int8_kernel_looped(
     for col_start in tl.range(0, hidden, BLOCK_COLS):
         cols = col_start + col_base
         col_mask = cols < hidden
+        mask = col_mask & row_mask
         x = tl.load(
             x_ptr + (cols + rows * x_stride0),
-            col_mask & row_mask,
+            mask,
             eviction_policy="evict_last",
             other=0.0,
         ).to(tl.float32)
         maximum_nan_acc = maximum_nan(acc, tl.abs(x))
-        acc = tl.where(col_mask & row_mask, maximum_nan_acc, acc)
+        acc = tl.where(mask, maximum_nan_acc, acc)
     row_max = max_nan(acc, 1)[:, None]
     out1 = maximum_nan(row_max, 1e-10) / 127.0
     tl.store(out1_ptr + rows, out1.to(out1_ptr.dtype.element_ty), row_mask)
     for col_start in tl.range(0, hidden, BLOCK_COLS):
         cols = col_start + col_base
         col_mask = cols < hidden
+        mask = col_mask & row_mask
         x_2 = tl.load(
             x_ptr + (cols + rows * x_stride0),
-            col_mask & row_mask,
+            mask,
             eviction_policy="evict_first",
             other=0.0,
         ).to(tl.float32)
         maximum_nan_2 = maximum_nan(libdevice.nearbyint(x_2 * (1.0 / out1)), -128.0)
         out0 = minimum_nan(maximum_nan_2, 127.0).to(tl.int8)
-        tl.store(out0_ptr + (cols + rows * out0_stride0), out0, col_mask & row_mask)
+        tl.store(out0_ptr + (cols + rows * out0_stride0), out0, mask)
 
 
 def quant_int8(x: torch.Tensor):

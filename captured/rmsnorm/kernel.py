@@ -14,6 +14,8 @@ from ..common import (
     looped_min_row_bytes,
     looped_settings,
     pdl_enabled,
+    pdl_release,
+    pdl_wait,
     stream_rows,
 )
 
@@ -33,43 +35,34 @@ def rmsnorm_kernel(
     LAUNCH_PDL: tl.constexpr,
     EARLY_TRIGGER: tl.constexpr,
 ):
-    if LAUNCH_PDL:
-        # wait for the kernel before this one; a program of one row lets the next one launch now
-        tl.extra.cuda.gdc_wait()
-        if EARLY_TRIGGER:
-            tl.extra.cuda.gdc_launch_dependents()
+    pdl_wait(LAUNCH_PDL, EARLY_TRIGGER)
     row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
     cols = tl.arange(0, BLOCK_COLS)[None, :]
     col_mask = cols < hidden
+    mask = col_mask & row_mask
     if num_tokens < STREAM_ROWS:
         x = tl.load(
             x_ptr + (cols + rows * x_stride0),
-            col_mask & row_mask,
+            mask,
             other=0.0,
             eviction_policy="evict_first",
         ).to(tl.float32)
     else:
-        x = tl.load(
-            x_ptr + (cols + rows * x_stride0), col_mask & row_mask, other=0.0
-        ).to(tl.float32)
+        x = tl.load(x_ptr + (cols + rows * x_stride0), mask, other=0.0).to(tl.float32)
     x_sq = x * x
-    x_sq_masked = tl.where(col_mask & row_mask, x_sq, 0)
+    x_sq_masked = tl.where(mask, x_sq, 0)
     weight = tl.load(
         weight_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
     ).to(tl.float32)
-    if LAUNCH_PDL:
-        if not EARLY_TRIGGER:
-            # a program of several rows lets the next kernel launch once its loads are issued
-            tl.extra.cuda.gdc_launch_dependents()
+    # a program of several rows lets the next kernel launch once its loads are issued
+    pdl_release(LAUNCH_PDL, EARLY_TRIGGER)
     row_sum = tl.sum(x_sq_masked, 1)[:, None]
     rstd = tl.rsqrt(row_sum / tl.cast(hidden, tl.float32) + 1e-06)
     out = x * rstd * weight
     tl.store(
-        out_ptr + (cols + rows * out_stride0),
-        out.to(out_ptr.dtype.element_ty),
-        col_mask & row_mask,
+        out_ptr + (cols + rows * out_stride0), out.to(out_ptr.dtype.element_ty), mask
     )
 
 
@@ -86,10 +79,7 @@ def rmsnorm_kernel_looped(
     BLOCK_COLS: tl.constexpr,
     LAUNCH_PDL: tl.constexpr,
 ):
-    if LAUNCH_PDL:
-        # wait for the kernel before this one, then let the next one launch
-        tl.extra.cuda.gdc_wait()
-        tl.extra.cuda.gdc_launch_dependents()
+    pdl_wait(LAUNCH_PDL)
     row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
@@ -98,21 +88,23 @@ def rmsnorm_kernel_looped(
     for col_start in tl.range(0, hidden, BLOCK_COLS):
         cols = col_start + col_base
         col_mask = cols < hidden
+        mask = col_mask & row_mask
         x = tl.load(
             x_ptr + (cols + rows * x_stride0),
-            col_mask & row_mask,
+            mask,
             eviction_policy="evict_last",
             other=0.0,
         ).to(tl.float32)
         val = acc + x * x
-        acc = tl.where(col_mask & row_mask, val, acc)
+        acc = tl.where(mask, val, acc)
     row_sum = tl.sum(acc, 1)[:, None]
     for col_start in tl.range(0, hidden, BLOCK_COLS):
         cols = col_start + col_base
         col_mask = cols < hidden
+        mask = col_mask & row_mask
         x_2 = tl.load(
             x_ptr + (cols + rows * x_stride0),
-            col_mask & row_mask,
+            mask,
             eviction_policy="evict_first",
             other=0.0,
         ).to(tl.float32)
@@ -124,7 +116,7 @@ def rmsnorm_kernel_looped(
         tl.store(
             out_ptr + (cols + rows * out_stride0),
             out.to(out_ptr.dtype.element_ty),
-            col_mask & row_mask,
+            mask,
         )
 
 

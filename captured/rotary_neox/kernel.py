@@ -7,7 +7,14 @@ import torch
 import triton
 import triton.language as tl
 
-from ..common import DECODE_BLOCK, define_op, pdl_enabled, tile_settings
+from ..common import (
+    DECODE_BLOCK,
+    define_op,
+    pdl_enabled,
+    pdl_release,
+    pdl_wait,
+    tile_settings,
+)
 
 
 @triton.jit(do_not_specialize=["num_rows"])
@@ -33,11 +40,7 @@ def rotary_neox_kernel(
     LAUNCH_PDL: tl.constexpr,
     EARLY_TRIGGER: tl.constexpr,
 ):
-    if LAUNCH_PDL:
-        # wait for the kernel before this one; a block of a few columns lets the next one launch now
-        tl.extra.cuda.gdc_wait()
-        if EARLY_TRIGGER:
-            tl.extra.cuda.gdc_launch_dependents()
+    pdl_wait(LAUNCH_PDL, EARLY_TRIGGER)
     row_block = tl.program_id(0) // COL_BLOCKS
     col_block = tl.program_id(0) % COL_BLOCKS
     rows = row_block.to(tl.int64) * BLOCK_ROWS + tl.arange(0, BLOCK_ROWS)[:, None]
@@ -90,10 +93,8 @@ def rotary_neox_kernel(
     sin_2 = tl.load(
         sin_ptr + (cols + x2 * sin_stride0), mask_2, eviction_policy="evict_last"
     ).to(tl.float32)
-    if LAUNCH_PDL:
-        if not EARLY_TRIGGER:
-            # a block over a long row lets the next kernel launch once its loads are issued
-            tl.extra.cuda.gdc_launch_dependents()
+    # a block over a long row lets the next kernel launch once its loads are issued
+    pdl_release(LAUNCH_PDL, EARLY_TRIGGER)
     tl.store(
         out_ptr + (cols + rows * out_stride1), out.to(out_ptr.dtype.element_ty), mask
     )

@@ -17,6 +17,8 @@ from ..common import (
     max_nan,
     maximum_nan,
     pdl_enabled,
+    pdl_release,
+    pdl_wait,
     stream_rows,
 )
 
@@ -35,44 +37,37 @@ def softmax_kernel(
     LAUNCH_PDL: tl.constexpr,
     EARLY_TRIGGER: tl.constexpr,
 ):
-    if LAUNCH_PDL:
-        # wait for the kernel before this one; a program of one row lets the next one launch now
-        tl.extra.cuda.gdc_wait()
-        if EARLY_TRIGGER:
-            tl.extra.cuda.gdc_launch_dependents()
+    pdl_wait(LAUNCH_PDL, EARLY_TRIGGER)
     row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
     cols = tl.arange(0, BLOCK_COLS)[None, :]
     col_mask = cols < vocab
+    mask = col_mask & row_mask
     if num_tokens < STREAM_ROWS:
         logits = tl.load(
             logits_ptr + (cols + rows * logits_stride0),
-            col_mask & row_mask,
+            mask,
             other=0.0,
             eviction_policy="evict_first",
         ).to(tl.float32)
     else:
         logits = tl.load(
-            logits_ptr + (cols + rows * logits_stride0), col_mask & row_mask, other=0.0
+            logits_ptr + (cols + rows * logits_stride0), mask, other=0.0
         ).to(tl.float32)
-    if LAUNCH_PDL:
-        if not EARLY_TRIGGER:
-            # a program of several rows lets the next kernel launch once its loads are issued
-            tl.extra.cuda.gdc_launch_dependents()
+    # a program of several rows lets the next kernel launch once its loads are issued
+    pdl_release(LAUNCH_PDL, EARLY_TRIGGER)
     logits_scaled = logits * 1.0
-    logits_scaled_masked = tl.where(col_mask & row_mask, logits_scaled, float("-inf"))
+    logits_scaled_masked = tl.where(mask, logits_scaled, float("-inf"))
     row_max = max_nan(logits_scaled_masked, 1)[:, None]
     # where max(x) / c overflows, torch's row is NaN (inf - inf): a NaN shift keeps it so
     row_shift = tl.where(row_max * (1.0 / 0.7) < float("inf"), row_max, float("nan"))
     exp = exp_ftz((logits * 1.0 - row_shift) * (1.0 / 0.7))
-    row_sum = tl.sum(tl.where(col_mask & row_mask, exp, 0), 1)[:, None]
+    row_sum = tl.sum(tl.where(mask, exp, 0), 1)[:, None]
     out = exp.to(tl.float32)
     out_2 = out * (1.0 / row_sum)
     tl.store(
-        out_ptr + (cols + rows * out_stride0),
-        out_2.to(out_ptr.dtype.element_ty),
-        col_mask & row_mask,
+        out_ptr + (cols + rows * out_stride0), out_2.to(out_ptr.dtype.element_ty), mask
     )
 
 
@@ -88,10 +83,7 @@ def softmax_kernel_looped(
     BLOCK_COLS: tl.constexpr,
     LAUNCH_PDL: tl.constexpr,
 ):
-    if LAUNCH_PDL:
-        # wait for the kernel before this one, then let the next one launch
-        tl.extra.cuda.gdc_wait()
-        tl.extra.cuda.gdc_launch_dependents()
+    pdl_wait(LAUNCH_PDL)
     row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
@@ -102,14 +94,15 @@ def softmax_kernel_looped(
     for col_start in tl.range(0, vocab, BLOCK_COLS, loop_unroll_factor=LOOP_UNROLL):
         cols = col_start + col_base
         col_mask = cols < vocab
+        mask = col_mask & row_mask
         logits = tl.load(
             logits_ptr + (cols + rows * logits_stride0),
-            col_mask & row_mask,
+            mask,
             eviction_policy="evict_last",
             other=0.0,
         ).to(tl.float32)
         maximum_nan_acc = maximum_nan(acc, logits * 1.0)
-        acc = tl.where(col_mask & row_mask, maximum_nan_acc, acc)
+        acc = tl.where(mask, maximum_nan_acc, acc)
     row_max = max_nan(acc, 1)[:, None]
     # where max(x) / c overflows, torch's row is NaN (inf - inf): a NaN shift keeps it so
     row_shift = tl.where(row_max * (1.0 / 0.7) < float("inf"), row_max, float("nan"))
@@ -117,22 +110,24 @@ def softmax_kernel_looped(
     for col_start in tl.range(0, vocab, BLOCK_COLS, loop_unroll_factor=LOOP_UNROLL):
         cols = col_start + col_base
         col_mask = cols < vocab
+        mask = col_mask & row_mask
         logits_2 = tl.load(
             logits_ptr + (cols + rows * logits_stride0),
-            col_mask & row_mask,
+            mask,
             eviction_policy="evict_last",
             other=0.0,
         ).to(tl.float32)
         exp = exp_ftz((logits_2 * 1.0 - row_shift) * (1.0 / 0.7))
         acc_2_plus_exp = acc_2 + exp
-        acc_2 = tl.where(col_mask & row_mask, acc_2_plus_exp, acc_2)
+        acc_2 = tl.where(mask, acc_2_plus_exp, acc_2)
     row_sum = tl.sum(acc_2, 1)[:, None]
     for col_start in tl.range(0, vocab, BLOCK_COLS, loop_unroll_factor=LOOP_UNROLL):
         cols = col_start + col_base
         col_mask = cols < vocab
+        mask = col_mask & row_mask
         logits_3 = tl.load(
             logits_ptr + (cols + rows * logits_stride0),
-            col_mask & row_mask,
+            mask,
             eviction_policy="evict_first",
             other=0.0,
         ).to(tl.float32)
@@ -142,7 +137,7 @@ def softmax_kernel_looped(
         tl.store(
             out_ptr + (cols + rows * out_stride0),
             out_2.to(out_ptr.dtype.element_ty),
-            col_mask & row_mask,
+            mask,
         )
 
 

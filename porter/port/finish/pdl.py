@@ -8,7 +8,7 @@ memory before `gdc_wait`, which returns once the kernel before it has finished
 and its writes are visible. At decode sizes a call's time inside a CUDA graph
 is mostly the gap between one kernel and the next, which this overlaps.
 
-`dependent_launch` opens a kernel with
+`dependent_launch` opens a kernel with `pdl_wait(LAUNCH_PDL)`, common.py's
 
     if LAUNCH_PDL:
         tl.extra.cuda.gdc_wait()
@@ -22,11 +22,11 @@ chain to one kernel ahead. On an H200 this order was faster at 1-16 tokens
 than triggering after the loads (Inductor's own PDL code) or not at all
 (lab/NOTES.md).
 
-`trigger_after_loads` then splits the block of a pointwise (tile) kernel: the
-wait stays first, and the trigger stays beside it where the block spans a few
-columns (the launcher's EARLY_TRIGGER: at most 512, every block at decode
-sizes); a block spanning a long row lets the next kernel launch once its loads
-are issued. Inside a CUDA graph of 20 calls on an H200, silu_and_mul and
+`trigger_after_loads` then splits the handshake of a pointwise (tile) kernel:
+`pdl_wait(LAUNCH_PDL, EARLY_TRIGGER)` stays first, and triggers beside the wait
+where the block spans a few columns (the launcher's EARLY_TRIGGER: at most 512,
+every block at decode sizes); a block spanning a long row lets the next kernel
+launch once its loads are issued, at `pdl_release(LAUNCH_PDL, EARLY_TRIGGER)`. Inside a CUDA graph of 20 calls on an H200, silu_and_mul and
 gelu_tanh_and_mul in bf16 over 4096 columns took 0.81-0.84 of the early
 trigger's time that way at 256 tokens, 0.91-1.01 at 128-1024; triggering
 after the loads in the decode-sized blocks of 64 tokens took 1.12-1.21 of
@@ -86,26 +86,35 @@ EARLY_TRIGGER_EXPR = "BLOCK_COLS <= DECODE_BLOCK"
 ROWS_EARLY_TRIGGER_EXPR = "BLOCK_ROWS == 1"
 GDC_WAIT = "tl.extra.cuda.gdc_wait()"
 GDC_LAUNCH = "tl.extra.cuda.gdc_launch_dependents()"
-_BLOCK = f"if {LAUNCH_PDL}:\n    {GDC_WAIT}\n    {GDC_LAUNCH}\n"
+# common.py's jit helpers that hold the handshake, so a kernel spends a line on it.
+PDL_WAIT = "pdl_wait"
+PDL_RELEASE = "pdl_release"
+
+
+def _pdl_call(stmt: ast.stmt, helper: str) -> bool:
+    return (
+        isinstance(stmt, ast.Expr)
+        and is_call(stmt.value, helper)
+        and bool(stmt.value.args)
+        and ast.unparse(stmt.value.args[0]) == LAUNCH_PDL
+    )
 
 
 def is_pdl_block(stmt: ast.stmt) -> bool:
-    """The `if LAUNCH_PDL:` block dependent_launch opens a kernel with."""
-    return isinstance(stmt, ast.If) and ast.unparse(stmt.test) == LAUNCH_PDL
+    """The `pdl_wait(LAUNCH_PDL...)` call dependent_launch opens a kernel with."""
+    return _pdl_call(stmt, PDL_WAIT)
+
+
+def is_pdl_release(stmt: ast.stmt) -> bool:
+    """The `pdl_release(LAUNCH_PDL, EARLY_TRIGGER)` trigger_after_loads adds."""
+    return _pdl_call(stmt, PDL_RELEASE)
 
 
 def dependent_launch(fn: ast.FunctionDef) -> bool:
-    """Open the kernel with the LAUNCH_PDL block and add the LAUNCH_PDL
+    """Open the kernel with `pdl_wait(LAUNCH_PDL)` and add the LAUNCH_PDL
     constexpr as its last parameter; False (unchanged) where it has them."""
     if any(a.arg == LAUNCH_PDL for a in fn.args.args):
         return False
-    block = ast.parse(_BLOCK).body[0]
-    block.body.insert(
-        0,
-        comment_stmt(
-            "wait for the kernel before this one, then let the next one launch"
-        ),
-    )
     first = fn.body[0] if fn.body else None
     docstring = (
         isinstance(first, ast.Expr)
@@ -113,7 +122,9 @@ def dependent_launch(fn: ast.FunctionDef) -> bool:
         and isinstance(first.value.value, str)
         and not first.value.value.startswith(("NOTE(porter)", "TODO(porter)"))
     )
-    fn.body.insert(1 if docstring else 0, block)
+    fn.body.insert(
+        1 if docstring else 0, ast.parse(f"{PDL_WAIT}({LAUNCH_PDL})").body[0]
+    )
     fn.args.args.append(
         ast.arg(LAUNCH_PDL, annotation=ast.parse("tl.constexpr", mode="eval").body)
     )
@@ -131,30 +142,24 @@ def loads_at_top(fn: ast.FunctionDef) -> bool:
     return any(loads(stmt) for stmt in fn.body)
 
 
-# What the split block says, by what the launcher compares: a tile kernel's
-# block columns, a persistent reduction's rows a program.
-TILE_NOTES = (
-    "wait for the kernel before this one; a block of a few columns "
-    "lets the next one launch now",
-    "a block over a long row lets the next kernel launch once its loads are issued",
+# Why the late trigger sits where it does, by what the launcher compares: a
+# tile kernel's block columns, a persistent reduction's rows a program.
+TILE_NOTE = (
+    "a block over a long row lets the next kernel launch once its loads are issued"
 )
-ROWS_NOTES = (
-    "wait for the kernel before this one; a program of one row "
-    "lets the next one launch now",
-    "a program of several rows lets the next kernel launch once its loads are issued",
+ROWS_NOTE = (
+    "a program of several rows lets the next kernel launch once its loads are issued"
 )
 
 
-def trigger_after_loads(
-    fn: ast.FunctionDef, notes: tuple[str, str] = TILE_NOTES
-) -> bool:
-    """Split the LAUNCH_PDL block of a kernel dependent_launch opened: the
-    trigger stays beside the wait under `if EARLY_TRIGGER:`, and is repeated
-    under `if not EARLY_TRIGGER:` after the last top-level statement that
-    loads; adds the EARLY_TRIGGER constexpr after LAUNCH_PDL. `notes` are the
-    two blocks' comments (TILE_NOTES, ROWS_NOTES). False (unchanged) where the
-    kernel has no such block, already has the parameter, or loads nothing at
-    its top level."""
+def trigger_after_loads(fn: ast.FunctionDef, note: str = TILE_NOTE) -> bool:
+    """Split the handshake of a kernel dependent_launch opened: the wait
+    triggers only `if EARLY_TRIGGER` (`pdl_wait(LAUNCH_PDL, EARLY_TRIGGER)`),
+    and `pdl_release(LAUNCH_PDL, EARLY_TRIGGER)` triggers otherwise, after the
+    last top-level statement that loads, under the comment `note` (TILE_NOTE,
+    ROWS_NOTE); adds the EARLY_TRIGGER constexpr after LAUNCH_PDL. False
+    (unchanged) where the kernel has no such wait, already has the parameter,
+    or loads nothing at its top level."""
     if any(a.arg == EARLY_TRIGGER for a in fn.args.args):
         return False
     at = next((i for i, s in enumerate(fn.body) if is_pdl_block(s)), None)
@@ -163,16 +168,12 @@ def trigger_after_loads(
     loading = [i for i, s in enumerate(fn.body) if i > at and loads(s)]
     if not loading:
         return False
-    early_note, late_note = notes
-    fn.body[at].body = [
-        comment_stmt(early_note),
-        *ast.parse(f"{GDC_WAIT}\nif {EARLY_TRIGGER}:\n    {GDC_LAUNCH}").body,
+    handshake = f"({LAUNCH_PDL}, {EARLY_TRIGGER})"
+    fn.body[at] = ast.parse(PDL_WAIT + handshake).body[0]
+    fn.body[loading[-1] + 1 : loading[-1] + 1] = [
+        comment_stmt(note),
+        ast.parse(PDL_RELEASE + handshake).body[0],
     ]
-    late = ast.parse(
-        f"if {LAUNCH_PDL}:\n    if not {EARLY_TRIGGER}:\n        {GDC_LAUNCH}"
-    ).body[0]
-    late.body[0].body.insert(0, comment_stmt(late_note))
-    fn.body.insert(loading[-1] + 1, late)
     pdl = next(i for i, a in enumerate(fn.args.args) if a.arg == LAUNCH_PDL)
     fn.args.args.insert(
         pdl + 1,
@@ -191,13 +192,13 @@ def launch_dependents(port: PortState) -> None:
         if form is kp.matmul:
             continue
         if step.early_trigger:
-            notes = TILE_NOTES if kp.tile is not None else ROWS_NOTES
-            if not trigger_after_loads(form, notes):
+            note = TILE_NOTE if kp.tile is not None else ROWS_NOTE
+            if not trigger_after_loads(form, note):
                 step.early_trigger = ""  # nothing loads at its top level
         elif step.persistent_trigger and form is kp.persistent:
             # The launcher passes EARLY_TRIGGER to it, having seen it load at
             # its top level, so the split holds.
-            if not trigger_after_loads(form, ROWS_NOTES):
+            if not trigger_after_loads(form, ROWS_NOTE):
                 raise RuntimeError(f"porter: {form.name} took no EARLY_TRIGGER")
     if any(s.pdl for s in port.steps()):
         launches = port.launches()

@@ -16,7 +16,8 @@ import ast
 import re
 from collections import Counter
 
-from porter.ast_tools import read_counts
+from porter.ast_tools import read_counts, stmt_lists
+from porter.port.finish.pdl import PDL_RELEASE, PDL_WAIT
 from porter.port.model import PortState
 
 _TMP = re.compile(r"_?tmp\d+(_\w+)?")  # tmp5, _tmp3, welford's tmp4_mean, tmp5_run
@@ -28,7 +29,8 @@ _RESULTS = {
 }
 # Calls whose place in the kernel matters: memory, barriers, the PDL handshake.
 _ORDERED = re.compile(
-    r"(^|\.)(load|store|atomic_\w+|debug_barrier|gdc_wait|gdc_launch_dependents)$"
+    r"(^|\.)(load|store|atomic_\w+|debug_barrier|gdc_wait|gdc_launch_dependents"
+    rf"|{PDL_WAIT}|{PDL_RELEASE})$"
 )
 _MAX_NAME = 24
 # A value folded into its use stays short enough to read there.
@@ -52,15 +54,6 @@ def _stores(fn: ast.AST) -> Counter:
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
             out[n.id] += 1
     return out
-
-
-def _bodies(node: ast.AST):
-    """Every statement list in node (function body, loop and if bodies)."""
-    for n in ast.walk(node):
-        for field in ("body", "orelse"):
-            body = getattr(n, field, None)
-            if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
-                yield body
 
 
 def _single_target(stmt: ast.stmt) -> str | None:
@@ -102,7 +95,7 @@ def _fold_constants(fn: ast.FunctionDef) -> int:
         if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
     }
     done = 0
-    for body in list(_bodies(fn)):
+    for body in list(stmt_lists(fn)):
         for stmt in list(body):
             target = _single_target(stmt)
             if target and _TMP.fullmatch(target) and stores[target] == 1:
@@ -124,7 +117,7 @@ def _fold_single_uses(fn: ast.FunctionDef) -> int:
     """`tmpN = e` used once, later in the same statement list, with only pure
     statements between that leave e's inputs alone: the use takes e."""
     stores, loads = _stores(fn), read_counts(fn)
-    for body in _bodies(fn):
+    for body in stmt_lists(fn):
         for i, stmt in enumerate(body):
             target = _single_target(stmt)
             if not (target and _TMP.fullmatch(target)):
@@ -219,7 +212,7 @@ def _rename_temporaries(fn: ast.FunctionDef) -> int:
     taken |= {a.arg for a in fn.args.args}
     mapping: dict[str, str] = {}
     stored = _stored_as(fn)
-    for body in _bodies(fn):
+    for body in stmt_lists(fn):
         for stmt in body:
             for target, hint in _tuple_targets(stmt):
                 if _TMP.fullmatch(target) and target not in mapping:
