@@ -56,7 +56,7 @@ Forms:
                  scaffold's own unroll of two-block rows, while over four
                  blocks it lost (lab/NOTES.md).
 
-The other forms keep a kernel's LAUNCH_PDL block first, so that nothing they
+The other forms keep a kernel's PDL wait (pdl_wait) first, so that nothing they
 move reads memory before the wait. To price PDL itself, `launch_probe.py
 --no-pdl`. The variant keeps every name the launcher calls. Only the kernels
 change (comments are dropped: the file is printed again from its syntax
@@ -246,7 +246,7 @@ def loads_first(fn: ast.FunctionDef) -> list[ast.FunctionDef] | None:
 
 
 def _pdl_first(form):
-    """`form` applied to the kernel without its LAUNCH_PDL block, which then
+    """`form` applied to the kernel without its PDL wait, which then
     opens the launched kernel again (the one keeping the kernel's name): what
     a form moves up stays behind the wait."""
 
@@ -399,7 +399,7 @@ def main() -> int:
             "STREAM_ROWS branches; int32-offsets: a kernel with int64 program ids or "
             "strides; loads-first: a load of an unstored pointer behind other "
             "statements it does not need; pdl-early, pdl-loaded and pdl-wait: a kernel "
-            "opening with a LAUNCH_PDL block; loop-stages and loop-unroll: a kernel "
+            "opening with the PDL wait; loop-stages and loop-unroll: a kernel "
             "with a tl.range loop)",
             file=sys.stderr,
         )
