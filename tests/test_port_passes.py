@@ -101,6 +101,33 @@ def test_fold_copies_and_dead_aliases():
     assert _body(kp) == "t1 = x * 2\ntl.store(out_ptr0 + i, t1, m)"
 
 
+def test_a_copy_of_a_loop_target_folds_into_each_loop_that_makes_it():
+    # Before: Inductor's `roffset = r0_offset`, in each of two loops, read by
+    # Welford's first-block test. After: the loop's own name.
+    loops = (
+        "for r0_offset in tl.range(0, n, B):\n"
+        "    roffset = r0_offset\n"
+        "    m = welford(x, roffset == 0)\n"
+    )
+    kp = _kp(loops + loops.replace("welford", "again"))
+    copies.fold_copies(kp)
+    body = _body(kp)
+    assert "roffset" not in body
+    assert body.count("r0_offset == 0") == 2
+
+
+def test_a_loop_target_copy_read_after_its_loop_stays():
+    src = (
+        "for r0_offset in tl.range(0, n, B):\n"
+        "    roffset = r0_offset\n"
+        "    m = welford(x, roffset == 0)\n"
+        "tl.store(out_ptr0, roffset, m)\n"
+    )
+    kp = _kp(src)
+    copies.fold_copies(kp)
+    assert "roffset = r0_offset" in _body(kp)
+
+
 def test_barrier_before_reload():
     kp = _kp(
         "for r in tl.range(0, n, B):\n    tl.store(out_ptr0 + r, v, m)\n"

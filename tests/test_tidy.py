@@ -121,3 +121,27 @@ def test_a_constant_whose_method_is_called_stays_a_name():
     after = _tidy(before)
     assert ".to(" in after and "(0.0).to" not in after
     assert "= 0.0" in after
+
+
+def test_welford_results_and_its_weight_read_as_counts():
+    before = """
+        def k(x_ptr, out_ptr, n):
+            tmp4_mean = tl.zeros([1, 4], tl.float32)
+            tmp4_m2 = tl.zeros([1, 4], tl.float32)
+            tmp4_weight = tl.zeros([1, 4], tl.float32)
+            for i in range(n):
+                x = tl.load(x_ptr + i)
+                tmp4_mean_next, tmp4_m2_next, tmp4_weight_next = welford_accumulate(
+                    x, tmp4_mean, tmp4_m2, tmp4_weight, i == 0
+                )
+                tmp4_mean = tmp4_mean_next
+                tmp4_m2 = tmp4_m2_next
+                tmp4_weight = tmp4_weight_next
+            tmp5, tmp6, tmp7 = welford_finish(tmp4_mean, tmp4_m2, tmp4_weight, 1)
+            tl.store(out_ptr, tmp5 + tmp6 + tmp7)
+        """
+    out = _tidy(before)
+    assert "count = tl.zeros" in out
+    assert "mean_next, m2_next, count_next = welford_accumulate(" in out
+    assert "row_mean, row_m2, row_count = welford_finish(mean, m2, count, 1)" in out
+    assert "tmp" not in out and "weight" not in out

@@ -121,12 +121,11 @@ def add_layernorm_kernel_looped(
     col_base = tl.arange(0, BLOCK_COLS)[None, :]
     mean = tl.zeros([BLOCK_ROWS, BLOCK_COLS], tl.float32)
     m2 = tl.zeros([BLOCK_ROWS, BLOCK_COLS], tl.float32)
-    weight_2 = tl.zeros([BLOCK_ROWS, BLOCK_COLS], tl.float32)
+    count = tl.zeros([BLOCK_ROWS, BLOCK_COLS], tl.float32)
     for col_start in tl.range(0, hidden, BLOCK_COLS):
         cols = col_start + col_base
         col_mask = cols < hidden
         mask = col_mask & row_mask
-        roffset = col_start
         x = tl.load(
             x_ptr + (cols + rows * x_stride0),
             mask,
@@ -140,26 +139,25 @@ def add_layernorm_kernel_looped(
             other=0.0,
         ).to(tl.float32)
         out1_2 = x + residual
-        welford_accumulate_0, welford_accumulate_1, welford_accumulate_2 = (
-            welford_accumulate(out1_2, mean, m2, weight_2, roffset == 0)
+        mean_next, m2_next, count_next = welford_accumulate(
+            out1_2, mean, m2, count, col_start == 0
         )
-        mean = tl.where(mask, welford_accumulate_0, mean)
-        m2 = tl.where(mask, welford_accumulate_1, m2)
-        weight_2 = tl.where(mask, welford_accumulate_2, weight_2)
+        mean = tl.where(mask, mean_next, mean)
+        m2 = tl.where(mask, m2_next, m2)
+        count = tl.where(mask, count_next, count)
         tl.store(
             out1_ptr + (cols + rows * out1_stride0),
             out1_2.to(out1_ptr.dtype.element_ty),
             mask,
         )
-    mean_2, m2_2, count = welford_finish(mean, m2, weight_2, 1)
-    mean_2_2 = mean_2[:, None]
-    m2_2_2 = m2_2[:, None]
+    row_mean, row_m2, row_count = welford_finish(mean, m2, count, 1)
+    row_mean_2 = row_mean[:, None]
+    row_m2_2 = row_m2[:, None]
     tl.debug_barrier()
     for col_start in tl.range(0, hidden, BLOCK_COLS):
         cols = col_start + col_base
         col_mask = cols < hidden
         mask = col_mask & row_mask
-        roffset = col_start
         out1 = tl.load(
             out1_ptr + (cols + rows * out1_stride0),
             mask,
@@ -172,10 +170,10 @@ def add_layernorm_kernel_looped(
         bias = tl.load(
             bias_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
         ).to(tl.float32)
-        out1_minus_mean_2_2 = out1 - mean_2_2
-        val = m2_2_2 * (1.0 / tl.cast(hidden, tl.float32)) + 1e-05
+        out1_minus_row_mean_2 = out1 - row_mean_2
+        val = row_m2_2 * (1.0 / tl.cast(hidden, tl.float32)) + 1e-05
         rstd = tl.rsqrt(val)
-        out0 = out1_minus_mean_2_2 * rstd * weight + bias
+        out0 = out1_minus_row_mean_2 * rstd * weight + bias
         tl.store(
             out0_ptr + (cols + rows * out0_stride0),
             out0.to(out0_ptr.dtype.element_ty),

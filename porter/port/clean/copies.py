@@ -39,8 +39,67 @@ def fold_plain_copies(fn: ast.FunctionDef) -> int:
                 copy = (stmt, body)
                 break
         if copy is None:
-            return folded
+            return folded + _fold_loop_target_copies(fn)
         stmt, body = copy
         body.remove(stmt)
         rename_names(fn, {stmt.targets[0].id: stmt.value.id})
         folded += 1
+
+
+def _fold_loop_target_copies(fn: ast.FunctionDef) -> int:
+    """`roffset = r0_offset` as the first reads of a loop's own target (Inductor's
+    alias for Welford's first-block test): folded where every read of the copy
+    is in a loop that binds it so, after that binding, and nothing else
+    assigns it."""
+    loops = [
+        n
+        for n in ast.walk(fn)
+        if isinstance(n, ast.For) and isinstance(n.target, ast.Name)
+    ]
+    by_name: dict[str, list[tuple[ast.For, int]]] = {}
+    for loop in loops:
+        for i, stmt in enumerate(loop.body):
+            if (
+                isinstance(stmt, ast.Assign)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)
+                and isinstance(stmt.value, ast.Name)
+                and stmt.value.id == loop.target.id
+            ):
+                by_name.setdefault(stmt.targets[0].id, []).append((loop, i))
+    folded = 0
+    for name, sites in by_name.items():
+        copies = {id(loop.body[i]) for loop, i in sites}
+        stores = [s for s, _ in walk_stmts(fn.body) if name in assigned_names(s)] + [
+            l for l in loops if l.target.id == name
+        ]
+        if len(stores) != len(sites) or any(id(s) not in copies for s in stores):
+            continue
+        inside = set()
+        for loop, i in sites:
+            inside |= {id(n) for s in loop.body[i + 1 :] for n in ast.walk(s)}
+            if name in {t for s in loop.body[i + 1 :] for t in _stored(s)}:
+                inside = None
+                break
+        reads = [
+            n
+            for n in ast.walk(fn)
+            if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+        ]
+        if inside is None or any(id(n) not in inside for n in reads):
+            continue
+        for loop, i in sorted(sites, key=lambda site: -site[1]):
+            target = loop.target.id
+            for stmt in loop.body[i + 1 :]:
+                rename_names(stmt, {name: target})
+            del loop.body[i]
+            folded += 1
+    return folded
+
+
+def _stored(stmt: ast.stmt) -> set[str]:
+    return {
+        n.id
+        for n in ast.walk(stmt)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }

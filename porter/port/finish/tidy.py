@@ -25,8 +25,12 @@ _SUFFIXED = re.compile(r"_?tmp\d+_([a-z]\w*)")
 # Helpers whose tuple results have names: (mean, m2, count).
 _RESULTS = {
     "row_mean_m2": ("mean", "m2", "count"),
-    "welford_finish": ("mean", "m2", "count"),
+    "welford_finish": ("row_mean", "row_m2", "row_count"),
+    "welford_accumulate": ("mean_next", "m2_next", "count_next"),
 }
+# Inductor's suffixes that say less than a name could: Welford's weight is
+# the count of values taken.
+_SUFFIX_NAMES = {"weight": "count"}
 # Calls whose place in the kernel matters: memory, barriers, the PDL handshake.
 _ORDERED = re.compile(
     r"(^|\.)(load|store|atomic_\w+|debug_barrier|gdc_wait|gdc_launch_dependents"
@@ -230,6 +234,7 @@ def _rename_temporaries(fn: ast.FunctionDef) -> int:
                 hint = f"{hint}_{suffixed.group(1)}"  # the online kernel's tmp9_run
             elif suffixed:
                 hint = suffixed.group(1)  # welford's tmp4_mean: mean
+                hint = _SUFFIX_NAMES.get(hint, hint)
             if not hint.isidentifier() or hint in ("tl", "triton", "libdevice"):
                 hint = "val"
             name, n = hint, 2
