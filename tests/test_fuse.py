@@ -100,6 +100,24 @@ def test_a_kernel_reading_what_the_first_writes_is_not_fused():
     assert len(fuse_pointwise([k0, k1], ["k0", "k1"])) == 2
 
 
+def test_a_kernel_reading_what_the_first_adds_atomically_is_not_fused():
+    # Before: a scatter_add (tl.atomic_add into out) then a copy that reads
+    # out, back to back over the same rows; fused, a program could copy a
+    # column before another program's atomic lands there (issue 8's class).
+    scatter = FIRST.replace(
+        "tl.store(out_ptr + (cols + rows * out_stride0), (a - b).to(out_ptr.dtype.element_ty), mask)",
+        "tl.atomic_add(out_ptr + (cols + rows * out_stride0), a - b, mask)",
+    )
+    k0 = _kp("k0", scatter, "out", "d // 2")
+    reader = SECOND.replace("x_ptr + (half", "out_ptr + (half")
+    k1 = _kp("k1", reader, "out_view0", "d - d // 2")
+    k1.params[1] = Param("out_ptr", "pointer", "out_view0", view="out.as_strided(...)")
+    k0.params[1] = Param("out_ptr", "pointer", "out")
+    assert "tl.atomic_add" in _body(k0) and "tl.store" not in _body(k0)
+    assert not fusable(k0, k1)
+    assert len(fuse_pointwise([k0, k1], ["k0", "k1"])) == 2
+
+
 def test_kernels_over_other_rows_or_not_back_to_back_are_not_fused():
     k0 = _kp("k0", FIRST, "out", "d // 2")
     k1 = _kp("k1", SECOND, "out_view0", "d - d // 2", rows="num_tokens")

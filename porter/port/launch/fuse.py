@@ -78,6 +78,11 @@ def _base(p: Param) -> str:
     return p.value
 
 
+ATOMICS = tuple(
+    f"tl.atomic_{op}" for op in ("add", "max", "min", "xchg", "cas", "and", "or", "xor")
+)
+
+
 def fusable(a: KernelPort, b: KernelPort) -> bool:
     if a.tile is None or b.tile is None or a.persistent or b.persistent:
         return False
@@ -88,9 +93,12 @@ def fusable(a: KernelPort, b: KernelPort) -> bool:
     # program's store need not have happened yet, and may land after b's.
     # Stores to two views of one buffer (the halves of a concatenation) are
     # apart.
-    if _pointer_bases(b, "tl.load") & _pointer_bases(a, "tl.store"):
+    # An atomic (scatter_add's) both reads and writes.
+    reads, writes = ("tl.load", *ATOMICS), ("tl.store", *ATOMICS)
+    if set().union(*(_pointer_bases(b, c) for c in reads)) & set().union(
+        *(_pointer_bases(a, c) for c in writes)
+    ):
         return False
-    writes = ("tl.store", "tl.atomic_add")
     return not (
         set().union(*(_pointers(a, c) for c in writes))
         & set().union(*(_pointers(b, c) for c in writes))
