@@ -107,6 +107,11 @@ def branch_guards(code: str) -> list[str]:
         text = ast.unparse(part)
         if not (isinstance(part, ast.Compare) and len(part.ops) == 1):
             continue
+        if _divides(part):
+            # x.view(b, groups, c // groups): eager raises where groups does
+            # not divide c; the kernels would index past the row.
+            out.append(_scaffold_terms(text) or f"?{text}")
+            continue
         if isinstance(part.ops[0], ast.Eq) or re.search(
             r"\.(stride|storage_offset)\(", text
         ):
@@ -120,6 +125,20 @@ def branch_guards(code: str) -> list[str]:
             continue
         out.append(_scaffold_terms(text) or f"?{text}")
     return out
+
+
+def _divides(part: ast.Compare) -> bool:
+    """`(size % k) == 0` of one source and a number k > 1."""
+    left, right = part.left, part.comparators[0]
+    return (
+        isinstance(part.ops[0], ast.Eq)
+        and _number(right) == 0
+        and isinstance(left, ast.BinOp)
+        and isinstance(left.op, ast.Mod)
+        and _is_source(left.left)
+        and ".size()" in ast.unparse(left.left)
+        and (_number(left.right) or 0) > 1
+    )
 
 
 def _is_source(node: ast.AST) -> bool:
@@ -596,6 +615,14 @@ def run_capture(
     base = _traced(ref, dtype, device, guarded)
     branches = _taken(ref, dtype, device, guarded, base) if base is not None else []
     served = _dtypes_served(ref, dtype, device, base)
+    unmatched = [b for m in modules for b in m.unmatched_fp32()]
+    if dtype == "float32" and unmatched and served != ["float32"]:
+        served = ["float32"]
+        notes.append(
+            "served in float32 alone: an extern call (a top-k, a sort) reads a "
+            "float32 value that no lower-precision compile told apart from the "
+            "inputs' dtype; capture with --dtype bfloat16 or float16 for those"
+        )
     capture = Capture(
         porter_version=porter.__version__,
         torch_version=torch.__version__,

@@ -476,7 +476,29 @@ def _plain_arithmetic(node: ast.AST) -> ast.AST:
                 n.func = ast.Name(plain, ast.Load())
             return n
 
+        def visit_BinOp(self, n: ast.BinOp) -> ast.AST:
+            # sympy's a + (-1)*b, as a person writes it: a - b
+            self.generic_visit(n)
+            if isinstance(n.op, ast.Add):
+                for a, b in ((n.left, n.right), (n.right, n.left)):
+                    negated = _negated(b)
+                    if negated is not None:
+                        return ast.BinOp(a, ast.Sub(), negated)
+            return n
+
     return Plain().visit(copy.deepcopy(node))
+
+
+def _negated(node: ast.AST) -> ast.AST | None:
+    """b for `-1*b` or `b*(-1)`; None for anything else."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        for one, b in ((node.left, node.right), (node.right, node.left)):
+            if ast.unparse(one) == "-1":
+                return b
+        inner = _negated(node.left)  # (-1)*a*b parses as ((-1)*a)*b
+        if inner is not None:
+            return ast.BinOp(inner, ast.Mult(), node.right)
+    return None
 
 
 def _elts(node: ast.AST) -> list[ast.AST]:

@@ -8,6 +8,7 @@ re-running torch.compile.
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -132,6 +133,34 @@ class CompiledModule:
     # Names an extern call assigns (`buf4 = aten.topk(...)`, `buf5 = buf4[0]`):
     # tensors the launcher gets from torch, not allocates.
     produced: list[str] = field(default_factory=list)
+
+    def extern_reads(self, matmul: bool) -> set[str]:
+        """Buffers an extern call names: a matmul's (whose operands share the
+        inputs' dtype, or torch raises), or any other's (a top-k, a sort:
+        they take fp32 and bf16 alike)."""
+        return {
+            name
+            for step in self.steps
+            if step.kind == "extern" and bool(_MATMUL.search(step.text)) == matmul
+            for name in _BUFFER.findall(step.text)
+        }
+
+    def unmatched_fp32(self) -> list[str]:
+        """fp32 buffers a non-matmul extern call reads that no lower-precision
+        compile told apart (Buffer.follows unknown): in bf16 the reference may
+        hold them in fp32 or in bf16, and the two round differently."""
+        return sorted(
+            self.extern_reads(matmul=False)
+            & {
+                b.name
+                for b in self.buffers
+                if b.dtype == "torch.float32" and b.follows is None
+            }
+        )
+
+
+_MATMUL = re.compile(r"\b(mm|addmm|bmm|baddbmm|convolution|_mm_plus_mm|linear)\b")
+_BUFFER = re.compile(r"\bbuf\d+\b")
 
 
 @dataclass

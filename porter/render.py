@@ -101,6 +101,9 @@ def _top_level_names(tree: ast.Module) -> set[str]:
     return names
 
 
+_STDLIB = {"math", "operator"}  # modules a launcher may call unimported
+
+
 def render_kernel(scaffold: Scaffold) -> str:
     """A scaffold's kernel.py, importing from common.py the names it uses."""
     fields = {f.name: getattr(scaffold, f.name) for f in dataclasses.fields(scaffold)}
@@ -123,6 +126,16 @@ def render_kernel(scaffold: Scaffold) -> str:
             bound.add(n.arg)  # a parameter that happens to share a name
     used = sorted((loaded - bound) & common_names())
     line = f"from ..common import {', '.join(used)}" if used else ""
+    # Inductor's size arithmetic can call math (math.floor(math.log2(n))).
+    imported = {
+        a.asname or a.name
+        for n in tree.body
+        if isinstance(n, ast.Import)
+        for a in n.names
+    }
+    stdlib = sorted((loaded - bound - imported) & _STDLIB)
+    if stdlib:
+        line = "".join(f"import {m}\n" for m in stdlib) + "\n" + line
     return format_python(text.replace(_COMMON_IMPORT, line), "kernel.py.j2")
 
 

@@ -7,10 +7,11 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from porter.bench.fingerprint import kernel_fingerprint
 from porter.errors import PorterError
-from porter.render import common_names, render_common
+from porter.render import common_names, render_common, render_kernel
 from porter.store import COMMON, COMMON_BASE, write_common
 from porter.testing.parity import common_module, import_kernel
 
@@ -146,7 +147,9 @@ def test_a_change_to_common_py_code_changes_the_kernel_fingerprint(tmp_path):
     before = kernel_fingerprint(tmp_path / "rmsnorm")
     common.write_text(render_common() + "\n# a comment alone keeps it\n")
     assert kernel_fingerprint(tmp_path / "rmsnorm") == before
-    common.write_text(render_common().replace("HELD_MAX_BYTES = 16384", "HELD_MAX_BYTES = 1"))
+    common.write_text(
+        render_common().replace("HELD_MAX_BYTES = 16384", "HELD_MAX_BYTES = 1")
+    )
     assert kernel_fingerprint(tmp_path / "rmsnorm") != before
 
 
@@ -160,3 +163,49 @@ def test_scaffold_size_counts_runs_of_copied_lines(tmp_path):
     case = figures["cases"]["c0"]
     assert case["code"] == 5 and case["repeated_runs"] == 3
     assert figures["max_repeated_runs"] == 3
+
+
+def test_a_launcher_calling_math_imports_it(tmp_path):
+    # ALiBi's 2 ** math.floor(math.log2(heads)) reaches the launcher through
+    # Inductor's size arithmetic: the scaffold imported no math and every
+    # call raised NameError.
+    import json
+
+    from porter.port import port_capture
+    from porter.records import Capture
+    from porter.reference import load_reference
+
+    case = Path(__file__).resolve().parent / "cases" / "alibi_math"
+    cap = Capture.from_dict(json.loads((case / "manifest.json").read_text()))
+    text = render_kernel(
+        port_capture(cap, load_reference(case / "reference.py").module)
+    )
+    assert "math.floor(math.log2(" in text and "\nimport math\n" in text
+    (tmp_path / "alibi").mkdir()
+    (tmp_path / "alibi" / "kernel.py").write_text(text)
+    (tmp_path / COMMON).write_text(render_common())
+    mod = import_kernel(tmp_path / "alibi" / "kernel.py", "alibi_math_case")
+    assert mod.math.floor(mod.math.log2(6.0)) == 2
+    # float64 would run in the kernels' fp32: refused in a line, not computed.
+    scores = torch.randn(2, 6, 5, 7, dtype=torch.float64)
+    with pytest.raises(NotImplementedError, match="float64 would run in fp32"):
+        mod.alibi_scores(scores)
+
+
+def test_an_fp32_value_a_sort_reads_that_no_bf16_compile_told_apart_serves_fp32():
+    from porter.records import Buffer, CompiledModule, Step
+
+    def module(follows, call):
+        return CompiledModule(
+            0,
+            [],
+            {},
+            [Buffer("buf0", ["n"], ["1"], "torch.float32", follows=follows)],
+            [Step("extern", call, text=f"buf1 = {call}(buf0, 4)")],
+            ["buf1"],
+            [],
+        )
+
+    assert module(None, "torch.ops.aten.topk.default").unmatched_fp32() == ["buf0"]
+    assert module(False, "torch.ops.aten.topk.default").unmatched_fp32() == []
+    assert module(None, "extern_kernels.mm").unmatched_fp32() == []

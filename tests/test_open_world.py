@@ -1260,6 +1260,9 @@ def test_a_branch_on_the_token_count_is_checked_and_crossed_by_the_suite(tmp_pat
         ("L['q'].size()[1] != L['k'].size()[1]", ["q.shape[1] != k.shape[1]"]),
         # what the launcher cannot spell is marked, and the port refuses it
         ("L['___x'] > 2", ["?L['___x'] > 2"]),
+        # x.view(b, 4, c // 4, l): eager raises where 4 does not divide c
+        ("(L['x'].size()[1] % 4) == 0", ["x.shape[1] % 4 == 0"]),
+        ("((4*(L['x'].size()[1] // 4)) % L['x'].size()[1]) == 0", []),
     ],
 )
 def test_branch_guards_keep_the_references_branches_alone(code, conditions):

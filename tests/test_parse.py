@@ -33,3 +33,21 @@ def test_an_extern_call_names_buffers_by_their_allocation():
         "extern_kernels.mm(buf0, reinterpret_tensor(buf0, (8, 4), (1, 8), 0), "
         "out=buf3)"
     )
+
+
+def test_size_arithmetic_reads_as_a_person_writes_it():
+    # Before: sympy's a + (-1)*b in Inductor's wrapper. After: a - b, with
+    # the product kept whole where the -1 leads it.
+    from porter.parse import _plain_arithmetic
+
+    def plain(text):
+        return ast.unparse(_plain_arithmetic(ast.parse(text, mode="eval").body))
+
+    assert plain("s48 + (-1)*(s48 // 2)") == "s48 - s48 // 2"
+    assert plain("s48*s83 + (-1)*(s48 // 2)*s83") == "s48 * s83 - s48 // 2 * s83"
+    assert plain("(-1)*s0 + s1") == "s1 - s0"
+    assert plain("s1 + (-1)*(s2 + s3)") == "s1 - (s2 + s3)"
+    assert plain("s1 + 2*s2") == "s1 + 2 * s2"
+    for text in ("s48 + (-1)*(s48 // 2)", "s48*s83 + (-1)*(s48 // 2)*s83"):
+        values = {"s48": 7, "s83": 21, "s0": 3}
+        assert eval(plain(text), {}, values) == eval(text, {}, values)

@@ -12,7 +12,11 @@ from porter.errors import PorterError
 from porter.port.bind.generalize import launcher_expr
 from porter.port.model import KernelPort, PortOptions, PortState, all_steps, module_attr
 from porter.ast_tools import is_call, ptr_base
-from porter.port.finish.pdl import EARLY_TRIGGER_EXPR, ROWS_EARLY_TRIGGER_EXPR, loads_at_top
+from porter.port.finish.pdl import (
+    EARLY_TRIGGER_EXPR,
+    ROWS_EARLY_TRIGGER_EXPR,
+    loads_at_top,
+)
 from porter.port.forms.persist import STREAM_ROWS, is_col_loop
 from porter.records import Capture, CompiledModule
 
@@ -267,8 +271,11 @@ def plan_launcher(
             first_float = like[0]
             in_dtype = [like[0]]
     holder = tensor_inputs[0] if tensor_inputs else first_float
+    # float64 too: the kernels compute in fp32, which a float64 caller did not ask for.
     others = [
-        d for d in ("float32", "float16", "bfloat16") if d not in cap.dtypes_served
+        d
+        for d in ("float32", "float16", "bfloat16", "float64")
+        if d not in cap.dtypes_served
     ]
     # The input whose dtype the outputs follow, a graph input or one read only
     # for its dtype (torch.finfo(like.dtype).min): the check reads it.
@@ -278,9 +285,10 @@ def plan_launcher(
         checks.append(
             f"if {first_float}.dtype not in ({served},):\n    raise NotImplementedError("
             + repr(
-                f"captured in {cap.capture_dtype}; the reference computes differently "
-                f"in {' and '.join(others)} (a dtype's own limits, or a branch on the "
-                "dtype): re-capture with --dtype for those"
+                f"captured in {cap.capture_dtype} and checked in "
+                f"{', '.join(cap.dtypes_served)} only: {' and '.join(others)} may compute "
+                "differently (a dtype's own limits, a branch on it; float64 would run "
+                "in fp32); re-capture with --dtype for those"
             )
             + ")"
         )
@@ -304,12 +312,7 @@ def plan_launcher(
     # A scratch buffer no bf16 compile told apart keeps fp32 (a BatchNorm's
     # batch mean held in bf16 was off by its rounding), unless an extern call
     # (a matmul) reads it, which needs the inputs' dtype.
-    extern_read = {
-        name
-        for step in module.steps
-        if step.kind == "extern"
-        for name in re.findall(r"\bbuf\d+\b", step.text)
-    }
+    extern_read = module.extern_reads(matmul=True)
     for b in module.buffers:
         if b.name in module.outputs:
             idx = module.outputs.index(b.name)
@@ -690,6 +693,9 @@ def _refuse_branch(reference: str, cond: str) -> str:
         "capture again with values on the other side for those calls (a size: "
         "--set NAME=V; a float argument: its default or make_inputs)"
     )
+    if re.fullmatch(r"[\w.\[\]]+ % \d+ == 0", cond):
+        # a view or reshape into groups: eager raises on the other side
+        said = f"the kernels assume {cond}, as the reference's view of it does"
     return f"if not ({cond}):\n    raise NotImplementedError({said!r})"
 
 
