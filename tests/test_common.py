@@ -209,3 +209,26 @@ def test_an_fp32_value_a_sort_reads_that_no_bf16_compile_told_apart_serves_fp32(
     assert module(None, "torch.ops.aten.topk.default").unmatched_fp32() == ["buf0"]
     assert module(False, "torch.ops.aten.topk.default").unmatched_fp32() == []
     assert module(None, "extern_kernels.mm").unmatched_fp32() == []
+
+
+def test_a_module_attribute_the_kernels_take_as_a_number_refuses_a_tensor(tmp_path):
+    # KernelBench's Model(temperature): ModelNew(torch.tensor(0.5)) reached
+    # the kernel as a pointer and failed inside Triton instead of in a line.
+    import json
+
+    from porter.port import port_capture
+    from porter.records import Capture
+    from porter.reference import load_reference
+
+    case = Path(__file__).resolve().parent / "cases" / "softmax_temperature_attr"
+    cap = Capture.from_dict(json.loads((case / "manifest.json").read_text()))
+    text = render_kernel(
+        port_capture(cap, load_reference(case / "reference.py").module)
+    )
+    assert "if not isinstance(self.temperature, (int, float)):" in text
+    (tmp_path / "sm").mkdir()
+    (tmp_path / "sm" / "kernel.py").write_text(text)
+    (tmp_path / COMMON).write_text(render_common())
+    mod = import_kernel(tmp_path / "sm" / "kernel.py", "softmax_attr_case")
+    with pytest.raises(NotImplementedError, match="self.temperature a number"):
+        mod.ModelNew(torch.tensor(0.5))(torch.randn(2, 5, 3, 4))

@@ -184,6 +184,10 @@ def plan_launcher(
     for pname in sig.parameters:
         if pname in scalars and pname not in inputs:
             checks.append(_refuse_non_number(pname))
+    # So is a module attribute the kernels take (ModelNew(torch.tensor(0.5))).
+    for gi in module.inputs:
+        if gi.kind == "scalar" and gi.source.startswith("L['self']"):
+            checks.append(_refuse_non_number(module_attr(gi.target)))
     # Values the compiled graph holds as constants (a reduction dim, a
     # module's training flag): Dynamo would recompile for another value.
     for c in cap.constants:
