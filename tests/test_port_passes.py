@@ -126,6 +126,16 @@ def test_a_loop_target_copy_read_after_its_loop_stays():
     kp = _kp(src)
     copies.fold_copies(kp)
     assert "roffset = r0_offset" in _body(kp)
+    # nor where the target changes after the copy
+    moved = (
+        "for r0_offset in tl.range(0, n, B):\n"
+        "    roffset = r0_offset\n"
+        "    r0_offset = r0_offset + 1\n"
+        "    m = welford(x, roffset == 0)\n"
+    )
+    kp = _kp(moved)
+    copies.fold_copies(kp)
+    assert "roffset == 0" in _body(kp)
 
 
 def test_barrier_before_reload():

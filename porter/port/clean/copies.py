@@ -47,10 +47,10 @@ def fold_plain_copies(fn: ast.FunctionDef) -> int:
 
 
 def _fold_loop_target_copies(fn: ast.FunctionDef) -> int:
-    """`roffset = r0_offset` as the first reads of a loop's own target (Inductor's
-    alias for Welford's first-block test): folded where every read of the copy
-    is in a loop that binds it so, after that binding, and nothing else
-    assigns it."""
+    """`roffset = r0_offset`, a copy of a loop's own target (Inductor's alias
+    for Welford's first-block test), folded where every read of the copy is
+    in a loop that binds it so, after that binding, and nothing else assigns
+    the copy or, after it, the target."""
     loops = [
         n
         for n in ast.walk(fn)
@@ -78,7 +78,8 @@ def _fold_loop_target_copies(fn: ast.FunctionDef) -> int:
         inside = set()
         for loop, i in sites:
             inside |= {id(n) for s in loop.body[i + 1 :] for n in ast.walk(s)}
-            if name in {t for s in loop.body[i + 1 :] for t in _stored(s)}:
+            later = {t for s in loop.body[i + 1 :] for t in _stored(s)}
+            if name in later or loop.target.id in later:
                 inside = None
                 break
         reads = [
