@@ -41,6 +41,15 @@ def names_in(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
+def stored_names(node: ast.AST) -> set[str]:
+    """Names node assigns anywhere, inside its blocks and loop targets too."""
+    return {
+        n.id
+        for n in ast.walk(node)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+
+
 def assigned_names(stmt: ast.stmt) -> list[str]:
     targets = []
     if isinstance(stmt, ast.Assign):

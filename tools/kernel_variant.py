@@ -73,7 +73,7 @@ import copy
 import sys
 from pathlib import Path
 
-from porter.ast_tools import is_call, names_in, ptr_base
+from porter.ast_tools import is_call, names_in, ptr_base, stored_names
 from porter.port.finish.pdl import (
     GDC_LAUNCH,
     GDC_WAIT,
@@ -87,7 +87,6 @@ from porter.port.finish.pdl import (
 # and a statement's load and stored pointers.
 from porter.port.forms.persist import (
     STREAM_ROWS,
-    _assigned_anywhere,
     _is_stream_branch,
     load_parts,
     stored_bases,
@@ -227,9 +226,9 @@ def loads_first(fn: ast.FunctionDef) -> list[ast.FunctionDef] | None:
         if load is None or not load.args or ptr_base(load.args[0]) in stored:
             continue
         reads = names_in(stmt.value)
-        deps = [j + 1 for j in range(i) if _assigned_anywhere(body[j]) & reads]
+        deps = [j + 1 for j in range(i) if stored_names(body[j]) & reads]
         at = max([0, last + 1] + deps)
-        targets = _assigned_anywhere(stmt)
+        targets = stored_names(stmt)
         # Nothing it jumps over may assign or read what it assigns; jumping
         # only over arithmetic (a mask's binding) moves nothing that matters.
         between = body[at:i]

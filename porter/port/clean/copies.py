@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from porter.ast_tools import assigned_names, rename_names, walk_stmts
+from porter.ast_tools import assigned_names, rename_names, stored_names, walk_stmts
 from porter.port.model import KernelPort
 
 
@@ -78,7 +78,7 @@ def _fold_loop_target_copies(fn: ast.FunctionDef) -> int:
         inside = set()
         for loop, i in sites:
             inside |= {id(n) for s in loop.body[i + 1 :] for n in ast.walk(s)}
-            later = {t for s in loop.body[i + 1 :] for t in _stored(s)}
+            later = set().union(*map(stored_names, loop.body[i + 1 :]))
             if name in later or loop.target.id in later:
                 inside = None
                 break
@@ -96,11 +96,3 @@ def _fold_loop_target_copies(fn: ast.FunctionDef) -> int:
             del loop.body[i]
             folded += 1
     return folded
-
-
-def _stored(stmt: ast.stmt) -> set[str]:
-    return {
-        n.id
-        for n in ast.walk(stmt)
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-    }

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from collections import Counter
 
-from porter.ast_tools import names_in, stmt_lists
+from porter.ast_tools import names_in, stmt_lists, stored_names
 from porter.port.model import PortState
 
 MASK = "mask"
@@ -27,15 +27,6 @@ def _pair(node: ast.AST) -> frozenset[str] | None:
     ):
         return frozenset((node.left.id, node.right.id))
     return None
-
-
-def _stores(stmts: list[ast.stmt]) -> set[str]:
-    return {
-        n.id
-        for s in stmts
-        for n in ast.walk(s)
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-    }
 
 
 class _Replace(ast.NodeTransformer):
@@ -67,11 +58,13 @@ def bind_mask(fn: ast.FunctionDef) -> int:
         if not uses:
             continue
         pair, _ = uses.most_common(1)[0]
-        last = max((i for i, s in enumerate(body) if pair & _stores([s])), default=None)
+        last = max(
+            (i for i, s in enumerate(body) if pair & stored_names(s)), default=None
+        )
         if last is None:
             continue  # the masks come from outside this list: bind them there
         rest = body[last + 1 :]
-        if pair & _stores(rest):
+        if pair & set().union(*map(stored_names, rest)):
             continue
         places = [n for s in rest for n in ast.walk(s) if _pair(n) == pair]
         if len(places) < 2:

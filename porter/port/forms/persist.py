@@ -23,6 +23,7 @@ from porter.ast_tools import (
     names_in,
     rename_names,
     ptr_base,
+    stored_names,
 )
 from porter.port.clean.dead import drop_unread
 from porter.port.model import KernelPort
@@ -628,25 +629,14 @@ def hoist_late_loads(fn: ast.FunctionDef) -> int:
     return len(hoisted)
 
 
-def _assigned_anywhere(stmt: ast.stmt) -> set[str]:
-    """Names the statement assigns, inside its blocks too."""
-    return {
-        n.id
-        for n in ast.walk(stmt)
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-    }
-
-
 def _above_first_store(head: list[ast.stmt], loads: list[ast.stmt]) -> int:
     """Where in head (the statements before the first reduction) the loads go:
     just after the last statement assigning what they read, when a store
     follows that point; otherwise at head's end."""
     stores = [i for i, s in enumerate(head) if stored_bases(s)]
     reads = set().union(*(names_in(s.value) for s in loads))
-    targets = set().union(*(_assigned_anywhere(s) for s in loads))
-    at = 1 + max(
-        [-1] + [i for i, s in enumerate(head) if _assigned_anywhere(s) & reads]
-    )
+    targets = set().union(*(stored_names(s) for s in loads))
+    at = 1 + max([-1] + [i for i, s in enumerate(head) if stored_names(s) & reads])
     # Nothing they jump over may read what they assign.
     if not stores or stores[0] < at or any(names_in(s) & targets for s in head[at:]):
         return len(head)
