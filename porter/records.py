@@ -145,6 +145,23 @@ class CompiledModule:
             for name in _BUFFER.findall(step.text)
         }
 
+    def output_of(self, buffer: str) -> int | None:
+        """The output a buffer is, or holds the storage of (returned as a
+        view: `reinterpret_tensor(buf0, ...)`); None for scratch."""
+        if buffer in self.outputs:
+            return self.outputs.index(buffer)
+        for idx, out in enumerate(self.outputs):
+            if not out.isidentifier() and _BUFFER.findall(out)[:1] == [buffer]:
+                return idx
+        return None
+
+    def buffer_var(self, buffer: str) -> str:
+        """The launcher's name for a buffer: out, out0.., or scratch_buf3."""
+        idx = self.output_of(buffer)
+        if idx is None:
+            return f"scratch_{buffer}"
+        return "out" if len(self.outputs) == 1 else f"out{idx}"
+
     def unmatched_fp32(self) -> list[str]:
         """fp32 buffers a non-matmul extern call reads that no lower-precision
         compile told apart (Buffer.follows unknown): in bf16 the reference may

@@ -92,9 +92,40 @@ class Reference:
             return []
         with _sizes_set(self, {**self.overrides, **(sizes or {})}):
             values = list(getter())
-        for i, value in (init or {}).items():
-            values[int(i)] = value
+        for i in sorted(int(i) for i in init or {}):
+            # an argument past get_init_inputs() (a defaulted eps) is passed,
+            # those between at their defaults
+            values += self._init_defaults()[len(values) : i]
+            if i == len(values):
+                values.append(init[i])
+            else:
+                values[i] = init[i]
         return values
+
+    def init_values(self, sizes: dict[str, int] | None = None) -> list[Any]:
+        """get_init_inputs() at `sizes`, then the defaults of the constructor's
+        parameters past them (an eps=1e-5 no caller passes): each a value a
+        scaffold follows or refuses, as the reference would take another."""
+        values = self.init_inputs_at(sizes)
+        for default in self._init_defaults()[len(values) :]:
+            if default is inspect.Parameter.empty:
+                break
+            values.append(default)
+        return values
+
+    def _init_defaults(self) -> list[Any]:
+        """The default of each of Model's positional constructor parameters
+        (inspect.Parameter.empty where it has none)."""
+        try:
+            params = list(inspect.signature(self.module.Model).parameters.values())
+        except (TypeError, ValueError):  # a constructor written in C
+            return []
+        out = []
+        for p in params:
+            if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                break
+            out.append(p.default)
+        return out
 
     def make_inputs(
         self,

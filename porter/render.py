@@ -118,6 +118,11 @@ def render_kernel(scaffold: Scaffold) -> str:
         raise PorterError(
             f"porter generated invalid Python for kernel.py ({err}); please report it"
         ) from err
+    unused = _unused_sizes(tree)
+    if unused:
+        lines = text.split("\n")
+        text = "\n".join(l for i, l in enumerate(lines, 1) if i not in unused)
+        tree = ast.parse(text)
     loaded, bound = set(), _top_level_names(tree)
     for n in ast.walk(tree):
         if isinstance(n, ast.Name):
@@ -137,6 +142,33 @@ def render_kernel(scaffold: Scaffold) -> str:
     if stdlib:
         line = "".join(f"import {m}\n" for m in stdlib) + "\n" + line
     return format_python(text.replace(_COMMON_IMPORT, line), "kernel.py.j2")
+
+
+def _unused_sizes(tree: ast.Module) -> set[int]:
+    """The lines of `name = t.shape[i]` a function binds but never reads (a
+    dim the launcher names for no check or launch of this kernel)."""
+    out = set()
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        read = {
+            n.id
+            for n in ast.walk(fn)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+        }
+        for stmt in fn.body:
+            if (
+                isinstance(stmt, ast.Assign)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)
+                and stmt.targets[0].id not in read
+                and isinstance(stmt.value, ast.Subscript)
+                and isinstance(stmt.value.value, ast.Attribute)
+                and stmt.value.value.attr == "shape"
+                and stmt.lineno == stmt.end_lineno
+            ):
+                out.add(stmt.lineno)
+    return out
 
 
 def format_python(text: str, what: str = "generated file") -> str:

@@ -233,7 +233,7 @@ def check_case(
             # or refused in the scaffold's own words.
             scenarios.append(Scenario(dtype, variants[0], mode="eval", optional=True))
             scenarios.append(Scenario(dtype, variants[0], mode="train", optional=True))
-            for i, value in enumerate(ref.init_inputs_at(variants[0])):
+            for i, value in enumerate(ref.init_values(variants[0])):
                 changed = _other_argument(value)
                 if changed is not None:
                     scenarios.append(

@@ -133,14 +133,16 @@ def test_rows_carry_where_the_change_folds_away_and_only_there(tmp_path):
     before, changed = kernel_variant.variant(today, "pdl-early")
     assert changed and _sha(before) != kernel_fingerprint(KB)
     rows, said = _carry(
-        tmp_path, {"before": before}, [("batch=16", "before"), ("batch=4096", "before")]
+        tmp_path,
+        {"before": before},
+        [("batch_size=16", "before"), ("batch_size=4096", "before")],
     )
     assert rows[0]["kernel_sha"] == kernel_fingerprint(KB)
     assert rows[0]["carried"]["from"] == _sha(before)
     assert rows[1]["kernel_sha"] == _sha(before)
     assert "carried" not in rows[1]
     assert (
-        "batch=4096: not carried, step 2 (launch model_kernel) differs in its SASS"
+        "batch_size=4096: not carried, step 2 (launch model_kernel) differs in its SASS"
         in said
     )
     assert "kb_scaled_rmsnorm: 1 row(s) carried" in said
@@ -154,8 +156,8 @@ def test_a_row_carried_before_is_checked_against_the_kernel_py_it_timed(tmp_path
         tmp_path,
         {"before": before},
         [
-            ("batch=16", "0123456789ab", {"carried": "before"}),
-            ("batch=4096", "0123456789ab", {"carried": "before"}),
+            ("batch_size=16", "0123456789ab", {"carried": "before"}),
+            ("batch_size=4096", "0123456789ab", {"carried": "before"}),
         ],
     )
     assert rows[0]["kernel_sha"] == kernel_fingerprint(KB)
@@ -163,7 +165,7 @@ def test_a_row_carried_before_is_checked_against_the_kernel_py_it_timed(tmp_path
     # Its SASS differs: back to the kernel.py it was timed on, plainly stale.
     assert rows[1]["kernel_sha"] == _sha(before)
     assert "carried" not in rows[1]
-    assert "batch=4096: carried before, not now" in said
+    assert "batch_size=4096: carried before, not now" in said
 
 
 def test_recheck_confirms_carried_rows_or_sends_them_back(tmp_path):
@@ -173,8 +175,8 @@ def test_recheck_confirms_carried_rows_or_sends_them_back(tmp_path):
     before, _ = kernel_variant.variant((KB / "kernel.py").read_text(), "pdl-early")
     today = kernel_fingerprint(KB)
     rows = [
-        ("batch=16", today, {"carried": "before"}),
-        ("batch=4096", today, {"carried": "before"}),
+        ("batch_size=16", today, {"carried": "before"}),
+        ("batch_size=4096", today, {"carried": "before"}),
     ]
     kept, said = _carry(tmp_path / "a", {"before": before}, rows)
     assert [r["kernel_sha"] for r in kept] == [today, today]  # not rechecked
@@ -183,7 +185,7 @@ def test_recheck_confirms_carried_rows_or_sends_them_back(tmp_path):
     assert rows_after[0]["carried"]["from"] == _sha(before)
     assert rows_after[1]["kernel_sha"] == _sha(before)
     assert "carried" not in rows_after[1]
-    assert "batch=4096: carried before, not now: step 2" in said
+    assert "batch_size=4096: carried before, not now: step 2" in said
 
 
 def test_rows_of_other_warps_or_unknown_code_stay(tmp_path):
@@ -193,7 +195,7 @@ def test_rows_of_other_warps_or_unknown_code_stay(tmp_path):
     rows, said = _carry(
         tmp_path,
         {"warps": more_warps},
-        [("batch=4096", "warps"), ("batch=16", "0123456789ab")],
+        [("batch_size=4096", "warps"), ("batch_size=16", "0123456789ab")],
     )
     assert [r["kernel_sha"] for r in rows] == [
         _sha(more_warps),
@@ -201,10 +203,10 @@ def test_rows_of_other_warps_or_unknown_code_stay(tmp_path):
     ]
     assert not any("carried" in r for r in rows)
     assert (
-        "batch=4096: not carried, step 2 (launch model_kernel) differs in its SASS and launch options"
+        "batch_size=4096: not carried, step 2 (launch model_kernel) differs in its SASS and launch options"
         in said
     )
-    assert "batch=16: not carried, no kernel.py 0123456789ab in the history" in said
+    assert "batch_size=16: not carried, no kernel.py 0123456789ab in the history" in said
 
 
 def test_help_names_the_history_options(capsys, monkeypatch):

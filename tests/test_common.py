@@ -188,7 +188,7 @@ def test_a_launcher_calling_math_imports_it(tmp_path):
     assert mod.math.floor(mod.math.log2(6.0)) == 2
     # float64 would run in the kernels' fp32: refused in a line, not computed.
     scores = torch.randn(2, 6, 5, 7, dtype=torch.float64)
-    with pytest.raises(NotImplementedError, match="float64 would run in fp32"):
+    with pytest.raises(NotImplementedError, match="would compute float64 in fp32"):
         mod.alibi_scores(scores)
 
 
@@ -232,3 +232,20 @@ def test_a_module_attribute_the_kernels_take_as_a_number_refuses_a_tensor(tmp_pa
     mod = import_kernel(tmp_path / "sm" / "kernel.py", "softmax_attr_case")
     with pytest.raises(NotImplementedError, match="self.temperature a number"):
         mod.ModelNew(torch.tensor(0.5))(torch.randn(2, 5, 3, 4))
+
+
+def test_a_size_the_launcher_names_and_never_reads_is_left_out():
+    # Before: `features = x.shape[1]` in a launcher whose kernels fix it.
+    # After: gone; a size something reads, or a statement over lines, stays.
+    from porter.render import _unused_sizes
+
+    source = (
+        "def launch(x):\n"
+        "    batch = x.shape[0]\n"
+        "    features = x.shape[1]\n"
+        "    kept = x.shape[\n"
+        "        1\n"
+        "    ]\n"
+        "    return batch\n"
+    )
+    assert _unused_sizes(ast.parse(source)) == {3}

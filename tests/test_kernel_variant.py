@@ -71,7 +71,7 @@ def test_stream_helper_matches_the_scaffold_on_both_branches(
     "name, sizes",
     [
         ("fused_add_rmsnorm", {"num_tokens": 3, "hidden": 64}),
-        ("kb_scaled_rmsnorm", {"batch": 3}),
+        ("kb_scaled_rmsnorm", {"batch_size": 3}),
         ("silu_and_mul", {"num_tokens": 3, "intermediate": 1000}),
     ],
 )

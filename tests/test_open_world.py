@@ -159,6 +159,47 @@ def test_float_arguments_run_at_call_time_and_a_fixed_dim_is_refused(tmp_path):
         _check(case, sizes, init={1: 0}, optional=True)
 
 
+SCALED_RMS = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def __init__(self, features: int, eps: float = 1e-5):
+            super().__init__()
+            self.eps = eps
+            self.weight = nn.Parameter(torch.ones(features))
+
+        def forward(self, x):
+            rms = torch.sqrt(torch.mean(x * x, dim=-1, keepdim=True) + self.eps)
+            return x / rms * self.weight
+
+    batch_size = 4
+    features = 32
+
+    def get_inputs():
+        return [torch.randn(batch_size, features)]
+
+    def get_init_inputs():
+        return [features]
+"""
+
+
+def test_a_constructor_default_no_caller_passes_is_varied_too(tmp_path):
+    # eps=1e-5 is left to its default by get_init_inputs: the suite builds
+    # the model with another eps as well, which the scaffold follows; one
+    # that bakes the captured eps in (as a stale one did) fails it.
+    case = _capture(tmp_path, "scaled_rms", SCALED_RMS)
+    assert case.reference.init_values() == [32, 1e-5]
+    varied = {str(s.init) for s in case.scenarios() if s.init and s.dtype == "float32"}
+    assert varied == {str({1: 1e-5 * 1.5 + 0.25})}
+    sizes = {"batch_size": 3}
+    _check(case, sizes, init={1: 0.5})
+    kernel = case.folder / "kernel.py"
+    kernel.write_text(kernel.read_text().replace("eps=self.eps", "eps=1e-05"))
+    with pytest.raises(ParityError, match="exceeds"):
+        _check(load_case(case.folder), sizes, init={1: 0.5})
+
+
 LOSS = """
     import torch
     import torch.nn as nn

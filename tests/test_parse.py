@@ -51,3 +51,26 @@ def test_size_arithmetic_reads_as_a_person_writes_it():
     for text in ("s48 + (-1)*(s48 // 2)", "s48*s83 + (-1)*(s48 // 2)*s83"):
         values = {"s48": 7, "s83": 21, "s0": 3}
         assert eval(plain(text), {}, values) == eval(text, {}, values)
+
+
+def test_a_buffer_returned_as_a_view_is_named_as_the_output():
+    # Before: quant_int8's scale buffer, returned as a view of its storage,
+    # was `scratch_buf0` in kernel and launcher. After: `out1`, like a
+    # buffer returned whole; a buffer no output holds stays scratch.
+    wrapper = """
+def call(args):
+    arg0_1, = args
+    buf0 = empty_strided_cuda((4, 1), (1, 4), torch.float32)
+    buf1 = reinterpret_tensor(buf0, (4, 1), (1, 1), 0); del buf0  # reuse
+    buf2 = empty_strided_cuda((4, 8), (8, 1), torch.int8)
+    buf3 = empty_strided_cuda((4, 8), (8, 1), torch.float32)
+    return (buf2, buf1, )
+"""
+    inputs = [GraphInput("arg0_1", "L['x']", "tensor", "x", ["4", "8"], ["8", "1"])]
+    module, _ = parse_module(wrapper, 0, inputs)
+    assert [module.output_of(b) for b in ("buf0", "buf2", "buf3")] == [1, 0, None]
+    assert [module.buffer_var(b) for b in ("buf0", "buf2", "buf3")] == [
+        "out1",
+        "out0",
+        "scratch_buf3",
+    ]

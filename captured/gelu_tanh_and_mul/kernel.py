@@ -65,7 +65,7 @@ def gelu_tanh_and_mul_kernel(
 
 def gelu_tanh_and_mul(x: torch.Tensor):
     """Same arguments and outputs as the reference gelu_tanh_and_mul."""
-    if (x.dim(),) != (2,):
+    if x.dim() != 2:
         raise NotImplementedError(
             "captured with x 2-d; re-capture with the ranks you need"
         )

@@ -1,6 +1,6 @@
 """LayerNorm with a learned weight and bias over the last dim (KernelBench format).
 
-Ported by porter 0.1.0 from kb_layernorm.py::Model (torch 2.13.0+cpu, triton 3.9.0, 2026-11-30); README.md says what porter changed.
+Ported by porter 0.1.0 from kb_layernorm.py::Model (torch 2.13.0+cpu, triton 3.9.0, 2026-12-04); README.md says what porter changed.
 """
 
 import torch
@@ -11,13 +11,13 @@ import triton.language as tl
 from ..common import launch_settings, pdl_enabled, pdl_release, pdl_wait
 
 
-@triton.jit(do_not_specialize=["batch"])
+@triton.jit(do_not_specialize=["batch_size"])
 def model_kernel(
     x_ptr,
     ln_weight_ptr,
     ln_bias_ptr,
     out_ptr,
-    batch,
+    batch_size,
     x_stride0: tl.int64,
     out_stride0: tl.int64,
     row_size: tl.constexpr,
@@ -29,7 +29,7 @@ def model_kernel(
     pdl_wait(LAUNCH_PDL, EARLY_TRIGGER)
     row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
-    row_mask = rows < batch
+    row_mask = rows < batch_size
     cols = tl.arange(0, BLOCK_COLS)[None, :]
     col_mask = cols < row_size
     mask = col_mask & row_mask
@@ -64,11 +64,23 @@ class ModelNew(nn.Module):
             self.ln.bias.add_(0.1 * torch.randn(normalized_shape))
 
     def forward(self, x: torch.Tensor):
-        if (x.dim(),) != (2,):
+        if self.ln.eps != 1e-05:
+            raise NotImplementedError(
+                "captured with self.ln.eps == 1e-05; re-capture with the value you need"
+            )
+        if self.ln.normalized_shape != (768,):
+            raise NotImplementedError(
+                "captured with self.ln.normalized_shape == (768,); re-capture with the value you need"
+            )
+        if x.dim() != 2:
             raise NotImplementedError(
                 "captured with x 2-d; re-capture with the ranks you need"
             )
-        batch = x.shape[0]
+        if x.dtype not in (torch.float32, torch.float16, torch.bfloat16):
+            raise NotImplementedError(
+                "captured in float32, checked in float32, float16, bfloat16 only: the kernels would compute float64 in fp32; re-capture with --dtype for it"
+            )
+        batch_size = x.shape[0]
         if (
             x.shape[1] != 768
             or self.ln.weight.shape != (768,)
@@ -87,18 +99,18 @@ class ModelNew(nn.Module):
         )
         x = x if x.stride(-1) == 1 else x.contiguous()
         out = torch.empty_strided(
-            (batch, 768), (768, 1), dtype=x.dtype, device=x.device
+            (batch_size, 768), (768, 1), dtype=x.dtype, device=x.device
         )
         pdl = pdl_enabled(x.device)
         BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(
-            batch, 768, x.element_size(), row_tensors=2
+            batch_size, 768, x.element_size(), row_tensors=2
         )
-        model_kernel[(triton.cdiv(batch, BLOCK_ROWS),)](
+        model_kernel[(triton.cdiv(batch_size, BLOCK_ROWS),)](
             x_ptr=x,
             ln_weight_ptr=ln_weight,
             ln_bias_ptr=ln_bias,
             out_ptr=out,
-            batch=batch,
+            batch_size=batch_size,
             x_stride0=x.stride(0),
             out_stride0=out.stride(0),
             row_size=768,
@@ -141,9 +153,9 @@ def register_op(model, namespace="porter"):
 
         @torch.library.register_fake(f"{namespace}::{name}", lib=lib)
         def _(x, ln_weight, ln_bias):
-            batch = x.shape[0]
+            batch_size = x.shape[0]
             out = torch.empty_strided(
-                (batch, 768), (768, 1), dtype=x.dtype, device=x.device
+                (batch_size, 768), (768, 1), dtype=x.dtype, device=x.device
             )
             return out
 

@@ -1,6 +1,6 @@
 """RMS normalization with a learned scale, in the KernelBench format.
 
-Ported by porter 0.1.0 from kb_scaled_rmsnorm.py::Model (torch 2.13.0+cpu, triton 3.9.0, 2026-11-30); README.md says what porter changed.
+Ported by porter 0.1.0 from kb_scaled_rmsnorm.py::Model (torch 2.13.0+cpu, triton 3.9.0, 2026-12-04); README.md says what porter changed.
 """
 
 import torch
@@ -11,12 +11,13 @@ import triton.language as tl
 from ..common import launch_settings, pdl_enabled, pdl_release, pdl_wait
 
 
-@triton.jit(do_not_specialize=["batch"])
+@triton.jit(do_not_specialize=["batch_size"])
 def model_kernel(
     x_ptr,
     weight_ptr,
     out_ptr,
-    batch,
+    eps,
+    batch_size,
     x_stride0: tl.int64,
     out_stride0: tl.int64,
     row_size: tl.constexpr,
@@ -28,7 +29,7 @@ def model_kernel(
     pdl_wait(LAUNCH_PDL, EARLY_TRIGGER)
     row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
-    row_mask = rows < batch
+    row_mask = rows < batch_size
     cols = tl.arange(0, BLOCK_COLS)[None, :]
     x = tl.load(x_ptr + (cols + rows * x_stride0), row_mask, other=0.0).to(tl.float32)
     weight = tl.load(weight_ptr + cols, None, eviction_policy="evict_last").to(
@@ -37,7 +38,8 @@ def model_kernel(
     # a program of several rows lets the next kernel launch once its loads are issued
     pdl_release(LAUNCH_PDL, EARLY_TRIGGER)
     row_sum = tl.sum(tl.where(row_mask, x * x, 0), 1)[:, None].to(tl.float32)
-    out = x * (1.0 / tl.sqrt_rn(row_sum / 512.0 + 1e-05)) * weight
+    sqrt_rn = tl.sqrt_rn(row_sum / 512.0 + tl.cast(eps, tl.float32))
+    out = x / sqrt_rn * weight
     tl.store(
         out_ptr + (cols + rows * out_stride0),
         out.to(out_ptr.dtype.element_ty),
@@ -56,11 +58,19 @@ class ModelNew(nn.Module):
         )
 
     def forward(self, x: torch.Tensor):
-        if (x.dim(),) != (2,):
+        if not isinstance(self.eps, (int, float)):
+            raise NotImplementedError(
+                "captured with self.eps a number; re-capture with the value you need"
+            )
+        if x.dim() != 2:
             raise NotImplementedError(
                 "captured with x 2-d; re-capture with the ranks you need"
             )
-        batch = x.shape[0]
+        if x.dtype not in (torch.float32, torch.float16, torch.bfloat16):
+            raise NotImplementedError(
+                "captured in float32, checked in float32, float16, bfloat16 only: the kernels would compute float64 in fp32; re-capture with --dtype for it"
+            )
+        batch_size = x.shape[0]
         if x.shape[1] != 512 or self.weight.shape != (512,):
             raise NotImplementedError(
                 "captured for shapes x (_, 512), self.weight (512,); re-capture for other sizes"
@@ -70,17 +80,18 @@ class ModelNew(nn.Module):
             self.weight if self.weight.stride(-1) == 1 else self.weight.contiguous()
         )
         out = torch.empty_strided(
-            (batch, 512), (512, 1), dtype=x.dtype, device=x.device
+            (batch_size, 512), (512, 1), dtype=x.dtype, device=x.device
         )
         pdl = pdl_enabled(x.device)
         BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(
-            batch, 512, x.element_size(), row_tensors=2
+            batch_size, 512, x.element_size(), row_tensors=2
         )
-        model_kernel[(triton.cdiv(batch, BLOCK_ROWS),)](
+        model_kernel[(triton.cdiv(batch_size, BLOCK_ROWS),)](
             x_ptr=x,
             weight_ptr=weight,
             out_ptr=out,
-            batch=batch,
+            eps=self.eps,
+            batch_size=batch_size,
             x_stride0=x.stride(0),
             out_stride0=out.stride(0),
             row_size=512,
@@ -123,9 +134,9 @@ def register_op(model, namespace="porter"):
 
         @torch.library.register_fake(f"{namespace}::{name}", lib=lib)
         def _(x, weight):
-            batch = x.shape[0]
+            batch_size = x.shape[0]
             out = torch.empty_strided(
-                (batch, 512), (512, 1), dtype=x.dtype, device=x.device
+                (batch_size, 512), (512, 1), dtype=x.dtype, device=x.device
             )
             return out
 

@@ -178,7 +178,7 @@ def logsumexp_kernel_online(
 
 def logsumexp(logits: torch.Tensor):
     """Same arguments and outputs as the reference logsumexp."""
-    if (logits.dim(),) != (2,):
+    if logits.dim() != 2:
         raise NotImplementedError(
             "captured with logits 2-d; re-capture with the ranks you need"
         )

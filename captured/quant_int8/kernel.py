@@ -118,7 +118,7 @@ def quant_int8_kernel_looped(
 
 def quant_int8(x: torch.Tensor):
     """Same arguments and outputs as the reference quant_int8."""
-    if (x.dim(),) != (2,):
+    if x.dim() != 2:
         raise NotImplementedError(
             "captured with x 2-d; re-capture with the ranks you need"
         )
@@ -132,17 +132,7 @@ def quant_int8(x: torch.Tensor):
         (num_tokens, hidden), (hidden, 1), dtype=torch.int8, device=x.device
     )
     pdl = pdl_enabled(x.device)
-    out1_view0 = out1.as_strided(
-        (
-            num_tokens,
-            1,
-        ),
-        (
-            1,
-            1,
-        ),
-        out1.storage_offset() + 0,
-    )
+    out1_view0 = out1.as_strided((num_tokens, 1), (1, 1), out1.storage_offset())
     BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(
         num_tokens, hidden, x.element_size(), row_tensors=2, row_only=True, reread=True
     )

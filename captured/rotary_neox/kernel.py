@@ -130,16 +130,8 @@ def rotary_neox(q: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
     )
     pdl = pdl_enabled(q.device)
     out_view0 = out.as_strided(
-        (
-            num_tokens,
-            num_heads,
-            head_dim + -1 * (head_dim // 2),
-        ),
-        (
-            head_dim * num_heads,
-            head_dim,
-            1,
-        ),
+        (num_tokens, num_heads, head_dim + -1 * (head_dim // 2)),
+        (head_dim * num_heads, head_dim, 1),
         out.storage_offset() + head_dim // 2,
     )
     BLOCK_ROWS, BLOCK_COLS, num_warps = tile_settings(

@@ -61,7 +61,7 @@ def silu_and_mul_kernel(
 
 def silu_and_mul(x: torch.Tensor):
     """Same arguments and outputs as the reference silu_and_mul."""
-    if (x.dim(),) != (2,):
+    if x.dim() != 2:
         raise NotImplementedError(
             "captured with x 2-d; re-capture with the ranks you need"
         )

@@ -147,7 +147,7 @@ def softmax(logits: torch.Tensor, temperature: float = 0.7):
         raise NotImplementedError(
             "captured with temperature == 0.7; re-capture with the value you need"
         )
-    if (logits.dim(),) != (2,):
+    if logits.dim() != 2:
         raise NotImplementedError(
             "captured with logits 2-d; re-capture with the ranks you need"
         )

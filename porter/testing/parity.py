@@ -229,10 +229,11 @@ class Case:
                 ]
             if self.manifest.get("reference_kind") == "kernelbench":
                 # The other module mode, and each float constructor argument
-                # changed: followed, or refused in the scaffold's own words.
+                # changed, a defaulted one too: followed, or refused in the
+                # scaffold's own words.
                 other = "eval" if self.manifest.get("training", True) else "train"
                 out.append(Scenario(dtype, small, mode=other, optional=True))
-                for i, value in enumerate(self.reference.init_inputs_at(small)):
+                for i, value in enumerate(self.reference.init_values(small)):
                     if isinstance(value, float):
                         out.append(
                             Scenario(

@@ -37,10 +37,9 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/porter-inductor-o35hrdxr/tmpqmnsr9qe/3e/c3e7axbuiy55whvq6kqyqqvjr3au7aqvo4begpn4eer5iv6uiwkk.py
-# Topologically Sorted Source Nodes: [mul, mean, add, rms, truediv, mul_1], Original ATen: [aten.mul, aten.mean, aten.add, aten.sqrt, aten.div]
+# kernel path: /tmp/porter-inductor-wwrz9vk_/tmptva647hv/ep/cepih2ln3i2tuj26x6e25atv5z2co2o3cuvmo6kl3e75g4ezeehk.py
+# Topologically Sorted Source Nodes: [mul, mean, rms, truediv, mul_1], Original ATen: [aten.mul, aten.mean, aten.sqrt, aten.div]
 # Source node to ATen node mapping:
-#   add => add_6
 #   mean => mean
 #   mul => mul
 #   mul_1 => mul_8
@@ -49,15 +48,17 @@ empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2
 # Graph fragment:
 #   %arg1_1 : Tensor "f32[s77, 512][512, 1]cpu" = PlaceHolder[target=arg1_1]
 #   %buf0 : Tensor "f32[s77, 1][1, s77]cpu" = PlaceHolder[target=buf0]
-#   %arg2_1 : Tensor "f32[512][1]cpu" = PlaceHolder[target=arg2_1]
+#   %arg2_1 : Tensor "f64[][]cpu" = PlaceHolder[target=arg2_1]
+#   %arg3_1 : Tensor "f32[512][1]cpu" = PlaceHolder[target=arg3_1]
 #   %mul : Tensor "f32[s77, 512][512, 1]cpu"[num_users=1] = call_function[target=torch.ops.aten.mul.Tensor](args = (%arg1_1, %arg1_1), kwargs = {})
 #   %mean : Tensor "f32[s77, 1][1, 1]cpu"[num_users=1] = call_function[target=torch.ops.aten.mean.dim](args = (%mul, [-1], True), kwargs = {})
-#   %add_6 : Tensor "f32[s77, 1][1, 1]cpu"[num_users=1] = call_function[target=torch.ops.aten.add.Tensor](args = (%mean, 1e-05), kwargs = {})
-#   %sqrt : Tensor "f32[s77, 1][1, 1]cpu"[num_users=1] = call_function[target=torch.ops.aten.sqrt.default](args = (%add_6,), kwargs = {})
+#   %convert_element_type_default_1 : Tensor "f32[][]cpu"[num_users=1] = call_function[target=torch.ops.prims.convert_element_type.default](args = (%arg2_1, torch.float32), kwargs = {})
+#   %add_tensor : Tensor "f32[s77, 1][1, 1]cpu"[num_users=1] = call_function[target=torch.ops.aten.add.Tensor](args = (%mean, %convert_element_type_default_1), kwargs = {})
+#   %sqrt : Tensor "f32[s77, 1][1, 1]cpu"[num_users=1] = call_function[target=torch.ops.aten.sqrt.default](args = (%add_tensor,), kwargs = {})
 #   %div : Tensor "f32[s77, 512][512, 1]cpu"[num_users=1] = call_function[target=torch.ops.aten.div.Tensor](args = (%arg1_1, %sqrt), kwargs = {})
-#   %mul_8 : Tensor "f32[s77, 512][512, 1]cpu"[num_users=1] = call_function[target=torch.ops.aten.mul.Tensor](args = (%div, %arg2_1), kwargs = {})
+#   %mul_8 : Tensor "f32[s77, 512][512, 1]cpu"[num_users=1] = call_function[target=torch.ops.aten.mul.Tensor](args = (%div, %arg3_1), kwargs = {})
 #   return %buf0,%mul_8
-triton_per_fused_add_div_mean_mul_sqrt_0 = async_compile.triton('triton_per_fused_add_div_mean_mul_sqrt_0', '''
+triton_per_fused_div_mean_mul_sqrt_0 = async_compile.triton('triton_per_fused_div_mean_mul_sqrt_0', '''
 import triton
 import triton.language as tl
 
@@ -70,11 +71,11 @@ triton_helpers.set_driver_to_cpu()
     size_hints={'x': 16, 'r0_': 512},
     reduction_hint=ReductionHint.INNER,
     filename=__file__,
-    triton_meta={'signature': {'in_ptr0': '*fp32', 'in_ptr1': '*fp32', 'out_ptr1': '*fp32', 'xnumel': 'i32', 'r0_numel': 'i32', 'XBLOCK': 'constexpr'}, 'device': DeviceProperties(type='cpu', index=None, multi_processor_count=2, cc='', major=None, regs_per_multiprocessor=None, max_threads_per_multi_processor=None, max_threads_per_block=1024, warp_size=None), 'constants': {}, 'native_matmul': False, 'enable_fp_fusion': True, 'launch_pdl': False, 'disable_ftz': False, 'configs': [{(2,): [['tt.divisibility', 16]], (4,): [['tt.divisibility', 16]]}]},
-    inductor_meta={'grid_type': 'Grid1D', 'kernel_name': 'triton_per_fused_add_div_mean_mul_sqrt_0', 'mutated_arg_names': [], 'optimize_mem': True, 'no_x_dim': None, 'atomic_add_found': False, 'num_load': 2, 'num_store': 1, 'num_reduction': 1, 'autotune_hints': set(), 'tiling_scores': {'x': 0, 'r0_': 100352}, 'backend_hash': 'A8D4B7AD1D7B76382BCCD53B62B20933A68DF17A6D0B3F8D0003D25864098BD5', 'assert_indirect_indexing': True, 'autotune_local_cache': True, 'autotune_pointwise': True, 'autotune_remote_cache': None, 'force_disable_caches': True, 'dynamic_scale_rblock': True, 'incremental_autotune': False, 'max_autotune': False, 'max_autotune_pointwise': False, 'min_split_scan_rblock': 256, 'spill_threshold': 16, 'store_cubin': False, 'deterministic': False, 'batch_invariant': False, 'force_filter_reduction_configs': False, 'mix_order_reduction_allow_multi_stages': True, 'dynamic_disable_pipelining': True, 'are_deterministic_algorithms_enabled': False}
+    triton_meta={'signature': {'in_ptr0': '*fp32', 'in_ptr1': 'fp64', 'in_ptr2': '*fp32', 'out_ptr1': '*fp32', 'xnumel': 'i32', 'r0_numel': 'i32', 'XBLOCK': 'constexpr'}, 'device': DeviceProperties(type='cpu', index=None, multi_processor_count=2, cc='', major=None, regs_per_multiprocessor=None, max_threads_per_multi_processor=None, max_threads_per_block=1024, warp_size=None), 'constants': {}, 'native_matmul': False, 'enable_fp_fusion': True, 'launch_pdl': False, 'disable_ftz': False, 'configs': [{(3,): [['tt.divisibility', 16]], (5,): [['tt.divisibility', 16]]}]},
+    inductor_meta={'grid_type': 'Grid1D', 'kernel_name': 'triton_per_fused_div_mean_mul_sqrt_0', 'mutated_arg_names': [], 'optimize_mem': True, 'no_x_dim': None, 'atomic_add_found': False, 'num_load': 3, 'num_store': 1, 'num_reduction': 1, 'autotune_hints': set(), 'backend_hash': 'A8D4B7AD1D7B76382BCCD53B62B20933A68DF17A6D0B3F8D0003D25864098BD5', 'assert_indirect_indexing': True, 'autotune_local_cache': True, 'autotune_pointwise': True, 'autotune_remote_cache': None, 'force_disable_caches': True, 'dynamic_scale_rblock': True, 'incremental_autotune': False, 'max_autotune': False, 'max_autotune_pointwise': False, 'min_split_scan_rblock': 256, 'spill_threshold': 16, 'store_cubin': False, 'deterministic': False, 'batch_invariant': False, 'force_filter_reduction_configs': False, 'mix_order_reduction_allow_multi_stages': True, 'dynamic_disable_pipelining': True, 'are_deterministic_algorithms_enabled': False}
 )
 @triton.jit
-def triton_per_fused_add_div_mean_mul_sqrt_0(in_ptr0, in_ptr1, out_ptr1, xnumel, r0_numel, XBLOCK : tl.constexpr):
+def triton_per_fused_div_mean_mul_sqrt_0(in_ptr0, in_ptr1, in_ptr2, out_ptr1, xnumel, r0_numel, XBLOCK : tl.constexpr):
     r0_numel = 512
     R0_BLOCK: tl.constexpr = 512
     rnumel = r0_numel
@@ -90,19 +91,20 @@ def triton_per_fused_add_div_mean_mul_sqrt_0(in_ptr0, in_ptr1, out_ptr1, xnumel,
     r0_1 = r0_index
     x0 = xindex
     tmp0 = tl.load(in_ptr0 + (r0_1 + 512*x0), xmask, eviction_policy='evict_first', other=0.0)
-    tmp12 = tl.load(in_ptr1 + (r0_1), None, eviction_policy='evict_last')
+    tmp8 = in_ptr1
+    tmp13 = tl.load(in_ptr2 + (r0_1), None, eviction_policy='evict_last')
     tmp1 = tmp0 * tmp0
     tmp2 = tl.broadcast_to(tmp1, [XBLOCK, R0_BLOCK])
     tmp4 = tl.where(xmask, tmp2, 0)
     tmp5 = tl.sum(tmp4, 1)[:, None].to(tl.float32)
     tmp6 = tl.full([1, 1], 512.0, tl.float32)
     tmp7 = (tmp5 / tmp6)
-    tmp8 = tl.full([1, 1], 1e-05, tl.float32)
-    tmp9 = tmp7 + tmp8
-    tmp10 = tl.sqrt_rn(tmp9)
-    tmp11 = (tmp0 / tmp10)
-    tmp13 = tmp11 * tmp12
-    tl.store(out_ptr1 + (r0_1 + 512*x0), tmp13, xmask)
+    tmp9 = tmp8.to(tl.float32)
+    tmp10 = tmp7 + tmp9
+    tmp11 = tl.sqrt_rn(tmp10)
+    tmp12 = (tmp0 / tmp11)
+    tmp14 = tmp12 * tmp13
+    tl.store(out_ptr1 + (r0_1 + 512*x0), tmp14, xmask)
 ''', device_str='cpu')
 
 
@@ -120,17 +122,19 @@ class Runner:
         self.partitions = new_callables
 
     def call(self, args):
-        arg0_1, arg1_1, arg2_1 = args
+        arg0_1, arg1_1, arg2_1, arg3_1 = args
         args.clear()
         s77 = arg0_1
         assert_size_stride(arg1_1, (s77, 512), (512, 1), 'input')
-        assert_size_stride(arg2_1, (512, ), (1, ), 'input')
+        assert_size_stride(arg2_1, (), (), 'input')
+        assert_size_stride(arg3_1, (512, ), (1, ), 'input')
         buf1 = empty_strided_cpu((s77, 512), (512, 1), torch.float32)
-        # Topologically Sorted Source Nodes: [mul, mean, add, rms, truediv, mul_1], Original ATen: [aten.mul, aten.mean, aten.add, aten.sqrt, aten.div]
+        # Topologically Sorted Source Nodes: [mul, mean, rms, truediv, mul_1], Original ATen: [aten.mul, aten.mean, aten.sqrt, aten.div]
         raw_streamNone = get_raw_stream(None)
-        triton_per_fused_add_div_mean_mul_sqrt_0.run(arg1_1, arg2_1, buf1, s77, 512, stream=raw_streamNone)
+        triton_per_fused_div_mean_mul_sqrt_0.run(arg1_1, arg2_1.item(), arg3_1, buf1, s77, 512, stream=raw_streamNone)
         del arg1_1
         del arg2_1
+        del arg3_1
         return (buf1, )
 
 runner = Runner(partitions=[])
@@ -142,8 +146,9 @@ def get_args():
     from torch._dynamo.testing import rand_strided
     arg0_1 = 16
     arg1_1 = rand_strided((16, 512), (512, 1), device='cpu', dtype=torch.float32)
-    arg2_1 = rand_strided((512, ), (1, ), device='cpu', dtype=torch.float32)
-    return [arg0_1, arg1_1, arg2_1]
+    arg2_1 = rand_strided((), (), device='cpu', dtype=torch.float64)
+    arg3_1 = rand_strided((512, ), (1, ), device='cpu', dtype=torch.float32)
+    return [arg0_1, arg1_1, arg2_1, arg3_1]
 
 
 def benchmark_compiled_module(args, times=10, repeat=10):

@@ -90,7 +90,7 @@ def bind_parameters(kp: KernelPort, cap: Capture, module: CompiledModule) -> Non
                 var = "out" if n_outputs == 1 else f"out{idx}"
                 new = f"{var}_ptr"
             else:
-                var = f"scratch_{b.target}"
+                var = module.buffer_var(b.target)
                 new = f"{var}_ptr"
             view = _view_expr(b, var, tensors.get(_tensor_of(b, module)))
             if view:
@@ -211,12 +211,18 @@ def _view_expr(binding, var: str, base_strides: list[str] | None) -> str:
     view = binding.view
     if not view or (view["offset"] == "0" and view["strides"] == base_strides):
         return ""
-    sizes = ", ".join(launcher_expr(s) for s in view["sizes"])
-    strides = ", ".join(launcher_expr(s) for s in view["strides"])
+    sizes = _tuple(launcher_expr(s) for s in view["sizes"])
+    strides = _tuple(launcher_expr(s) for s in view["strides"])
     offset = launcher_expr(view["offset"])
-    return (
-        f"{var}.as_strided(({sizes},), ({strides},), {var}.storage_offset() + {offset})"
-    )
+    start = f"{var}.storage_offset()" + (f" + {offset}" if offset != "0" else "")
+    return f"{var}.as_strided({sizes}, {strides}, {start})"
+
+
+def _tuple(items) -> str:
+    """A tuple's text, with the trailing comma only where one item needs it
+    (black would otherwise explode it a line per item)."""
+    items = list(items)
+    return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
 
 
 def _var(target: str) -> str:

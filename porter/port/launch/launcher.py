@@ -229,9 +229,7 @@ def plan_launcher(
     if ranked:
         dims_now = ", ".join(f"{t}.dim()" for t, _ in ranked)
         dims_then = ", ".join(str(n) for _, n in ranked)
-        if len(ranked) == 1:
-            dims_now, dims_then = f"({dims_now},)", f"({dims_then},)"
-        else:
+        if len(ranked) != 1:
             dims_now, dims_then = f"({dims_now})", f"({dims_then})"
         said = ", ".join(f"{t} {n}-d" for t, n in ranked)
         checks.append(
@@ -285,16 +283,21 @@ def plan_launcher(
     # for its dtype (torch.finfo(like.dtype).min): the check reads it.
     decides = bool(ranked and ranked[0].target in inputs) or first_float in inputs
     if cap.dtypes_served and others and decides:
-        served = ", ".join(f"torch.{d}" for d in cap.dtypes_served)
+        served = [f"torch.{d}" for d in cap.dtypes_served]
+        test = (
+            f"!= {served[0]}" if len(served) == 1 else f"not in ({', '.join(served)})"
+        )
+        lower = [d for d in others if d != "float64"]
+        why = [f"{' and '.join(lower)} may compute differently"] if lower else []
+        if "float64" in others:
+            why.append("the kernels would compute float64 in fp32")
+        said = (
+            f"captured in {cap.capture_dtype}, checked in "
+            f"{', '.join(cap.dtypes_served)} only: {', and '.join(why)}; "
+            "re-capture with --dtype for it"
+        )
         checks.append(
-            f"if {first_float}.dtype not in ({served},):\n    raise NotImplementedError("
-            + repr(
-                f"captured in {cap.capture_dtype} and checked in "
-                f"{', '.join(cap.dtypes_served)} only: {' and '.join(others)} may compute "
-                "differently (a dtype's own limits, a branch on it; float64 would run "
-                "in fp32); re-capture with --dtype for those"
-            )
-            + ")"
+            f"if {first_float}.dtype {test}:\n    raise NotImplementedError({said!r})"
         )
     device = f"{holder}.device" if holder else "'cuda'"
 
@@ -307,29 +310,14 @@ def plan_launcher(
     var_of: dict[str, str] = {}
     allocs = []
     n_out = len(module.outputs)
-    # Outputs returned as a view of a buffer (reinterpret_tensor(buf2, ...)).
-    viewed = {}
-    for idx, o in enumerate(module.outputs):
-        if not o.isidentifier():
-            for buf in re.findall(r"\bbuf\d+\b", o)[:1]:
-                viewed.setdefault(buf, idx)
     # A scratch buffer no bf16 compile told apart keeps fp32 (a BatchNorm's
     # batch mean held in bf16 was off by its rounding), unless an extern call
     # (a matmul) reads it, which needs the inputs' dtype.
     extern_read = module.extern_reads(matmul=True)
     for b in module.buffers:
-        if b.name in module.outputs:
-            idx = module.outputs.index(b.name)
-            var = "out" if n_out == 1 else f"out{idx}"
-        else:
-            var = f"scratch_{b.name}"
-        var_of[b.name] = var
+        out_idx = module.output_of(b.name)
+        var = var_of[b.name] = module.buffer_var(b.name)
         dtype = b.dtype
-        out_idx = (
-            module.outputs.index(b.name)
-            if b.name in module.outputs
-            else viewed.get(b.name)
-        )
         ref_idx = _reference_output(cap, module, out_idx)
         if (
             ref_idx is not None
@@ -802,10 +790,11 @@ def _extern_call(text: str, wrapper_var, var_of, symbols, calls: Calls) -> str:
                     # A buffer the launcher allocated at Inductor's strides (a
                     # channels-last one included): a view of its storage.
                     size, stride = n.args[1], n.args[2]
-                    offset = n.args[3] if len(n.args) > 3 else ast.Constant(0)
+                    start = f"{base.id}.storage_offset()"
+                    if len(n.args) > 3 and ast.unparse(n.args[3]) != "0":
+                        start += f" + {ast.unparse(n.args[3])}"
                     return ast.parse(
-                        f"{base.id}.as_strided({ast.unparse(size)}, {ast.unparse(stride)}, "
-                        f"{base.id}.storage_offset() + {ast.unparse(offset)})",
+                        f"{base.id}.as_strided({ast.unparse(size)}, {ast.unparse(stride)}, {start})",
                         mode="eval",
                     ).body
                 # Inductor's strides assume a contiguous tensor at its storage start.
