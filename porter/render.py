@@ -123,6 +123,8 @@ def render_kernel(scaffold: Scaffold) -> str:
         lines = text.split("\n")
         text = "\n".join(l for i, l in enumerate(lines, 1) if i not in unused)
         tree = ast.parse(text)
+    text = _split_long_loads(text, tree)
+    tree = ast.parse(text)
     loaded, bound = set(), _top_level_names(tree)
     for n in ast.walk(tree):
         if isinstance(n, ast.Name):
@@ -169,6 +171,39 @@ def _unused_sizes(tree: ast.Module) -> set[int]:
             ):
                 out.add(stmt.lineno)
     return out
+
+
+LINE = 88  # black's line length
+
+
+def _split_long_loads(text: str, tree: ast.Module) -> str:
+    """`x = tl.load(...).to(tl.float32)` too long for a line as two where the
+    load alone fits: the load, then `x = x.to(tl.float32)`, as hand-written
+    kernels read (black would break it inside `.to(...)`)."""
+    lines = text.split("\n")
+    for node in ast.walk(tree):
+        if not (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.lineno == node.end_lineno
+            and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Attribute)
+            and node.value.func.attr == "to"
+            and isinstance(node.value.func.value, ast.Call)
+            and ast.unparse(node.value.func.value.func) == "tl.load"
+            and len(lines[node.lineno - 1]) > LINE
+        ):
+            continue
+        name, indent = node.targets[0].id, " " * node.col_offset
+        load = ast.unparse(node.value.func.value)
+        if len(f"{indent}{name} = {load}") > LINE:
+            continue  # black breaks the load itself: one statement reads better
+        cast = ", ".join(ast.unparse(a) for a in node.value.args)
+        lines[node.lineno - 1] = (
+            f"{indent}{name} = {load}\n{indent}{name} = {name}.to({cast})"
+        )
+    return "\n".join(lines)
 
 
 def format_python(text: str, what: str = "generated file") -> str:

@@ -249,3 +249,23 @@ def test_a_size_the_launcher_names_and_never_reads_is_left_out():
         "    return batch\n"
     )
     assert _unused_sizes(ast.parse(source)) == {3}
+
+
+def test_a_load_too_long_for_a_line_casts_on_the_next():
+    # Before: black broke `x = tl.load(...).to(tl.float32)` inside `.to(`.
+    # After: the load, then the cast; a load too long alone stays one statement.
+    from porter.render import _split_long_loads
+
+    pad = "x" * 40
+    source = (
+        "def k(x_rows, cols, mask):\n"
+        f"    x = tl.load(x_rows + cols, mask, other=0.0, eviction_policy='evict_first').to(tl.float32)\n"
+        f"    y = tl.load(x_rows + cols + {pad}, mask, other=0.0, eviction_policy='evict_first').to(tl.float32)\n"
+        "    z = tl.load(x_rows + cols).to(tl.float32)\n"
+    )
+    lines = _split_long_loads(source, ast.parse(source)).split("\n")
+    assert lines[1:3] == [
+        "    x = tl.load(x_rows + cols, mask, other=0.0, eviction_policy='evict_first')",
+        "    x = x.to(tl.float32)",
+    ]
+    assert lines[3:5] == source.split("\n")[2:4]

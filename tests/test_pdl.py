@@ -4,8 +4,8 @@
 import ast
 import contextlib
 import os
-import sys
 import re
+import sys
 import textwrap
 from pathlib import Path
 
@@ -365,8 +365,11 @@ def test_a_reduction_triggers_late_only_where_a_program_holds_several_rows(case)
             # After the last top-level statement that loads, before the row's
             # reduction.
             at = fn.body.index(late[0])
-            assert "tl.load" in ast.unparse(fn.body[at - 1])
-            assert not any("tl.load" in ast.unparse(st) for st in fn.body[at + 1 :])
+            loads = [i for i, st in enumerate(fn.body) if "tl.load" in ast.unparse(st)]
+            assert loads and loads[-1] < at
+            # right after it, or after the cast of what it loaded
+            between = [ast.unparse(st) for st in fn.body[loads[-1] + 1 : at]]
+            assert all(re.fullmatch(r"(\w+) = \1\.to\(tl\.float32\)", t) for t in between)
         else:
             assert not late
             assert ast.unparse(fn.body[0]) == "pdl_wait(LAUNCH_PDL)"

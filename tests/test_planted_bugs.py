@@ -5,6 +5,7 @@ case's own scenarios: at least one must raise ParityError, and the unplanted
 copy must pass the same scenarios (so the failure is the plant's).
 """
 
+import re
 import shutil
 from pathlib import Path
 
@@ -20,12 +21,10 @@ from porter.testing import (
 
 CAPTURED = Path(__file__).resolve().parents[1] / "captured"
 
-STORE_OUT1 = """        tl.store(
-            out1_ptr + (cols + rows * out1_stride0),
-            out1_2.to(out1_ptr.dtype.element_ty),
-            mask,
-        )
-"""
+# the looped kernel's store of the new residual (the persistent one is indented less)
+STORE_OUT1 = (
+    "        tl.store(out1_rows + cols, out1_2.to(out1_ptr.dtype.element_ty), mask)\n"
+)
 
 PLANTS = {
     # name: (case, text in kernel.py, replacement, scenario filter)
@@ -37,8 +36,8 @@ PLANTS = {
     ),
     "wrong_stride": (
         "rmsnorm",
-        "x_ptr + (cols + rows * x_stride0)",
-        "x_ptr + (cols + rows * hidden)",
+        "x_rows = x_ptr + rows * x_stride0",
+        "x_rows = x_ptr + rows * hidden",
         lambda s: s.dtype == "float32",
     ),
     "skipped_store": (
@@ -88,6 +87,8 @@ def _copy(tmp_path: Path, case: str, old: str | None, new: str) -> Path:
         assert ").to(tl.float32)" in source
         assert "tl.zeros([BLOCK_ROWS, BLOCK_COLS], tl.float32)" in source
         source = source.replace(").to(tl.float32)", ")")
+        # a load too long for one line casts on the next: `x = x.to(tl.float32)`
+        source = re.sub(r"\b(\w+) = \1\.to\(tl\.float32\)", r"\1 = \1", source)
         # The persistent kernel stays inside the verdict with this edit (tree
         # reductions, divisions in fp32; docs/testing.md); the looped kernel's
         # running statistics are where low precision compounds.

@@ -52,35 +52,25 @@ def add_layernorm_kernel(
     weight = tl.load(
         weight_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
     ).to(tl.float32)
-    bias = tl.load(
-        bias_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
-    ).to(tl.float32)
+    bias = tl.load(bias_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0)
+    bias = bias.to(tl.float32)
+    x_rows = x_ptr + rows * x_stride0
+    residual_rows = residual_ptr + rows * residual_stride0
+    out1_rows = out1_ptr + rows * out1_stride0
+    out0_rows = out0_ptr + rows * out0_stride0
     if num_tokens < STREAM_ROWS:
-        x = tl.load(
-            x_ptr + (cols + rows * x_stride0),
-            mask,
-            eviction_policy="evict_first",
-            other=0.0,
-        ).to(tl.float32)
+        x = tl.load(x_rows + cols, mask, eviction_policy="evict_first", other=0.0)
+        x = x.to(tl.float32)
         residual = tl.load(
-            residual_ptr + (cols + rows * residual_stride0),
-            mask,
-            eviction_policy="evict_first",
-            other=0.0,
+            residual_rows + cols, mask, eviction_policy="evict_first", other=0.0
         ).to(tl.float32)
     else:
-        x = tl.load(x_ptr + (cols + rows * x_stride0), mask, other=0.0).to(tl.float32)
-        residual = tl.load(
-            residual_ptr + (cols + rows * residual_stride0), mask, other=0.0
-        ).to(tl.float32)
+        x = tl.load(x_rows + cols, mask, other=0.0).to(tl.float32)
+        residual = tl.load(residual_rows + cols, mask, other=0.0).to(tl.float32)
     # a program of several rows lets the next kernel launch once its loads are issued
     pdl_release(LAUNCH_PDL, EARLY_TRIGGER)
     out1_2 = x + residual
-    tl.store(
-        out1_ptr + (cols + rows * out1_stride0),
-        out1_2.to(out1_ptr.dtype.element_ty),
-        mask,
-    )
+    tl.store(out1_rows + cols, out1_2.to(out1_ptr.dtype.element_ty), mask)
     mean, m2, count = row_mean_m2(out1_2, mask, 1, hidden)
     mean_2 = mean[:, None]
     m2_2 = m2[:, None]
@@ -89,11 +79,7 @@ def add_layernorm_kernel(
     val = m2_2 * (1.0 / tl.cast(hidden, tl.float32)) + 1e-05
     rstd = tl.rsqrt(val)
     out0 = out1_minus_mean_2 * rstd * weight + bias
-    tl.store(
-        out0_ptr + (cols + rows * out0_stride0),
-        out0.to(out0_ptr.dtype.element_ty),
-        mask,
-    )
+    tl.store(out0_rows + cols, out0.to(out0_ptr.dtype.element_ty), mask)
 
 
 @triton.jit(do_not_specialize=["num_tokens"])
@@ -122,21 +108,18 @@ def add_layernorm_kernel_looped(
     mean = tl.zeros([BLOCK_ROWS, BLOCK_COLS], tl.float32)
     m2 = tl.zeros([BLOCK_ROWS, BLOCK_COLS], tl.float32)
     count = tl.zeros([BLOCK_ROWS, BLOCK_COLS], tl.float32)
+    x_rows = x_ptr + rows * x_stride0
+    residual_rows = residual_ptr + rows * residual_stride0
+    out1_rows = out1_ptr + rows * out1_stride0
+    out0_rows = out0_ptr + rows * out0_stride0
     for col_start in tl.range(0, hidden, BLOCK_COLS):
         cols = col_start + col_base
         col_mask = cols < hidden
         mask = col_mask & row_mask
-        x = tl.load(
-            x_ptr + (cols + rows * x_stride0),
-            mask,
-            eviction_policy="evict_first",
-            other=0.0,
-        ).to(tl.float32)
+        x = tl.load(x_rows + cols, mask, eviction_policy="evict_first", other=0.0)
+        x = x.to(tl.float32)
         residual = tl.load(
-            residual_ptr + (cols + rows * residual_stride0),
-            mask,
-            eviction_policy="evict_first",
-            other=0.0,
+            residual_rows + cols, mask, eviction_policy="evict_first", other=0.0
         ).to(tl.float32)
         out1_2 = x + residual
         mean_next, m2_next, count_next = welford_accumulate(
@@ -145,11 +128,7 @@ def add_layernorm_kernel_looped(
         mean = tl.where(mask, mean_next, mean)
         m2 = tl.where(mask, m2_next, m2)
         count = tl.where(mask, count_next, count)
-        tl.store(
-            out1_ptr + (cols + rows * out1_stride0),
-            out1_2.to(out1_ptr.dtype.element_ty),
-            mask,
-        )
+        tl.store(out1_rows + cols, out1_2.to(out1_ptr.dtype.element_ty), mask)
     row_mean, row_m2, row_count = welford_finish(mean, m2, count, 1)
     row_mean_2 = row_mean[:, None]
     row_m2_2 = row_m2[:, None]
@@ -158,12 +137,8 @@ def add_layernorm_kernel_looped(
         cols = col_start + col_base
         col_mask = cols < hidden
         mask = col_mask & row_mask
-        out1 = tl.load(
-            out1_ptr + (cols + rows * out1_stride0),
-            mask,
-            eviction_policy="evict_first",
-            other=0.0,
-        ).to(tl.float32)
+        out1 = tl.load(out1_rows + cols, mask, eviction_policy="evict_first", other=0.0)
+        out1 = out1.to(tl.float32)
         weight = tl.load(
             weight_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
         ).to(tl.float32)
@@ -174,11 +149,7 @@ def add_layernorm_kernel_looped(
         val = row_m2_2 * (1.0 / tl.cast(hidden, tl.float32)) + 1e-05
         rstd = tl.rsqrt(val)
         out0 = out1_minus_row_mean_2 * rstd * weight + bias
-        tl.store(
-            out0_ptr + (cols + rows * out0_stride0),
-            out0.to(out0_ptr.dtype.element_ty),
-            mask,
-        )
+        tl.store(out0_rows + cols, out0.to(out0_ptr.dtype.element_ty), mask)
 
 
 def add_layernorm(x, residual, weight, bias, eps: float = 1e-05):

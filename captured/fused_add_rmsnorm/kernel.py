@@ -49,43 +49,30 @@ def fused_add_rmsnorm_kernel(
     weight = tl.load(
         weight_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
     ).to(tl.float32)
+    x_rows = x_ptr + rows * x_stride0
+    residual_rows = residual_ptr + rows * residual_stride0
+    out1_rows = out1_ptr + rows * out1_stride0
+    out0_rows = out0_ptr + rows * out0_stride0
     if num_tokens < STREAM_ROWS:
-        x = tl.load(
-            x_ptr + (cols + rows * x_stride0),
-            mask,
-            eviction_policy="evict_first",
-            other=0.0,
-        ).to(tl.float32)
+        x = tl.load(x_rows + cols, mask, eviction_policy="evict_first", other=0.0)
+        x = x.to(tl.float32)
         residual = tl.load(
-            residual_ptr + (cols + rows * residual_stride0),
-            mask,
-            eviction_policy="evict_first",
-            other=0.0,
+            residual_rows + cols, mask, eviction_policy="evict_first", other=0.0
         ).to(tl.float32)
     else:
-        x = tl.load(x_ptr + (cols + rows * x_stride0), mask, other=0.0).to(tl.float32)
-        residual = tl.load(
-            residual_ptr + (cols + rows * residual_stride0), mask, other=0.0
-        ).to(tl.float32)
+        x = tl.load(x_rows + cols, mask, other=0.0).to(tl.float32)
+        residual = tl.load(residual_rows + cols, mask, other=0.0).to(tl.float32)
     # a program of several rows lets the next kernel launch once its loads are issued
     pdl_release(LAUNCH_PDL, EARLY_TRIGGER)
     out1_2 = x + residual
     out1_2_sq = out1_2 * out1_2
     out1_2_sq_masked = tl.where(mask, out1_2_sq, 0)
-    tl.store(
-        out1_ptr + (cols + rows * out1_stride0),
-        out1_2.to(out1_ptr.dtype.element_ty),
-        mask,
-    )
+    tl.store(out1_rows + cols, out1_2.to(out1_ptr.dtype.element_ty), mask)
     row_sum = tl.sum(out1_2_sq_masked, 1)[:, None]
     out1 = out1_2.to(out1_ptr.dtype.element_ty).to(tl.float32)
     rstd = tl.rsqrt(row_sum / tl.cast(hidden, tl.float32) + 1e-06)
     out0 = out1 * rstd * weight
-    tl.store(
-        out0_ptr + (cols + rows * out0_stride0),
-        out0.to(out0_ptr.dtype.element_ty),
-        mask,
-    )
+    tl.store(out0_rows + cols, out0.to(out0_ptr.dtype.element_ty), mask)
 
 
 @triton.jit(do_not_specialize=["num_tokens"])
@@ -111,52 +98,37 @@ def fused_add_rmsnorm_kernel_looped(
     row_mask = rows < num_tokens
     col_base = tl.arange(0, BLOCK_COLS)[None, :]
     acc = tl.full([BLOCK_ROWS, BLOCK_COLS], 0, tl.float32)
+    x_rows = x_ptr + rows * x_stride0
+    residual_rows = residual_ptr + rows * residual_stride0
+    out1_rows = out1_ptr + rows * out1_stride0
+    out0_rows = out0_ptr + rows * out0_stride0
     for col_start in tl.range(0, hidden, BLOCK_COLS):
         cols = col_start + col_base
         col_mask = cols < hidden
         mask = col_mask & row_mask
-        x = tl.load(
-            x_ptr + (cols + rows * x_stride0),
-            mask,
-            eviction_policy="evict_first",
-            other=0.0,
-        ).to(tl.float32)
+        x = tl.load(x_rows + cols, mask, eviction_policy="evict_first", other=0.0)
+        x = x.to(tl.float32)
         residual = tl.load(
-            residual_ptr + (cols + rows * residual_stride0),
-            mask,
-            eviction_policy="evict_first",
-            other=0.0,
+            residual_rows + cols, mask, eviction_policy="evict_first", other=0.0
         ).to(tl.float32)
         out1_2 = x + residual
         val = acc + out1_2 * out1_2
         acc = tl.where(mask, val, acc)
-        tl.store(
-            out1_ptr + (cols + rows * out1_stride0),
-            out1_2.to(out1_ptr.dtype.element_ty),
-            mask,
-        )
+        tl.store(out1_rows + cols, out1_2.to(out1_ptr.dtype.element_ty), mask)
     row_sum = tl.sum(acc, 1)[:, None]
     tl.debug_barrier()
     for col_start in tl.range(0, hidden, BLOCK_COLS):
         cols = col_start + col_base
         col_mask = cols < hidden
         mask = col_mask & row_mask
-        out1 = tl.load(
-            out1_ptr + (cols + rows * out1_stride0),
-            mask,
-            eviction_policy="evict_first",
-            other=0.0,
-        ).to(tl.float32)
+        out1 = tl.load(out1_rows + cols, mask, eviction_policy="evict_first", other=0.0)
+        out1 = out1.to(tl.float32)
         weight = tl.load(
             weight_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
         ).to(tl.float32)
         rstd = tl.rsqrt(row_sum / tl.cast(hidden, tl.float32) + 1e-06)
         out0 = out1 * rstd * weight
-        tl.store(
-            out0_ptr + (cols + rows * out0_stride0),
-            out0.to(out0_ptr.dtype.element_ty),
-            mask,
-        )
+        tl.store(out0_rows + cols, out0.to(out0_ptr.dtype.element_ty), mask)
 
 
 def fused_add_rmsnorm(x, residual, weight, eps: float = 1e-06):

@@ -38,14 +38,10 @@ def gelu_tanh_and_mul_kernel(
     rows = row_block.to(tl.int64) * BLOCK_ROWS + tl.arange(0, BLOCK_ROWS)[:, None]
     cols = col_block * BLOCK_COLS + tl.arange(0, BLOCK_COLS)[None, :]
     mask = (rows < num_tokens) & (cols < x_size1_div_2)
-    x = tl.load(
-        x_ptr + (cols + rows * x_stride0), mask, eviction_policy="evict_last"
-    ).to(tl.float32)
-    x_2 = tl.load(
-        x_ptr + (x_size1_div_2 + cols + rows * x_stride0),
-        mask,
-        eviction_policy="evict_last",
-    ).to(tl.float32)
+    x_rows = x_ptr + rows * x_stride0
+    x = tl.load(x_rows + cols, mask, eviction_policy="evict_last").to(tl.float32)
+    x_2 = tl.load(x_rows + (x_size1_div_2 + cols), mask, eviction_policy="evict_last")
+    x_2 = x_2.to(tl.float32)
     # a block over a long row lets the next kernel launch once its loads are issued
     pdl_release(LAUNCH_PDL, EARLY_TRIGGER)
     x_scaled = x * 0.5

@@ -33,7 +33,9 @@ def model_kernel(
     cols = tl.arange(0, BLOCK_COLS)[None, :]
     col_mask = cols < row_size
     mask = col_mask & row_mask
-    x = tl.load(x_ptr + (cols + rows * x_stride0), mask, other=0.0).to(tl.float32)
+    x_rows = x_ptr + rows * x_stride0
+    out_rows = out_ptr + rows * out_stride0
+    x = tl.load(x_rows + cols, mask, other=0.0).to(tl.float32)
     ln_weight = tl.load(
         ln_weight_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
     ).to(tl.float32)
@@ -48,9 +50,7 @@ def model_kernel(
     row_sum_2 = tl.sum(tl.where(mask, val_sq, 0), 1)[:, None].to(tl.float32)
     rstd = tl.rsqrt(row_sum_2 / 768.0 + 1e-05)
     out = val * rstd * ln_weight + ln_bias
-    tl.store(
-        out_ptr + (cols + rows * out_stride0), out.to(out_ptr.dtype.element_ty), mask
-    )
+    tl.store(out_rows + cols, out.to(out_ptr.dtype.element_ty), mask)
 
 
 class ModelNew(nn.Module):

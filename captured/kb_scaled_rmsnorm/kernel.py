@@ -31,20 +31,17 @@ def model_kernel(
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < batch_size
     cols = tl.arange(0, BLOCK_COLS)[None, :]
-    x = tl.load(x_ptr + (cols + rows * x_stride0), row_mask, other=0.0).to(tl.float32)
-    weight = tl.load(weight_ptr + cols, None, eviction_policy="evict_last").to(
-        tl.float32
-    )
+    x_rows = x_ptr + rows * x_stride0
+    out_rows = out_ptr + rows * out_stride0
+    x = tl.load(x_rows + cols, row_mask, other=0.0).to(tl.float32)
+    weight = tl.load(weight_ptr + cols, None, eviction_policy="evict_last")
+    weight = weight.to(tl.float32)
     # a program of several rows lets the next kernel launch once its loads are issued
     pdl_release(LAUNCH_PDL, EARLY_TRIGGER)
     row_sum = tl.sum(tl.where(row_mask, x * x, 0), 1)[:, None].to(tl.float32)
     sqrt_rn = tl.sqrt_rn(row_sum / 512.0 + tl.cast(eps, tl.float32))
     out = x / sqrt_rn * weight
-    tl.store(
-        out_ptr + (cols + rows * out_stride0),
-        out.to(out_ptr.dtype.element_ty),
-        row_mask,
-    )
+    tl.store(out_rows + cols, out.to(out_ptr.dtype.element_ty), row_mask)
 
 
 class ModelNew(nn.Module):

@@ -46,17 +46,13 @@ def logsumexp_kernel(
     cols = tl.arange(0, BLOCK_COLS)[None, :]
     col_mask = cols < vocab
     mask = col_mask & row_mask
+    logits_rows = logits_ptr + rows * logits_stride0
     if num_tokens < STREAM_ROWS:
         logits = tl.load(
-            logits_ptr + (cols + rows * logits_stride0),
-            mask,
-            other=0.0,
-            eviction_policy="evict_first",
+            logits_rows + cols, mask, other=0.0, eviction_policy="evict_first"
         ).to(tl.float32)
     else:
-        logits = tl.load(
-            logits_ptr + (cols + rows * logits_stride0), mask, other=0.0
-        ).to(tl.float32)
+        logits = tl.load(logits_rows + cols, mask, other=0.0).to(tl.float32)
     # a program of several rows lets the next kernel launch once its loads are issued
     pdl_release(LAUNCH_PDL, EARLY_TRIGGER)
     logits_masked = tl.where(mask, logits, float("-inf"))
@@ -89,15 +85,13 @@ def logsumexp_kernel_looped(
     acc = tl.full([BLOCK_ROWS, BLOCK_COLS], float("-inf"), tl.float32)
     # LLVM leaves loops with exp_ftz rolled: unroll a row of two blocks
     LOOP_UNROLL: tl.constexpr = 2 if (vocab + BLOCK_COLS - 1) // BLOCK_COLS == 2 else 1
+    logits_rows = logits_ptr + rows * logits_stride0
     for col_start in tl.range(0, vocab, BLOCK_COLS, loop_unroll_factor=LOOP_UNROLL):
         cols = col_start + col_base
         col_mask = cols < vocab
         mask = col_mask & row_mask
         logits = tl.load(
-            logits_ptr + (cols + rows * logits_stride0),
-            mask,
-            eviction_policy="evict_last",
-            other=0.0,
+            logits_rows + cols, mask, eviction_policy="evict_last", other=0.0
         ).to(tl.float32)
         maximum_nan_acc = maximum_nan(acc, logits)
         acc = tl.where(mask, maximum_nan_acc, acc)
@@ -108,10 +102,7 @@ def logsumexp_kernel_looped(
         col_mask = cols < vocab
         mask = col_mask & row_mask
         logits_2 = tl.load(
-            logits_ptr + (cols + rows * logits_stride0),
-            mask,
-            eviction_policy="evict_first",
-            other=0.0,
+            logits_rows + cols, mask, eviction_policy="evict_first", other=0.0
         ).to(tl.float32)
         abs_row_max_is_inf_2 = tl.abs(row_max) == tl.full(
             [1, 1], float("inf"), tl.float32
@@ -148,15 +139,13 @@ def logsumexp_kernel_online(
     safe_acc_run = tl.where(abs_acc_is_inf_run, 0.0, acc)
     # LLVM leaves loops with exp_ftz rolled: unroll a row of two blocks
     LOOP_UNROLL: tl.constexpr = 2 if (vocab + BLOCK_COLS - 1) // BLOCK_COLS == 2 else 1
+    logits_rows = logits_ptr + rows * logits_stride0
     for col_start in tl.range(0, vocab, BLOCK_COLS, loop_unroll_factor=LOOP_UNROLL):
         cols = col_start + col_base
         col_mask = cols < vocab
         mask = col_mask & row_mask
         logits = tl.load(
-            logits_ptr + (cols + rows * logits_stride0),
-            mask,
-            eviction_policy="evict_first",
-            other=0.0,
+            logits_rows + cols, mask, eviction_policy="evict_first", other=0.0
         ).to(tl.float32)
         maximum_nan_acc = maximum_nan(
             acc, max_nan(tl.where(mask, logits, float("-inf")), 1)[:, None]

@@ -46,15 +46,13 @@ def quant_int8_kernel(
     cols = tl.arange(0, BLOCK_COLS)[None, :]
     col_mask = cols < hidden
     mask = col_mask & row_mask
+    x_rows = x_ptr + rows * x_stride0
+    out0_rows = out0_ptr + rows * out0_stride0
     if num_tokens < STREAM_ROWS:
-        x = tl.load(
-            x_ptr + (cols + rows * x_stride0),
-            mask,
-            other=0.0,
-            eviction_policy="evict_first",
-        ).to(tl.float32)
+        x = tl.load(x_rows + cols, mask, other=0.0, eviction_policy="evict_first")
+        x = x.to(tl.float32)
     else:
-        x = tl.load(x_ptr + (cols + rows * x_stride0), mask, other=0.0).to(tl.float32)
+        x = tl.load(x_rows + cols, mask, other=0.0).to(tl.float32)
     # a program of several rows lets the next kernel launch once its loads are issued
     pdl_release(LAUNCH_PDL, EARLY_TRIGGER)
     abs_x = tl.abs(x)
@@ -64,7 +62,7 @@ def quant_int8_kernel(
     tl.store(out1_ptr + rows, out1.to(out1_ptr.dtype.element_ty), row_mask)
     maximum_nan_2 = maximum_nan(libdevice.nearbyint(x * (1.0 / out1)), -128.0)
     out0 = minimum_nan(maximum_nan_2, 127.0).to(tl.int8)
-    tl.store(out0_ptr + (cols + rows * out0_stride0), out0, mask)
+    tl.store(out0_rows + cols, out0, mask)
 
 
 @triton.jit(do_not_specialize=["num_tokens"])
@@ -86,16 +84,14 @@ def quant_int8_kernel_looped(
     row_mask = rows < num_tokens
     col_base = tl.arange(0, BLOCK_COLS)[None, :]
     acc = tl.full([BLOCK_ROWS, BLOCK_COLS], float("-inf"), tl.float32)
+    x_rows = x_ptr + rows * x_stride0
+    out0_rows = out0_ptr + rows * out0_stride0
     for col_start in tl.range(0, hidden, BLOCK_COLS):
         cols = col_start + col_base
         col_mask = cols < hidden
         mask = col_mask & row_mask
-        x = tl.load(
-            x_ptr + (cols + rows * x_stride0),
-            mask,
-            eviction_policy="evict_last",
-            other=0.0,
-        ).to(tl.float32)
+        x = tl.load(x_rows + cols, mask, eviction_policy="evict_last", other=0.0)
+        x = x.to(tl.float32)
         maximum_nan_acc = maximum_nan(acc, tl.abs(x))
         acc = tl.where(mask, maximum_nan_acc, acc)
     row_max = max_nan(acc, 1)[:, None]
@@ -105,15 +101,11 @@ def quant_int8_kernel_looped(
         cols = col_start + col_base
         col_mask = cols < hidden
         mask = col_mask & row_mask
-        x_2 = tl.load(
-            x_ptr + (cols + rows * x_stride0),
-            mask,
-            eviction_policy="evict_first",
-            other=0.0,
-        ).to(tl.float32)
+        x_2 = tl.load(x_rows + cols, mask, eviction_policy="evict_first", other=0.0)
+        x_2 = x_2.to(tl.float32)
         maximum_nan_2 = maximum_nan(libdevice.nearbyint(x_2 * (1.0 / out1)), -128.0)
         out0 = minimum_nan(maximum_nan_2, 127.0).to(tl.int8)
-        tl.store(out0_ptr + (cols + rows * out0_stride0), out0, mask)
+        tl.store(out0_rows + cols, out0, mask)
 
 
 def quant_int8(x: torch.Tensor):

@@ -42,15 +42,13 @@ def rmsnorm_kernel(
     cols = tl.arange(0, BLOCK_COLS)[None, :]
     col_mask = cols < hidden
     mask = col_mask & row_mask
+    x_rows = x_ptr + rows * x_stride0
+    out_rows = out_ptr + rows * out_stride0
     if num_tokens < STREAM_ROWS:
-        x = tl.load(
-            x_ptr + (cols + rows * x_stride0),
-            mask,
-            other=0.0,
-            eviction_policy="evict_first",
-        ).to(tl.float32)
+        x = tl.load(x_rows + cols, mask, other=0.0, eviction_policy="evict_first")
+        x = x.to(tl.float32)
     else:
-        x = tl.load(x_ptr + (cols + rows * x_stride0), mask, other=0.0).to(tl.float32)
+        x = tl.load(x_rows + cols, mask, other=0.0).to(tl.float32)
     x_sq = x * x
     x_sq_masked = tl.where(mask, x_sq, 0)
     weight = tl.load(
@@ -61,9 +59,7 @@ def rmsnorm_kernel(
     row_sum = tl.sum(x_sq_masked, 1)[:, None]
     rstd = tl.rsqrt(row_sum / tl.cast(hidden, tl.float32) + 1e-06)
     out = x * rstd * weight
-    tl.store(
-        out_ptr + (cols + rows * out_stride0), out.to(out_ptr.dtype.element_ty), mask
-    )
+    tl.store(out_rows + cols, out.to(out_ptr.dtype.element_ty), mask)
 
 
 @triton.jit(do_not_specialize=["num_tokens"])
@@ -85,16 +81,14 @@ def rmsnorm_kernel_looped(
     row_mask = rows < num_tokens
     col_base = tl.arange(0, BLOCK_COLS)[None, :]
     acc = tl.full([BLOCK_ROWS, BLOCK_COLS], 0, tl.float32)
+    x_rows = x_ptr + rows * x_stride0
+    out_rows = out_ptr + rows * out_stride0
     for col_start in tl.range(0, hidden, BLOCK_COLS):
         cols = col_start + col_base
         col_mask = cols < hidden
         mask = col_mask & row_mask
-        x = tl.load(
-            x_ptr + (cols + rows * x_stride0),
-            mask,
-            eviction_policy="evict_last",
-            other=0.0,
-        ).to(tl.float32)
+        x = tl.load(x_rows + cols, mask, eviction_policy="evict_last", other=0.0)
+        x = x.to(tl.float32)
         val = acc + x * x
         acc = tl.where(mask, val, acc)
     row_sum = tl.sum(acc, 1)[:, None]
@@ -102,22 +96,14 @@ def rmsnorm_kernel_looped(
         cols = col_start + col_base
         col_mask = cols < hidden
         mask = col_mask & row_mask
-        x_2 = tl.load(
-            x_ptr + (cols + rows * x_stride0),
-            mask,
-            eviction_policy="evict_first",
-            other=0.0,
-        ).to(tl.float32)
+        x_2 = tl.load(x_rows + cols, mask, eviction_policy="evict_first", other=0.0)
+        x_2 = x_2.to(tl.float32)
         weight = tl.load(
             weight_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
         ).to(tl.float32)
         rstd = tl.rsqrt(row_sum / tl.cast(hidden, tl.float32) + 1e-06)
         out = x_2 * rstd * weight
-        tl.store(
-            out_ptr + (cols + rows * out_stride0),
-            out.to(out_ptr.dtype.element_ty),
-            mask,
-        )
+        tl.store(out_rows + cols, out.to(out_ptr.dtype.element_ty), mask)
 
 
 def rmsnorm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-06):

@@ -52,9 +52,10 @@ def rotary_neox_kernel(
         mask,
         eviction_policy="evict_last",
     ).to(tl.float32)
-    cos = tl.load(
-        cos_ptr + (cols + x2 * cos_stride0), mask, eviction_policy="evict_last"
-    ).to(tl.float32)
+    cos_x2 = cos_ptr + x2 * cos_stride0
+    sin_x2 = sin_ptr + x2 * sin_stride0
+    out_rows = out_ptr + rows * out_stride1
+    cos = tl.load(cos_x2 + cols, mask, eviction_policy="evict_last").to(tl.float32)
     q_2 = tl.load(
         q_ptr
         + (
@@ -66,9 +67,7 @@ def rotary_neox_kernel(
         mask,
         eviction_policy="evict_last",
     ).to(tl.float32)
-    sin = tl.load(
-        sin_ptr + (cols + x2 * sin_stride0), mask, eviction_policy="evict_last"
-    ).to(tl.float32)
+    sin = tl.load(sin_x2 + cols, mask, eviction_policy="evict_last").to(tl.float32)
     out = q * cos - q_2 * sin
     mask_2 = (rows < num_rows) & (cols < head_dim_minus_head_dim_div_2)
     q_3 = tl.load(
@@ -82,22 +81,16 @@ def rotary_neox_kernel(
         mask_2,
         eviction_policy="evict_last",
     ).to(tl.float32)
-    cos_2 = tl.load(
-        cos_ptr + (cols + x2 * cos_stride0), mask_2, eviction_policy="evict_last"
-    ).to(tl.float32)
+    cos_2 = tl.load(cos_x2 + cols, mask_2, eviction_policy="evict_last").to(tl.float32)
     q_4 = tl.load(
         q_ptr + (cols + rows // num_heads * q_stride0 + rows % num_heads * q_stride1),
         mask_2,
         eviction_policy="evict_last",
     ).to(tl.float32)
-    sin_2 = tl.load(
-        sin_ptr + (cols + x2 * sin_stride0), mask_2, eviction_policy="evict_last"
-    ).to(tl.float32)
+    sin_2 = tl.load(sin_x2 + cols, mask_2, eviction_policy="evict_last").to(tl.float32)
     # a block over a long row lets the next kernel launch once its loads are issued
     pdl_release(LAUNCH_PDL, EARLY_TRIGGER)
-    tl.store(
-        out_ptr + (cols + rows * out_stride1), out.to(out_ptr.dtype.element_ty), mask
-    )
+    tl.store(out_rows + cols, out.to(out_ptr.dtype.element_ty), mask)
     out_2 = q_3 * cos_2 + q_4 * sin_2
     tl.store(
         out_ptr_2 + (cols + rows * out_stride1_2),

@@ -44,17 +44,14 @@ def softmax_kernel(
     cols = tl.arange(0, BLOCK_COLS)[None, :]
     col_mask = cols < vocab
     mask = col_mask & row_mask
+    out_rows = out_ptr + rows * out_stride0
+    logits_rows = logits_ptr + rows * logits_stride0
     if num_tokens < STREAM_ROWS:
         logits = tl.load(
-            logits_ptr + (cols + rows * logits_stride0),
-            mask,
-            other=0.0,
-            eviction_policy="evict_first",
+            logits_rows + cols, mask, other=0.0, eviction_policy="evict_first"
         ).to(tl.float32)
     else:
-        logits = tl.load(
-            logits_ptr + (cols + rows * logits_stride0), mask, other=0.0
-        ).to(tl.float32)
+        logits = tl.load(logits_rows + cols, mask, other=0.0).to(tl.float32)
     # a program of several rows lets the next kernel launch once its loads are issued
     pdl_release(LAUNCH_PDL, EARLY_TRIGGER)
     logits_scaled = logits * 1.0
@@ -66,9 +63,7 @@ def softmax_kernel(
     row_sum = tl.sum(tl.where(mask, exp, 0), 1)[:, None]
     out = exp.to(tl.float32)
     out_2 = out * (1.0 / row_sum)
-    tl.store(
-        out_ptr + (cols + rows * out_stride0), out_2.to(out_ptr.dtype.element_ty), mask
-    )
+    tl.store(out_rows + cols, out_2.to(out_ptr.dtype.element_ty), mask)
 
 
 @triton.jit(do_not_specialize=["num_tokens"])
@@ -91,15 +86,14 @@ def softmax_kernel_looped(
     acc = tl.full([BLOCK_ROWS, BLOCK_COLS], float("-inf"), tl.float32)
     # LLVM leaves loops with exp_ftz rolled: unroll a row of two blocks
     LOOP_UNROLL: tl.constexpr = 2 if (vocab + BLOCK_COLS - 1) // BLOCK_COLS == 2 else 1
+    out_rows = out_ptr + rows * out_stride0
+    logits_rows = logits_ptr + rows * logits_stride0
     for col_start in tl.range(0, vocab, BLOCK_COLS, loop_unroll_factor=LOOP_UNROLL):
         cols = col_start + col_base
         col_mask = cols < vocab
         mask = col_mask & row_mask
         logits = tl.load(
-            logits_ptr + (cols + rows * logits_stride0),
-            mask,
-            eviction_policy="evict_last",
-            other=0.0,
+            logits_rows + cols, mask, eviction_policy="evict_last", other=0.0
         ).to(tl.float32)
         maximum_nan_acc = maximum_nan(acc, logits * 1.0)
         acc = tl.where(mask, maximum_nan_acc, acc)
@@ -112,10 +106,7 @@ def softmax_kernel_looped(
         col_mask = cols < vocab
         mask = col_mask & row_mask
         logits_2 = tl.load(
-            logits_ptr + (cols + rows * logits_stride0),
-            mask,
-            eviction_policy="evict_last",
-            other=0.0,
+            logits_rows + cols, mask, eviction_policy="evict_last", other=0.0
         ).to(tl.float32)
         exp = exp_ftz((logits_2 * 1.0 - row_shift) * (1.0 / 0.7))
         acc_2_plus_exp = acc_2 + exp
@@ -126,19 +117,12 @@ def softmax_kernel_looped(
         col_mask = cols < vocab
         mask = col_mask & row_mask
         logits_3 = tl.load(
-            logits_ptr + (cols + rows * logits_stride0),
-            mask,
-            eviction_policy="evict_first",
-            other=0.0,
+            logits_rows + cols, mask, eviction_policy="evict_first", other=0.0
         ).to(tl.float32)
         exp_2 = exp_ftz((logits_3 * 1.0 - row_shift) * (1.0 / 0.7))
         out = exp_2.to(tl.float32)
         out_2 = out * (1.0 / row_sum)
-        tl.store(
-            out_ptr + (cols + rows * out_stride0),
-            out_2.to(out_ptr.dtype.element_ty),
-            mask,
-        )
+        tl.store(out_rows + cols, out_2.to(out_ptr.dtype.element_ty), mask)
 
 
 def softmax(logits: torch.Tensor, temperature: float = 0.7):

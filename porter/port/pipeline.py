@@ -29,7 +29,7 @@ from porter.port.clean import (
     heuristics,
     program_id,
 )
-from porter.port.finish import fastexp, masks, pdl, tanh, tidy
+from porter.port.finish import fastexp, masks, pdl, rows, tanh, tidy
 from porter.port.forms import online, persist, recompute
 from porter.port.launch import bias, fuse, launcher, matmul
 from porter.port.model import PortState
@@ -115,6 +115,7 @@ PIPELINE = [
     Pass("finish", pdl.launch_dependents, "port"),
     Pass("finish", tidy.tidy_kernels, "port"),
     Pass("finish", masks.bind_masks, "port"),
+    Pass("finish", rows.bind_row_pointers, "port"),
 ]
 
 
