@@ -147,9 +147,13 @@ class CompiledModule:
 
     def output_of(self, buffer: str) -> int | None:
         """The output a buffer is, or holds the storage of (returned as a
-        view: `reinterpret_tensor(buf0, ...)`); None for scratch."""
+        view: `reinterpret_tensor(buf0, ...)`); None for scratch. An extern
+        call's result whose storage an output reuses after reading it (a
+        convolution's, then the kernel after it writes there) stays scratch."""
         if buffer in self.outputs:
             return self.outputs.index(buffer)
+        if buffer in self.produced:
+            return None
         for idx, out in enumerate(self.outputs):
             if not out.isidentifier() and _BUFFER.findall(out)[:1] == [buffer]:
                 return idx

@@ -1627,3 +1627,15 @@ def test_a_reference_that_reads_a_floats_bits_is_scored_against_eager(tmp_path):
             _check(case, {"num_tokens": 3, "hidden": 32})
     finally:
         case.kernel.exponent_scale = right
+
+
+def test_a_constant_none_is_checked_with_is_not():
+    # KernelBench 86 checked `self.depthwise.bias != None`: right only through
+    # Python's fallback to identity; `is not None` says what it means.
+    from porter.port.launch.launcher import _refuse_other
+
+    assert _refuse_other("self.conv.bias", None).startswith(
+        "if self.conv.bias is not None:"
+    )
+    assert "captured with self.conv.bias is None" in _refuse_other("self.conv.bias", None)
+    assert _refuse_other("self.dim", 1).startswith("if self.dim != 1:")

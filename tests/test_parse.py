@@ -74,3 +74,26 @@ def call(args):
         "out0",
         "scratch_buf3",
     ]
+
+
+def test_an_extern_result_an_output_reuses_stays_scratch():
+    # KernelBench 86: a convolution's result is read by a second one, then
+    # its storage is reused for the output a kernel writes. Named `out`, the
+    # launcher once bound it under its own name and the kernel under `out`
+    # (NameError); it stays scratch_buf1 in both.
+    wrapper = """
+def call(args):
+    arg0_1, arg1_1 = args
+    buf1 = extern_kernels.convolution(arg0_1, arg1_1, stride=(1, 1), padding=(1, 1), dilation=(1, 1), transposed=False, output_padding=(0, 0), groups=1, bias=None)
+    buf2 = extern_kernels.convolution(buf1, arg1_1, stride=(1, 1), padding=(1, 1), dilation=(1, 1), transposed=False, output_padding=(0, 0), groups=1, bias=None)
+    buf3 = reinterpret_tensor(buf1, (2, 4, 4), (16, 4, 1), 0); del buf1  # reuse
+    return (buf3, )
+"""
+    inputs = [
+        GraphInput("arg0_1", "L['x']", "tensor", "x", ["2", "4", "4"], ["16", "4", "1"]),
+        GraphInput("arg1_1", "L['w']", "tensor", "w", ["4", "4"], ["4", "1"]),
+    ]
+    module, _ = parse_module(wrapper, 0, inputs)
+    assert "buf1" in module.produced
+    assert module.output_of("buf1") is None
+    assert module.buffer_var("buf1") == "scratch_buf1"

@@ -309,7 +309,6 @@ def plan_launcher(
 
     var_of: dict[str, str] = {}
     allocs = []
-    n_out = len(module.outputs)
     # A scratch buffer no bf16 compile told apart keeps fp32 (a BatchNorm's
     # batch mean held in bf16 was off by its rounding), unless an extern call
     # (a matmul) reads it, which needs the inputs' dtype.
@@ -357,11 +356,7 @@ def plan_launcher(
             )
         )
     for made in module.produced:
-        if made in module.outputs:
-            idx = module.outputs.index(made)
-            var_of[made] = "out" if n_out == 1 else f"out{idx}"
-        else:
-            var_of[made] = f"scratch_{made}"
+        var_of[made] = module.buffer_var(made)
     wrapper_var = {gi.wrapper_name: gi.target.replace(".", "_") for gi in module.inputs}
     symbols = {s: launcher_expr(t) for s, t in module.symbols.items()}
 
@@ -662,9 +657,11 @@ class _Code(str):
 
 
 def _refuse_other(expr: str, value) -> str:
+    test = f"{expr} is not None" if value is None else f"{expr} != {value!r}"
+    said = f"captured with {expr} {'is' if value is None else '=='} {value!r}"
     return (
-        f"if {expr} != {value!r}:\n    raise NotImplementedError("
-        f"{f'captured with {expr} == {value!r}; re-capture with the value you need'!r})"
+        f"if {test}:\n    raise NotImplementedError("
+        f"{f'{said}; re-capture with the value you need'!r})"
     )
 
 
