@@ -20,10 +20,9 @@ def test_a_scaffold_the_gpu_compiler_rejects_fails_the_check(tmp_path):
     # A broadcast of a constexpr runs under the interpreter, not on a GPU.
     kernel = folder / "kernel.py"
     text = kernel.read_text()
-    plant = "tl.cast(hidden, tl.float32)"
+    plant = "row_sum / hidden"
     assert plant in text
-    kernel.write_text(
-        text.replace(plant, "tl.broadcast_to(hidden, [BLOCK_COLS]).to(tl.float32)", 1)
-    )
+    broadcast = "row_sum / tl.broadcast_to(hidden, [BLOCK_COLS]).to(tl.float32)"
+    kernel.write_text(text.replace(plant, broadcast, 1))
     launches, errors = check(folder)
     assert errors and "CompilationError" in errors[0]

@@ -70,7 +70,7 @@ def fused_add_rmsnorm_kernel(
     tl.store(out1_rows + cols, out1_2.to(out1_ptr.dtype.element_ty), mask)
     row_sum = tl.sum(out1_2_sq_masked, 1)[:, None]
     out1 = out1_2.to(out1_ptr.dtype.element_ty).to(tl.float32)
-    rstd = tl.rsqrt(row_sum / tl.cast(hidden, tl.float32) + 1e-06)
+    rstd = tl.rsqrt(row_sum / hidden + 1e-06)
     out0 = out1 * rstd * weight
     tl.store(out0_rows + cols, out0.to(out0_ptr.dtype.element_ty), mask)
 
@@ -126,7 +126,7 @@ def fused_add_rmsnorm_kernel_looped(
         weight = tl.load(
             weight_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
         ).to(tl.float32)
-        rstd = tl.rsqrt(row_sum / tl.cast(hidden, tl.float32) + 1e-06)
+        rstd = tl.rsqrt(row_sum / hidden + 1e-06)
         out0 = out1 * rstd * weight
         tl.store(out0_rows + cols, out0.to(out0_ptr.dtype.element_ty), mask)
 

@@ -39,8 +39,7 @@ def model_kernel(
     # a program of several rows lets the next kernel launch once its loads are issued
     pdl_release(LAUNCH_PDL, EARLY_TRIGGER)
     row_sum = tl.sum(tl.where(row_mask, x * x, 0), 1)[:, None].to(tl.float32)
-    sqrt_rn = tl.sqrt_rn(row_sum / 512.0 + tl.cast(eps, tl.float32))
-    out = x / sqrt_rn * weight
+    out = x / tl.sqrt_rn(row_sum / 512.0 + eps) * weight
     tl.store(out_rows + cols, out.to(out_ptr.dtype.element_ty), row_mask)
 
 

@@ -57,7 +57,7 @@ def rmsnorm_kernel(
     # a program of several rows lets the next kernel launch once its loads are issued
     pdl_release(LAUNCH_PDL, EARLY_TRIGGER)
     row_sum = tl.sum(x_sq_masked, 1)[:, None]
-    rstd = tl.rsqrt(row_sum / tl.cast(hidden, tl.float32) + 1e-06)
+    rstd = tl.rsqrt(row_sum / hidden + 1e-06)
     out = x * rstd * weight
     tl.store(out_rows + cols, out.to(out_ptr.dtype.element_ty), mask)
 
@@ -101,7 +101,7 @@ def rmsnorm_kernel_looped(
         weight = tl.load(
             weight_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
         ).to(tl.float32)
-        rstd = tl.rsqrt(row_sum / tl.cast(hidden, tl.float32) + 1e-06)
+        rstd = tl.rsqrt(row_sum / hidden + 1e-06)
         out = x_2 * rstd * weight
         tl.store(out_rows + cols, out.to(out_ptr.dtype.element_ty), mask)
 

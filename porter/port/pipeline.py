@@ -29,7 +29,7 @@ from porter.port.clean import (
     heuristics,
     program_id,
 )
-from porter.port.finish import fastexp, masks, pdl, rows, tanh, tidy
+from porter.port.finish import fastexp, masks, pdl, rows, scalars, tanh, tidy
 from porter.port.forms import online, persist, recompute
 from porter.port.launch import bias, fuse, launcher, matmul
 from porter.port.model import PortState
@@ -113,6 +113,7 @@ PIPELINE = [
     Pass("finish", fastexp.fast_exp, "port"),
     Pass("finish", tanh.sigmoid_gelu, "port"),
     Pass("finish", pdl.launch_dependents, "port"),
+    Pass("finish", scalars.drop_number_casts, "port"),
     Pass("finish", tidy.tidy_kernels, "port"),
     Pass("finish", masks.bind_masks, "port"),
     Pass("finish", rows.bind_row_pointers, "port"),
