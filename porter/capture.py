@@ -577,6 +577,9 @@ def run_capture(
                 "(torch._dynamo.explain shows where; BatchNorm's momentum=None does)"
             )
         modules, kernels = [], []
+        for graph in state.graphs:
+            for _, source, _, _ in graph.placeholders:
+                _refuse_list_argument(ref, source)
         for index, graph in enumerate(g for g in state.graphs if g.source is not None):
             module, module_kernels = parse_module(
                 graph.source, index, _graph_inputs(graph), ref
@@ -591,8 +594,22 @@ def run_capture(
                     "fixed (the scaffold refuses other values of them)"
                 )
             break
+        calls = sorted(
+            {
+                # torch.ops.aten.mul.Tensor -> aten.mul; extern_kernels.mm -> mm
+                re.sub(
+                    r"^(aten\.\w+)\.\w+$", r"\1", step.name.split("ops.")[-1]
+                ).removeprefix("extern_kernels.")
+                for module in modules
+                for step in module.steps
+                if step.kind == "extern"
+            }
+        )
         failure = (
-            "it lowered everything to extern calls such as aten.mm, so there is "
+            f"it lowered everything to extern calls ({', '.join(calls[:4])}), so "
+            "there is nothing to port"
+            if calls
+            else "it lowered everything to views of its inputs, so there is "
             "nothing to port"
         )
     else:
@@ -1042,6 +1059,18 @@ def _constants(found: list[tuple[str, Any]]) -> list[dict[str, Any]]:
                 entry["code"] = True
             out.append(entry)
     return out
+
+
+def _refuse_list_argument(ref: Reference, source: str) -> None:
+    """A tensor the reference takes inside a list or tuple argument
+    (`L['streams'][1]`): the launcher would name all of them `streams`."""
+    item = re.match(r"L\['(\w+)'\]\[\d+\]", source)
+    if item:
+        raise PorterError(
+            f"{ref.path}: {ref.name} takes {item.group(1)} as a list or tuple of "
+            "tensors, which porter cannot port; nothing was written: pass each "
+            "tensor as its own argument"
+        )
 
 
 def _graph_inputs(graph: _Graph) -> list[GraphInput]:

@@ -1639,3 +1639,48 @@ def test_a_constant_none_is_checked_with_is_not():
     )
     assert "captured with self.conv.bias is None" in _refuse_other("self.conv.bias", None)
     assert _refuse_other("self.dim", 1).startswith("if self.dim != 1:")
+
+
+LIST_ARG = """
+    import torch
+
+    DIMS = {"num_tokens": 4, "hidden": 16}
+    DTYPES = ["float32"]
+
+    def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+        return ([torch.randn(num_tokens, hidden, dtype=dtype, device=device) for _ in range(3)],)
+
+    def mix(streams):
+        return streams[0] + 0.5 * streams[1] - streams[2]
+
+    REFERENCE = mix
+"""
+
+
+def test_tensors_in_a_list_argument_are_refused_in_a_line(tmp_path):
+    # Each element was named after the list (`streams.dim()` three times),
+    # and the scaffold raised AttributeError on the list it was given.
+    with pytest.raises(PorterError, match="takes streams as a list or tuple of tensors"):
+        _capture(tmp_path, "list_arg", LIST_ARG)
+    assert not (tmp_path / "cases" / "list_arg").exists()
+
+
+MATMUL_ONLY = """
+    import torch
+
+    DIMS = {"m": 8, "k": 16}
+    DTYPES = ["float32"]
+
+    def make_inputs(m, k, dtype=torch.float32, device="cpu"):
+        return torch.randn(m, k, dtype=dtype, device=device), torch.randn(k, 8, dtype=dtype, device=device)
+
+    def mm(a, b):
+        return a @ b
+
+    REFERENCE = mm
+"""
+
+
+def test_a_graph_of_extern_calls_alone_is_refused_naming_them(tmp_path):
+    with pytest.raises(PorterError, match=r"extern calls \(mm\), so there is nothing to port"):
+        _capture(tmp_path, "mm_only", MATMUL_ONLY)
