@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import datetime
+import inspect
 import io
 import logging
 import os
@@ -1065,12 +1066,23 @@ def _refuse_list_argument(ref: Reference, source: str) -> None:
     """A tensor the reference takes inside a list or tuple argument
     (`L['streams'][1]`): the launcher would name all of them `streams`."""
     item = re.match(r"L\['(\w+)'\]\[\d+\]", source)
-    if item:
-        raise PorterError(
-            f"{ref.path}: {ref.name} takes {item.group(1)} as a list or tuple of "
-            "tensors, which porter cannot port; nothing was written: pass each "
-            "tensor as its own argument"
-        )
+    if not item:
+        return
+    name = item.group(1)
+    fn = ref.module.REFERENCE if ref.kind == "porter" else ref.module.Model.forward
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        params = {}
+    how = (
+        f"its tensors as *{name}"
+        if name in params and params[name].kind == inspect.Parameter.VAR_POSITIONAL
+        else f"tensors inside the list or tuple {name}"
+    )
+    raise PorterError(
+        f"{ref.path}: {ref.name} takes {how}, which porter cannot "
+        "port; nothing was written: name each tensor as its own parameter"
+    )
 
 
 def _graph_inputs(graph: _Graph) -> list[GraphInput]:

@@ -106,6 +106,8 @@ class Reference:
         """get_init_inputs() at `sizes`, then the defaults of the constructor's
         parameters past them (an eps=1e-5 no caller passes): each a value a
         scaffold follows or refuses, as the reference would take another."""
+        if self.kind == "porter":
+            return []
         values = self.init_inputs_at(sizes)
         for default in self._init_defaults()[len(values) :]:
             if default is inspect.Parameter.empty:

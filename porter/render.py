@@ -192,7 +192,10 @@ def _split_long_loads(text: str, tree: ast.Module) -> str:
             and node.value.func.attr == "to"
             and isinstance(node.value.func.value, ast.Call)
             and ast.unparse(node.value.func.value.func) == "tl.load"
+            and not node.value.keywords
             and len(lines[node.lineno - 1]) > LINE
+            # a comment after it would be lost
+            and not lines[node.lineno - 1][node.end_col_offset :].strip()
         ):
             continue
         name, indent = node.targets[0].id, " " * node.col_offset

@@ -262,10 +262,12 @@ def test_a_load_too_long_for_a_line_casts_on_the_next():
         f"    x = tl.load(x_rows + cols, mask, other=0.0, eviction_policy='evict_first').to(tl.float32)\n"
         f"    y = tl.load(x_rows + cols + {pad}, mask, other=0.0, eviction_policy='evict_first').to(tl.float32)\n"
         "    z = tl.load(x_rows + cols).to(tl.float32)\n"
+        f"    w = tl.load(x_rows + cols, mask, other=0.0, eviction_policy='evict_first').to(tl.float32)  # kept\n"
     )
     lines = _split_long_loads(source, ast.parse(source)).split("\n")
     assert lines[1:3] == [
         "    x = tl.load(x_rows + cols, mask, other=0.0, eviction_policy='evict_first')",
         "    x = x.to(tl.float32)",
     ]
-    assert lines[3:5] == source.split("\n")[2:4]
+    # too long alone, short already, or with a comment after it: as it was
+    assert lines[3:6] == source.split("\n")[2:5]

@@ -1660,9 +1660,31 @@ LIST_ARG = """
 def test_tensors_in_a_list_argument_are_refused_in_a_line(tmp_path):
     # Each element was named after the list (`streams.dim()` three times),
     # and the scaffold raised AttributeError on the list it was given.
-    with pytest.raises(PorterError, match="takes streams as a list or tuple of tensors"):
+    with pytest.raises(PorterError, match="inside the list or tuple streams"):
         _capture(tmp_path, "list_arg", LIST_ARG)
     assert not (tmp_path / "cases" / "list_arg").exists()
+    # forward(self, *inputs) too (it raised NameError: input0)
+    with pytest.raises(PorterError, match=r"takes its tensors as \*inputs"):
+        _capture(tmp_path, "varargs", VARARGS)
+
+
+VARARGS = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def forward(self, *inputs):
+            return (inputs[0] + inputs[1]) * 0.5
+
+    batch_size = 4
+    dim = 32
+
+    def get_inputs():
+        return [torch.randn(batch_size, dim), torch.randn(batch_size, dim)]
+
+    def get_init_inputs():
+        return []
+"""
 
 
 MATMUL_ONLY = """
