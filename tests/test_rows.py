@@ -113,3 +113,17 @@ def test_a_taken_name_gets_a_fresh_one():
     assert n == 1
     assert "x_rows_2 = x_ptr + rows * x_stride0" in text
     assert "tl.store(x_rows_2 + cols, x_rows)" in text
+
+
+def test_a_dtype_read_before_the_rows_does_not_place_the_pointer_above_them():
+    src = """
+        def k(out_ptr, out_stride0, BLOCK: tl.constexpr):
+            zero = tl.zeros([BLOCK], out_ptr.dtype.element_ty)
+            rows = tl.arange(0, 4)[:, None]
+            cols = tl.arange(0, BLOCK)[None, :]
+            tl.store(out_ptr + (cols + rows * out_stride0), zero)
+        """
+    text, n = _rows(src)
+    body = [ast.unparse(s) for s in ast.parse(text).body[0].body]
+    assert n == 1
+    assert body.index("out_rows = out_ptr + rows * out_stride0") == 2

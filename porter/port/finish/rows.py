@@ -112,16 +112,15 @@ def row_pointers(fn: ast.FunctionDef) -> int:
                 )
             return self.generic_visit(node)
 
-    uses = {
-        ptr: next(i for i, s in enumerate(fn.body) if ptr in names_in(s))
-        for ptr in names
-    }
-    first = min(uses.values())
+    first = min(
+        i for i, s in enumerate(fn.body) if any(p in names_in(s) for p in names)
+    )
     fn.body = [Fix().visit(s) for s in fn.body]
     # Grouped before the first statement that reads one, each after its rows.
     placed: dict[int, list[ast.stmt]] = {}
     for ptr, (new, rows, stride) in names.items():
-        at = first if top_binding[rows] < first else uses[ptr]
+        # (a read of the pointer's dtype alone may come before the rows)
+        at = max(first, top_binding[rows] + 1)
         placed.setdefault(at, []).append(
             ast.Assign(
                 [ast.Name(new, ast.Store())],
