@@ -1069,14 +1069,13 @@ def _refuse_list_argument(ref: Reference, source: str) -> None:
     if not item:
         return
     name = item.group(1)
-    fn = ref.module.REFERENCE if ref.kind == "porter" else ref.module.Model.forward
     try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
+        params = {p.name: p.kind for p in ref.call_params()}
+    except (TypeError, ValueError):  # a signature inspect cannot read
         params = {}
     how = (
         f"its tensors as *{name}"
-        if name in params and params[name].kind == inspect.Parameter.VAR_POSITIONAL
+        if params.get(name) == inspect.Parameter.VAR_POSITIONAL
         else f"tensors inside the list or tuple {name}"
     )
     raise PorterError(

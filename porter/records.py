@@ -159,12 +159,14 @@ class CompiledModule:
                 return idx
         return None
 
-    def buffer_var(self, buffer: str) -> str:
-        """The launcher's name for a buffer: out, out0.., or scratch_buf3."""
-        idx = self.output_of(buffer)
-        if idx is None:
-            return f"scratch_{buffer}"
+    def output_var(self, idx: int) -> str:
+        """The launcher's name for output idx: out, or out0, out1.. of several."""
         return "out" if len(self.outputs) == 1 else f"out{idx}"
+
+    def buffer_var(self, buffer: str) -> str:
+        """The launcher's name for a buffer: output_var's, or scratch_buf3."""
+        idx = self.output_of(buffer)
+        return f"scratch_{buffer}" if idx is None else self.output_var(idx)
 
     def unmatched_fp32(self) -> list[str]:
         """fp32 buffers a non-matmul extern call reads that no lower-precision

@@ -102,6 +102,13 @@ class Reference:
                 values[i] = init[i]
         return values
 
+    def call_params(self) -> list[inspect.Parameter]:
+        """The parameters the reference is called with (forward's without self)."""
+        porter = self.kind == "porter"
+        fn = self.module.REFERENCE if porter else self.module.Model.forward
+        params = list(inspect.signature(fn).parameters.values())
+        return params if porter else params[1:]
+
     def init_values(self, sizes: dict[str, int] | None = None) -> list[Any]:
         """get_init_inputs() at `sizes`, then the defaults of the constructor's
         parameters past them (an eps=1e-5 no caller passes): each a value a

@@ -123,8 +123,9 @@ def render_kernel(scaffold: Scaffold) -> str:
         lines = text.split("\n")
         text = "\n".join(l for i, l in enumerate(lines, 1) if i not in unused)
         tree = ast.parse(text)
-    text = _split_long_loads(text, tree)
-    tree = ast.parse(text)
+    split = _split_long_loads(text, tree)
+    if split != text:
+        text, tree = split, ast.parse(split)
     loaded, bound = set(), _top_level_names(tree)
     for n in ast.walk(tree):
         if isinstance(n, ast.Name):

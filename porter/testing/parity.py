@@ -437,10 +437,7 @@ def make_inputs(
 
 def call_params(case: Case) -> list[inspect.Parameter]:
     """The reference's call parameters (forward's without self)."""
-    ref = case.reference
-    fn = ref.module.REFERENCE if ref.kind == "porter" else ref.module.Model.forward
-    params = list(inspect.signature(fn).parameters.values())
-    return params if ref.kind == "porter" else params[1:]
+    return case.reference.call_params()
 
 
 def with_args(case: Case, values: list[Any], args: dict[int, Any]) -> list[Any]:

@@ -71,7 +71,6 @@ def bind_parameters(kp: KernelPort, cap: Capture, module: CompiledModule) -> Non
     """Name and classify every kernel parameter from what the launch binds it to."""
     runtime_dims = {d.name for d in cap.dims if d.role == "runtime"}
     kp.runtime_dims = frozenset(runtime_dims)
-    n_outputs = len(module.outputs)
     by_param = {b.param: b for b in kp.launch.args} if kp.launch else {}
     kp.bindings = by_param
     tensors = _tensor_layouts(module)
@@ -86,8 +85,7 @@ def bind_parameters(kp: KernelPort, cap: Capture, module: CompiledModule) -> Non
                 var = _var(b.target)
                 new = f"{var}_ptr"
             elif b.kind == "output":
-                idx = int(b.target)
-                var = "out" if n_outputs == 1 else f"out{idx}"
+                var = module.output_var(int(b.target))
                 new = f"{var}_ptr"
             else:
                 var = module.buffer_var(b.target)
@@ -213,7 +211,12 @@ def _view_expr(binding, var: str, base_strides: list[str] | None) -> str:
         return ""
     sizes = _tuple(launcher_expr(s) for s in view["sizes"])
     strides = _tuple(launcher_expr(s) for s in view["strides"])
-    offset = launcher_expr(view["offset"])
+    return as_strided_text(var, sizes, strides, launcher_expr(view["offset"]))
+
+
+def as_strided_text(var: str, sizes: str, strides: str, offset: str) -> str:
+    """`var.as_strided(sizes, strides, ...)` at `offset` elements past var's
+    own storage offset (no `+ 0`)."""
     start = f"{var}.storage_offset()" + (f" + {offset}" if offset != "0" else "")
     return f"{var}.as_strided({sizes}, {strides}, {start})"
 

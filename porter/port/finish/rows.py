@@ -48,28 +48,27 @@ def row_pointers(fn: ast.FunctionDef) -> int:
     changes for a pointer read another way too, or rows bound more than once
     or inside a block. Returns how many pointers were bound."""
     params = set(arg_names(fn))
+    # Each pointer's (rows, stride) offsets and how many there are; every
+    # other reading of it but its dtype's (`out_ptr.dtype.element_ty`) counts
+    # against it below.
     found: dict[str, set[tuple[str, str]]] = {}
+    matched: dict[str, int] = {}
     for node in ast.walk(fn):
         hit = _row_offset(node, params)
         if hit is not None:
             found.setdefault(hit[0], set()).add(hit[1:3])
+            matched[hit[0]] = matched.get(hit[0], 0) + 1
     if not found:
         return 0
-    # every reading of a pointer must be one of the offsets (or of its dtype,
-    # `out_ptr.dtype.element_ty`): count both
-    reads: dict[str, int] = {}
-    matched: dict[str, int] = {}
     typed = {
         id(n.value)
         for n in ast.walk(fn)
         if isinstance(n, ast.Attribute) and n.attr == "dtype"
     }
+    reads: dict[str, int] = {}
     for node in ast.walk(fn):
         if isinstance(node, ast.Name) and node.id in found and id(node) not in typed:
             reads[node.id] = reads.get(node.id, 0) + 1
-        hit = _row_offset(node, params)
-        if hit is not None:
-            matched[hit[0]] = matched.get(hit[0], 0) + 1
     stores = [n for s in fn.body for n in ast.walk(s) if isinstance(n, ast.Name)]
     store_count: dict[str, int] = {}
     for n in stores:

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 
 from porter.errors import PorterError
-from porter.port.bind.generalize import launcher_expr
+from porter.port.bind.generalize import as_strided_text, launcher_expr
 from porter.port.model import KernelPort, PortOptions, PortState, all_steps, module_attr
 from porter.ast_tools import is_call, ptr_base
 from porter.port.finish.pdl import (
@@ -787,13 +787,11 @@ def _extern_call(text: str, wrapper_var, var_of, symbols, calls: Calls) -> str:
                     # A buffer the launcher allocated at Inductor's strides (a
                     # channels-last one included): a view of its storage.
                     size, stride = n.args[1], n.args[2]
-                    start = f"{base.id}.storage_offset()"
-                    if len(n.args) > 3 and ast.unparse(n.args[3]) != "0":
-                        start += f" + {ast.unparse(n.args[3])}"
-                    return ast.parse(
-                        f"{base.id}.as_strided({ast.unparse(size)}, {ast.unparse(stride)}, {start})",
-                        mode="eval",
-                    ).body
+                    offset = ast.unparse(n.args[3]) if len(n.args) > 3 else "0"
+                    text = as_strided_text(
+                        base.id, ast.unparse(size), ast.unparse(stride), offset
+                    )
+                    return ast.parse(text, mode="eval").body
                 # Inductor's strides assume a contiguous tensor at its storage start.
                 n.func = ast.Name("reinterpret", ast.Load())
                 calls.helpers.add("reinterpret")
