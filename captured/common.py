@@ -11,6 +11,7 @@ import os
 import torch
 import triton
 import triton.language as tl
+from torch._subclasses.fake_tensor import FakeTensor
 
 # Kernels launch with programmatic dependent launch on Hopper and later: each may
 # start while the one before drains (docs/benchmarks/launch-rules.md#pdl).
@@ -229,19 +230,31 @@ def matmul_settings(num_rows, inner_size, elem_bytes=2):
     return block_rows, 32, min(k_block, 128), 4, 4
 
 
+def refuse(message):
+    """Stop a call the kernels were not captured for, in one sentence."""
+    raise NotImplementedError(message)
+
+
+def is_fake(t):
+    """Whether t is a tensor the compiler traces with (fake or meta): a launcher
+    given one returns its outputs unwritten, as the op's fake implementation."""
+    return isinstance(t, FakeTensor) or t.is_meta
+
+
 _OPS = {}  # (namespace, name) -> (the Library that holds the op, its function)
 
 
-def define_op(namespace, schema, impl, fake):
+def define_op(namespace, schema, impl, fake=None):
     """The custom op torch.ops.<namespace>.<name> of `schema`, defined once: impl
-    runs it on every device, called straight from the dispatcher; fake gives
-    the compiler its outputs (docs/engine.md)."""
+    runs it on every device, called straight from the dispatcher; fake (default:
+    impl, whose launcher returns before its launches for fake tensors) gives the
+    compiler its outputs (docs/engine.md)."""
     name = schema.split("(", 1)[0]
     if (namespace, name) not in _OPS:
         lib = torch.library.Library(namespace, "FRAGMENT")
         lib.define(schema)
         lib.impl(name, impl, "CompositeExplicitAutograd")
-        torch.library.register_fake(f"{namespace}::{name}", fake, lib=lib)
+        torch.library.register_fake(f"{namespace}::{name}", fake or impl, lib=lib)
         _OPS[namespace, name] = lib, impl
     elif _OPS[namespace, name][1] is not impl:
         raise ValueError(

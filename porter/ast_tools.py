@@ -150,3 +150,18 @@ def bindings(fn: ast.FunctionDef) -> dict[str, list[ast.AST]]:
             if isinstance(stmt.targets[0], ast.Name):
                 bound.setdefault(stmt.targets[0].id, []).append(stmt.value)
     return bound
+
+
+def split_sum(node: ast.AST) -> list[ast.AST]:
+    """The terms of a sum, left to right (`a + b + c` -> [a, b, c])."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return split_sum(node.left) + split_sum(node.right)
+    return [node]
+
+
+def join_sum(terms: list[ast.AST]) -> ast.AST:
+    """The sum of terms, added left to right."""
+    out = terms[0]
+    for t in terms[1:]:
+        out = ast.BinOp(out, ast.Add(), t)
+    return out

@@ -68,7 +68,7 @@ def test_torch_work_is_recorded_by_its_arguments_not_computed():
         summed = torch.addmm(bias, x, w)
     names = [op[0] for op in ops.ops]
     assert names == [
-        "aten.empty_strided.default",
+        "allocation",
         "aten.t.default",
         "aten.mm.out",
         "aten.addmm.default",
@@ -85,6 +85,25 @@ def test_torch_work_is_recorded_by_its_arguments_not_computed():
     assert carry_rows.first_difference(trace[2:3], [("op", *other.ops[1])]) == (
         "step 1 (op aten.mm.out) differs in its arguments"
     )
+
+
+def test_an_allocation_is_compared_by_the_tensor_it_gives():
+    # torch.empty(sizes) and torch.empty_strided(sizes, contiguous strides) are
+    # one allocation; other strides or another dtype are another.
+    traces = []
+    for alloc in (
+        lambda: torch.empty_strided((8, 4), (4, 1), dtype=torch.float16),
+        lambda: torch.empty((8, 4), dtype=torch.float16),
+        lambda: torch.empty_strided((8, 4), (1, 8), dtype=torch.float16),
+        lambda: torch.empty((8, 4), dtype=torch.float32),
+    ):
+        ops = carry_rows._Ops()
+        with ops:
+            alloc()
+        traces.append([("op", *op) for op in ops.ops])
+    assert carry_rows.first_difference(traces[0], traces[1]) is None
+    assert carry_rows.first_difference(traces[0], traces[2]) is not None
+    assert carry_rows.first_difference(traces[0], traces[3]) is not None
 
 
 def _carry(tmp_path, versions: dict[str, str], rows: list[tuple], *flags: str):

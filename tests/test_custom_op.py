@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from porter.pipeline import capture
-from porter.port.custom_op import plan_custom_op
+from porter.port.custom_op import fake_return_at, plan_custom_op
 from porter.port.launch.launcher import Alloc
 from porter.testing import CustomOpUnavailable, check_custom_op, load_case
 
@@ -27,6 +27,8 @@ def _launcher(returns, written=(), dims=(), allocs=()):
         allocs=list(allocs),
         prelude=[],
         steps=[],
+        epilogue=[],
+        device="x.device",
     )
 
 
@@ -122,13 +124,12 @@ def test_a_wrong_fake_fails_the_check(tmp_path):
     shutil.copytree(ROOT / "captured/silu_and_mul", folder)
     shutil.copy(ROOT / "captured/common.py", tmp_path)  # what the case imports from
     path = folder / "kernel.py"
-    head, fake = path.read_text().split("def _silu_and_mul_fake(", 1)
-    assert "dtype=x.dtype" in fake
-    path.write_text(
-        head
-        + "def _silu_and_mul_fake("
-        + fake.replace("dtype=x.dtype", "dtype=torch.float64")
-    )
+    # The launcher is the op's fake: its early return for fake tensors gives
+    # the compiler another dtype than the kernels write.
+    text = path.read_text()
+    fake = "if is_fake(x):  # torch.compile tracing: outputs only\n        return out\n"
+    assert fake in text
+    path.write_text(text.replace(fake, fake.replace("return out", "return out.double()")))
     with pytest.raises(Exception, match="test_faketensor failed") as info:
         check_custom_op(load_case(folder), "cpu", seed=0)
     assert type(info.value).__name__ == "OpCheckError"  # torch.library.opcheck's
@@ -258,3 +259,64 @@ def test_the_check_skips_sizes_the_reference_rejects(tmp_path):
     sc, _, _ = _served_scenario(case, "cpu", 0)
     assert sc.sizes == {"num_tokens": 1, "hidden": 512}  # (3, 97) is smaller
     check_custom_op(case, "cpu", seed=0)
+
+
+def test_the_launcher_is_its_own_fake_where_only_launches_follow_its_outputs():
+    def launch(**kw):
+        return SimpleNamespace(kind="launch", call="", otherwise=[], **kw)
+
+    def torch_call(text):
+        return SimpleNamespace(kind="extern", call=text, otherwise=[])
+
+    alloc = SimpleNamespace(var="out")
+    params = {"x", "w"}
+    # launches only: the fake returns before the first
+    plain = _launcher("out", allocs=[alloc])
+    plain.steps = [launch(), launch()]
+    assert fake_return_at(plain, params) == 0
+    # a torch call making an output first: after it
+    mm = _launcher("buf0, out", allocs=[alloc])
+    mm.steps = [torch_call("buf0 = torch.mm(x, w)"), launch()]
+    assert fake_return_at(mm, params) == 1
+    # a torch call writing into an output after a launch binds nothing new
+    into = _launcher("out", allocs=[alloc])
+    into.steps = [launch(), torch_call("torch.mm(x, w, out=out)"), launch()]
+    assert fake_return_at(into, params) == 0
+    # ...but one making a returned tensor after a launch needs its own fake
+    made = _launcher("buf1", allocs=[alloc])
+    made.steps = [launch(), torch_call("buf1 = torch.mm(out, w)")]
+    assert fake_return_at(made, params) is None
+    # copies back after the launches, or no tensor to ask: a separate fake
+    back = _launcher("x", allocs=[alloc])
+    back.steps, back.epilogue = [launch()], ["x.copy_(x_packed)"]
+    assert fake_return_at(back, params) is None
+    nothing = _launcher("out", allocs=[alloc])
+    nothing.steps, nothing.device = [launch()], "'cuda'"
+    assert fake_return_at(nothing, params) is None
+    # an in-place function returns its own arguments
+    in_place = _launcher("x")
+    in_place.steps = [launch()]
+    assert fake_return_at(in_place, params) == 0
+
+
+
+def test_an_allocation_reads_torch_empty_where_its_strides_are_contiguous():
+    def alloc(sizes, strides):
+        return Alloc("out", sizes, strides, "x.dtype", "x.device").call
+
+    assert alloc(["num_tokens", "hidden"], ["hidden", "1"]) == (
+        "torch.empty((num_tokens, hidden), dtype=x.dtype, device=x.device)"
+    )
+    # torch's own strides over a size that may be 0: max(1, size)
+    assert alloc(["n", "x.shape[1] // 2"], ["max(1, x.shape[1] // 2)", "1"]).startswith(
+        "torch.empty((n, x.shape[1] // 2), "
+    )
+    assert alloc(["a", "b", "c"], ["c * b", "c", "1"]).startswith("torch.empty(")
+    # strides the eager output has and torch.empty would not give: kept
+    for sizes, strides in (
+        (["n", "1"], ["1", "n"]),
+        (["a", "b", "c"], ["c * a", "c", "1"]),
+        (["n", "h"], ["1", "n"]),
+        (["n"], ["2"]),
+    ):
+        assert alloc(sizes, strides).startswith("torch.empty_strided("), (sizes, strides)

@@ -1148,8 +1148,8 @@ def test_a_scratch_statistic_no_bf16_compile_told_apart_stays_fp32(tmp_path):
     )
     case = _capture(tmp_path, "batch_mean", ref)
     text = " ".join((case.folder / "kernel.py").read_text().split())
-    assert "scratch_buf0 = torch.empty_strided( (hidden,), (1,), dtype=torch.float32," in text
-    assert "out = torch.empty_strided( (num_tokens, hidden), (hidden, 1), dtype=x.dtype," in text
+    assert "scratch_buf0 = torch.empty((hidden,), dtype=torch.float32," in text
+    assert "out = torch.empty((num_tokens, hidden), dtype=x.dtype," in text
     _check(case, {"num_tokens": 5, "hidden": 24})
 
 
@@ -1452,7 +1452,7 @@ def test_a_branch_porter_cannot_spell_is_kept_unprobed_and_refused_at_port():
     assert _other_side(None, "?L['___x'] > 2") is None
     with pytest.raises(PorterError, match="branches in Python on L\\['___x'\\] > 2"):
         _refuse_branch("f", "?L['___x'] > 2")
-    assert "raise NotImplementedError" in _refuse_branch("f", "x.shape[0] <= 64")
+    assert "refuse(" in _refuse_branch("f", "x.shape[0] <= 64")
 
 
 VOCAB_BRANCH = _porter_ref(

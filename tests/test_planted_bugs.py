@@ -30,8 +30,8 @@ PLANTS = {
     # name: (case, text in kernel.py, replacement, scenario filter)
     "missing_mask": (
         "silu_and_mul",
-        "        out.to(out_ptr.dtype.element_ty),\n        mask,\n",
-        "        out.to(out_ptr.dtype.element_ty),\n",
+        "tl.store(out_rows + cols, out.to(out_ptr.dtype.element_ty), mask)",
+        "tl.store(out_rows + cols, out.to(out_ptr.dtype.element_ty))",
         lambda s: s.dtype == "float32",
     ),
     "wrong_stride": (

@@ -127,3 +127,33 @@ def test_a_dtype_read_before_the_rows_does_not_place_the_pointer_above_them():
     body = [ast.unparse(s) for s in ast.parse(text).body[0].body]
     assert n == 1
     assert body.index("out_rows = out_ptr + rows * out_stride0") == 2
+
+
+def test_a_row_part_of_several_terms_is_bound_once_reading_row_names_above():
+    # rotary's rows run over tokens and heads: the row part of q's offset is
+    # two terms; the column block of a 2-d grid is no row index.
+    before = """
+        def k(q_ptr, out_ptr, n, q_stride0, q_stride1, out_stride0, heads: tl.constexpr, half: tl.constexpr, BLOCK: tl.constexpr, COL_BLOCKS: tl.constexpr):
+            row_block = tl.program_id(0) // COL_BLOCKS
+            col_block = tl.program_id(0) % COL_BLOCKS
+            rows = row_block.to(tl.int64) * 4 + tl.arange(0, 4)[:, None]
+            cols = col_block * BLOCK + tl.arange(0, BLOCK)[None, :]
+            token = rows // heads
+            a = tl.load(q_ptr + (cols + rows // heads * q_stride0 + rows % heads * q_stride1))
+            b = tl.load(q_ptr + (half + cols + rows // heads * q_stride0 + rows % heads * q_stride1))
+            tl.store(out_ptr + (cols + col_block * out_stride0), a + b)
+        """
+    after = """
+        def k(q_ptr, out_ptr, n, q_stride0, q_stride1, out_stride0, heads: tl.constexpr, half: tl.constexpr, BLOCK: tl.constexpr, COL_BLOCKS: tl.constexpr):
+            row_block = tl.program_id(0) // COL_BLOCKS
+            col_block = tl.program_id(0) % COL_BLOCKS
+            rows = row_block.to(tl.int64) * 4 + tl.arange(0, 4)[:, None]
+            cols = col_block * BLOCK + tl.arange(0, BLOCK)[None, :]
+            token = rows // heads
+            q_rows = q_ptr + (token * q_stride0 + rows % heads * q_stride1)
+            a = tl.load(q_rows + cols)
+            b = tl.load(q_rows + (half + cols))
+            tl.store(out_ptr + (cols + col_block * out_stride0), a + b)
+        """
+    text, n = _rows(before)
+    assert n == 1 and _same(text, after), text

@@ -63,6 +63,7 @@ from porter.testing.parity import import_kernel, load_case  # noqa: E402
 
 regcount = import_kernel(ROOT / "tools" / "regcount.py", "regcount_for_carry")
 
+ALLOCATIONS = {"aten.empty_strided", "aten.empty"}
 # Torch ops the check runs as they are (allocations and views: nothing to
 # compute); any other (a cuBLAS matmul, a copy) it records without computing.
 CHEAP_OPS = {
@@ -140,7 +141,12 @@ class _Ops(TorchDispatchMode):
             out = func(*args, **kwargs)
         else:
             out = _not_computed(func, args, kwargs)
-        self.ops.append((str(func), _layout((args, kwargs)), _layout(out)))
+        if str(func.overloadpacket) in ALLOCATIONS:
+            # torch.empty(sizes) and torch.empty_strided(sizes, the contiguous
+            # strides) are the same allocation: compared by what they give
+            self.ops.append(("allocation", str(out.device), _layout(out)))
+        else:
+            self.ops.append((str(func), _layout((args, kwargs)), _layout(out)))
         return out
 
 

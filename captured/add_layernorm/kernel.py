@@ -10,11 +10,13 @@ import triton.language as tl
 from ..common import (
     MAX_FUSED_COLS,
     define_op,
+    is_fake,
     launch_settings,
     looped_settings,
     pdl_enabled,
     pdl_release,
     pdl_wait,
+    refuse,
     row_mean_m2,
     stream_rows,
     welford_accumulate,
@@ -155,11 +157,9 @@ def add_layernorm_kernel_looped(
 def add_layernorm(x, residual, weight, bias, eps: float = 1e-05):
     """Same arguments and outputs as the reference add_layernorm."""
     if eps != 1e-05:
-        raise NotImplementedError(
-            "captured with eps == 1e-05; re-capture with the value you need"
-        )
+        refuse("captured with eps == 1e-05; re-capture with the value you need")
     if (x.dim(), residual.dim(), weight.dim(), bias.dim()) != (2, 2, 1, 1):
-        raise NotImplementedError(
+        refuse(
             "captured with x 2-d, residual 2-d, weight 1-d, bias 1-d; re-capture with the ranks you need"
         )
     num_tokens = x.shape[0]
@@ -169,19 +169,17 @@ def add_layernorm(x, residual, weight, bias, eps: float = 1e-05):
         or weight.shape != (hidden,)
         or bias.shape != (hidden,)
     ):
-        raise NotImplementedError(
+        refuse(
             "captured for shapes residual (x.shape[0], x.shape[1]), weight (x.shape[1],), bias (x.shape[1],); re-capture for other sizes"
         )
     x = x if x.stride(-1) == 1 else x.contiguous()
     residual = residual if residual.stride(-1) == 1 else residual.contiguous()
     weight = weight if weight.stride(-1) == 1 else weight.contiguous()
     bias = bias if bias.stride(-1) == 1 else bias.contiguous()
-    out1 = torch.empty_strided(
-        (num_tokens, hidden), (hidden, 1), dtype=x.dtype, device=x.device
-    )
-    out0 = torch.empty_strided(
-        (num_tokens, hidden), (hidden, 1), dtype=x.dtype, device=x.device
-    )
+    out1 = torch.empty((num_tokens, hidden), dtype=x.dtype, device=x.device)
+    out0 = torch.empty((num_tokens, hidden), dtype=x.dtype, device=x.device)
+    if is_fake(x):  # torch.compile tracing: outputs only
+        return out0, out1
     pdl = pdl_enabled(x.device)
     BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(
         num_tokens, hidden, x.element_size(), row_tensors=4, reduced_twice=True
@@ -224,17 +222,4 @@ def register_op(namespace="porter"):
     """add_layernorm as the custom op torch.ops.<namespace>.add_layernorm, which
     torch.compile (fullgraph=True) and CUDA graphs take as one op (docs/engine.md)."""
     schema = "add_layernorm(Tensor x, Tensor residual, Tensor weight, Tensor bias, float eps=1e-05) -> (Tensor, Tensor)"
-    return define_op(namespace, schema, add_layernorm, _add_layernorm_fake)
-
-
-def _add_layernorm_fake(x, residual, weight, bias, eps: float = 1e-05):
-    """add_layernorm's outputs for the compiler, allocated without running a kernel."""
-    num_tokens = x.shape[0]
-    hidden = x.shape[1]
-    out1 = torch.empty_strided(
-        (num_tokens, hidden), (hidden, 1), dtype=x.dtype, device=x.device
-    )
-    out0 = torch.empty_strided(
-        (num_tokens, hidden), (hidden, 1), dtype=x.dtype, device=x.device
-    )
-    return out0, out1
+    return define_op(namespace, schema, add_layernorm)

@@ -10,12 +10,14 @@ import triton.language as tl
 from ..common import (
     MAX_FUSED_COLS,
     define_op,
+    is_fake,
     launch_settings,
     looped_min_row_bytes,
     looped_settings,
     pdl_enabled,
     pdl_release,
     pdl_wait,
+    refuse,
     stream_rows,
 )
 
@@ -134,28 +136,24 @@ def fused_add_rmsnorm_kernel_looped(
 def fused_add_rmsnorm(x, residual, weight, eps: float = 1e-06):
     """Same arguments and outputs as the reference fused_add_rmsnorm."""
     if eps != 1e-06:
-        raise NotImplementedError(
-            "captured with eps == 1e-06; re-capture with the value you need"
-        )
+        refuse("captured with eps == 1e-06; re-capture with the value you need")
     if (x.dim(), residual.dim(), weight.dim()) != (2, 2, 1):
-        raise NotImplementedError(
+        refuse(
             "captured with x 2-d, residual 2-d, weight 1-d; re-capture with the ranks you need"
         )
     num_tokens = x.shape[0]
     hidden = x.shape[1]
     if residual.shape != (num_tokens, hidden) or weight.shape != (hidden,):
-        raise NotImplementedError(
+        refuse(
             "captured for shapes residual (x.shape[0], x.shape[1]), weight (x.shape[1],); re-capture for other sizes"
         )
     x = x if x.stride(-1) == 1 else x.contiguous()
     residual = residual if residual.stride(-1) == 1 else residual.contiguous()
     weight = weight if weight.stride(-1) == 1 else weight.contiguous()
-    out1 = torch.empty_strided(
-        (num_tokens, hidden), (hidden, 1), dtype=x.dtype, device=x.device
-    )
-    out0 = torch.empty_strided(
-        (num_tokens, hidden), (hidden, 1), dtype=x.dtype, device=x.device
-    )
+    out1 = torch.empty((num_tokens, hidden), dtype=x.dtype, device=x.device)
+    out0 = torch.empty((num_tokens, hidden), dtype=x.dtype, device=x.device)
+    if is_fake(x):  # torch.compile tracing: outputs only
+        return out0, out1
     pdl = pdl_enabled(x.device)
     BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(
         num_tokens, hidden, x.element_size(), row_tensors=4
@@ -201,17 +199,4 @@ def register_op(namespace="porter"):
     """fused_add_rmsnorm as the custom op torch.ops.<namespace>.fused_add_rmsnorm, which
     torch.compile (fullgraph=True) and CUDA graphs take as one op (docs/engine.md)."""
     schema = "fused_add_rmsnorm(Tensor x, Tensor residual, Tensor weight, float eps=1e-06) -> (Tensor, Tensor)"
-    return define_op(namespace, schema, fused_add_rmsnorm, _fused_add_rmsnorm_fake)
-
-
-def _fused_add_rmsnorm_fake(x, residual, weight, eps: float = 1e-06):
-    """fused_add_rmsnorm's outputs for the compiler, allocated without running a kernel."""
-    num_tokens = x.shape[0]
-    hidden = x.shape[1]
-    out1 = torch.empty_strided(
-        (num_tokens, hidden), (hidden, 1), dtype=x.dtype, device=x.device
-    )
-    out0 = torch.empty_strided(
-        (num_tokens, hidden), (hidden, 1), dtype=x.dtype, device=x.device
-    )
-    return out0, out1
+    return define_op(namespace, schema, fused_add_rmsnorm)

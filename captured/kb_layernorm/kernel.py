@@ -8,7 +8,7 @@ import torch.nn as nn
 import triton
 import triton.language as tl
 
-from ..common import launch_settings, pdl_enabled, pdl_release, pdl_wait
+from ..common import launch_settings, pdl_enabled, pdl_release, pdl_wait, refuse
 
 
 @triton.jit(do_not_specialize=["batch_size"])
@@ -65,19 +65,17 @@ class ModelNew(nn.Module):
 
     def forward(self, x: torch.Tensor):
         if self.ln.eps != 1e-05:
-            raise NotImplementedError(
+            refuse(
                 "captured with self.ln.eps == 1e-05; re-capture with the value you need"
             )
         if self.ln.normalized_shape != (768,):
-            raise NotImplementedError(
+            refuse(
                 "captured with self.ln.normalized_shape == (768,); re-capture with the value you need"
             )
         if x.dim() != 2:
-            raise NotImplementedError(
-                "captured with x 2-d; re-capture with the ranks you need"
-            )
+            refuse("captured with x 2-d; re-capture with the ranks you need")
         if x.dtype not in (torch.float32, torch.float16, torch.bfloat16):
-            raise NotImplementedError(
+            refuse(
                 "captured in float32, checked in float32, float16, bfloat16 only: the kernels would compute float64 in fp32; re-capture with --dtype for it"
             )
         batch_size = x.shape[0]
@@ -86,7 +84,7 @@ class ModelNew(nn.Module):
             or self.ln.weight.shape != (768,)
             or self.ln.bias.shape != (768,)
         ):
-            raise NotImplementedError(
+            refuse(
                 "captured for shapes x (_, 768), self.ln.weight (768,), self.ln.bias (768,); re-capture for other sizes"
             )
         ln_weight = (
@@ -98,9 +96,7 @@ class ModelNew(nn.Module):
             self.ln.bias if self.ln.bias.stride(-1) == 1 else self.ln.bias.contiguous()
         )
         x = x if x.stride(-1) == 1 else x.contiguous()
-        out = torch.empty_strided(
-            (batch_size, 768), (768, 1), dtype=x.dtype, device=x.device
-        )
+        out = torch.empty((batch_size, 768), dtype=x.dtype, device=x.device)
         pdl = pdl_enabled(x.device)
         BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(
             batch_size, 768, x.element_size(), row_tensors=2
@@ -154,9 +150,7 @@ def register_op(model, namespace="porter"):
         @torch.library.register_fake(f"{namespace}::{name}", lib=lib)
         def _(x, ln_weight, ln_bias):
             batch_size = x.shape[0]
-            out = torch.empty_strided(
-                (batch_size, 768), (768, 1), dtype=x.dtype, device=x.device
-            )
+            out = torch.empty((batch_size, 768), dtype=x.dtype, device=x.device)
             return out
 
         _OPS[key] = model, getattr(getattr(torch.ops, namespace), name)

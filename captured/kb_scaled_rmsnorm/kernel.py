@@ -8,7 +8,7 @@ import torch.nn as nn
 import triton
 import triton.language as tl
 
-from ..common import launch_settings, pdl_enabled, pdl_release, pdl_wait
+from ..common import launch_settings, pdl_enabled, pdl_release, pdl_wait, refuse
 
 
 @triton.jit(do_not_specialize=["batch_size"])
@@ -55,29 +55,25 @@ class ModelNew(nn.Module):
 
     def forward(self, x: torch.Tensor):
         if not isinstance(self.eps, (int, float)):
-            raise NotImplementedError(
+            refuse(
                 "captured with self.eps a number; re-capture with the value you need"
             )
         if x.dim() != 2:
-            raise NotImplementedError(
-                "captured with x 2-d; re-capture with the ranks you need"
-            )
+            refuse("captured with x 2-d; re-capture with the ranks you need")
         if x.dtype not in (torch.float32, torch.float16, torch.bfloat16):
-            raise NotImplementedError(
+            refuse(
                 "captured in float32, checked in float32, float16, bfloat16 only: the kernels would compute float64 in fp32; re-capture with --dtype for it"
             )
         batch_size = x.shape[0]
         if x.shape[1] != 512 or self.weight.shape != (512,):
-            raise NotImplementedError(
+            refuse(
                 "captured for shapes x (_, 512), self.weight (512,); re-capture for other sizes"
             )
         x = x if x.stride(-1) == 1 else x.contiguous()
         weight = (
             self.weight if self.weight.stride(-1) == 1 else self.weight.contiguous()
         )
-        out = torch.empty_strided(
-            (batch_size, 512), (512, 1), dtype=x.dtype, device=x.device
-        )
+        out = torch.empty((batch_size, 512), dtype=x.dtype, device=x.device)
         pdl = pdl_enabled(x.device)
         BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(
             batch_size, 512, x.element_size(), row_tensors=2
@@ -131,9 +127,7 @@ def register_op(model, namespace="porter"):
         @torch.library.register_fake(f"{namespace}::{name}", lib=lib)
         def _(x, weight):
             batch_size = x.shape[0]
-            out = torch.empty_strided(
-                (batch_size, 512), (512, 1), dtype=x.dtype, device=x.device
-            )
+            out = torch.empty((batch_size, 512), dtype=x.dtype, device=x.device)
             return out
 
         _OPS[key] = model, getattr(getattr(torch.ops, namespace), name)

@@ -11,10 +11,12 @@ from triton.language.extra import libdevice
 from ..common import (
     define_op,
     exp_ftz,
+    is_fake,
     matmul_in_one_kernel,
     matmul_settings,
     pdl_enabled,
     pdl_wait,
+    refuse,
     reinterpret,
     tile_settings,
 )
@@ -109,24 +111,23 @@ def linear_gelu_matmul_kernel(
 def linear_gelu(x, weight, bias):
     """Same arguments and outputs as the reference linear_gelu."""
     if (weight.dim(), x.dim(), bias.dim()) != (2, 2, 1):
-        raise NotImplementedError(
+        refuse(
             "captured with weight 2-d, x 2-d, bias 1-d; re-capture with the ranks you need"
         )
     num_tokens = x.shape[0]
     in_features = x.shape[1]
     out_features = weight.shape[0]
     if weight.shape[1] != in_features or bias.shape != (out_features,):
-        raise NotImplementedError(
+        refuse(
             "captured for shapes weight (_, x.shape[1]), bias (weight.shape[0],); re-capture for other sizes"
         )
     x = x if x.stride(-1) == 1 else x.contiguous()
     bias = bias if bias.stride(-1) == 1 else bias.contiguous()
-    out = torch.empty_strided(
-        (num_tokens, out_features),
-        (out_features, 1),
-        dtype=weight.dtype,
-        device=weight.device,
+    out = torch.empty(
+        (num_tokens, out_features), dtype=weight.dtype, device=weight.device
     )
+    if is_fake(weight):  # torch.compile tracing: outputs only
+        return out
     pdl = pdl_enabled(weight.device)
     if matmul_in_one_kernel(num_tokens, in_features, out_features, out.element_size()):
         # A small matmul: one kernel for the matmul and what follows it, no
@@ -206,40 +207,4 @@ def register_op(namespace="porter"):
     """linear_gelu as the custom op torch.ops.<namespace>.linear_gelu, which
     torch.compile (fullgraph=True) and CUDA graphs take as one op (docs/engine.md)."""
     schema = "linear_gelu(Tensor x, Tensor weight, Tensor bias) -> Tensor"
-    return define_op(namespace, schema, linear_gelu, _linear_gelu_fake)
-
-
-def _linear_gelu_fake(x, weight, bias):
-    """linear_gelu's outputs for the compiler, allocated without running a kernel."""
-    num_tokens = x.shape[0]
-    in_features = x.shape[1]
-    out_features = weight.shape[0]
-    x = x if x.stride(-1) == 1 else x.contiguous()
-    bias = bias if bias.stride(-1) == 1 else bias.contiguous()
-    out = torch.empty_strided(
-        (num_tokens, out_features),
-        (out_features, 1),
-        dtype=weight.dtype,
-        device=weight.device,
-    )
-    # 2-byte outputs: the bias is added in the kernel below, as Inductor does on
-    # a GPU; cuBLAS's bias epilogue took up to 1.1x the time on an H200. fp32
-    # keeps addmm: cuBLAS's plain fp32 matmul took 7.7x its time at 16 rows
-    # (lab/NOTES.md).
-    add_bias = out.element_size() == 2
-    if add_bias:
-        torch.mm(
-            x,
-            reinterpret(weight, (in_features, out_features), (1, in_features), 0),
-            out=out,
-        )
-    else:
-        torch.addmm(
-            bias,
-            x,
-            reinterpret(weight, (in_features, out_features), (1, in_features), 0),
-            alpha=1,
-            beta=1,
-            out=out,
-        )
-    return out
+    return define_op(namespace, schema, linear_gelu)

@@ -12,6 +12,7 @@ from ..common import (
     ONLINE_MIN_COLS,
     define_op,
     exp_ftz,
+    is_fake,
     launch_settings,
     looped_settings,
     max_nan,
@@ -21,6 +22,7 @@ from ..common import (
     pdl_enabled,
     pdl_release,
     pdl_wait,
+    refuse,
     rescale_sum,
     stream_rows,
 )
@@ -168,15 +170,13 @@ def logsumexp_kernel_online(
 def logsumexp(logits: torch.Tensor):
     """Same arguments and outputs as the reference logsumexp."""
     if logits.dim() != 2:
-        raise NotImplementedError(
-            "captured with logits 2-d; re-capture with the ranks you need"
-        )
+        refuse("captured with logits 2-d; re-capture with the ranks you need")
     num_tokens = logits.shape[0]
     vocab = logits.shape[1]
     logits = logits if logits.stride(-1) == 1 else logits.contiguous()
-    out = torch.empty_strided(
-        (num_tokens,), (1,), dtype=torch.float32, device=logits.device
-    )
+    out = torch.empty((num_tokens,), dtype=torch.float32, device=logits.device)
+    if is_fake(logits):  # torch.compile tracing: outputs only
+        return out
     pdl = pdl_enabled(logits.device)
     BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(
         num_tokens, vocab, logits.element_size(), row_tensors=1, row_only=True
@@ -223,13 +223,4 @@ def register_op(namespace="porter"):
     """logsumexp as the custom op torch.ops.<namespace>.logsumexp, which
     torch.compile (fullgraph=True) and CUDA graphs take as one op (docs/engine.md)."""
     schema = "logsumexp(Tensor logits) -> Tensor"
-    return define_op(namespace, schema, logsumexp, _logsumexp_fake)
-
-
-def _logsumexp_fake(logits: torch.Tensor):
-    """logsumexp's outputs for the compiler, allocated without running a kernel."""
-    num_tokens = logits.shape[0]
-    out = torch.empty_strided(
-        (num_tokens,), (1,), dtype=torch.float32, device=logits.device
-    )
-    return out
+    return define_op(namespace, schema, logsumexp)

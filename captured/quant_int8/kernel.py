@@ -11,6 +11,7 @@ from triton.language.extra import libdevice
 from ..common import (
     MAX_FUSED_COLS,
     define_op,
+    is_fake,
     launch_settings,
     looped_min_row_bytes,
     looped_settings,
@@ -20,6 +21,7 @@ from ..common import (
     pdl_enabled,
     pdl_release,
     pdl_wait,
+    refuse,
     stream_rows,
 )
 
@@ -111,18 +113,16 @@ def quant_int8_kernel_looped(
 def quant_int8(x: torch.Tensor):
     """Same arguments and outputs as the reference quant_int8."""
     if x.dim() != 2:
-        raise NotImplementedError(
-            "captured with x 2-d; re-capture with the ranks you need"
-        )
+        refuse("captured with x 2-d; re-capture with the ranks you need")
     num_tokens = x.shape[0]
     hidden = x.shape[1]
     x = x if x.stride(-1) == 1 else x.contiguous()
     out1 = torch.empty_strided(
         (num_tokens, 1), (1, num_tokens), dtype=torch.float32, device=x.device
     )
-    out0 = torch.empty_strided(
-        (num_tokens, hidden), (hidden, 1), dtype=torch.int8, device=x.device
-    )
+    out0 = torch.empty((num_tokens, hidden), dtype=torch.int8, device=x.device)
+    if is_fake(x):  # torch.compile tracing: outputs only
+        return out0, out1
     pdl = pdl_enabled(x.device)
     out1_view0 = out1.as_strided((num_tokens, 1), (1, 1), out1.storage_offset())
     BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(
@@ -165,17 +165,4 @@ def register_op(namespace="porter"):
     """quant_int8 as the custom op torch.ops.<namespace>.quant_int8, which
     torch.compile (fullgraph=True) and CUDA graphs take as one op (docs/engine.md)."""
     schema = "quant_int8(Tensor x) -> (Tensor, Tensor)"
-    return define_op(namespace, schema, quant_int8, _quant_int8_fake)
-
-
-def _quant_int8_fake(x: torch.Tensor):
-    """quant_int8's outputs for the compiler, allocated without running a kernel."""
-    num_tokens = x.shape[0]
-    hidden = x.shape[1]
-    out1 = torch.empty_strided(
-        (num_tokens, 1), (1, num_tokens), dtype=torch.float32, device=x.device
-    )
-    out0 = torch.empty_strided(
-        (num_tokens, hidden), (hidden, 1), dtype=torch.int8, device=x.device
-    )
-    return out0, out1
+    return define_op(namespace, schema, quant_int8)

@@ -10,12 +10,14 @@ import triton.language as tl
 from ..common import (
     MAX_FUSED_COLS,
     define_op,
+    is_fake,
     launch_settings,
     looped_min_row_bytes,
     looped_settings,
     pdl_enabled,
     pdl_release,
     pdl_wait,
+    refuse,
     stream_rows,
 )
 
@@ -109,24 +111,18 @@ def rmsnorm_kernel_looped(
 def rmsnorm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-06):
     """Same arguments and outputs as the reference rmsnorm."""
     if eps != 1e-06:
-        raise NotImplementedError(
-            "captured with eps == 1e-06; re-capture with the value you need"
-        )
+        refuse("captured with eps == 1e-06; re-capture with the value you need")
     if (x.dim(), weight.dim()) != (2, 1):
-        raise NotImplementedError(
-            "captured with x 2-d, weight 1-d; re-capture with the ranks you need"
-        )
+        refuse("captured with x 2-d, weight 1-d; re-capture with the ranks you need")
     num_tokens = x.shape[0]
     hidden = x.shape[1]
     if weight.shape != (hidden,):
-        raise NotImplementedError(
-            "captured for shapes weight (x.shape[1],); re-capture for other sizes"
-        )
+        refuse("captured for shapes weight (x.shape[1],); re-capture for other sizes")
     x = x if x.stride(-1) == 1 else x.contiguous()
     weight = weight if weight.stride(-1) == 1 else weight.contiguous()
-    out = torch.empty_strided(
-        (num_tokens, hidden), (hidden, 1), dtype=x.dtype, device=x.device
-    )
+    out = torch.empty((num_tokens, hidden), dtype=x.dtype, device=x.device)
+    if is_fake(x):  # torch.compile tracing: outputs only
+        return out
     pdl = pdl_enabled(x.device)
     BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(
         num_tokens, hidden, x.element_size(), row_tensors=2
@@ -168,14 +164,4 @@ def register_op(namespace="porter"):
     """rmsnorm as the custom op torch.ops.<namespace>.rmsnorm, which
     torch.compile (fullgraph=True) and CUDA graphs take as one op (docs/engine.md)."""
     schema = "rmsnorm(Tensor x, Tensor weight, float eps=1e-06) -> Tensor"
-    return define_op(namespace, schema, rmsnorm, _rmsnorm_fake)
-
-
-def _rmsnorm_fake(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-06):
-    """rmsnorm's outputs for the compiler, allocated without running a kernel."""
-    num_tokens = x.shape[0]
-    hidden = x.shape[1]
-    out = torch.empty_strided(
-        (num_tokens, hidden), (hidden, 1), dtype=x.dtype, device=x.device
-    )
-    return out
+    return define_op(namespace, schema, rmsnorm)

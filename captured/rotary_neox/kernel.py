@@ -10,9 +10,11 @@ import triton.language as tl
 from ..common import (
     DECODE_BLOCK,
     define_op,
+    is_fake,
     pdl_enabled,
     pdl_release,
     pdl_wait,
+    refuse,
     tile_settings,
 )
 
@@ -47,80 +49,50 @@ def rotary_neox_kernel(
     cols = col_block * BLOCK_COLS + tl.arange(0, BLOCK_COLS)[None, :]
     mask = (rows < num_rows) & (cols < head_dim_div_2)
     x2 = rows // num_heads
-    q = tl.load(
-        q_ptr + (cols + rows // num_heads * q_stride0 + rows % num_heads * q_stride1),
-        mask,
-        eviction_policy="evict_last",
-    ).to(tl.float32)
+    q_rows = q_ptr + (x2 * q_stride0 + rows % num_heads * q_stride1)
     cos_x2 = cos_ptr + x2 * cos_stride0
     sin_x2 = sin_ptr + x2 * sin_stride0
     out_rows = out_ptr + rows * out_stride1
+    out_2_rows = out_ptr_2 + rows * out_stride1_2
+    q = tl.load(q_rows + cols, mask, eviction_policy="evict_last").to(tl.float32)
     cos = tl.load(cos_x2 + cols, mask, eviction_policy="evict_last").to(tl.float32)
-    q_2 = tl.load(
-        q_ptr
-        + (
-            head_dim_div_2
-            + cols
-            + rows // num_heads * q_stride0
-            + rows % num_heads * q_stride1
-        ),
-        mask,
-        eviction_policy="evict_last",
-    ).to(tl.float32)
+    q_2 = tl.load(q_rows + (head_dim_div_2 + cols), mask, eviction_policy="evict_last")
+    q_2 = q_2.to(tl.float32)
     sin = tl.load(sin_x2 + cols, mask, eviction_policy="evict_last").to(tl.float32)
     out = q * cos - q_2 * sin
     mask_2 = (rows < num_rows) & (cols < head_dim_minus_head_dim_div_2)
     q_3 = tl.load(
-        q_ptr
-        + (
-            head_dim_div_2
-            + cols
-            + rows // num_heads * q_stride0
-            + rows % num_heads * q_stride1
-        ),
-        mask_2,
-        eviction_policy="evict_last",
+        q_rows + (head_dim_div_2 + cols), mask_2, eviction_policy="evict_last"
     ).to(tl.float32)
     cos_2 = tl.load(cos_x2 + cols, mask_2, eviction_policy="evict_last").to(tl.float32)
-    q_4 = tl.load(
-        q_ptr + (cols + rows // num_heads * q_stride0 + rows % num_heads * q_stride1),
-        mask_2,
-        eviction_policy="evict_last",
-    ).to(tl.float32)
+    q_4 = tl.load(q_rows + cols, mask_2, eviction_policy="evict_last").to(tl.float32)
     sin_2 = tl.load(sin_x2 + cols, mask_2, eviction_policy="evict_last").to(tl.float32)
     # a block over a long row lets the next kernel launch once its loads are issued
     pdl_release(LAUNCH_PDL, EARLY_TRIGGER)
     tl.store(out_rows + cols, out.to(out_ptr.dtype.element_ty), mask)
     out_2 = q_3 * cos_2 + q_4 * sin_2
-    tl.store(
-        out_ptr_2 + (cols + rows * out_stride1_2),
-        out_2.to(out_ptr_2.dtype.element_ty),
-        mask_2,
-    )
+    tl.store(out_2_rows + cols, out_2.to(out_ptr_2.dtype.element_ty), mask_2)
 
 
 def rotary_neox(q: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
     """Same arguments and outputs as the reference rotary_neox."""
     if (q.dim(), cos.dim(), sin.dim()) != (3, 2, 2):
-        raise NotImplementedError(
+        refuse(
             "captured with q 3-d, cos 2-d, sin 2-d; re-capture with the ranks you need"
         )
     num_tokens = q.shape[0]
     num_heads = q.shape[1]
     head_dim = q.shape[2]
     if cos.shape[0] != num_tokens or sin.shape[0] != num_tokens:
-        raise NotImplementedError(
+        refuse(
             "captured for shapes cos (q.shape[0], _), sin (q.shape[0], _); re-capture for other sizes"
         )
     q = q if q.stride(-1) == 1 else q.contiguous()
     cos = cos if cos.stride(-1) == 1 else cos.contiguous()
     sin = sin if sin.stride(-1) == 1 else sin.contiguous()
-    out = torch.empty_strided(
-        (num_tokens, num_heads, head_dim),
-        (head_dim * num_heads, head_dim, 1),
-        dtype=q.dtype,
-        device=q.device,
-    )
+    out = torch.empty((num_tokens, num_heads, head_dim), dtype=q.dtype, device=q.device)
+    if is_fake(q):  # torch.compile tracing: outputs only
+        return out
     pdl = pdl_enabled(q.device)
     out_view0 = out.as_strided(
         (num_tokens, num_heads, head_dim + -1 * (head_dim // 2)),
@@ -166,18 +138,4 @@ def register_op(namespace="porter"):
     """rotary_neox as the custom op torch.ops.<namespace>.rotary_neox, which
     torch.compile (fullgraph=True) and CUDA graphs take as one op (docs/engine.md)."""
     schema = "rotary_neox(Tensor q, Tensor cos, Tensor sin) -> Tensor"
-    return define_op(namespace, schema, rotary_neox, _rotary_neox_fake)
-
-
-def _rotary_neox_fake(q: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
-    """rotary_neox's outputs for the compiler, allocated without running a kernel."""
-    num_tokens = q.shape[0]
-    num_heads = q.shape[1]
-    head_dim = q.shape[2]
-    out = torch.empty_strided(
-        (num_tokens, num_heads, head_dim),
-        (head_dim * num_heads, head_dim, 1),
-        dtype=q.dtype,
-        device=q.device,
-    )
-    return out
+    return define_op(namespace, schema, rotary_neox)

@@ -10,9 +10,11 @@ import triton.language as tl
 from ..common import (
     DECODE_BLOCK,
     define_op,
+    is_fake,
     pdl_enabled,
     pdl_release,
     pdl_wait,
+    refuse,
     tile_settings,
 )
 
@@ -37,6 +39,9 @@ def silu_and_mul_kernel(
     cols = col_block * BLOCK_COLS + tl.arange(0, BLOCK_COLS)[None, :]
     mask = (rows < num_tokens) & (cols < x_size1_div_2)
     x_rows = x_ptr + rows * x_stride0
+    out_rows = out_ptr + rows * (
+        1 * (1 >= x_size1_div_2) + x_size1_div_2 * (x_size1_div_2 > 1)
+    )
     x = tl.load(x_rows + cols, mask, eviction_policy="evict_last").to(tl.float32)
     x_2 = tl.load(x_rows + (x_size1_div_2 + cols), mask, eviction_policy="evict_last")
     x_2 = x_2.to(tl.float32)
@@ -44,31 +49,18 @@ def silu_and_mul_kernel(
     pdl_release(LAUNCH_PDL, EARLY_TRIGGER)
     exp = tl.exp(-x)
     out = x / (exp + 1.0) * x_2
-    tl.store(
-        out_ptr
-        + (
-            cols
-            + rows * (1 * (1 >= x_size1_div_2) + x_size1_div_2 * (x_size1_div_2 > 1))
-        ),
-        out.to(out_ptr.dtype.element_ty),
-        mask,
-    )
+    tl.store(out_rows + cols, out.to(out_ptr.dtype.element_ty), mask)
 
 
 def silu_and_mul(x: torch.Tensor):
     """Same arguments and outputs as the reference silu_and_mul."""
     if x.dim() != 2:
-        raise NotImplementedError(
-            "captured with x 2-d; re-capture with the ranks you need"
-        )
+        refuse("captured with x 2-d; re-capture with the ranks you need")
     num_tokens = x.shape[0]
     x = x if x.stride(-1) == 1 else x.contiguous()
-    out = torch.empty_strided(
-        (num_tokens, x.shape[1] // 2),
-        (max(1, x.shape[1] // 2), 1),
-        dtype=x.dtype,
-        device=x.device,
-    )
+    out = torch.empty((num_tokens, x.shape[1] // 2), dtype=x.dtype, device=x.device)
+    if is_fake(x):  # torch.compile tracing: outputs only
+        return out
     pdl = pdl_enabled(x.device)
     BLOCK_ROWS, BLOCK_COLS, num_warps = tile_settings(
         num_tokens, (x.shape[1] // 2), x.element_size()
@@ -95,16 +87,4 @@ def register_op(namespace="porter"):
     """silu_and_mul as the custom op torch.ops.<namespace>.silu_and_mul, which
     torch.compile (fullgraph=True) and CUDA graphs take as one op (docs/engine.md)."""
     schema = "silu_and_mul(Tensor x) -> Tensor"
-    return define_op(namespace, schema, silu_and_mul, _silu_and_mul_fake)
-
-
-def _silu_and_mul_fake(x: torch.Tensor):
-    """silu_and_mul's outputs for the compiler, allocated without running a kernel."""
-    num_tokens = x.shape[0]
-    out = torch.empty_strided(
-        (num_tokens, x.shape[1] // 2),
-        (max(1, x.shape[1] // 2), 1),
-        dtype=x.dtype,
-        device=x.device,
-    )
-    return out
+    return define_op(namespace, schema, silu_and_mul)

@@ -11,6 +11,7 @@ from ..common import (
     MAX_FUSED_COLS,
     define_op,
     exp_ftz,
+    is_fake,
     launch_settings,
     looped_min_row_bytes,
     looped_settings,
@@ -19,6 +20,7 @@ from ..common import (
     pdl_enabled,
     pdl_release,
     pdl_wait,
+    refuse,
     stream_rows,
 )
 
@@ -128,19 +130,15 @@ def softmax_kernel_looped(
 def softmax(logits: torch.Tensor, temperature: float = 0.7):
     """Same arguments and outputs as the reference softmax."""
     if temperature != 0.7:
-        raise NotImplementedError(
-            "captured with temperature == 0.7; re-capture with the value you need"
-        )
+        refuse("captured with temperature == 0.7; re-capture with the value you need")
     if logits.dim() != 2:
-        raise NotImplementedError(
-            "captured with logits 2-d; re-capture with the ranks you need"
-        )
+        refuse("captured with logits 2-d; re-capture with the ranks you need")
     num_tokens = logits.shape[0]
     vocab = logits.shape[1]
     logits = logits if logits.stride(-1) == 1 else logits.contiguous()
-    out = torch.empty_strided(
-        (num_tokens, vocab), (vocab, 1), dtype=logits.dtype, device=logits.device
-    )
+    out = torch.empty((num_tokens, vocab), dtype=logits.dtype, device=logits.device)
+    if is_fake(logits):  # torch.compile tracing: outputs only
+        return out
     pdl = pdl_enabled(logits.device)
     BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(
         num_tokens, vocab, logits.element_size(), row_tensors=2, row_only=True
@@ -185,14 +183,4 @@ def register_op(namespace="porter"):
     """softmax as the custom op torch.ops.<namespace>.softmax, which
     torch.compile (fullgraph=True) and CUDA graphs take as one op (docs/engine.md)."""
     schema = "softmax(Tensor logits, float temperature=0.7) -> Tensor"
-    return define_op(namespace, schema, softmax, _softmax_fake)
-
-
-def _softmax_fake(logits: torch.Tensor, temperature: float = 0.7):
-    """softmax's outputs for the compiler, allocated without running a kernel."""
-    num_tokens = logits.shape[0]
-    vocab = logits.shape[1]
-    out = torch.empty_strided(
-        (num_tokens, vocab), (vocab, 1), dtype=logits.dtype, device=logits.device
-    )
-    return out
+    return define_op(namespace, schema, softmax)

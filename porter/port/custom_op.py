@@ -9,7 +9,7 @@ import inspect
 import re
 from dataclasses import dataclass, field
 
-from porter.ast_tools import assigned_names, names_in
+from porter.ast_tools import assigned_names, names_in, stored_names
 from porter.port.model import module_attr
 from porter.records import Capture
 
@@ -27,6 +27,10 @@ class CustomOp:
     schema: str = ""
     # The fake implementation's body: sizes, output allocations, return.
     fake: list[str] = field(default_factory=list)
+    # Where set, the launcher is its own fake: for a fake `fake_tensor` it
+    # returns its outputs before launch step `fake_at`, and `fake` is unused.
+    fake_at: int | None = None
+    fake_tensor: str = ""
     refusal: str = ""
     # Whether the function returns only its own arguments, changed in place (as
     # vLLM's in-place ops do): the op then calls it and returns nothing.
@@ -55,7 +59,8 @@ def plan_custom_op(
         tensors = {gi.target for gi in module.inputs if gi.kind == "tensor"}
     tensors &= set(cap.input_names)
     state = []
-    if module is not None and cap.reference_kind == "kernelbench":
+    kernelbench = module is not None and cap.reference_kind == "kernelbench"
+    if kernelbench:
         sig = sig.replace(parameters=list(sig.parameters.values())[1:])  # self
         for gi in module.inputs:
             var = gi.target.replace(".", "_")
@@ -97,10 +102,20 @@ def plan_custom_op(
     fake = ["return None"] if returns == "()" else _fake_body(launcher)
     if state:
         fake = [_in_op_terms(line, state) for line in fake]
+    # A module's op keeps its own fake (its state passed as arguments).
+    fake_at = (
+        None
+        if kernelbench or refusal
+        else fake_return_at(launcher, set(sig.parameters))
+    )
     return CustomOp(
         name=name,
         schema=f"({', '.join(params)}) -> {returns}",
         fake=fake,
+        fake_at=fake_at,
+        fake_tensor=(
+            launcher.device.removesuffix(".device") if fake_at is not None else ""
+        ),
         refusal=refusal,
         in_place=in_place,
         state=state,
@@ -214,6 +229,37 @@ def _viewed(node: ast.AST) -> str | None:
     return None
 
 
+def fake_return_at(launcher, params: set[str]) -> int | None:
+    """The launch step before which the launcher can return its outputs for
+    fake tensors, being then its own fake: every output is bound by then (sizes,
+    allocations, torch calls), and what follows binds none of them (launches,
+    torch calls writing `out=` an output). None where a later torch call makes
+    an output, or copies go back (a separate fake does)."""
+    if launcher.epilogue or not re.fullmatch(r"\w+\.device", launcher.device):
+        return None
+    first = next((i for i, s in enumerate(launcher.steps) if s.kind != "extern"), None)
+    if first is None:
+        return None
+    bound = {d.name for d in launcher.dims} | {a.var for a in launcher.allocs}
+    for text in launcher.prelude + [s.call for s in launcher.steps[:first]]:
+        bound |= _bound_by(text)
+    later = set()
+    for s in launcher.steps[first:]:
+        for step in [s, *s.otherwise]:
+            if step.kind == "extern":
+                later |= _bound_by(step.call)
+    # an in-place function returns its arguments themselves
+    needed = names_in(ast.parse(launcher.returns)) - {"None"}
+    if needed & later or not needed <= bound | params:
+        return None
+    return first
+
+
+def _bound_by(text: str) -> set[str]:
+    """The names a launcher line binds, inside its blocks too."""
+    return stored_names(ast.parse(text))
+
+
 def _fake_body(launcher) -> list[str]:
     """Statements that give the outputs' sizes, dtypes and strides without
     running a kernel: the launcher's sizes, layouts, allocations, the torch
@@ -229,11 +275,7 @@ def _fake_body(launcher) -> list[str]:
         if set(assigned_names(ast.parse(line).body[0])) & read:
             lines.append(line)
     for a in launcher.allocs:
-        sizes = ", ".join(a.sizes) + ("," if len(a.sizes) == 1 else "")
-        strides = ", ".join(a.strides) + ("," if len(a.strides) == 1 else "")
-        lines.append(
-            f"{a.var} = {a.init}(({sizes}), ({strides}), dtype={a.dtype}, device={a.device})"
-        )
+        lines.append(f"{a.var} = {a.call}")
     lines += externs
     lines.append(f"return {launcher.returns}")
     return _used_dims(lines, len(launcher.dims))

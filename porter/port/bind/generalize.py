@@ -23,8 +23,10 @@ from porter.ast_tools import (
     assigned_names,
     bindings,
     is_call,
+    join_sum,
     names_in,
     rename_names,
+    split_sum,
     walk_stmts,
     ptr_base,
 )
@@ -346,7 +348,7 @@ def _rewrite_strides(
     def _fix_terms(
         index: ast.AST, old_ptr: str, new_ptr: str, strides: list[str], sizes
     ) -> ast.AST:
-        terms = _split_sum(index)
+        terms = split_sum(index)
         axes: set[int] = set()
         if free is None:
             matched.setdefault(old_ptr, []).append(axes)
@@ -416,7 +418,7 @@ def _rewrite_strides(
                     0, ast.BinOp(part, ast.Mult(), ast.Name(pname, ast.Load()))
                 )
             out += split
-        return _join_sum(out)
+        return join_sum(out)
 
     def _axes_stepped(term: ast.AST, strides: list[str]) -> set[int]:
         """The axes a term that moves with the element may step along: the
@@ -498,19 +500,6 @@ def _tensor_of(binding, module: CompiledModule) -> str:
     if binding.kind == "output":
         return module.outputs[int(binding.target)]
     return binding.target
-
-
-def _split_sum(node: ast.AST) -> list[ast.AST]:
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        return _split_sum(node.left) + _split_sum(node.right)
-    return [node]
-
-
-def _join_sum(terms: list[ast.AST]) -> ast.AST:
-    out = terms[0]
-    for t in terms[1:]:
-        out = ast.BinOp(out, ast.Add(), t)
-    return out
 
 
 _INDEX_VAR = re.compile(r"^(x\d+|r0_\d+|xindex|r0_index)$")

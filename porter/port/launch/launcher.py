@@ -67,6 +67,47 @@ class Alloc:
     device: str
     init: str = "torch.empty_strided"
 
+    @property
+    def call(self) -> str:
+        """The allocation as the launcher writes it: `torch.empty(sizes, ...)`
+        where the strides are the contiguous ones, as hand-written code reads."""
+        sizes = ", ".join(self.sizes) + ("," if len(self.sizes) == 1 else "")
+        where = f"dtype={self.dtype}, device={self.device}"
+        if self.init == "torch.empty_strided" and _contiguous(self.sizes, self.strides):
+            return f"torch.empty(({sizes}), {where})"
+        strides = ", ".join(self.strides) + ("," if len(self.strides) == 1 else "")
+        return f"{self.init}(({sizes}), ({strides}), {where})"
+
+
+def _contiguous(sizes: list[str], strides: list[str]) -> bool:
+    """Whether strides are the row-major ones of sizes, as expressions of the
+    same names (checked at two sets of values, each name its own)."""
+    if len(sizes) != len(strides):
+        return False
+    # `x.shape[1]` as one name
+    sizes, strides = (
+        [re.sub(r"\b(\w+)\.shape\[(\d+)\]", r"\1_shape_\2", e) for e in exprs]
+        for exprs in (sizes, strides)
+    )
+    names = sorted(
+        set(re.findall(r"\b[A-Za-z_]\w*\b", " ".join(sizes + strides))) - {"max", "min"}
+    )
+    for base in (7, 1000003):
+        values = {n: base + 2 * i for i, n in enumerate(names)}
+        env = {"__builtins__": {}, "max": max, "min": min, **values}
+        try:  # size arithmetic porter wrote itself, evaluated without builtins
+            got = [eval(s, env) for s in strides]
+            dims = [eval(s, env) for s in sizes]
+        except Exception:
+            return False
+        want, step = [], 1
+        for n in reversed(dims):
+            want.append(step)
+            step *= n
+        if got != want[::-1]:
+            return False
+    return True
+
 
 @dataclass
 class Calls:
@@ -233,7 +274,7 @@ def plan_launcher(
             dims_now, dims_then = f"({dims_now})", f"({dims_then})"
         said = ", ".join(f"{t} {n}-d" for t, n in ranked)
         checks.append(
-            f"if {dims_now} != {dims_then}:\n    raise NotImplementedError("
+            f"if {dims_now} != {dims_then}:\n    refuse("
             f"'captured with {said}; re-capture with the ranks you need')"
         )
     written = written_tensors(ports)
@@ -296,9 +337,7 @@ def plan_launcher(
             f"{', '.join(cap.dtypes_served)} only: {', and '.join(why)}; "
             "re-capture with --dtype for it"
         )
-        checks.append(
-            f"if {first_float}.dtype {test}:\n    raise NotImplementedError({said!r})"
-        )
+        checks.append(f"if {first_float}.dtype {test}:\n    refuse({said!r})")
     device = f"{holder}.device" if holder else "'cuda'"
 
     dims = []
@@ -403,7 +442,7 @@ def plan_launcher(
         # the kernels would average nothing into them.
         empty = " or ".join(f"{t}.numel() == 0" for t in tensor_inputs)
         shape_checks.append(
-            f"if {empty}:\n    raise NotImplementedError("
+            f"if {empty}:\n    refuse("
             f"{f'an empty input would change {module_attr(state[0])} where eager leaves it alone'!r})"
         )
     returns, calls = [], Calls()
@@ -639,7 +678,7 @@ def _shape_checks(
         return []
     cond = " or ".join(conds)
     message = f"captured for shapes {', '.join(said)}; re-capture for other sizes"
-    return [f"if {cond}:\n    raise NotImplementedError({message!r})"]
+    return [f"if {cond}:\n    refuse({message!r})"]
 
 
 def _spelled(expr: str, named: dict[str, str]) -> str:
@@ -659,15 +698,12 @@ class _Code(str):
 def _refuse_other(expr: str, value) -> str:
     test = f"{expr} is not None" if value is None else f"{expr} != {value!r}"
     said = f"captured with {expr} {'is' if value is None else '=='} {value!r}"
-    return (
-        f"if {test}:\n    raise NotImplementedError("
-        f"{f'{said}; re-capture with the value you need'!r})"
-    )
+    return f"if {test}:\n    refuse({f'{said}; re-capture with the value you need'!r})"
 
 
 def _refuse_non_number(name: str) -> str:
     said = f"captured with {name} a number; re-capture with the value you need"
-    return f"if not isinstance({name}, (int, float)):\n    raise NotImplementedError({said!r})"
+    return f"if not isinstance({name}, (int, float)):\n    refuse({said!r})"
 
 
 def _refuse_branch(reference: str, cond: str) -> str:
@@ -685,7 +721,7 @@ def _refuse_branch(reference: str, cond: str) -> str:
     if re.fullmatch(r"[\w.\[\]]+ % \d+ == 0", cond):
         # a view or reshape into groups: eager raises on the other side
         said = f"the kernels assume {cond}, as the reference's view of it does"
-    return f"if not ({cond}):\n    raise NotImplementedError({said!r})"
+    return f"if not ({cond}):\n    refuse({said!r})"
 
 
 def written_tensors(ports) -> set[str]:
