@@ -200,6 +200,41 @@ def test_a_constructor_default_no_caller_passes_is_varied_too(tmp_path):
         _check(load_case(case.folder), sizes, init={1: 0.5})
 
 
+DEFAULTED_FLOATS = """
+    import torch
+
+    DIMS = {"num_tokens": 6, "hidden": 32}
+    DTYPES = ["float32"]
+
+    def scaled(x: torch.Tensor, scale: float = 0.5, eps: float = 1e-6):
+        if scale > 1.0:
+            return x * scale
+        return x / (x.abs().amax(-1, keepdim=True) + eps) * scale
+
+    def make_inputs(num_tokens, hidden, dtype, device):
+        return [torch.randn(num_tokens, hidden, dtype=dtype, device=device)]
+
+    REFERENCE = scaled
+"""
+
+
+def test_float_arguments_left_to_their_defaults_are_kernel_arguments(tmp_path):
+    # make_inputs passes x alone: capture passes scale and eps too, so the
+    # kernel takes them at run time (as a hand-written one takes eps) where a
+    # constant would refuse every other value; the branch on scale is refused.
+    case = _capture(tmp_path, "scaled", DEFAULTED_FLOATS)
+    text = (case.folder / "kernel.py").read_text()
+    kernel = text[text.index("def scaled_kernel(") : text.index("):")]
+    assert "scale," in kernel and "eps," in kernel
+    assert "if not (scale <= 1.0):" in text
+    sizes = {"num_tokens": 5, "hidden": 24}
+    _check(case, sizes, args={1: 0.75, 2: 0.5})
+    with pytest.raises(ScaffoldRefuses, match="scale <= 1.0"):
+        _check(case, sizes, args={1: 2.0}, optional=True)
+    varied = {str(s.args) for s in case.scenarios() if s.args}
+    assert any("1:" in v for v in varied) and any("2:" in v for v in varied), varied
+
+
 LOSS = """
     import torch
     import torch.nn as nn
