@@ -559,22 +559,17 @@ def run_capture(
     # Every size a symbol first; where Inductor cannot compile that (or lowers
     # it all to extern calls), the per-call sizes alone, the rest constants
     # the launcher then checks.
-    # Float arguments left to their defaults (eps) passed too, so the kernels
-    # take them at run time; where Inductor cannot compile that, constants.
-    floats = ref.float_defaults(len(inputs))
-    attempts = [(e, f) for e in (True, False) for f in ([floats, {}] if floats else [{}])]
-    for attempt, (every_size, passed) in enumerate(attempts):
-        if attempt:
+    for every_size in (True, False):
+        if not every_size:
             torch.manual_seed(0)
             inputs = ref.make_inputs(dtype=dtype, device=device)
         _mark_dims(ref, inputs, set(static), every_size)
         state = _State()
         try:
-            _compile(ref, fn, inputs, state, codegen_only, every_size, debug, passed)
+            _compile(ref, fn, inputs, state, codegen_only, every_size, debug)
         except _CompileFailed as err:
             failure = str(err)
             continue
-        floats = passed
         sources = [g.source for g in state.graphs if g.source is not None]
         if not sources:
             raise PorterError(
@@ -628,18 +623,16 @@ def run_capture(
             "to see torch's full log"
         )
     _settle_dims(ref, modules)
-    _buffer_dtypes(ref, fn, dtype, device, modules, codegen_only, debug, floats)
+    _buffer_dtypes(ref, fn, dtype, device, modules, codegen_only, debug)
     config_warnings: list[str] = []
     if not codegen_only:
         config_warnings = _record_configs(state, kernels)
 
     # Dynamo's trace alone, once: the dtypes it serves and the branches it took
     guarded: list[str] = []
-    base = _traced(ref, dtype, device, guarded, kwargs=floats)
-    branches = (
-        _taken(ref, dtype, device, guarded, base, floats) if base is not None else []
-    )
-    served = _dtypes_served(ref, dtype, device, base, floats)
+    base = _traced(ref, dtype, device, guarded)
+    branches = _taken(ref, dtype, device, guarded, base) if base is not None else []
+    served = _dtypes_served(ref, dtype, device, base)
     unmatched = [b for m in modules for b in m.unmatched_fp32()]
     if dtype == "float32" and unmatched and served != ["float32"]:
         served = ["float32"]
@@ -685,11 +678,7 @@ def run_capture(
 
 
 def _dtypes_served(
-    ref: Reference,
-    dtype: str,
-    device: str,
-    base: list[str] | None,
-    floats: dict[str, float],
+    ref: Reference, dtype: str, device: str, base: list[str] | None
 ) -> list[str]:
     """The float dtypes in which Dynamo traces the reference to the same graph
     as in `dtype` (`base`, _traced's; dtype literals aside): where it does not
@@ -698,22 +687,13 @@ def _dtypes_served(
     refuses it."""
     served = [dtype]
     for other in FLOAT_DTYPES:
-        if (
-            other != dtype
-            and base is not None
-            and _traced(ref, other, device, kwargs=floats) == base
-        ):
+        if other != dtype and base is not None and _traced(ref, other, device) == base:
             served.append(other)
     return [d for d in FLOAT_DTYPES if d in served]
 
 
 def _taken(
-    ref: Reference,
-    dtype: str,
-    device: str,
-    conditions: list[str],
-    base: list[str],
-    floats: dict[str, float],
+    ref: Reference, dtype: str, device: str, conditions: list[str], base: list[str]
 ) -> list[str]:
     """The conditions whose other side Dynamo traces to another graph: the
     reference's own branches. A condition whose other side traces to the same
@@ -723,8 +703,6 @@ def _taken(
     kept = []
     for cond in conditions:
         probe = _other_side(ref, cond)
-        if probe is not None:
-            probe["kwargs"] = {**floats, **probe.get("kwargs", {})}
         if probe is None or _traced(ref, dtype, device, **probe) != base:
             kept.append(cond)
     return kept
@@ -828,7 +806,6 @@ def _buffer_dtypes(
     modules: list,
     codegen_only: bool,
     debug: bool,
-    floats: dict[str, float],
 ) -> None:
     """In an fp32 capture an fp32 buffer may hold a value in the inputs'
     dtype or an fp32 one of its own (the softmax of x.float() that a top-k
@@ -848,7 +825,7 @@ def _buffer_dtypes(
     state = _State()
     try:
         other, inputs = _built_in(ref, alt, device)
-        _compile(ref, other, inputs, state, codegen_only, True, debug, floats)
+        _compile(ref, other, inputs, state, codegen_only, True, debug)
     except (_CompileFailed, Exception):  # noqa: BLE001 - the buffers stay unmarked
         return
     sources = [g.source for g in state.graphs if g.source is not None]
@@ -882,10 +859,8 @@ def _compile(
     codegen_only: bool,
     every_size: bool,
     debug: bool,
-    floats: dict[str, float] | None = None,
 ) -> None:
-    """Run `fn` once under torch.compile with porter's backend, filling `state`
-    (`floats`: float arguments passed by name beside the inputs)."""
+    """Run `fn` once under torch.compile with porter's backend, filling `state`."""
     chatter = io.StringIO()
     torch._dynamo.reset()
     patches = inductor_patches(codegen_only)
@@ -909,7 +884,7 @@ def _compile(
     ):
         with torch._inductor.config.patch(patches), torch.no_grad():
             try:
-                compiled(*inputs, **(floats or {}))
+                compiled(*inputs)
             except Exception as err:
                 failed = next((g for g in state.graphs if g.error), None)
                 why = (

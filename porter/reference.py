@@ -109,17 +109,6 @@ class Reference:
         params = list(inspect.signature(fn).parameters.values())
         return params if porter else params[1:]
 
-    def float_defaults(self, given: int) -> dict[str, float]:
-        """The call parameters past the first `given` that default to a float
-        (eps=1e-6), by name: capture passes them, so the kernels take them at
-        run time, as a hand-written kernel takes eps, rather than a constant."""
-        return {
-            p.name: p.default
-            for p in self.call_params()[given:]
-            if type(p.default) is float
-            and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-        }
-
     def init_values(self, sizes: dict[str, int] | None = None) -> list[Any]:
         """get_init_inputs() at `sizes`, then the defaults of the constructor's
         parameters past them (an eps=1e-5 no caller passes): each a value a
