@@ -123,6 +123,12 @@ def render_kernel(scaffold: Scaffold) -> str:
         lines = text.split("\n")
         text = "\n".join(l for i, l in enumerate(lines, 1) if i not in unused)
         tree = ast.parse(text)
+    unpacked = _unpacked_shapes(text, tree)
+    if unpacked != text:
+        text, tree = unpacked, ast.parse(unpacked)
+    tidied = _tidy_size_arithmetic(text, tree)
+    if tidied != text:
+        text, tree = tidied, ast.parse(tidied)
     split = _split_long_loads(text, tree)
     if split != text:
         text, tree = split, ast.parse(split)
@@ -172,6 +178,159 @@ def _unused_sizes(tree: ast.Module) -> set[int]:
             ):
                 out.add(stmt.lineno)
     return out
+
+
+def _ranks(fn: ast.FunctionDef) -> dict[str, int]:
+    """The rank each tensor is checked to have (`if x.dim() != 2`, or
+    `if (x.dim(), w.dim()) != (2, 1)`) before the function reads its shape."""
+    out = {}
+    for node in ast.walk(fn):
+        if not (
+            isinstance(node, ast.Compare)
+            and len(node.ops) == 1
+            and isinstance(node.ops[0], ast.NotEq)
+        ):
+            continue
+        left, right = node.left, node.comparators[0]
+        pairs = (
+            zip(left.elts, right.elts)
+            if isinstance(left, ast.Tuple) and isinstance(right, ast.Tuple)
+            else [(left, right)]
+        )
+        for call, rank in pairs:
+            if (
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Attribute)
+                and call.func.attr == "dim"
+                and isinstance(call.func.value, ast.Name)
+                and isinstance(rank, ast.Constant)
+            ):
+                out[call.func.value.id] = rank.value
+    return out
+
+
+def _shape_axis(stmt: ast.stmt) -> tuple[str, str, int] | None:
+    """(name, tensor, axis) of `name = tensor.shape[axis]`."""
+    if (
+        isinstance(stmt, ast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], ast.Name)
+        and isinstance(stmt.value, ast.Subscript)
+        and isinstance(stmt.value.value, ast.Attribute)
+        and stmt.value.value.attr == "shape"
+        and isinstance(stmt.value.value.value, ast.Name)
+        and isinstance(stmt.value.slice, ast.Constant)
+        and stmt.lineno == stmt.end_lineno
+    ):
+        return stmt.targets[0].id, stmt.value.value.value.id, stmt.value.slice.value
+    return None
+
+
+def _unpacked_shapes(text: str, tree: ast.Module) -> str:
+    """`num_tokens = x.shape[0]`, `hidden = x.shape[1]` as `num_tokens, hidden =
+    x.shape`, as hand-written launchers read, where they name every axis of a
+    tensor whose rank the function checked before."""
+    lines = text.split("\n")
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        ranks = _ranks(fn)
+        body = fn.body
+        i = 0
+        while i < len(body):
+            first = _shape_axis(body[i])
+            if first is None or first[2] != 0 or first[1] not in ranks:
+                i += 1
+                continue
+            tensor, n = first[1], ranks[first[1]]
+            run = body[i : i + n]
+            axes = [_shape_axis(s) for s in run]
+            if (
+                n > 1
+                and len(run) == n
+                and all(
+                    a is not None and a[1] == tensor and a[2] == k
+                    for k, a in enumerate(axes)
+                )
+            ):
+                indent = lines[run[0].lineno - 1][: run[0].col_offset]
+                names = ", ".join(a[0] for a in axes)
+                lines[run[0].lineno - 1] = f"{indent}{names} = {tensor}.shape"
+                for s in run[1:]:
+                    lines[s.lineno - 1] = None
+                i += n
+            else:
+                i += 1
+    return "\n".join(l for l in lines if l is not None)
+
+
+class _Minus(ast.NodeTransformer):
+    """`a + -1 * b` (Inductor's sympy printing) as `a - b`."""
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        self.generic_visit(node)
+        right = node.right
+        if (
+            isinstance(node.op, ast.Add)
+            and isinstance(right, ast.BinOp)
+            and isinstance(right.op, ast.Mult)
+            and ast.unparse(right.left) in ("-1", "(-1)")
+        ):
+            return ast.BinOp(node.left, ast.Sub(), right.right)
+        return node
+
+
+def _tidy_size_arithmetic(text: str, tree: ast.Module) -> str:
+    """A launcher's size arithmetic as written by hand: `head_dim - head_dim
+    // 2` for Inductor's `(head_dim + -1 * (head_dim // 2))`, without the
+    parentheses around a whole argument. Launchers only: the kernels' own
+    arithmetic is what they compile."""
+    lines = text.split("\n")
+    edits = []  # (line, start, end, text)
+    for fn in tree.body:
+        if not isinstance(fn, ast.FunctionDef) or any(
+            "jit" in ast.unparse(d) for d in fn.decorator_list
+        ):
+            continue
+        arith = {
+            id(n)
+            for n in ast.walk(fn)
+            if isinstance(n, ast.BinOp)
+            and not any(
+                isinstance(c, (ast.JoinedStr, ast.Constant))
+                and isinstance(getattr(c, "value", None), str)
+                for c in ast.walk(n)
+            )
+        }
+        # inside another's subtree (a call's argument too): edited with it
+        inner = {
+            id(c)
+            for n in ast.walk(fn)
+            if id(n) in arith
+            for c in ast.walk(n)
+            if c is not n
+        }
+        for n in ast.walk(fn):
+            if id(n) not in arith or id(n) in inner or n.lineno != n.end_lineno:
+                continue
+            line = lines[n.lineno - 1]
+            start, end = n.col_offset, n.end_col_offset
+            # parentheses around the whole argument group nothing
+            before = line[:start].rstrip()
+            after = line[end:].lstrip()
+            if before.endswith("(") and after.startswith(")"):
+                head = before[:-1].rstrip()
+                if not head or not (head[-1].isalnum() or head[-1] in "_])"):
+                    start = len(before) - 1
+                    end = len(line) - len(after) + 1
+            new = ast.unparse(
+                _Minus().visit(ast.parse(ast.unparse(n), mode="eval").body)
+            )
+            if new != line[start:end]:
+                edits.append((n.lineno - 1, start, end, new))
+    for row, start, end, new in sorted(edits, reverse=True):
+        lines[row] = lines[row][:start] + new + lines[row][end:]
+    return "\n".join(lines)
 
 
 LINE = 88  # black's line length

@@ -251,6 +251,57 @@ def test_a_size_the_launcher_names_and_never_reads_is_left_out():
     assert _unused_sizes(ast.parse(source)) == {3}
 
 
+def test_sizes_naming_every_axis_of_a_rank_checked_tensor_unpack_its_shape():
+    # Before: `num_tokens = x.shape[0]`, `hidden = x.shape[1]`. After:
+    # `num_tokens, hidden = x.shape` where x's rank is checked first; not
+    # where it is not checked, nor where an axis is left unnamed.
+    from porter.render import _unpacked_shapes
+
+    source = (
+        "def launch(x, w, q):\n"
+        "    if (x.dim(), w.dim()) != (2, 2):\n"
+        "        refuse('ranks')\n"
+        "    if q.dim() != 3:\n"
+        "        refuse('ranks')\n"
+        "    num_tokens = x.shape[0]\n"
+        "    hidden = x.shape[1]\n"
+        "    rows = w.shape[0]\n"
+        "    a = q.shape[0]\n"
+        "    b = q.shape[1]\n"
+        "    return num_tokens, hidden, rows, a, b\n"
+        "def fake(x):\n"
+        "    n = x.shape[0]\n"
+        "    h = x.shape[1]\n"
+        "    return n, h\n"
+    )
+    lines = _unpacked_shapes(source, ast.parse(source)).split("\n")
+    assert lines[5] == "    num_tokens, hidden = x.shape"
+    # w's second axis and q's third go unnamed; fake checks no rank
+    assert lines[6:9] == ["    rows = w.shape[0]", "    a = q.shape[0]", "    b = q.shape[1]"]
+    assert lines[11:13] == ["    n = x.shape[0]", "    h = x.shape[1]"]
+
+
+def test_a_launchers_size_arithmetic_reads_as_written_by_hand():
+    # Before: Inductor's `(head_dim + -1 * (head_dim // 2))`. After:
+    # `head_dim - head_dim // 2`, no parentheses around a whole argument; a
+    # kernel's arithmetic, and `-1 * b // 2` (not `-(b // 2)`), stay.
+    from porter.render import _tidy_size_arithmetic
+
+    source = (
+        "def launch(head_dim, b):\n"
+        "    n = max((head_dim // 2), (head_dim + -1 * (head_dim // 2)))\n"
+        "    k[(triton.cdiv(n * b, 4) * 2,)](size=(head_dim + -1 * b), m=(n + 1) * 2)\n"
+        "    return 1 + -1 * b // 2\n"
+        "@triton.jit\n"
+        "def kernel(n):\n"
+        "    m = (n + -1 * 2)\n"
+    )
+    lines = _tidy_size_arithmetic(source, ast.parse(source)).split("\n")
+    assert lines[1] == "    n = max(head_dim // 2, head_dim - head_dim // 2)"
+    assert lines[2] == "    k[(triton.cdiv(n * b, 4) * 2,)](size=head_dim - b, m=(n + 1) * 2)"
+    assert lines[3:] == source.split("\n")[3:]
+
+
 def test_a_load_too_long_for_a_line_casts_on_the_next():
     # Before: black broke `x = tl.load(...).to(tl.float32)` inside `.to(`.
     # After: the load, then the cast; a load too long alone stays one statement.

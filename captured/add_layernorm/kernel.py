@@ -162,8 +162,7 @@ def add_layernorm(x, residual, weight, bias, eps: float = 1e-05):
         refuse(
             "captured with x 2-d, residual 2-d, weight 1-d, bias 1-d; re-capture with the ranks you need"
         )
-    num_tokens = x.shape[0]
-    hidden = x.shape[1]
+    num_tokens, hidden = x.shape
     if (
         residual.shape != (num_tokens, hidden)
         or weight.shape != (hidden,)

@@ -141,8 +141,7 @@ def fused_add_rmsnorm(x, residual, weight, eps: float = 1e-06):
         refuse(
             "captured with x 2-d, residual 2-d, weight 1-d; re-capture with the ranks you need"
         )
-    num_tokens = x.shape[0]
-    hidden = x.shape[1]
+    num_tokens, hidden = x.shape
     if residual.shape != (num_tokens, hidden) or weight.shape != (hidden,):
         refuse(
             "captured for shapes residual (x.shape[0], x.shape[1]), weight (x.shape[1],); re-capture for other sizes"

@@ -67,15 +67,15 @@ def gelu_tanh_and_mul(x: torch.Tensor):
         return out
     pdl = pdl_enabled(x.device)
     BLOCK_ROWS, BLOCK_COLS, num_warps = tile_settings(
-        num_tokens, (x.shape[1] // 2), x.element_size(), heavy=True
+        num_tokens, x.shape[1] // 2, x.element_size(), heavy=True
     )
-    COL_BLOCKS = triton.cdiv((x.shape[1] // 2), BLOCK_COLS)
+    COL_BLOCKS = triton.cdiv(x.shape[1] // 2, BLOCK_COLS)
     gelu_tanh_and_mul_kernel[(triton.cdiv(num_tokens, BLOCK_ROWS) * COL_BLOCKS,)](
         x_ptr=x,
         out_ptr=out,
         num_tokens=num_tokens,
         x_stride0=x.stride(0),
-        x_size1_div_2=(x.shape[1] // 2),
+        x_size1_div_2=x.shape[1] // 2,
         BLOCK_ROWS=BLOCK_ROWS,
         BLOCK_COLS=BLOCK_COLS,
         COL_BLOCKS=COL_BLOCKS,

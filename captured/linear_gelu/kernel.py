@@ -114,8 +114,7 @@ def linear_gelu(x, weight, bias):
         refuse(
             "captured with weight 2-d, x 2-d, bias 1-d; re-capture with the ranks you need"
         )
-    num_tokens = x.shape[0]
-    in_features = x.shape[1]
+    num_tokens, in_features = x.shape
     out_features = weight.shape[0]
     if weight.shape[1] != in_features or bias.shape != (out_features,):
         refuse(

@@ -171,8 +171,7 @@ def logsumexp(logits: torch.Tensor):
     """Same arguments and outputs as the reference logsumexp."""
     if logits.dim() != 2:
         refuse("captured with logits 2-d; re-capture with the ranks you need")
-    num_tokens = logits.shape[0]
-    vocab = logits.shape[1]
+    num_tokens, vocab = logits.shape
     logits = logits if logits.stride(-1) == 1 else logits.contiguous()
     out = torch.empty((num_tokens,), dtype=torch.float32, device=logits.device)
     if is_fake(logits):  # torch.compile tracing: outputs only

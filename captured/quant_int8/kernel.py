@@ -114,8 +114,7 @@ def quant_int8(x: torch.Tensor):
     """Same arguments and outputs as the reference quant_int8."""
     if x.dim() != 2:
         refuse("captured with x 2-d; re-capture with the ranks you need")
-    num_tokens = x.shape[0]
-    hidden = x.shape[1]
+    num_tokens, hidden = x.shape
     x = x if x.stride(-1) == 1 else x.contiguous()
     out1 = torch.empty_strided(
         (num_tokens, 1), (1, num_tokens), dtype=torch.float32, device=x.device

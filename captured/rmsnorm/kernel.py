@@ -114,8 +114,7 @@ def rmsnorm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-06):
         refuse("captured with eps == 1e-06; re-capture with the value you need")
     if (x.dim(), weight.dim()) != (2, 1):
         refuse("captured with x 2-d, weight 1-d; re-capture with the ranks you need")
-    num_tokens = x.shape[0]
-    hidden = x.shape[1]
+    num_tokens, hidden = x.shape
     if weight.shape != (hidden,):
         refuse("captured for shapes weight (x.shape[1],); re-capture for other sizes")
     x = x if x.stride(-1) == 1 else x.contiguous()

@@ -80,9 +80,7 @@ def rotary_neox(q: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
         refuse(
             "captured with q 3-d, cos 2-d, sin 2-d; re-capture with the ranks you need"
         )
-    num_tokens = q.shape[0]
-    num_heads = q.shape[1]
-    head_dim = q.shape[2]
+    num_tokens, num_heads, head_dim = q.shape
     if cos.shape[0] != num_tokens or sin.shape[0] != num_tokens:
         refuse(
             "captured for shapes cos (q.shape[0], _), sin (q.shape[0], _); re-capture for other sizes"
@@ -95,18 +93,16 @@ def rotary_neox(q: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
         return out
     pdl = pdl_enabled(q.device)
     out_view0 = out.as_strided(
-        (num_tokens, num_heads, head_dim + -1 * (head_dim // 2)),
+        (num_tokens, num_heads, head_dim - head_dim // 2),
         (head_dim * num_heads, head_dim, 1),
         out.storage_offset() + head_dim // 2,
     )
     BLOCK_ROWS, BLOCK_COLS, num_warps = tile_settings(
         num_heads * num_tokens,
-        max((head_dim // 2), (head_dim + -1 * (head_dim // 2))),
+        max(head_dim // 2, head_dim - head_dim // 2),
         q.element_size(),
     )
-    COL_BLOCKS = triton.cdiv(
-        max((head_dim // 2), (head_dim + -1 * (head_dim // 2))), BLOCK_COLS
-    )
+    COL_BLOCKS = triton.cdiv(max(head_dim // 2, head_dim - head_dim // 2), BLOCK_COLS)
     rotary_neox_kernel[(triton.cdiv(num_heads * num_tokens, BLOCK_ROWS) * COL_BLOCKS,)](
         q_ptr=q,
         cos_ptr=cos,
@@ -118,11 +114,11 @@ def rotary_neox(q: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
         cos_stride0=cos.stride(0),
         sin_stride0=sin.stride(0),
         out_stride1=out.stride(1),
-        head_dim_div_2=(head_dim // 2),
+        head_dim_div_2=head_dim // 2,
         num_heads=num_heads,
         out_ptr_2=out_view0,
         out_stride1_2=out_view0.stride(1),
-        head_dim_minus_head_dim_div_2=(head_dim + -1 * (head_dim // 2)),
+        head_dim_minus_head_dim_div_2=head_dim - head_dim // 2,
         BLOCK_ROWS=BLOCK_ROWS,
         BLOCK_COLS=BLOCK_COLS,
         COL_BLOCKS=COL_BLOCKS,

@@ -133,8 +133,7 @@ def softmax(logits: torch.Tensor, temperature: float = 0.7):
         refuse("captured with temperature == 0.7; re-capture with the value you need")
     if logits.dim() != 2:
         refuse("captured with logits 2-d; re-capture with the ranks you need")
-    num_tokens = logits.shape[0]
-    vocab = logits.shape[1]
+    num_tokens, vocab = logits.shape
     logits = logits if logits.stride(-1) == 1 else logits.contiguous()
     out = torch.empty((num_tokens, vocab), dtype=logits.dtype, device=logits.device)
     if is_fake(logits):  # torch.compile tracing: outputs only
