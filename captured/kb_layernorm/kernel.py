@@ -76,7 +76,7 @@ class ModelNew(nn.Module):
             refuse("captured with x 2-d; re-capture with the ranks you need")
         if x.dtype not in (torch.float32, torch.float16, torch.bfloat16):
             refuse(
-                "captured in float32, checked in float32, float16, bfloat16 only: the kernels would compute float64 in fp32; re-capture with --dtype for it"
+                "x must be float32, float16, bfloat16 (float64: capture with --dtype)"
             )
         batch_size = x.shape[0]
         if (

@@ -337,6 +337,12 @@ def plan_launcher(
             f"{', '.join(cap.dtypes_served)} only: {', and '.join(why)}; "
             "re-capture with --dtype for it"
         )
+        if not lower:
+            # float64 alone: short enough for one line
+            said = (
+                f"{first_float} must be {', '.join(cap.dtypes_served)} "
+                "(float64: capture with --dtype)"
+            )
         checks.append(f"if {first_float}.dtype {test}:\n    refuse({said!r})")
     device = f"{holder}.device" if holder else "'cuda'"
 
