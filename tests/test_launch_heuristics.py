@@ -421,7 +421,7 @@ def test_tile_settings_give_heavy_kernels_two_elements_a_thread_up_to_2_19():
     "case, call",
     [
         ("gelu_tanh_and_mul", "x.element_size(), heavy=True\n"),
-        ("silu_and_mul", "num_tokens, (x.shape[1] // 2), x.element_size()\n"),
+        ("silu_and_mul", "num_tokens, x.shape[1] // 2, x.element_size()\n"),
     ],
 )
 def test_launchers_pass_the_element_size_and_libdevice_to_tile_settings(case, call):
