@@ -457,14 +457,15 @@ def test_only_the_persistent_kernel_takes_the_eviction_hint_and_trigger_switch()
     persistent = launcher.index("kernel = fused_add_rmsnorm_kernel\n")
     looped = launcher.index("kernel = fused_add_rmsnorm_kernel_looped\n")
     assert '"STREAM_ROWS": stream_rows(' in launcher[persistent:looped]
-    assert '"EARLY_TRIGGER": BLOCK_ROWS == 1' in launcher[persistent:looped]
+    # the early trigger is the kernel's own (BLOCK_ROWS == 1): nothing passed
+    assert "EARLY_TRIGGER" not in launcher
     assert "persistent_args = {}" in launcher[looped:]
     assert launcher.rstrip().endswith(
         "**persistent_args,\n    )\n    return out0, out1"
     )
     kernels = source[: source.index("def fused_add_rmsnorm_kernel_looped(")]
     assert "STREAM_ROWS: tl.constexpr" in kernels
-    assert "EARLY_TRIGGER: tl.constexpr" in kernels
+    assert "pdl_wait(LAUNCH_PDL, BLOCK_ROWS == 1)" in kernels
     assert "if num_tokens < STREAM_ROWS:" in kernels
     looped_kernel = source[
         source.index("def fused_add_rmsnorm_kernel_looped(") : source.index(

@@ -94,6 +94,21 @@ def test_trigger_after_loads_keeps_the_wait_first_and_triggers_after_the_last_lo
     assert ast.unparse(fn) == ast.unparse(_fn(TILE_AFTER))
 
 
+def test_a_kernel_switches_on_its_own_constexpr_without_a_new_parameter():
+    # Before: TILE_BEFORE opened by dependent_launch. After: the split on
+    # `BLOCK == 1`, the kernel's own constexpr (a persistent kernel's
+    # BLOCK_ROWS == 1), and no EARLY_TRIGGER parameter for a launcher to pass.
+    fn = _fn(TILE_BEFORE)
+    assert dependent_launch(fn)
+    assert trigger_after_loads(fn, when="BLOCK == 1")
+    after = ast.unparse(_fn(TILE_AFTER)).replace("EARLY_TRIGGER)", "BLOCK == 1)")
+    after = after.replace(", EARLY_TRIGGER: tl.constexpr", "")
+    assert ast.unparse(fn) == after
+    assert not trigger_after_loads(fn, when="BLOCK == 1")  # once
+    assert not trigger_after_loads(fn)
+    assert ast.unparse(fn) == after
+
+
 def test_trigger_after_loads_leaves_a_kernel_without_the_block_or_loads():
     plain = _fn(BEFORE)
     assert not trigger_after_loads(plain)
@@ -283,20 +298,11 @@ TILE_CASES = [
     for c in CASES
     if "EARLY_TRIGGER=BLOCK_COLS <= DECODE_BLOCK" in (c / "kernel.py").read_text()
 ]
-# Reductions whose persistent kernel takes the switch, on the rows a program
-# holds: passed directly (Inductor's persistent kernel, the only one) or in
-# persistent_args (porter's, beside the looped kernel).
-ROWS_CASES = [
-    c
-    for c in CASES
-    if any(
-        form in (c / "kernel.py").read_text()
-        for form in (
-            "EARLY_TRIGGER=BLOCK_ROWS == 1",
-            '"EARLY_TRIGGER": BLOCK_ROWS == 1',
-        )
-    )
-]
+# Reductions whose persistent kernel switches on the rows a program holds,
+# its own constexpr (Inductor's persistent kernel, or porter's beside the
+# looped one): the launcher passes nothing for it.
+ROWS_SWITCH = "pdl_wait(LAUNCH_PDL, BLOCK_ROWS == 1)"
+ROWS_CASES = [c for c in CASES if ROWS_SWITCH in (c / "kernel.py").read_text()]
 
 
 def test_the_tile_kernels_take_the_trigger_switch():
@@ -350,18 +356,23 @@ def test_a_tile_launch_triggers_early_only_in_a_decode_sized_block(case):
 
 @pytest.mark.parametrize("case", ROWS_CASES, ids=lambda p: p.name)
 def test_a_reduction_triggers_late_only_where_a_program_holds_several_rows(case):
-    kernels, _ = _kernels_and_launches(case)
-    switched = [f for f in kernels if EARLY_TRIGGER in [a.arg for a in f.args.args]]
+    kernels, launches = _kernels_and_launches(case)
+    switched = [f for f in kernels if ast.unparse(f.body[0]) == ROWS_SWITCH]
     # The persistent kernel, alone: the looped and online kernels keep the
-    # trigger beside the wait.
+    # trigger beside the wait; none takes an EARLY_TRIGGER argument, and no
+    # launch passes one.
     assert [f.name for f in switched] == [
         f.name for f in kernels if not f.name.endswith(("_looped", "_online"))
     ]
+    assert not any(EARLY_TRIGGER in [a.arg for a in f.args.args] for f in kernels)
+    assert not any(
+        k.arg == EARLY_TRIGGER for call in launches for k in call.keywords
+    )
     for fn in kernels:
         late = _late_blocks(fn)
         if fn in switched:
             assert len(late) == 1
-            assert ast.unparse(fn.body[0]) == "pdl_wait(LAUNCH_PDL, EARLY_TRIGGER)"
+            assert ast.unparse(late[0]) == "pdl_release(LAUNCH_PDL, BLOCK_ROWS == 1)"
             # After the last top-level statement that loads, before the row's
             # reduction.
             at = fn.body.index(late[0])

@@ -42,9 +42,8 @@ def add_layernorm_kernel(
     BLOCK_COLS: tl.constexpr,
     STREAM_ROWS: tl.constexpr,
     LAUNCH_PDL: tl.constexpr,
-    EARLY_TRIGGER: tl.constexpr,
 ):
-    pdl_wait(LAUNCH_PDL, EARLY_TRIGGER)
+    pdl_wait(LAUNCH_PDL, BLOCK_ROWS == 1)
     row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
@@ -70,7 +69,7 @@ def add_layernorm_kernel(
         x = tl.load(x_rows + cols, mask, other=0.0).to(tl.float32)
         residual = tl.load(residual_rows + cols, mask, other=0.0).to(tl.float32)
     # a program of several rows lets the next kernel launch once its loads are issued
-    pdl_release(LAUNCH_PDL, EARLY_TRIGGER)
+    pdl_release(LAUNCH_PDL, BLOCK_ROWS == 1)
     out1_2 = x + residual
     tl.store(out1_rows + cols, out1_2.to(out1_ptr.dtype.element_ty), mask)
     mean, m2, count = row_mean_m2(out1_2, mask, 1, hidden)
@@ -184,10 +183,7 @@ def add_layernorm(x, residual, weight, bias, eps: float = 1e-05):
         num_tokens, hidden, x.element_size(), row_tensors=4, reduced_twice=True
     )
     kernel = add_layernorm_kernel
-    persistent_args = {
-        "STREAM_ROWS": stream_rows(hidden, x.element_size()),
-        "EARLY_TRIGGER": BLOCK_ROWS == 1,
-    }
+    persistent_args = {"STREAM_ROWS": stream_rows(hidden, x.element_size())}
     if BLOCK_COLS > MAX_FUSED_COLS:
         # Wide rows: stream the row in blocks, re-reading it from cache.
         BLOCK_ROWS = 1

@@ -39,9 +39,8 @@ def fused_add_rmsnorm_kernel(
     BLOCK_COLS: tl.constexpr,
     STREAM_ROWS: tl.constexpr,
     LAUNCH_PDL: tl.constexpr,
-    EARLY_TRIGGER: tl.constexpr,
 ):
-    pdl_wait(LAUNCH_PDL, EARLY_TRIGGER)
+    pdl_wait(LAUNCH_PDL, BLOCK_ROWS == 1)
     row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
@@ -65,7 +64,7 @@ def fused_add_rmsnorm_kernel(
         x = tl.load(x_rows + cols, mask, other=0.0).to(tl.float32)
         residual = tl.load(residual_rows + cols, mask, other=0.0).to(tl.float32)
     # a program of several rows lets the next kernel launch once its loads are issued
-    pdl_release(LAUNCH_PDL, EARLY_TRIGGER)
+    pdl_release(LAUNCH_PDL, BLOCK_ROWS == 1)
     out1_2 = x + residual
     out1_2_sq = out1_2 * out1_2
     out1_2_sq_masked = tl.where(mask, out1_2_sq, 0)
@@ -158,10 +157,7 @@ def fused_add_rmsnorm(x, residual, weight, eps: float = 1e-06):
         num_tokens, hidden, x.element_size(), row_tensors=4
     )
     kernel = fused_add_rmsnorm_kernel
-    persistent_args = {
-        "STREAM_ROWS": stream_rows(hidden, x.element_size()),
-        "EARLY_TRIGGER": BLOCK_ROWS == 1,
-    }
+    persistent_args = {"STREAM_ROWS": stream_rows(hidden, x.element_size())}
     if (
         BLOCK_COLS > MAX_FUSED_COLS
         or BLOCK_COLS * x.element_size()

@@ -24,9 +24,8 @@ def model_kernel(
     BLOCK_ROWS: tl.constexpr,
     BLOCK_COLS: tl.constexpr,
     LAUNCH_PDL: tl.constexpr,
-    EARLY_TRIGGER: tl.constexpr,
 ):
-    pdl_wait(LAUNCH_PDL, EARLY_TRIGGER)
+    pdl_wait(LAUNCH_PDL, BLOCK_ROWS == 1)
     row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < batch_size
@@ -43,7 +42,7 @@ def model_kernel(
         ln_bias_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
     ).to(tl.float32)
     # a program of several rows lets the next kernel launch once its loads are issued
-    pdl_release(LAUNCH_PDL, EARLY_TRIGGER)
+    pdl_release(LAUNCH_PDL, BLOCK_ROWS == 1)
     row_sum = tl.sum(tl.where(mask, x, 0), 1)[:, None].to(tl.float32)
     val = x - row_sum / 768.0
     val_sq = val * val
@@ -113,7 +112,6 @@ class ModelNew(nn.Module):
             BLOCK_ROWS=BLOCK_ROWS,
             BLOCK_COLS=BLOCK_COLS,
             LAUNCH_PDL=pdl,
-            EARLY_TRIGGER=BLOCK_ROWS == 1,
             num_warps=num_warps,
             launch_pdl=pdl,
         )

@@ -24,9 +24,8 @@ def model_kernel(
     BLOCK_ROWS: tl.constexpr,
     BLOCK_COLS: tl.constexpr,
     LAUNCH_PDL: tl.constexpr,
-    EARLY_TRIGGER: tl.constexpr,
 ):
-    pdl_wait(LAUNCH_PDL, EARLY_TRIGGER)
+    pdl_wait(LAUNCH_PDL, BLOCK_ROWS == 1)
     row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < batch_size
@@ -37,7 +36,7 @@ def model_kernel(
     weight = tl.load(weight_ptr + cols, None, eviction_policy="evict_last")
     weight = weight.to(tl.float32)
     # a program of several rows lets the next kernel launch once its loads are issued
-    pdl_release(LAUNCH_PDL, EARLY_TRIGGER)
+    pdl_release(LAUNCH_PDL, BLOCK_ROWS == 1)
     row_sum = tl.sum(tl.where(row_mask, x * x, 0), 1)[:, None].to(tl.float32)
     out = x / tl.sqrt_rn(row_sum / 512.0 + eps) * weight
     tl.store(out_rows + cols, out.to(out_ptr.dtype.element_ty), row_mask)
@@ -90,7 +89,6 @@ class ModelNew(nn.Module):
             BLOCK_ROWS=BLOCK_ROWS,
             BLOCK_COLS=BLOCK_COLS,
             LAUNCH_PDL=pdl,
-            EARLY_TRIGGER=BLOCK_ROWS == 1,
             num_warps=num_warps,
             launch_pdl=pdl,
         )

@@ -39,9 +39,8 @@ def logsumexp_kernel(
     BLOCK_COLS: tl.constexpr,
     STREAM_ROWS: tl.constexpr,
     LAUNCH_PDL: tl.constexpr,
-    EARLY_TRIGGER: tl.constexpr,
 ):
-    pdl_wait(LAUNCH_PDL, EARLY_TRIGGER)
+    pdl_wait(LAUNCH_PDL, BLOCK_ROWS == 1)
     row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
@@ -56,7 +55,7 @@ def logsumexp_kernel(
     else:
         logits = tl.load(logits_rows + cols, mask, other=0.0).to(tl.float32)
     # a program of several rows lets the next kernel launch once its loads are issued
-    pdl_release(LAUNCH_PDL, EARLY_TRIGGER)
+    pdl_release(LAUNCH_PDL, BLOCK_ROWS == 1)
     logits_masked = tl.where(mask, logits, float("-inf"))
     row_max = max_nan(logits_masked, 1)[:, None]
     abs_row_max_is_inf = tl.abs(row_max) == tl.full([1, 1], float("inf"), tl.float32)
@@ -181,10 +180,7 @@ def logsumexp(logits: torch.Tensor):
         num_tokens, vocab, logits.element_size(), row_tensors=1, row_only=True
     )
     kernel = logsumexp_kernel
-    persistent_args = {
-        "STREAM_ROWS": stream_rows(vocab, logits.element_size()),
-        "EARLY_TRIGGER": BLOCK_ROWS == 1,
-    }
+    persistent_args = {"STREAM_ROWS": stream_rows(vocab, logits.element_size())}
     if BLOCK_COLS >= ONLINE_MIN_COLS and num_tokens >= online_min_rows(
         logits.element_size()
     ):

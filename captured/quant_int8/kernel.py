@@ -39,9 +39,8 @@ def quant_int8_kernel(
     BLOCK_COLS: tl.constexpr,
     STREAM_ROWS: tl.constexpr,
     LAUNCH_PDL: tl.constexpr,
-    EARLY_TRIGGER: tl.constexpr,
 ):
-    pdl_wait(LAUNCH_PDL, EARLY_TRIGGER)
+    pdl_wait(LAUNCH_PDL, BLOCK_ROWS == 1)
     row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
@@ -56,7 +55,7 @@ def quant_int8_kernel(
     else:
         x = tl.load(x_rows + cols, mask, other=0.0).to(tl.float32)
     # a program of several rows lets the next kernel launch once its loads are issued
-    pdl_release(LAUNCH_PDL, EARLY_TRIGGER)
+    pdl_release(LAUNCH_PDL, BLOCK_ROWS == 1)
     abs_x = tl.abs(x)
     abs_x_masked = tl.where(mask, abs_x, float("-inf"))
     row_max = max_nan(abs_x_masked, 1)[:, None]
@@ -128,10 +127,7 @@ def quant_int8(x: torch.Tensor):
         num_tokens, hidden, x.element_size(), row_tensors=2, row_only=True, reread=True
     )
     kernel = quant_int8_kernel
-    persistent_args = {
-        "STREAM_ROWS": stream_rows(hidden, x.element_size()),
-        "EARLY_TRIGGER": BLOCK_ROWS == 1,
-    }
+    persistent_args = {"STREAM_ROWS": stream_rows(hidden, x.element_size())}
     if (
         BLOCK_COLS > MAX_FUSED_COLS
         or BLOCK_COLS * x.element_size()

@@ -37,9 +37,8 @@ def softmax_kernel(
     BLOCK_COLS: tl.constexpr,
     STREAM_ROWS: tl.constexpr,
     LAUNCH_PDL: tl.constexpr,
-    EARLY_TRIGGER: tl.constexpr,
 ):
-    pdl_wait(LAUNCH_PDL, EARLY_TRIGGER)
+    pdl_wait(LAUNCH_PDL, BLOCK_ROWS == 1)
     row_start = tl.program_id(0).to(tl.int64) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
@@ -55,7 +54,7 @@ def softmax_kernel(
     else:
         logits = tl.load(logits_rows + cols, mask, other=0.0).to(tl.float32)
     # a program of several rows lets the next kernel launch once its loads are issued
-    pdl_release(LAUNCH_PDL, EARLY_TRIGGER)
+    pdl_release(LAUNCH_PDL, BLOCK_ROWS == 1)
     logits_scaled = logits * 1.0
     logits_scaled_masked = tl.where(mask, logits_scaled, float("-inf"))
     row_max = max_nan(logits_scaled_masked, 1)[:, None]
@@ -143,10 +142,7 @@ def softmax(logits: torch.Tensor, temperature: float = 0.7):
         num_tokens, vocab, logits.element_size(), row_tensors=2, row_only=True
     )
     kernel = softmax_kernel
-    persistent_args = {
-        "STREAM_ROWS": stream_rows(vocab, logits.element_size()),
-        "EARLY_TRIGGER": BLOCK_ROWS == 1,
-    }
+    persistent_args = {"STREAM_ROWS": stream_rows(vocab, logits.element_size())}
     if (
         BLOCK_COLS > MAX_FUSED_COLS
         or BLOCK_COLS * logits.element_size()

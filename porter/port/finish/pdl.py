@@ -152,28 +152,33 @@ ROWS_NOTE = (
 )
 
 
-def trigger_after_loads(fn: ast.FunctionDef, note: str = TILE_NOTE) -> bool:
+def trigger_after_loads(
+    fn: ast.FunctionDef, note: str = TILE_NOTE, when: str = EARLY_TRIGGER
+) -> bool:
     """Split the handshake of a kernel dependent_launch opened: the wait
     triggers only `if EARLY_TRIGGER` (`pdl_wait(LAUNCH_PDL, EARLY_TRIGGER)`),
     and `pdl_release(LAUNCH_PDL, EARLY_TRIGGER)` triggers otherwise, after the
     last top-level statement that loads, under the comment `note` (TILE_NOTE,
-    ROWS_NOTE); adds the EARLY_TRIGGER constexpr after LAUNCH_PDL. False
-    (unchanged) where the kernel has no such wait, already has the parameter,
-    or loads nothing at its top level."""
+    ROWS_NOTE); adds the EARLY_TRIGGER constexpr after LAUNCH_PDL, or, with
+    `when` a constexpr expression of the kernel's own (BLOCK_ROWS == 1),
+    splits on that. False (unchanged) where the kernel has no such wait,
+    already has the split, or loads nothing at its top level."""
     if any(a.arg == EARLY_TRIGGER for a in fn.args.args):
         return False
     at = next((i for i, s in enumerate(fn.body) if is_pdl_block(s)), None)
-    if at is None:
+    if at is None or len(fn.body[at].value.args) > 1:
         return False
     loading = [i for i, s in enumerate(fn.body) if i > at and loads(s)]
     if not loading:
         return False
-    handshake = f"({LAUNCH_PDL}, {EARLY_TRIGGER})"
+    handshake = f"({LAUNCH_PDL}, {when})"
     fn.body[at] = ast.parse(PDL_WAIT + handshake).body[0]
     fn.body[loading[-1] + 1 : loading[-1] + 1] = [
         comment_stmt(note),
         ast.parse(PDL_RELEASE + handshake).body[0],
     ]
+    if when != EARLY_TRIGGER:
+        return True
     pdl = next(i for i, a in enumerate(fn.args.args) if a.arg == LAUNCH_PDL)
     fn.args.args.insert(
         pdl + 1,
@@ -185,21 +190,28 @@ def trigger_after_loads(fn: ast.FunctionDef, note: str = TILE_NOTE) -> bool:
 def launch_dependents(port: PortState) -> None:
     """Kernels the launcher launches with PDL open with the wait for the
     kernel before them and let the next one launch: right after the wait, or
-    after their loads where their launch passes EARLY_TRIGGER."""
+    after their loads where their launch passes EARLY_TRIGGER (a tile kernel)
+    or their own rows block says so (a persistent kernel: BLOCK_ROWS == 1)."""
     for kp, form, step in port.forms():
         if step.pdl:
             dependent_launch(form)
         if form is kp.matmul:
             continue
-        if step.early_trigger:
+        own_rows = any(a.arg == "BLOCK_ROWS" for a in form.args.args)
+        if step.early_trigger == ROWS_EARLY_TRIGGER_EXPR and own_rows:
+            # A persistent reduction triggers on its own rows block: the
+            # launcher passes nothing.
+            if trigger_after_loads(form, ROWS_NOTE, ROWS_EARLY_TRIGGER_EXPR):
+                step.persistent_trigger = True
+            step.early_trigger = ""
+        elif step.early_trigger:
             note = TILE_NOTE if kp.tile is not None else ROWS_NOTE
             if not trigger_after_loads(form, note):
                 step.early_trigger = ""  # nothing loads at its top level
         elif step.persistent_trigger and form is kp.persistent:
-            # The launcher passes EARLY_TRIGGER to it, having seen it load at
-            # its top level, so the split holds.
-            if not trigger_after_loads(form, ROWS_NOTE):
-                raise RuntimeError(f"porter: {form.name} took no EARLY_TRIGGER")
+            # The launcher saw it load at its top level, so the split holds.
+            if not trigger_after_loads(form, ROWS_NOTE, ROWS_EARLY_TRIGGER_EXPR):
+                raise RuntimeError(f"porter: {form.name} took no early trigger")
     if any(s.pdl for s in port.steps()):
         launches = port.launches()
         late = ["tile" for s in launches if s.early_trigger == EARLY_TRIGGER_EXPR]

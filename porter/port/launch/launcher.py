@@ -150,8 +150,9 @@ class LaunchStep:
     # Inductor's persistent reduction; porter.port.finish.pdl.trigger_after_loads):
     # the expression it is passed.
     early_trigger: str = ""
-    # Where porter's persistent kernel takes EARLY_TRIGGER, passed in
-    # PERSISTENT_ARGS (the looped kernels do not take it).
+    # Where a persistent kernel (porter's, or Inductor's persistent reduction)
+    # lets the next kernel launch early on its own rows block (BLOCK_ROWS ==
+    # 1); the launcher passes nothing for it.
     persistent_trigger: bool = False
     # Where set, the step runs only under this condition, and either the
     # launcher returns after it or, where `otherwise` holds steps, those run
@@ -930,9 +931,8 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
             if any(a.arg == STREAM_ROWS for a in kp.persistent.args.args):
                 only.append(f'"{STREAM_ROWS}": stream_rows({row}{elem})')
                 calls.helpers.add("stream_rows")
-            if pdl and loads_at_top(kp.persistent):
-                only.append(f'"EARLY_TRIGGER": {ROWS_EARLY_TRIGGER_EXPR}')
-                persistent_trigger = True
+            # (it triggers on BLOCK_ROWS == 1 itself: launch_dependents)
+            persistent_trigger = bool(pdl and loads_at_top(kp.persistent))
             if only:
                 setup.append(f"{PERSISTENT_ARGS} = {{{', '.join(only)}}}")
                 kwargs = PERSISTENT_ARGS
