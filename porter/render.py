@@ -166,18 +166,25 @@ def _unused_sizes(tree: ast.Module) -> set[int]:
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
         }
         for stmt in fn.body:
-            if (
-                isinstance(stmt, ast.Assign)
-                and len(stmt.targets) == 1
-                and isinstance(stmt.targets[0], ast.Name)
-                and stmt.targets[0].id not in read
-                and isinstance(stmt.value, ast.Subscript)
-                and isinstance(stmt.value.value, ast.Attribute)
-                and stmt.value.value.attr == "shape"
-                and stmt.lineno == stmt.end_lineno
-            ):
+            size = _size_read(stmt)
+            if size is not None and size[0] not in read:
                 out.add(stmt.lineno)
     return out
+
+
+def _size_read(stmt: ast.stmt) -> tuple[str, ast.Subscript] | None:
+    """(name, `t.shape[...]`) of a one-line `name = t.shape[...]`."""
+    if (
+        isinstance(stmt, ast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], ast.Name)
+        and isinstance(stmt.value, ast.Subscript)
+        and isinstance(stmt.value.value, ast.Attribute)
+        and stmt.value.value.attr == "shape"
+        and stmt.lineno == stmt.end_lineno
+    ):
+        return stmt.targets[0].id, stmt.value
+    return None
 
 
 def _ranks(fn: ast.FunctionDef) -> dict[str, int]:
@@ -211,18 +218,12 @@ def _ranks(fn: ast.FunctionDef) -> dict[str, int]:
 
 def _shape_axis(stmt: ast.stmt) -> tuple[str, str, int] | None:
     """(name, tensor, axis) of `name = tensor.shape[axis]`."""
-    if (
-        isinstance(stmt, ast.Assign)
-        and len(stmt.targets) == 1
-        and isinstance(stmt.targets[0], ast.Name)
-        and isinstance(stmt.value, ast.Subscript)
-        and isinstance(stmt.value.value, ast.Attribute)
-        and stmt.value.value.attr == "shape"
-        and isinstance(stmt.value.value.value, ast.Name)
-        and isinstance(stmt.value.slice, ast.Constant)
-        and stmt.lineno == stmt.end_lineno
-    ):
-        return stmt.targets[0].id, stmt.value.value.value.id, stmt.value.slice.value
+    size = _size_read(stmt)
+    if size is None:
+        return None
+    name, read = size
+    if isinstance(read.value.value, ast.Name) and isinstance(read.slice, ast.Constant):
+        return name, read.value.value.id, read.slice.value
     return None
 
 

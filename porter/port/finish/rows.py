@@ -12,11 +12,14 @@ import re
 
 from porter.ast_tools import (
     arg_names,
+    assigned_names,
+    full_names,
     join_sum,
     names_in,
     split_sum,
     stored_names,
     unique_name,
+    walk_stmts,
 )
 from porter.port.model import PortState
 
@@ -50,35 +53,22 @@ def _row_offset(
 def _row_indices(
     fn: ast.FunctionDef, top_binding: dict[str, int], store_count: dict[str, int]
 ) -> set[str]:
-    """Names bound once, at the top of the body, to a row index: from the
-    program id or a `[:, None]` axis, or from another such name, and from no
-    `[None, :]` (column) axis."""
-    rows: set[str] = set()
-    cols: set[str] = set()
-    # what a column axis is built from (the column block of a 2-d grid)
-    col_sources = {
-        name
-        for stmt in ast.walk(fn)
-        if isinstance(stmt, ast.Assign) and "[None, :]" in ast.unparse(stmt.value)
-        for name in names_in(stmt.value)
-    }
-    for stmt in fn.body:
-        if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
-            continue
-        target = stmt.targets[0]
-        if not isinstance(target, ast.Name):
+    """Names bound once, at the top of the body, to a row index: derived
+    (full_names) from the program id or a `[:, None]` axis and from no
+    `[None, :]` (column) axis, nor building one (a 2-d grid's column block)."""
+    seeds: dict[str, set[str]] = {"rows": set(), "cols": set()}
+    col_sources: set[str] = set()
+    for stmt, _ in walk_stmts(fn.body):
+        if not isinstance(stmt, ast.Assign):
             continue
         text = ast.unparse(stmt.value)
-        read = names_in(stmt.value)
-        if "[None, :]" in text or read & cols:
-            cols.add(target.id)
-        elif (
-            ("tl.program_id" in text or "[:, None]" in text or read & rows)
-            and store_count.get(target.id) == 1
-            and target.id in top_binding
-        ):
-            rows.add(target.id)
-    return rows - col_sources
+        if "[None, :]" in text:
+            seeds["cols"].update(assigned_names(stmt))
+            col_sources |= names_in(stmt.value)
+        elif "tl.program_id" in text or "[:, None]" in text:
+            seeds["rows"].update(assigned_names(stmt))
+    rows = full_names(fn, seeds["rows"]) - full_names(fn, seeds["cols"]) - col_sources
+    return {n for n in rows if store_count.get(n) == 1 and n in top_binding}
 
 
 def row_pointers(fn: ast.FunctionDef) -> int:
