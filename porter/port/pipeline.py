@@ -29,7 +29,7 @@ from porter.port.clean import (
     heuristics,
     program_id,
 )
-from porter.port.finish import fastexp, masks, pdl, rows, scalars, tanh, tidy
+from porter.port.finish import fastexp, masks, pdl, rows, scalars, sizes, tanh, tidy
 from porter.port.forms import online, persist, recompute
 from porter.port.launch import bias, fuse, launcher, matmul
 from porter.port.model import PortState
@@ -117,6 +117,7 @@ PIPELINE = [
     Pass("finish", tidy.tidy_kernels, "port"),
     Pass("finish", masks.bind_masks, "port"),
     Pass("finish", rows.bind_row_pointers, "port"),
+    Pass("finish", sizes.tidy_launcher_sizes, "port"),
 ]
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import inspect
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from porter.errors import PorterError
@@ -184,6 +185,55 @@ class Launcher:
     written: set[str] = field(default_factory=set)
     # What the prelude and the returned views call (strided_as, reinterpret).
     calls: Calls = field(default_factory=Calls)
+    # The rank each input tensor is checked to have.
+    ranks: dict[str, int] = field(default_factory=dict)
+
+    def map_code(self, fn: Callable[[str], str]) -> None:
+        """Every piece of code the launcher holds replaced by fn(code)."""
+        self.checks = [fn(c) for c in self.checks]
+        self.prelude = [fn(c) for c in self.prelude]
+        for d in self.dims:
+            d.expr = fn(d.expr)
+        for a in self.allocs:
+            a.sizes = [fn(c) for c in a.sizes]
+            a.strides = [fn(c) for c in a.strides]
+            a.dtype, a.device = fn(a.dtype), fn(a.device)
+        for s in self.steps:
+            _map_step_code(s, fn)
+        self.returns, self.device = fn(self.returns), fn(self.device)
+        self.shape_checks = [fn(c) for c in self.shape_checks]
+        self.epilogue = [fn(c) for c in self.epilogue]
+
+    def dim_lines(self) -> list[str]:
+        """The sizes as the launcher binds them: `num_tokens, hidden = x.shape`
+        where they name every axis of a tensor of checked rank, in order."""
+        lines, i = [], 0
+        while i < len(self.dims):
+            tensor = re.fullmatch(r"(\w+)\.shape\[0\]", self.dims[i].expr)
+            n = self.ranks.get(tensor.group(1), 0) if tensor else 0
+            run = self.dims[i : i + n]
+            if n > 1 and [d.expr for d in run] == [
+                f"{tensor.group(1)}.shape[{k}]" for k in range(n)
+            ]:
+                names = ", ".join(d.name for d in run)
+                lines.append(f"{names} = {tensor.group(1)}.shape")
+                i += n
+            else:
+                lines.append(f"{self.dims[i].name} = {self.dims[i].expr}")
+                i += 1
+        return lines
+
+
+def _map_step_code(step: LaunchStep, fn: Callable[[str], str]) -> None:
+    for attr in ("call", "grid", "num_warps", "num_stages", "kwargs", "when"):
+        if getattr(step, attr):
+            setattr(step, attr, fn(getattr(step, attr)))
+    if step.early_trigger:
+        step.early_trigger = fn(step.early_trigger)
+    step.args = [(name, fn(value)) for name, value in step.args]
+    step.setup = [fn(c) for c in step.setup]
+    for other in step.otherwise:
+        _map_step_code(other, fn)
 
 
 def plan_launcher(
@@ -268,6 +318,7 @@ def plan_launcher(
         for gi in module.inputs
         if gi.kind == "tensor" and gi.target in inputs
     ]
+    ranks = dict(ranked)
     if ranked:
         dims_now = ", ".join(f"{t}.dim()" for t, _ in ranked)
         dims_then = ", ".join(str(n) for _, n in ranked)
@@ -483,6 +534,7 @@ def plan_launcher(
         shape_checks=shape_checks,
         written=written,
         calls=calls,
+        ranks=ranks,
     )
 
 
