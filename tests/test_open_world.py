@@ -370,6 +370,74 @@ def test_an_in_place_reference_ports_and_its_mutation_is_compared(tmp_path):
         _check(case, sizes)
 
 
+EXTERN_INPLACE = """
+    import torch
+
+    DIMS = {"num_tokens": 8, "top_k": 2, "num_experts": 8}
+    DTYPES = ["float32"]
+
+    def make_inputs(num_tokens, top_k, num_experts, dtype=torch.float32, device="cpu"):
+        ids = torch.randint(0, num_experts, (num_tokens, top_k), device=device)
+        counts = torch.zeros(num_experts, dtype=torch.int64, device=device)
+        return ids, counts
+
+    def route_counts(ids, counts, block: int = 4):
+        # an MoE alignment prelude: index_add_ is an extern call in Inductor,
+        # and the padded sizes a kernel then computes read counts
+        flat = ids.flatten()
+        counts.index_add_(0, flat, torch.ones_like(flat))
+        return counts, (counts + block - 1) // block * block
+
+    REFERENCE = route_counts
+"""
+
+
+def test_an_input_an_extern_call_changes_in_place_gets_the_result_back(tmp_path):
+    # counts is copied to the kernel's layout where it is strided; the extern
+    # call once wrote only that copy and the caller's counts stayed zero.
+    case = _capture(tmp_path, "route_counts", EXTERN_INPLACE)
+    assert "counts_given.copy_(counts)" in (case.folder / "kernel.py").read_text()
+    sizes = {"num_tokens": 5, "top_k": 2, "num_experts": 8}
+    for layout in ("contiguous", "row_step", "offset"):
+        _check(case, sizes, layout=layout)
+
+
+SUBMODULE_EVAL = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def __init__(self, features):
+            super().__init__()
+            self.fc = nn.Linear(features, features)
+            self.bn = nn.BatchNorm1d(features)
+            with torch.no_grad():
+                self.bn.running_mean.copy_(torch.randn(features) * 0.1)
+                self.bn.running_var.copy_(torch.rand(features) + 0.5)
+            self.bn.eval()  # only the submodule: the Model itself trains
+
+        def forward(self, x):
+            return torch.relu(self.bn(self.fc(x)))
+
+    batch_size = 8
+    features = 16
+
+    def get_inputs():
+        return [torch.randn(batch_size, features)]
+
+    def get_init_inputs():
+        return [features]
+"""
+
+
+def test_a_submodule_put_in_eval_by_the_model_is_checked_in_that_mode(tmp_path):
+    # The check once put every submodule in the Model's mode, so the scaffold
+    # refused the very call it was captured on and the sweep called it refused.
+    case = _capture(tmp_path, "sub_eval", SUBMODULE_EVAL)
+    _check(case, {"batch_size": 8, "features": 16})
+    _check(case, {"batch_size": 3, "features": 16})
+
+
 def test_what_cannot_port_is_refused_at_capture_with_no_folder(tmp_path):
     dropout = """
         import torch

@@ -647,7 +647,13 @@ def scaffold_entry(
     ref = case.reference.build(sizes, init)
     model = kernel.ModelNew(*case.reference.init_inputs_at(sizes, init))
     model.load_state_dict(ref.state_dict())
-    model.train(module_mode == "train" if module_mode else ref.training)
+    if module_mode:
+        model.train(module_mode == "train")
+    else:
+        # each submodule in the reference's mode: a Model may put one in eval()
+        modes = {name: m.training for name, m in ref.named_modules()}
+        for name, m in model.named_modules():
+            m.training = modes.get(name, ref.training)
     return model.to(device=device, dtype=getattr(torch, dtype))
 
 

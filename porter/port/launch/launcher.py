@@ -329,7 +329,7 @@ def plan_launcher(
             f"if {dims_now} != {dims_then}:\n    refuse("
             f"'captured with {said}; re-capture with the ranks you need')"
         )
-    written = written_tensors(ports)
+    written = written_tensors(ports) | extern_written(module)
     tensor_inputs = [
         gi.target for gi in module.inputs if gi.kind == "tensor" and gi.target in inputs
     ]
@@ -805,6 +805,33 @@ def written_tensors(ports) -> set[str]:
                     if base in values:
                         out.add(values[base])
     return out
+
+
+def extern_written(module: CompiledModule) -> set[str]:
+    """The tensors an extern call changes in place, by launcher name: the
+    first argument of an in-place aten op (`aten.index_put_(x, ...)`, named
+    with a trailing underscore) and any `out=` argument."""
+    wrapper_var = {gi.wrapper_name: gi.target.replace(".", "_") for gi in module.inputs}
+    out = set()
+    for step in module.steps:
+        if step.kind != "extern":
+            continue
+        node = ast.parse(step.text.strip()).body[0]
+        call = node.value if isinstance(node, (ast.Expr, ast.Assign)) else None
+        if not isinstance(call, ast.Call):
+            continue
+        parts = ast.unparse(call.func).split(".")
+        op = parts[-2] if parts[-1] in _OVERLOADS and len(parts) > 1 else parts[-1]
+        targets = [kw.value for kw in call.keywords if kw.arg == "out"]
+        if op.endswith("_") and not op.startswith("__") and call.args:
+            targets.append(call.args[0])
+        for t in targets:
+            if isinstance(t, ast.Name) and t.id in wrapper_var:
+                out.add(wrapper_var[t.id])
+    return out
+
+
+_OVERLOADS = {"default", "Tensor", "Scalar", "out", "self", "dim", "int"}
 
 
 def _layout_line(
