@@ -241,9 +241,10 @@ def check_case(
                     )
     # The call it was captured on: a refusal there is a port that serves nothing.
     captured = case.manifest.get("capture_dtype", "float32")
+    must_serve = None
     if captured in dtypes:
-        scenarios.insert(0, Scenario(captured, {d.name: d.size for d in ref.dims}))
-    must_serve = scenarios[0] if captured in dtypes else None
+        must_serve = Scenario(captured, {d.name: d.size for d in ref.dims})
+        scenarios.insert(0, must_serve)
     new_sizes_passed = {d: 0 for d in dtypes}
     for sc in scenarios:
         try:

@@ -329,7 +329,8 @@ def plan_launcher(
             f"if {dims_now} != {dims_then}:\n    refuse("
             f"'captured with {said}; re-capture with the ranks you need')"
         )
-    written = written_tensors(ports) | extern_written(module)
+    wrapper_var = {gi.wrapper_name: gi.target.replace(".", "_") for gi in module.inputs}
+    written = written_tensors(ports) | extern_written(module, wrapper_var)
     tensor_inputs = [
         gi.target for gi in module.inputs if gi.kind == "tensor" and gi.target in inputs
     ]
@@ -454,7 +455,6 @@ def plan_launcher(
         )
     for made in module.produced:
         var_of[made] = module.buffer_var(made)
-    wrapper_var = {gi.wrapper_name: gi.target.replace(".", "_") for gi in module.inputs}
     symbols = {s: launcher_expr(t) for s, t in module.symbols.items()}
 
     steps = []
@@ -807,11 +807,15 @@ def written_tensors(ports) -> set[str]:
     return out
 
 
-def extern_written(module: CompiledModule) -> set[str]:
-    """The tensors an extern call changes in place, by launcher name: the
-    first argument of an in-place aten op (`aten.index_put_(x, ...)`, named
-    with a trailing underscore) and any `out=` argument."""
-    wrapper_var = {gi.wrapper_name: gi.target.replace(".", "_") for gi in module.inputs}
+# Overload names after an op's (`aten.index_put_.default`): not the op.
+_OVERLOADS = {"default", "Tensor", "Scalar", "out", "self", "dim", "int"}
+
+
+def extern_written(module: CompiledModule, wrapper_var: dict[str, str]) -> set[str]:
+    """The tensors an extern call changes in place, by launcher name
+    (`wrapper_var`: wrapper name to launcher name): the first argument of an
+    in-place aten op (`aten.index_put_(x, ...)`, named with a trailing
+    underscore) and any `out=` argument."""
     out = set()
     for step in module.steps:
         if step.kind != "extern":
@@ -829,9 +833,6 @@ def extern_written(module: CompiledModule) -> set[str]:
             if isinstance(t, ast.Name) and t.id in wrapper_var:
                 out.add(wrapper_var[t.id])
     return out
-
-
-_OVERLOADS = {"default", "Tensor", "Scalar", "out", "self", "dim", "int"}
 
 
 def _layout_line(
