@@ -34,6 +34,7 @@ from porter.parse import parse_module
 from porter.port.model import module_attr
 from porter.records import Capture, GraphInput, LaunchConfig
 from porter.reference import FLOAT_DTYPES, Reference
+from porter.ties import fold_ties, is_tie
 
 OUTPUT_CODE_LOGGER = "torch._inductor.codecache.__output_code"
 CODEGEN_ONLY_ARCH = 90  # Hopper: the code is what an H100/H200 would get
@@ -108,9 +109,9 @@ def branch_guards(code: str) -> list[str]:
         text = ast.unparse(part)
         if not (isinstance(part, ast.Compare) and len(part.ops) == 1):
             continue
-        if _divides(part):
+        if _size_tie(part):
             # x.view(b, groups, c // groups): eager raises where groups does
-            # not divide c; the kernels would index past the row.
+            # not divide c; the kernels would index past the row (fold_ties).
             out.append(_scaffold_terms(text) or f"?{text}")
             continue
         if isinstance(part.ops[0], ast.Eq) or re.search(
@@ -128,18 +129,25 @@ def branch_guards(code: str) -> list[str]:
     return out
 
 
-def _divides(part: ast.Compare) -> bool:
-    """`(size % k) == 0` of one source and a number k > 1."""
-    left, right = part.left, part.comparators[0]
-    return (
-        isinstance(part.ops[0], ast.Eq)
-        and _number(right) == 0
-        and isinstance(left, ast.BinOp)
-        and isinstance(left.op, ast.Mod)
-        and _is_source(left.left)
-        and ".size()" in ast.unparse(left.left)
-        and (_number(left.right) or 0) > 1
+def _size_tie(part: ast.Compare) -> bool:
+    """An equality over a floor division or remainder of sizes and int
+    arguments alone (is_tie): no stride, no function of Dynamo's (max)."""
+    return is_tie(ast.unparse(part)) and all(
+        (_is_source(leaf) and ".stride()" not in ast.unparse(leaf))
+        or _number(leaf) is not None
+        for leaf in _leaves(part)
     )
+
+
+def _leaves(node: ast.AST) -> list[ast.AST]:
+    """The operands arithmetic and comparison are built from."""
+    if isinstance(node, ast.Compare):
+        return [x for side in (node.left, *node.comparators) for x in _leaves(side)]
+    if isinstance(node, ast.BinOp):
+        return _leaves(node.left) + _leaves(node.right)
+    if isinstance(node, ast.UnaryOp) and not isinstance(node.operand, ast.Constant):
+        return _leaves(node.operand)
+    return [node]
 
 
 def _is_source(node: ast.AST) -> bool:
@@ -631,7 +639,9 @@ def run_capture(
     # Dynamo's trace alone, once: the dtypes it serves and the branches it took
     guarded: list[str] = []
     base = _traced(ref, dtype, device, guarded)
-    branches = _taken(ref, dtype, device, guarded, base) if base is not None else []
+    branches = (
+        _taken(ref, dtype, device, fold_ties(guarded), base) if base is not None else []
+    )
     served = _dtypes_served(ref, dtype, device, base)
     unmatched = [b for m in modules for b in m.unmatched_fp32()]
     if dtype == "float32" and unmatched and served != ["float32"]:
@@ -672,9 +682,27 @@ def run_capture(
             )
             if isinstance(t, torch.Tensor)
         },
+        input_follows=_followers(ref, dtype),
         dtypes_served=served,
     )
     return capture, sources
+
+
+def _followers(ref: Reference, dtype: str) -> list[str] | None:
+    """The tensor arguments make_inputs gives in the dtype it is asked for
+    (None where it cannot make them in another)."""
+    other = "bfloat16" if dtype != "bfloat16" else "float32"
+    try:
+        now, then = (ref.make_inputs(dtype=d, device="meta") for d in (dtype, other))
+    except Exception:  # noqa: BLE001 - the launcher then checks the first alone
+        return None
+    return [
+        n
+        for n, a, b in zip(ref.input_names, now, then)
+        if isinstance(a, torch.Tensor)
+        and isinstance(b, torch.Tensor)
+        and a.dtype != b.dtype
+    ]
 
 
 def _dtypes_served(
@@ -897,6 +925,14 @@ def _compile(
                 torch._dynamo.reset()
                 if debug:
                     print(chatter.getvalue(), file=sys.stderr)
+                if debug and codegen_only:
+                    print(
+                        "porter: (--debug) Inductor's 'Triton compilation failed' "
+                        "and '0 compatible backends' lines, if any above, are "
+                        "expected without a GPU: porter keeps the generated code "
+                        "and runs none of it",
+                        file=sys.stderr,
+                    )
 
 
 def _mode_free(

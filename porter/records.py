@@ -227,6 +227,10 @@ class Capture:
     output_map: list[dict[str, Any]] = field(default_factory=list)
     # Each tensor argument's dtype at capture ("torch.bfloat16"), by name.
     input_dtypes: dict[str, str] = field(default_factory=dict)
+    # The tensor arguments whose dtype follows the call's (make_inputs in
+    # another dtype changes it); the others keep input_dtypes' at any call (an
+    # fp32 scale, int64 ids). None: not recorded (an older capture).
+    input_follows: list[str] | None = None
     # Float dtypes whose traced graph is the capture dtype's (the scaffold
     # serves these); empty: not checked (an older capture), all of them.
     dtypes_served: list[str] = field(default_factory=list)

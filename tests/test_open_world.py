@@ -2,6 +2,7 @@
 KernelBench and engine-style references found, as a small reference that
 ports right or is refused in one line (docs/reference-format.md, "What is general")."""
 
+import re
 import textwrap
 
 import pytest
@@ -11,7 +12,7 @@ from porter.errors import PorterError
 from porter.pipeline import capture
 from porter.reference import load_reference
 from porter.testing import ScaffoldRefuses, check_parity, load_case
-from porter.testing.parity import ParityError, Scenario
+from porter.testing.parity import ParityError, ReferenceRejects, Scenario, scaffold_entry
 
 
 def _write(tmp_path, name, text):
@@ -1407,13 +1408,176 @@ def test_a_branch_on_the_token_count_is_checked_and_crossed_by_the_suite(tmp_pat
         ("L['___x'] > 2", ["?L['___x'] > 2"]),
         # x.view(b, 4, c // 4, l): eager raises where 4 does not divide c
         ("(L['x'].size()[1] % 4) == 0", ["x.shape[1] % 4 == 0"]),
-        ("((4*(L['x'].size()[1] // 4)) % L['x'].size()[1]) == 0", []),
+        # the other ties such a view leaves: kept, and folded later (fold_ties)
+        (
+            "((4*(L['x'].size()[1] // 4)) % L['x'].size()[1]) == 0",
+            ["4 * (x.shape[1] // 4) % x.shape[1] == 0"],
+        ),
+        # ties through a stride or Dynamo's max() are its layout bookkeeping
+        ("L['x'].stride()[0] == 2*(L['x'].size()[1] // 2)", []),
+        ("L['x'].size()[1] == max(1, L['x'].size()[1] // 2)", []),
     ],
 )
 def test_branch_guards_keep_the_references_branches_alone(code, conditions):
     from porter.capture import branch_guards
 
     assert branch_guards(code) == conditions
+
+
+GROUP_QUANT = _porter_ref(
+    """
+    def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+        return (torch.randn(num_tokens, hidden, dtype=dtype, device=device),)
+
+    def group_quant(x, group_size: int = 32):
+        t, h = x.shape
+        g = x.float().view(t, h // group_size, group_size)
+        scale = g.abs().amax(dim=-1, keepdim=True).clamp(min=1e-10) / 127.0
+        return (g / scale).round().clamp(-128, 127).to(torch.int8).view(t, h), scale
+
+    REFERENCE = group_quant
+    """,
+    '{"num_tokens": 6, "hidden": 128}',
+)
+
+
+def test_a_view_into_groups_of_an_int_argument_is_checked(tmp_path):
+    # hidden 100 in groups of 32: eager raises, the scaffold returned three
+    # groups of 32 and a scale for each, reading past the row's end.
+    case = _capture(tmp_path, "group_quant", GROUP_QUANT)
+    assert "x.shape[1] % group_size == 0" in case.manifest["guards"]
+    _check(case, {"num_tokens": 5, "hidden": 256}, args={1: 64})
+    _refuses(case, torch.randn(3, 100), match=r"x.shape\[1\] % group_size == 0")
+    with pytest.raises(ReferenceRejects):  # the suite skips what both reject
+        _check(case, {"num_tokens": 3, "hidden": 100})
+    with pytest.raises(ParityError, match="must refuse"):
+        _check(_without_tie_checks(case), {"num_tokens": 3, "hidden": 100})
+
+
+def test_halves_at_an_odd_width_are_refused(tmp_path):
+    # silu(x[:, :d]) * x[:, d:] with d = width // 2: at an odd width eager
+    # raises (d against d + 1 columns); the kernels read one column short.
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, width, dtype=torch.float32, device="cpu"):
+            return (torch.randn(num_tokens, width, dtype=dtype, device=device),)
+
+        def silu_mul(x):
+            d = x.shape[-1] // 2
+            return torch.nn.functional.silu(x[..., :d]) * x[..., d:]
+
+        REFERENCE = silu_mul
+        """,
+        '{"num_tokens": 4, "width": 64}',
+    )
+    case = _capture(tmp_path, "halves", ref)
+    assert case.manifest["guards"] == ["x.shape[1] % 2 == 0"]
+    _check(case, {"num_tokens": 3, "width": 18})
+    _refuses(case, torch.randn(3, 17), match=r"x.shape\[1\] % 2 == 0")
+    with pytest.raises(ParityError, match="must refuse"):
+        _check(_without_tie_checks(case), {"num_tokens": 3, "width": 17})
+
+
+def _refuses(case, *args, match):
+    with pytest.raises(NotImplementedError, match=match):
+        scaffold_entry(case, "float32", "cpu")(*args)
+
+
+def _without_tie_checks(case):
+    """The case as porter wrote it before size ties were checked: the suite
+    must still tell that it answers calls eager rejects."""
+    text = (case.folder / "kernel.py").read_text()
+    cut = re.sub(r"\n    if not \(x\.shape\[1\] % [\w ]+== 0\):\n        refuse\([^)]*\)", "", text)
+    assert cut != text
+    (case.folder / "kernel.py").write_text(cut)
+    return load_case(case.folder)
+
+
+def test_a_second_float_argument_in_another_dtype_is_refused(tmp_path):
+    # x in bf16 times a weight in fp32: eager promotes to fp32, the kernels
+    # compiled for one dtype returned bf16.
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+            x = torch.randn(num_tokens, hidden, dtype=dtype, device=device)
+            return x, torch.randn(hidden, dtype=dtype, device=device)
+
+        def scale(x, w):
+            return x * w
+
+        REFERENCE = scale
+        """,
+        '{"num_tokens": 4, "hidden": 32}',
+    )
+    case = _capture(tmp_path, "mixed", ref)
+    assert case.manifest["input_follows"] == ["x", "w"]
+    mixed = Scenario("bfloat16", {"num_tokens": 5, "hidden": 32}, cast={1: "float32"})
+    assert mixed.id in {sc.id for sc in case.scenarios()}
+    _refuses(case, torch.randn(3, 32), torch.randn(32).bfloat16(), match="w must have x's dtype")
+    _old_launcher(case, "w must have")
+    with pytest.raises(ParityError, match="is torch.bfloat16, eager gives torch.float32"):
+        check_parity(load_case(case.folder), mixed, "cpu", 0)
+
+
+def test_an_int_argument_in_another_dtype_is_refused(tmp_path):
+    # An int64 mask passed as float32: eager's sum is float32, the kernels'
+    # int64, as captured.
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+            x = torch.randn(num_tokens, hidden, dtype=dtype, device=device)
+            return x, torch.randint(0, 2, (num_tokens, hidden), device=device)
+
+        def masked(x, mask):
+            return x * mask, mask.sum(dim=1)
+
+        REFERENCE = masked
+        """,
+        '{"num_tokens": 4, "hidden": 32}',
+    )
+    case = _capture(tmp_path, "mask", ref)
+    assert case.manifest["input_follows"] == ["x"]
+    _refuses(case, torch.randn(3, 32), torch.ones(3, 32), match="mask int64")
+    _old_launcher(case, "mask int64")
+    with pytest.raises(ParityError, match="is torch.int64, eager gives torch.float32"):
+        _check(load_case(case.folder), {"num_tokens": 5, "hidden": 32}, cast={1: "float32"})
+
+
+def _old_launcher(case, said):
+    """The case's kernel.py without the check that says `said`."""
+    text = (case.folder / "kernel.py").read_text()
+    cut = re.sub(rf"\n    if [^\n]*:\n        refuse\([^\n]*{re.escape(said)}[^\n]*\)", "", text)
+    assert cut != text
+    (case.folder / "kernel.py").write_text(cut)
+
+
+def test_a_forward_float_argument_get_inputs_leaves_to_its_default(tmp_path):
+    # ModelNew passed self.alpha (AttributeError at every call), and its
+    # custom op's impl took alpha without the default its schema gives.
+    from porter.testing import check_custom_op
+
+    ref = """
+        import torch
+        import torch.nn as nn
+
+        class Model(nn.Module):
+            def forward(self, x, alpha: float = 0.5):
+                return torch.nn.functional.leaky_relu(x, alpha) * 2.0
+
+        batch_size = 8
+        dim = 32
+
+        def get_inputs():
+            return [torch.randn(batch_size, dim)]
+
+        def get_init_inputs():
+            return []
+    """
+    case = _capture(tmp_path, "kb_default", ref)
+    assert "self.alpha" not in (case.folder / "kernel.py").read_text()
+    _check(case, {"batch_size": 5, "dim": 32})
+    _check(case, {"batch_size": 5, "dim": 32}, args={1: 0.25})
+    check_custom_op(case, "cpu", seed=0)
 
 
 REPEAT_KV = _porter_ref(

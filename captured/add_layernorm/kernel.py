@@ -161,6 +161,8 @@ def add_layernorm(x, residual, weight, bias, eps: float = 1e-05):
         refuse(
             "captured with x 2-d, residual 2-d, weight 1-d, bias 1-d; re-capture with the ranks you need"
         )
+    if (residual.dtype, weight.dtype, bias.dtype) != (x.dtype, x.dtype, x.dtype):
+        refuse("residual, weight and bias must have x's dtype, as at capture")
     num_tokens, hidden = x.shape
     if (
         residual.shape != (num_tokens, hidden)

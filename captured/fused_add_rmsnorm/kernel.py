@@ -140,6 +140,8 @@ def fused_add_rmsnorm(x, residual, weight, eps: float = 1e-06):
         refuse(
             "captured with x 2-d, residual 2-d, weight 1-d; re-capture with the ranks you need"
         )
+    if (residual.dtype, weight.dtype) != (x.dtype, x.dtype):
+        refuse("residual and weight must have x's dtype, as at capture")
     num_tokens, hidden = x.shape
     if residual.shape != (num_tokens, hidden) or weight.shape != (hidden,):
         refuse(

@@ -114,6 +114,8 @@ def linear_gelu(x, weight, bias):
         refuse(
             "captured with weight 2-d, x 2-d, bias 1-d; re-capture with the ranks you need"
         )
+    if (x.dtype, bias.dtype) != (weight.dtype, weight.dtype):
+        refuse("x and bias must have weight's dtype, as at capture")
     num_tokens, in_features = x.shape
     out_features = weight.shape[0]
     if weight.shape[1] != in_features or bias.shape != (out_features,):

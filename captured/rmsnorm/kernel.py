@@ -113,6 +113,8 @@ def rmsnorm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-06):
         refuse("captured with eps == 1e-06; re-capture with the value you need")
     if (x.dim(), weight.dim()) != (2, 1):
         refuse("captured with x 2-d, weight 1-d; re-capture with the ranks you need")
+    if weight.dtype != x.dtype:
+        refuse("weight must have x's dtype, as at capture")
     num_tokens, hidden = x.shape
     if weight.shape != (hidden,):
         refuse("captured for shapes weight (x.shape[1],); re-capture for other sizes")

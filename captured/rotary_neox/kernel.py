@@ -80,6 +80,8 @@ def rotary_neox(q: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
         refuse(
             "captured with q 3-d, cos 2-d, sin 2-d; re-capture with the ranks you need"
         )
+    if (cos.dtype, sin.dtype) != (q.dtype, q.dtype):
+        refuse("cos and sin must have q's dtype, as at capture")
     num_tokens, num_heads, head_dim = q.shape
     if cos.shape[0] != num_tokens or sin.shape[0] != num_tokens:
         refuse(

@@ -40,6 +40,10 @@ class CustomOp:
     state: list[tuple[str, str]] = field(default_factory=list)
     # The forward's own arguments, by name (a module's op).
     inputs: list[str] = field(default_factory=list)
+    # The op's Python parameters (its impl's and fake's): the forward's, with
+    # the defaults its schema gives them (the dispatcher leaves them out), then
+    # the state's.
+    params: list[str] = field(default_factory=list)
 
     @property
     def state_attrs(self) -> list[str]:
@@ -70,7 +74,7 @@ def plan_custom_op(
                 and (gi.target, var) not in state
             ):
                 state.append((gi.target, var))
-    params, refusal = [], ""
+    params, python, refusal = [], [], ""
     for pname, p in sig.parameters.items():
         kind = _schema_type(pname, p, tensors, module)
         if kind is None:
@@ -81,10 +85,13 @@ def plan_custom_op(
             break
         mutated = kind == "Tensor" and pname in launcher.written
         text = f"Tensor(a{len(params)}!) {pname}" if mutated else f"{kind} {pname}"
+        python.append(pname)
         if p.default is not inspect.Parameter.empty and not state:
             text += f"={_schema_default(p.default)}"  # (state follows: none)
+            python[-1] += f"={p.default!r}"
         params.append(text)
     for _, var in state:
+        python.append(var)
         written = var in launcher.written
         params.append(f"Tensor(a{len(params)}!) {var}" if written else f"Tensor {var}")
     outputs = _outputs(launcher.returns)
@@ -120,6 +127,7 @@ def plan_custom_op(
         in_place=in_place,
         state=state,
         inputs=list(sig.parameters),
+        params=python,
     )
 
 

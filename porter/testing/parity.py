@@ -61,6 +61,9 @@ class Scenario:
     values: str = "random"  # random | difficult | offset
     # A KernelBench module as constructed ("", training), "eval" or "train".
     mode: str = ""
+    # Tensor arguments made in another dtype, by position (bf16 slopes beside
+    # fp32 scores): eager promotes, the scaffold follows or refuses.
+    cast: dict[int, str] = field(default_factory=dict)
     # Constructor arguments changed, by position (a float alpha or eps).
     init: dict[int, Any] = field(default_factory=dict)
     # Non-tensor call arguments changed, by position (a scale passed to forward).
@@ -76,7 +79,8 @@ class Scenario:
         init = "".join(f"-init{i}={_short(v)}" for i, v in self.init.items()) + "".join(
             f"-arg{i}={_short(v)}" for i, v in self.args.items()
         )
-        return f"{self.dtype}-{dims}-{self.layout}-{self.values}{mode}{init}"
+        cast = "".join(f"-cast{i}={d}" for i, d in self.cast.items())
+        return f"{self.dtype}-{dims}-{self.layout}-{self.values}{mode}{init}{cast}"
 
 
 def other_float(value: float) -> float:
@@ -227,6 +231,9 @@ class Case:
                     Scenario(dtype, small, args={i: new}, optional=True)
                     for new in others
                 ]
+            # Each tensor argument but the first float in another dtype.
+            for i, other in self.casts(small, dtype):
+                out.append(Scenario(dtype, small, cast={i: other}, optional=True))
             if self.manifest.get("reference_kind") == "kernelbench":
                 # The other module mode, and each float constructor argument
                 # changed, a defaulted one too: followed, or refused in the
@@ -261,6 +268,24 @@ class Case:
         params = call_params(self)
         values += [p.default for p in params[len(values) :]]
         return values
+
+    def casts(self, sizes: dict[str, int], dtype: str) -> list[tuple[int, str]]:
+        """(position, another dtype) of each tensor argument but the first
+        float: float32 and bfloat16 trade places, float16 goes to float32,
+        ints go to float32 (fp8 codes and bools stay)."""
+        trade = {
+            torch.float32: "bfloat16",
+            torch.bfloat16: "float32",
+            torch.float16: "float32",
+            torch.int64: "float32",
+            torch.int32: "float32",
+        }
+        values = self.call_values(sizes, dtype)
+        tensors = [(i, v) for i, v in enumerate(values) if isinstance(v, torch.Tensor)]
+        first = next((i for i, v in tensors if v.is_floating_point()), None)
+        return [
+            (i, trade[v.dtype]) for i, v in tensors if i != first and v.dtype in trade
+        ]
 
     def fits(self, sizes: dict[str, int]) -> bool:
         """Whether the inputs at `sizes` hold at most SCENARIO_BUDGET elements."""
@@ -420,6 +445,10 @@ def make_inputs(
             f"the reference's make_inputs rejects {sc.id} ({type(err).__name__}: {err})"
         ) from err
     values = with_args(case, values, sc.args)
+    values = [
+        v.to(getattr(torch, sc.cast[i])) if i in sc.cast else v
+        for i, v in enumerate(values)
+    ]
     if sc.values in ("difficult", "offset"):
         # Only the first float input (the activation): weights, tables like cos/sin
         # and scales come from the model, well-scaled; extreme values arrive in
@@ -779,6 +808,29 @@ class ScaffoldRefuses(Exception):
     argument, an empty batch. The caller skips it, saying why."""
 
 
+def _refused_too(sc: Scenario, inputs, reference, scaffold, where: str, err) -> None:
+    """Where eager rejects a call's sizes or arguments in float64 too (a view
+    into groups a size does not split into), the scaffold must not answer it:
+    its kernels would index past the row. A layout, module mode or constructor
+    argument eager alone rejects (a view of a strided input) is not judged."""
+    if sc.layout != "contiguous" or sc.values != "random" or sc.mode or sc.init:
+        return
+    try:
+        reference(_upcast(copies(inputs)), "float64")
+    except Exception:  # noqa: BLE001 - rejected in any dtype: the scaffold too
+        pass
+    else:
+        return  # only this dtype is rejected (an op eager lacks in bfloat16)
+    try:
+        scaffold(copies(inputs))
+    except Exception:  # noqa: BLE001 - a refusal or any error: not an answer
+        return
+    raise ParityError(
+        f"{where}: the reference rejects this call ({type(err).__name__}: {err}) "
+        "but the scaffold returned outputs; it must refuse it"
+    )
+
+
 def check_parity(
     case: Case, sc: Scenario, device: str = "cpu", seed: int | None = None
 ) -> dict:
@@ -808,6 +860,7 @@ def check_parity(
         try:
             eager = reference(copies(inputs), sc.dtype, eager_state)
         except Exception as err:
+            _refused_too(sc, inputs, reference, scaffold, where, err)
             raise ReferenceRejects(
                 f"the reference itself rejects {sc.id} ({type(err).__name__}: {err})"
             ) from err

@@ -187,9 +187,14 @@ def _scalar_value(binding, cap: Capture, module: CompiledModule) -> str:
                 "whose value the capture did not keep; make it a literal or an argument"
             )
         return repr(gi.value)
+    # forward's own argument (one get_inputs leaves to its default too), or
+    # the module's attribute
+    call_arg = gi is not None and re.fullmatch(r"L\['\w+'\]", gi.source) is not None
     value = (
         binding.target
-        if binding.target in cap.input_names or cap.reference_kind != "kernelbench"
+        if call_arg
+        or binding.target in cap.input_names
+        or cap.reference_kind != "kernelbench"
         else module_attr(binding.target)
     )
     if gi is not None and gi.kind == "tensor":

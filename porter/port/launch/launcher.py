@@ -20,6 +20,7 @@ from porter.port.finish.pdl import (
 )
 from porter.port.forms.persist import STREAM_ROWS, is_col_loop
 from porter.records import Capture, CompiledModule
+from porter.ties import is_tie
 
 DEFAULT_POINTWISE_BLOCK = 1024
 # Looped reductions: bound the registers one program holds. Rendered as
@@ -292,10 +293,6 @@ def plan_launcher(
         # `if n == 4` after tensor math), is a constant of the kernels too.
         value = tuple(c["value"]) if c.get("tuple") else c["value"]
         checks.append(_refuse_other(expr, _Code(value) if c.get("code") else value))
-    # Branches the reference took in Python on a scalar or a size: the
-    # kernels are that side's alone.
-    for cond in cap.guards:
-        checks.append(_refuse_branch(cap.reference_name, cond))
     # Sizes the capture saw as constants (a KernelBench file's fixed feature
     # size) that the scaffold passes as literals (a constexpr row size, an
     # output's shape): another size must not run silently.
@@ -329,6 +326,10 @@ def plan_launcher(
             f"if {dims_now} != {dims_then}:\n    refuse("
             f"'captured with {said}; re-capture with the ranks you need')"
         )
+    # Branches the reference took in Python on a scalar or a size, and the
+    # ties of sizes its views rely on: the kernels are that side's alone.
+    for cond in cap.guards:
+        checks.append(_refuse_branch(cap.reference_name, cond))
     wrapper_var = {gi.wrapper_name: gi.target.replace(".", "_") for gi in module.inputs}
     written = written_tensors(ports) | extern_written(module, wrapper_var)
     tensor_inputs = [
@@ -397,6 +398,7 @@ def plan_launcher(
                 "(float64: capture with --dtype)"
             )
         checks.append(f"if {first_float}.dtype {test}:\n    refuse({said!r})")
+    checks += _dtype_ties(cap, first_float if decides else None)
     device = f"{holder}.device" if holder else "'cuda'"
 
     dims = []
@@ -740,6 +742,41 @@ def _shape_checks(
     return [f"if {cond}:\n    refuse({message!r})"]
 
 
+def _dtype_ties(cap: Capture, first: str | None) -> list[str]:
+    """Checks of the other tensor arguments' dtypes: one that followed the
+    call's dtype at capture must have `first`'s, one that did not (an fp32
+    scale, int64 ids, a bool mask) its captured dtype. Eager promotes a mixed
+    call (bf16 slopes beside fp32 scores round the bias in bf16) where the
+    kernels, compiled for one mix, do not."""
+    if cap.input_follows is None:
+        return []
+    follow = [n for n in cap.input_follows if n != first and first is not None]
+    fixed = {
+        n: d
+        for n, d in cap.input_dtypes.items()
+        if n not in cap.input_follows and n != first
+    }
+    out = []
+    if follow:
+        test = _differ([f"{n}.dtype" for n in follow], [f"{first}.dtype"] * len(follow))
+        names = " and ".join(filter(None, [", ".join(follow[:-1]), follow[-1]]))
+        said = f"{names} must have {first}'s dtype, as at capture"
+        out.append(f"if {test}:\n    refuse({said!r})")
+    if fixed:
+        test = _differ([f"{n}.dtype" for n in fixed], list(fixed.values()))
+        shown = ", ".join(f"{n} {d.removeprefix('torch.')}" for n, d in fixed.items())
+        said = f"captured with {shown}; re-capture for other dtypes"
+        out.append(f"if {test}:\n    refuse({said!r})")
+    return out
+
+
+def _differ(now: list[str], then: list[str]) -> str:
+    """`a != b`, or `(a, c) != (b, d)` for several."""
+    if len(now) == 1:
+        return f"{now[0]} != {then[0]}"
+    return f"({', '.join(now)}) != ({', '.join(then)})"
+
+
 def _spelled(expr: str, named: dict[str, str]) -> str:
     """A size expression in the caller's terms: hidden -> x.shape[1]."""
     return re.sub(
@@ -777,8 +814,8 @@ def _refuse_branch(reference: str, cond: str) -> str:
         "capture again with values on the other side for those calls (a size: "
         "--set NAME=V; a float argument: its default or make_inputs)"
     )
-    if re.fullmatch(r"[\w.\[\]]+ % \d+ == 0", cond):
-        # a view or reshape into groups: eager raises on the other side
+    if is_tie(cond):
+        # a view or reshape into groups or halves: eager raises on the other side
         said = f"the kernels assume {cond}, as the reference's view of it does"
     return f"if not ({cond}):\n    refuse({said!r})"
 

@@ -1,0 +1,140 @@
+"""Size ties: the equalities of sizes a reference's views rely on, folded into
+the fewest readable checks.
+
+`x.view(t, hidden // group, group)` holds only where group divides hidden;
+Dynamo records that as equalities over floor divisions
+(`hidden*t == group*t*(hidden // group)`, `hidden % (hidden // group) == 0`,
+...). Eager raises where they fail, while kernels compiled for them index past
+the row. fold_ties turns them into `hidden % group == 0` where that alone is
+what they say, and keeps any it cannot say more simply as written.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import random
+
+# Implication is tested on every small size (each name from 1 to the bound)
+# where that many points stay under the budget, else on a seeded sample.
+_POINTS = 4096
+_SMALLEST_BOUND = 6
+
+
+def is_tie(cond: str) -> bool:
+    """An equality over a floor division or a remainder of sizes: what a
+    view into groups or halves leaves in Dynamo's guards."""
+    try:
+        node = ast.parse(cond, mode="eval").body
+    except SyntaxError:
+        return False
+    return (
+        isinstance(node, ast.Compare)
+        and len(node.ops) == 1
+        and isinstance(node.ops[0], ast.Eq)
+        and any(
+            isinstance(n, ast.BinOp) and isinstance(n.op, (ast.FloorDiv, ast.Mod))
+            for n in ast.walk(node)
+        )
+    )
+
+
+def fold_ties(conditions: list[str]) -> list[str]:
+    """`conditions` with its ties replaced by the divisibility checks they
+    imply (`a % b == 0` for an innermost `a // b`), then those ties the
+    checks do not imply, in the order met; other conditions are kept as they
+    are."""
+    ties = [c for c in conditions if is_tie(c)]
+    if not ties:
+        return conditions
+    low = _Lowered()
+    for tie in ties:
+        low.learn(tie)
+    candidates = []
+    for tie in ties:
+        for cand in _divisibility(tie):
+            if cand not in candidates:
+                candidates.append(cand)
+    points = _points(len(low.names))
+    holding = [p for p in points if all(low.holds(t, p) for t in ties)]
+    kept = [c for c in candidates if all(low.holds(c, p) for p in holding)]
+    implied = [p for p in points if all(low.holds(c, p) for c in kept)]
+    rest = [t for t in ties if not all(low.holds(t, p) for p in implied)]
+    folded = kept + [t for t in rest if t not in kept]
+    out, placed = [], False
+    for cond in conditions:
+        if cond not in ties:
+            out.append(cond)
+        elif not placed:
+            out += folded
+            placed = True
+    return out
+
+
+def _divisibility(tie: str) -> list[str]:
+    """`a % b == 0` for each innermost `a // b` or `a % b` of `tie`."""
+    out = []
+    for node in ast.walk(ast.parse(tie, mode="eval").body):
+        if not (
+            isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Mod))
+        ):
+            continue
+        inner = [
+            n
+            for side in (node.left, node.right)
+            for n in ast.walk(side)
+            if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.FloorDiv, ast.Mod))
+        ]
+        if not inner:
+            left, right = ast.unparse(node.left), ast.unparse(node.right)
+            if isinstance(node.right, ast.BinOp):
+                right = f"({right})"
+            if isinstance(node.left, ast.BinOp):
+                left = f"({left})"
+            out.append(f"{left} % {right} == 0")
+    return out
+
+
+class _Lowered:
+    """Conditions over the sizes and arguments they read (x.shape[1], group),
+    compiled with those as the names v0, v1, ..."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self.code: dict[str, object] = {}
+
+    def learn(self, cond: str) -> None:
+        if cond not in self.code:
+            tree = self._leaves(ast.parse(cond, mode="eval"))
+            self.code[cond] = compile(ast.fix_missing_locations(tree), "<tie>", "eval")
+
+    def holds(self, cond: str, point: tuple[int, ...]) -> bool:
+        self.learn(cond)
+        try:
+            return bool(
+                eval(self.code[cond], {}, {f"v{i}": v for i, v in enumerate(point)})
+            )
+        except ZeroDivisionError:  # a group of none: eager raises there too
+            return False
+
+    def _leaves(self, tree: ast.AST) -> ast.AST:
+        names = self.names
+
+        class Lower(ast.NodeTransformer):
+            def _leaf(self, node):
+                text = ast.unparse(node)
+                if text not in names:
+                    names.append(text)
+                return ast.Name(id=f"v{names.index(text)}", ctx=ast.Load())
+
+            visit_Name = visit_Attribute = visit_Subscript = _leaf
+
+        return Lower().visit(tree)
+
+
+def _points(count: int) -> list[tuple[int, ...]]:
+    bound = max(_SMALLEST_BOUND, int(_POINTS ** (1 / max(count, 1))))
+    if bound**count <= _POINTS:
+        return list(itertools.product(range(1, bound + 1), repeat=count))
+    rng = random.Random(0)
+    return [tuple(rng.randint(1, 64) for _ in range(count)) for _ in range(_POINTS)]
