@@ -8,6 +8,7 @@ module's private helpers.
 from __future__ import annotations
 
 import ast
+import math
 import re
 
 
@@ -165,3 +166,11 @@ def join_sum(terms: list[ast.AST]) -> ast.AST:
     for t in terms[1:]:
         out = ast.BinOp(out, ast.Add(), t)
     return out
+
+
+def literal_text(value) -> str:
+    """A Python literal of `value` for generated code: repr, but float("inf"),
+    float("-inf") and float("nan") where repr's `inf` and `nan` name nothing."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f'float("{value}")'
+    return repr(value)

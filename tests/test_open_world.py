@@ -1448,6 +1448,8 @@ def test_a_view_into_groups_of_an_int_argument_is_checked(tmp_path):
     assert "x.shape[1] % group_size == 0" in case.manifest["guards"]
     _check(case, {"num_tokens": 5, "hidden": 256}, args={1: 64})
     _refuses(case, torch.randn(3, 100), match=r"x.shape\[1\] % group_size == 0")
+    # Dynamo's bound on the divisor is said as such, not as a branch
+    _refuses(case, torch.randn(3, 256), -32, match="the kernels assume 0 <= group_size")
     with pytest.raises(ReferenceRejects):  # the suite skips what both reject
         _check(case, {"num_tokens": 3, "hidden": 100})
     with pytest.raises(ParityError, match="must refuse"):
@@ -1577,6 +1579,44 @@ def test_a_forward_float_argument_get_inputs_leaves_to_its_default(tmp_path):
     assert "self.alpha" not in (case.folder / "kernel.py").read_text()
     _check(case, {"batch_size": 5, "dim": 32})
     _check(case, {"batch_size": 5, "dim": 32}, args={1: 0.25})
+    check_custom_op(case, "cpu", seed=0)
+
+
+def test_a_signature_of_typing_names_an_inf_default_and_an_optional_tensor(tmp_path):
+    # The scaffold copied `residual: Optional[torch.Tensor] = None` and `cap:
+    # float = inf` as written: NameError at import. Given None for residual
+    # it raised AttributeError; the custom op's schema cannot spell inf.
+    from porter.testing import check_custom_op
+
+    ref = _porter_ref(
+        """
+        from typing import Optional
+
+        def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+            x = torch.randn(num_tokens, hidden, dtype=dtype, device=device)
+            return x, torch.randn(num_tokens, hidden, dtype=dtype, device=device)
+
+        def norm(
+            x, residual: Optional[torch.Tensor] = None, cap: float = float("inf")
+        ):
+            if residual is not None:
+                x = x + residual
+            return (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)).clamp(max=cap)
+
+        REFERENCE = norm
+        """,
+        '{"num_tokens": 4, "hidden": 32}',
+    )
+    case = _capture(tmp_path, "optional", ref)
+    text = (case.folder / "kernel.py").read_text()
+    assert "residual: \"Optional[torch.Tensor]\" = None" in text
+    assert 'cap: float = float("inf")' in text
+    _check(case, {"num_tokens": 5, "hidden": 32})
+    with pytest.raises(ScaffoldRefuses, match=r'cap == float\("inf"\)'):
+        _check(case, {"num_tokens": 5, "hidden": 32}, args={2: 3.0}, optional=True)
+    _refuses(case, torch.randn(3, 32), None, match="residual a tensor")
+    none = [sc for sc in case.scenarios() if sc.args == {1: None}]
+    assert none and all(sc.optional for sc in none)
     check_custom_op(case, "cpu", seed=0)
 
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import ast
 import inspect
+import math
 import re
 from dataclasses import dataclass, field
 
-from porter.ast_tools import assigned_names, names_in, stored_names
+from porter.ast_tools import assigned_names, literal_text, names_in, stored_names
 from porter.port.model import module_attr
 from porter.records import Capture
 
@@ -75,6 +76,12 @@ def plan_custom_op(
             ):
                 state.append((gi.target, var))
     params, python, refusal = [], [], ""
+    # A schema spells no inf or NaN default, and no default may come before
+    # a parameter without one: then none has its default in the op.
+    spelled = not any(
+        isinstance(p.default, float) and not math.isfinite(p.default)
+        for p in sig.parameters.values()
+    )
     for pname, p in sig.parameters.items():
         kind = _schema_type(pname, p, tensors, module)
         if kind is None:
@@ -86,9 +93,9 @@ def plan_custom_op(
         mutated = kind == "Tensor" and pname in launcher.written
         text = f"Tensor(a{len(params)}!) {pname}" if mutated else f"{kind} {pname}"
         python.append(pname)
-        if p.default is not inspect.Parameter.empty and not state:
+        if p.default is not inspect.Parameter.empty and not state and spelled:
             text += f"={_schema_default(p.default)}"  # (state follows: none)
-            python[-1] += f"={p.default!r}"
+            python[-1] += f"={literal_text(p.default)}"
         params.append(text)
     for _, var in state:
         python.append(var)

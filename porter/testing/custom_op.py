@@ -4,6 +4,7 @@ compiled with fullgraph=True, and giving what the plain function gives."""
 from __future__ import annotations
 
 import copy
+import inspect
 import itertools
 import math
 import re
@@ -13,6 +14,7 @@ import torch
 from porter.testing.parity import (
     Case,
     as_tuple,
+    call_params,
     copies,
     make_inputs,
     new_seed,
@@ -156,6 +158,11 @@ def _served_scenario(case: Case, device: str, seed: int):
     for sc in plain[:8]:
         try:
             inputs = make_inputs(case, sc, device, seed)
+            # the defaults past them too: an op whose schema cannot spell one
+            # (inf) takes every argument
+            params = call_params(case)[len(inputs) :]
+            if all(p.default is not inspect.Parameter.empty for p in params):
+                inputs += [p.default for p in params]
             run_reference(case, copies(inputs), sc.dtype, device, sc.sizes)
         except Exception:
             continue  # sizes the reference rejects: the parity suite skips them too

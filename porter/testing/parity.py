@@ -231,6 +231,16 @@ class Case:
                     Scenario(dtype, small, args={i: new}, optional=True)
                     for new in others
                 ]
+            # Each tensor argument that may be None (`residual=None`) as None:
+            # eager takes another path, the scaffold follows or refuses.
+            params = call_params(self) if self.reference is not None else []
+            for i, value in enumerate(self.call_values(small, dtype)):
+                if (
+                    isinstance(value, torch.Tensor)
+                    and i < len(params)
+                    and params[i].default is None
+                ):
+                    out.append(Scenario(dtype, small, args={i: None}, optional=True))
             # Each tensor argument but the first float in another dtype.
             for i, other in self.casts(small, dtype):
                 out.append(Scenario(dtype, small, cast={i: other}, optional=True))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -12,7 +13,7 @@ from dataclasses import dataclass, field
 from porter.errors import PorterError
 from porter.port.bind.generalize import as_strided_text, launcher_expr
 from porter.port.model import KernelPort, PortOptions, PortState, all_steps, module_attr
-from porter.ast_tools import is_call, ptr_base
+from porter.ast_tools import is_call, literal_text, ptr_base
 from porter.port.finish.pdl import (
     EARLY_TRIGGER_EXPR,
     ROWS_EARLY_TRIGGER_EXPR,
@@ -272,6 +273,14 @@ def plan_launcher(
             continue
         checks.append(_refuse_other(pname, p.default))
         checked.add(pname)
+    # A tensor argument that may be None (`residual=None`): the capture traced
+    # a tensor there, and the reference takes another path without one.
+    for pname, p in sig.parameters.items():
+        if pname in cap.input_dtypes and p.default is None:
+            said = (
+                f"captured with {pname} a tensor; re-capture with None for those calls"
+            )
+            checks.append(f"if {pname} is None:\n    refuse({said!r})")
     # A number the kernels take at run time: the capture traced a number there
     # (`if cap is not None` took that side), so None or a tensor is refused.
     for pname in sig.parameters:
@@ -792,7 +801,11 @@ class _Code(str):
 
 
 def _refuse_other(expr: str, value) -> str:
+    nan = isinstance(value, float) and math.isnan(value)
+    value = _literal(value)
     test = f"{expr} is not None" if value is None else f"{expr} != {value!r}"
+    if nan:
+        test = f"{expr} == {expr}"  # any number but NaN itself
     said = f"captured with {expr} {'is' if value is None else '=='} {value!r}"
     return f"if {test}:\n    refuse({f'{said}; re-capture with the value you need'!r})"
 
@@ -817,6 +830,9 @@ def _refuse_branch(reference: str, cond: str) -> str:
     if is_tie(cond):
         # a view or reshape into groups or halves: eager raises on the other side
         said = f"the kernels assume {cond}, as the reference's view of it does"
+    elif re.fullmatch(r"0 <= [\w.\[\]]+", cond):
+        # Dynamo's bound on an int it divides by or sizes with, not a branch
+        said = f"the kernels assume {cond}, as the reference's sizes do"
     return f"if not ({cond}):\n    refuse({said!r})"
 
 
@@ -916,8 +932,39 @@ def unit_stride(t: str) -> str:
     return f"{t} = {t} if {t}.stride(-1) == 1 else {t}.contiguous()"
 
 
+# Names an annotation may read in the scaffold, which imports torch alone.
+_ANNOTATION_NAMES = {"torch", "int", "float", "bool", "str", "None", "tuple", "list"}
+
+
 def _signature_text(sig: inspect.Signature) -> str:
-    return str(sig.replace(return_annotation=inspect.Signature.empty))
+    """The reference's signature as the scaffold can define it: an annotation
+    of names the scaffold lacks (Optional[torch.Tensor]) kept as a string,
+    a default of inf or NaN spelled float("inf")."""
+    params = []
+    for p in sig.parameters.values():
+        if p.annotation is not inspect.Parameter.empty:
+            text = (
+                p.annotation
+                if isinstance(p.annotation, str)
+                else inspect.formatannotation(p.annotation)
+            )
+            names = set(re.findall(r"(?<![\w.])[A-Za-z_]\w*", text))
+            p = p.replace(
+                annotation=_Code(text if names <= _ANNOTATION_NAMES else repr(text))
+            )
+        if p.default is not inspect.Parameter.empty:
+            p = p.replace(default=_literal(p.default))
+        params.append(p)
+    return str(
+        sig.replace(parameters=params, return_annotation=inspect.Signature.empty)
+    )
+
+
+def _literal(value):
+    """`value` as the scaffold spells it (literal_text: float("inf"))."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return _Code(literal_text(value))
+    return value
 
 
 def _extern_call(text: str, wrapper_var, var_of, symbols, calls: Calls) -> str:
