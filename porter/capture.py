@@ -640,7 +640,9 @@ def run_capture(
     guarded: list[str] = []
     base = _traced(ref, dtype, device, guarded)
     branches = (
-        _taken(ref, dtype, device, fold_ties(guarded), base) if base is not None else []
+        _taken(ref, dtype, device, _unmirrored(fold_ties(guarded)), base)
+        if base is not None
+        else []
     )
     served = _dtypes_served(ref, dtype, device, base)
     unmatched = [b for m in modules for b in m.unmatched_fp32()]
@@ -709,15 +711,53 @@ def _dtypes_served(
     ref: Reference, dtype: str, device: str, base: list[str] | None
 ) -> list[str]:
     """The float dtypes in which Dynamo traces the reference to the same graph
-    as in `dtype` (`base`, _traced's; dtype literals aside): where it does not
+    as in `dtype` (`base`, _traced's; the inputs' dtype aside, _same_graphs): where it does not
     (a mask filled with torch.finfo(x.dtype).min, a clamp only fp16 takes), the
     kernels computed for `dtype` are wrong in the other, and the scaffold
     refuses it."""
     served = [dtype]
     for other in FLOAT_DTYPES:
-        if other != dtype and base is not None and _traced(ref, other, device) == base:
+        if other == dtype or base is None:
+            continue
+        codes = _traced(ref, other, device)
+        if codes is not None and _same_graphs(base, dtype, codes, other):
             served.append(other)
     return [d for d in FLOAT_DTYPES if d in served]
+
+
+_DTYPE_LITERAL = re.compile(r"\btorch\.(float64|float32|float16|bfloat16)\b")
+
+
+def _same_graphs(base: list[str], dtype: str, codes: list[str], other: str) -> bool:
+    """Whether graphs traced in `other` are `base`'s (traced in `dtype`) but
+    for the dtype the inputs gave: each dtype literal the same in both, or
+    `dtype` in base where the other has `other`. An explicit
+    `.to(torch.float32)` then matches itself in a bfloat16 trace."""
+    if len(base) != len(codes):
+        return False
+    for a, b in zip(base, codes):
+        pa, pb = _DTYPE_LITERAL.split(a), _DTYPE_LITERAL.split(b)
+        if len(pa) != len(pb) or pa[0::2] != pb[0::2]:
+            return False
+        for x, y in zip(pa[1::2], pb[1::2]):
+            if x != y and (x, y) != (dtype, other):
+                return False
+    return True
+
+
+_MIRRORED = {">=": "<=", ">": "<", "<=": ">=", "<": ">", "==": "==", "!=": "!="}
+
+
+def _unmirrored(conditions: list[str]) -> list[str]:
+    """`conditions` without one that says another's mirrored (`start >= 0`
+    beside `0 <= start`): Dynamo guards on both."""
+    out = []
+    for cond in conditions:
+        m = re.fullmatch(r"(.+?) (>=|<=|>|<|==|!=) (.+)", cond)
+        if m and f"{m.group(3)} {_MIRRORED[m.group(2)]} {m.group(1)}" in out:
+            continue
+        out.append(cond)
+    return out
 
 
 def _taken(
@@ -731,9 +771,23 @@ def _taken(
     kept = []
     for cond in conditions:
         probe = _other_side(ref, cond)
-        if probe is None or _traced(ref, dtype, device, **probe) != base:
+        if (
+            probe is None
+            or _int_argument(probe)
+            or _traced(ref, dtype, device, **probe) != base
+        ):
             kept.append(cond)
     return kept
+
+
+def _int_argument(probe: dict[str, Any]) -> bool:
+    """A probe of an int argument: Inductor's lowering, not Dynamo's graph,
+    tells its sides apart (x[:, start:] wraps a negative start), so the
+    condition is kept whatever the graph."""
+    return any(
+        isinstance(v, int) and not isinstance(v, bool)
+        for v in probe.get("kwargs", {}).values()
+    )
 
 
 _VIOLATE = {  # a value on the other side of `source OP bound`
@@ -783,13 +837,13 @@ def _traced(
     kwargs: dict[str, Any] | None = None,
 ) -> list[str] | None:
     """Dynamo's graphs of the reference in `dtype` (at `sizes`, called with
-    `kwargs` too), that dtype's name masked; `branches` gets the conditions
+    `kwargs` too); `branches` gets the conditions
     Dynamo guarded on (branch_guards): before Inductor, whose lowering guards
     on sizes of its own that the scaffold's extern calls do not need."""
     codes: list[str] = []
 
     def backend(gm, _):
-        codes.append(re.sub(rf"\btorch\.{dtype}\b", "torch.DTYPE", gm.code))
+        codes.append(gm.code)
         return gm.forward
 
     def guard_filter(entries):

@@ -1620,6 +1620,55 @@ def test_a_signature_of_typing_names_an_inf_default_and_an_optional_tensor(tmp_p
     check_custom_op(case, "cpu", seed=0)
 
 
+def test_a_negative_int_argument_is_refused_where_the_lowering_wraps_it(tmp_path):
+    # x[:, start:] at start=-4: Dynamo's graph is the same on both sides of
+    # `start >= 0`, so the guard was dropped as bookkeeping; Inductor's
+    # lowering wraps a negative start, and the scaffold returned 44 columns
+    # (row 0 read before the buffer) where eager returns 4.
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, width, dtype=torch.float32, device="cpu"):
+            return (torch.randn(num_tokens, width, dtype=dtype, device=device),)
+
+        def drop_prefix(x, start: int = 4):
+            return x[:, start:] * 2.0
+
+        REFERENCE = drop_prefix
+        """,
+        '{"num_tokens": 5, "width": 40}',
+    )
+    case = _capture(tmp_path, "start", ref)
+    assert case.manifest["guards"] == ["start >= 0", "start <= x.shape[1]"]
+    _check(case, {"num_tokens": 5, "width": 40}, args={1: 8})
+    _refuses(case, torch.randn(3, 40), -4, match="start >= 0")
+    negative = [sc for sc in case.scenarios() if sc.args == {1: -4}]
+    assert negative and all(sc.optional for sc in negative)
+
+
+def test_an_explicit_float32_cast_serves_bfloat16_too(tmp_path):
+    # vLLM's RMSNorm.forward_native: x.to(torch.float32). Captured in fp32 the
+    # literal looked like the inputs' dtype, so the bf16 trace seemed another
+    # graph and every bf16 call was refused.
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+            x = torch.randn(num_tokens, hidden, dtype=dtype, device=device)
+            return x, torch.rand(hidden, dtype=dtype, device=device) + 0.5
+
+        def rms(x, weight):
+            h = x.to(torch.float32)
+            h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-6)
+            return h.to(x.dtype) * weight
+
+        REFERENCE = rms
+        """,
+        '{"num_tokens": 4, "hidden": 64}',
+    )
+    case = _capture(tmp_path, "rms32", ref)
+    assert case.manifest["dtypes_served"] == ["float32", "float16", "bfloat16"]
+    check_parity(case, Scenario("bfloat16", {"num_tokens": 3, "hidden": 64}), "cpu", 0)
+
+
 REPEAT_KV = _porter_ref(
     """
     def make_inputs(batch, num_kv_heads, seq, head_dim, dtype=torch.float32, device="cpu"):
@@ -1819,7 +1868,7 @@ def test_an_int_argument_a_guard_fixed_is_refused_and_varied_by_the_suite(tmp_pa
     with pytest.raises(NotImplementedError, match="captured with buckets == 8"):
         case.kernel.scaled(torch.randn(3, 16), buckets=16)
     varied = [sc for sc in case.scenarios() if sc.args]
-    assert {v for sc in varied for v in sc.args.values()} == {9, 16}
+    assert {v for sc in varied for v in sc.args.values()} == {9, 16, -8}
     assert all(sc.optional for sc in varied)
     with pytest.raises(ScaffoldRefuses, match="buckets == 8"):
         check_parity(case, varied[0], "cpu", 0)

@@ -512,7 +512,7 @@ def plan_launcher(
         empty = " or ".join(f"{t}.numel() == 0" for t in tensor_inputs)
         shape_checks.append(
             f"if {empty}:\n    refuse("
-            f"{f'an empty input would change {module_attr(state[0])} where eager leaves it alone'!r})"
+            f"{f'an empty input: the kernels would update {module_attr(state[0])} from no rows, which eager may skip (a BatchNorm in training); call it with rows'!r})"
         )
     returns, calls = [], Calls()
     for o in module.outputs:
