@@ -830,7 +830,7 @@ def _refuse_branch(reference: str, cond: str) -> str:
     if is_tie(cond):
         # a view or reshape into groups or halves: eager raises on the other side
         said = f"the kernels assume {cond}, as the reference's view of it does"
-    elif re.fullmatch(r"0 <= [\w.\[\]]+", cond):
+    elif re.fullmatch(r"0 <= [\w.\[\]]+|[\w.\[\]]+ >= 0", cond):
         # Dynamo's bound on an int it divides by or sizes with, not a branch
         said = f"the kernels assume {cond}, as the reference's sizes do"
     return f"if not ({cond}):\n    refuse({said!r})"
