@@ -2,6 +2,7 @@
 KernelBench and engine-style references found, as a small reference that
 ports right or is refused in one line (docs/reference-format.md, "What is general")."""
 
+import json
 import re
 import textwrap
 
@@ -1518,6 +1519,13 @@ def test_a_second_float_argument_in_another_dtype_is_refused(tmp_path):
     _refuses(case, torch.randn(3, 32), torch.randn(32).bfloat16(), match="w must have x's dtype")
     _old_launcher(case, "w must have")
     with pytest.raises(ParityError, match="is torch.bfloat16, eager gives torch.float32"):
+        check_parity(load_case(case.folder), mixed, "cpu", 0)
+    # a capture older than input_follows: the failure says what to do
+    manifest = case.folder / "manifest.json"
+    data = json.loads(manifest.read_text())
+    del data["input_follows"]
+    manifest.write_text(json.dumps(data))
+    with pytest.raises(ParityError, match="capture it again"):
         check_parity(load_case(case.folder), mixed, "cpu", 0)
 
 
