@@ -745,17 +745,19 @@ def _same_graphs(base: list[str], dtype: str, codes: list[str], other: str) -> b
     return True
 
 
-_MIRRORED = {">=": "<=", ">": "<", "<=": ">=", "<": ">", "==": "==", "!=": "!="}
-
-
 def _unmirrored(conditions: list[str]) -> list[str]:
     """`conditions` without one that says another's mirrored (`start >= 0`
     beside `0 <= start`): Dynamo guards on both."""
     out = []
     for cond in conditions:
-        m = re.fullmatch(r"(.+?) (>=|<=|>|<|==|!=) (.+)", cond)
-        if m and f"{m.group(3)} {_MIRRORED[m.group(2)]} {m.group(1)}" in out:
-            continue
+        node = ast.parse(cond, mode="eval").body if not cond.startswith("?") else None
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            op = type(node.ops[0])
+            mirrored = ast.Compare(
+                node.comparators[0], [_MIRROR.get(op, op)()], [node.left]
+            )
+            if ast.unparse(mirrored) in out:
+                continue
         out.append(cond)
     return out
 

@@ -1454,7 +1454,7 @@ def test_a_view_into_groups_of_an_int_argument_is_checked(tmp_path):
     with pytest.raises(ReferenceRejects):  # the suite skips what both reject
         _check(case, {"num_tokens": 3, "hidden": 100})
     with pytest.raises(ParityError, match="must refuse"):
-        _check(_without_tie_checks(case), {"num_tokens": 3, "hidden": 100})
+        _check(_without_check(case, "the kernels assume x.shape[1] %"), {"num_tokens": 3, "hidden": 100})
 
 
 def test_halves_at_an_odd_width_are_refused(tmp_path):
@@ -1478,7 +1478,7 @@ def test_halves_at_an_odd_width_are_refused(tmp_path):
     _check(case, {"num_tokens": 3, "width": 18})
     _refuses(case, torch.randn(3, 17), match=r"x.shape\[1\] % 2 == 0")
     with pytest.raises(ParityError, match="must refuse"):
-        _check(_without_tie_checks(case), {"num_tokens": 3, "width": 17})
+        _check(_without_check(case, "the kernels assume x.shape[1] %"), {"num_tokens": 3, "width": 17})
 
 
 def _refuses(case, *args, match):
@@ -1486,11 +1486,12 @@ def _refuses(case, *args, match):
         scaffold_entry(case, "float32", "cpu")(*args)
 
 
-def _without_tie_checks(case):
-    """The case as porter wrote it before size ties were checked: the suite
-    must still tell that it answers calls eager rejects."""
+def _without_check(case, said):
+    """The case as porter wrote it before it checked what `said` says: the
+    suite must still tell that its kernel.py answers calls it should refuse."""
     text = (case.folder / "kernel.py").read_text()
-    cut = re.sub(r"\n    if not \(x\.shape\[1\] % [\w ]+== 0\):\n        refuse\([^)]*\)", "", text)
+    check = rf"\n    if [^\n]*:\n        refuse\([^()]*{re.escape(said)}[^()]*\)"
+    cut = re.sub(check, "", text)
     assert cut != text
     (case.folder / "kernel.py").write_text(cut)
     return load_case(case.folder)
@@ -1517,7 +1518,7 @@ def test_a_second_float_argument_in_another_dtype_is_refused(tmp_path):
     mixed = Scenario("bfloat16", {"num_tokens": 5, "hidden": 32}, cast={1: "float32"})
     assert mixed.id in {sc.id for sc in case.scenarios()}
     _refuses(case, torch.randn(3, 32), torch.randn(32).bfloat16(), match="w must have x's dtype")
-    _old_launcher(case, "w must have")
+    _without_check(case, "w must have")
     with pytest.raises(ParityError, match="is torch.bfloat16, eager gives torch.float32"):
         check_parity(load_case(case.folder), mixed, "cpu", 0)
     # a capture older than input_follows: the failure says what to do
@@ -1548,17 +1549,9 @@ def test_an_int_argument_in_another_dtype_is_refused(tmp_path):
     case = _capture(tmp_path, "mask", ref)
     assert case.manifest["input_follows"] == ["x"]
     _refuses(case, torch.randn(3, 32), torch.ones(3, 32), match="mask int64")
-    _old_launcher(case, "mask int64")
+    _without_check(case, "mask int64")
     with pytest.raises(ParityError, match="is torch.int64, eager gives torch.float32"):
         _check(load_case(case.folder), {"num_tokens": 5, "hidden": 32}, cast={1: "float32"})
-
-
-def _old_launcher(case, said):
-    """The case's kernel.py without the check that says `said`."""
-    text = (case.folder / "kernel.py").read_text()
-    cut = re.sub(rf"\n    if [^\n]*:\n        refuse\([^\n]*{re.escape(said)}[^\n]*\)", "", text)
-    assert cut != text
-    (case.folder / "kernel.py").write_text(cut)
 
 
 def test_a_forward_float_argument_get_inputs_leaves_to_its_default(tmp_path):

@@ -108,6 +108,22 @@ def _others(value, candidates) -> list:
     return out
 
 
+def _casts(values: list[Any]) -> list[tuple[int, str]]:
+    """(position, another dtype) of each tensor argument of the call's
+    `values` but the first float: float32 and bfloat16 trade places, float16
+    goes to float32, ints go to float32 (fp8 codes and bools stay)."""
+    trade = {
+        torch.float32: "bfloat16",
+        torch.bfloat16: "float32",
+        torch.float16: "float32",
+        torch.int64: "float32",
+        torch.int32: "float32",
+    }
+    tensors = [(i, v) for i, v in enumerate(values) if isinstance(v, torch.Tensor)]
+    first = next((i for i, v in tensors if v.is_floating_point()), None)
+    return [(i, trade[v.dtype]) for i, v in tensors if i != first and v.dtype in trade]
+
+
 def other_floats(value: float) -> list[float]:
     """The values a float argument's scenarios take instead of `value`."""
     return _others(value, (other_float(value), *BRANCH_FLOATS))
@@ -219,7 +235,8 @@ class Case:
             # Each float or int argument of the call changed (a scale passed
             # to forward, a defaulted eps, a bucket count; a float to None):
             # taken at run time, or refused in the scaffold's words.
-            for i, value in enumerate(self.call_values(small, dtype)):
+            values = self.call_values(small, dtype)
+            for i, value in enumerate(values):
                 if isinstance(value, float):
                     # None too: `cap: float | None = 30.0` takes another path
                     others = [*other_floats(value), None]
@@ -234,7 +251,7 @@ class Case:
             # Each tensor argument that may be None (`residual=None`) as None:
             # eager takes another path, the scaffold follows or refuses.
             params = call_params(self) if self.reference is not None else []
-            for i, value in enumerate(self.call_values(small, dtype)):
+            for i, value in enumerate(values):
                 if (
                     isinstance(value, torch.Tensor)
                     and i < len(params)
@@ -242,7 +259,7 @@ class Case:
                 ):
                     out.append(Scenario(dtype, small, args={i: None}, optional=True))
             # Each tensor argument but the first float in another dtype.
-            for i, other in self.casts(small, dtype):
+            for i, other in _casts(values):
                 out.append(Scenario(dtype, small, cast={i: other}, optional=True))
             if self.manifest.get("reference_kind") == "kernelbench":
                 # The other module mode, and each float constructor argument
@@ -278,24 +295,6 @@ class Case:
         params = call_params(self)
         values += [p.default for p in params[len(values) :]]
         return values
-
-    def casts(self, sizes: dict[str, int], dtype: str) -> list[tuple[int, str]]:
-        """(position, another dtype) of each tensor argument but the first
-        float: float32 and bfloat16 trade places, float16 goes to float32,
-        ints go to float32 (fp8 codes and bools stay)."""
-        trade = {
-            torch.float32: "bfloat16",
-            torch.bfloat16: "float32",
-            torch.float16: "float32",
-            torch.int64: "float32",
-            torch.int32: "float32",
-        }
-        values = self.call_values(sizes, dtype)
-        tensors = [(i, v) for i, v in enumerate(values) if isinstance(v, torch.Tensor)]
-        first = next((i for i, v in tensors if v.is_floating_point()), None)
-        return [
-            (i, trade[v.dtype]) for i, v in tensors if i != first and v.dtype in trade
-        ]
 
     def fits(self, sizes: dict[str, int]) -> bool:
         """Whether the inputs at `sizes` hold at most SCENARIO_BUDGET elements."""
