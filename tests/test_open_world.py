@@ -499,6 +499,33 @@ def test_a_broadcast_of_a_size_made_constexpr_compiles_on_a_gpu(tmp_path):
     _check(case, sizes)
 
 
+def test_an_index_out_of_range_stops_the_scaffold_as_it_stops_eager(tmp_path):
+    # Inductor compiles its index checks in (debug); a scaffold without debug
+    # dropped them, and a position past the cos/sin cache read other memory on
+    # the GPU and returned numbers where eager raises.
+    case = _h200_case(tmp_path, "rotary_cos_sin_cache", "rotary_cos_sin_cache.py")
+    text = (case.folder / "kernel.py").read_text()
+    assert text.count("@triton.jit(debug=True") == 2
+    assert "positions holds an index out of bounds (0 <= index < max_position)" in text
+    assert "index out of bounds: 0 <=" not in text
+    sizes = {"num_tokens": 5, "num_heads": 4, "num_kv_heads": 2, "head_dim": 32, "max_position": 64}
+    with pytest.raises(ReferenceRejects, match="so does the scaffold"):
+        _check(case, sizes, far_index=0)
+    # the same kernels with their checks compiled out: the suite tells
+    (case.folder / "kernel.py").write_text(text.replace("@triton.jit(debug=True, ", "@triton.jit("))
+    with pytest.raises(ParityError, match="outside its tensors instead of refusing"):
+        _check(load_case(case.folder), sizes, far_index=0)
+
+
+def test_every_int_tensor_argument_gets_an_index_far_out_of_range(tmp_path):
+    case = _h200_case(tmp_path, "reshape_and_cache", "reshape_and_cache.py")
+    far = {sc.far_index for sc in case.scenarios() if sc.far_index is not None}
+    assert far == {4}  # slot_mapping; key, value and the caches are floats
+    sizes = {"num_tokens": 5, "num_kv_heads": 2, "head_dim": 32, "num_blocks": 4, "block_size": 8}
+    with pytest.raises(ReferenceRejects, match="so does the scaffold"):
+        _check(case, sizes, far_index=4)
+
+
 # ---------------------------------------------------------------- helper sweep
 
 

@@ -29,7 +29,17 @@ from porter.port.clean import (
     heuristics,
     program_id,
 )
-from porter.port.finish import fastexp, masks, pdl, rows, scalars, sizes, tanh, tidy
+from porter.port.finish import (
+    asserts,
+    fastexp,
+    masks,
+    pdl,
+    rows,
+    scalars,
+    sizes,
+    tanh,
+    tidy,
+)
 from porter.port.forms import online, persist, recompute
 from porter.port.launch import bias, fuse, launcher, matmul
 from porter.port.model import PortState
@@ -118,6 +128,7 @@ PIPELINE = [
     Pass("finish", masks.bind_masks, "port"),
     Pass("finish", rows.bind_row_pointers, "port"),
     Pass("finish", sizes.tidy_launcher_sizes, "port"),
+    Pass("finish", asserts.name_index_checks, "port"),
 ]
 
 

@@ -8,7 +8,7 @@ import inspect
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from porter.port.finish import fastexp
+from porter.port.finish import asserts, fastexp
 from porter.port.custom_op import CustomOp, plan_custom_op
 from porter.port.launch.launcher import EARLY_TRIGGER_EXPR, Calls, Launcher
 from porter.port.model import KernelPort, PortState
@@ -21,6 +21,8 @@ from porter.reference import read_source
 class KernelSource:
     source: str
     do_not_specialize: list[str]
+    # It holds an index check (tl.device_assert), which only debug compiles in.
+    debug: bool = False
 
 
 @dataclass
@@ -57,7 +59,9 @@ def build_scaffold(port: PortState) -> Scaffold:
     every_step = port.steps()
     kernels = [
         KernelSource(
-            ast.unparse(form), [p.name for p in kp.params if p.kind == "runtime"]
+            ast.unparse(form),
+            [p.name for p in kp.params if p.kind == "runtime"],
+            bool(asserts.checks(form)),
         )
         for kp, form, _ in port.forms()
     ]

@@ -6,11 +6,13 @@ corrupts the test process's heap (seen: a silu kernel without its store mask
 hung pytest). With `enable_bounds_checks()`, every launch records the storages
 of its tensor arguments, and an access outside all of them raises
 `OutOfBoundsAccess` naming the kernel argument nearest the address, before any
-memory is touched.
+memory is touched. A kernel jitted with `debug=True` also runs its
+tl.device_assert checks, as it does on the GPU (the interpreter drops them all).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import numpy as np
@@ -74,6 +76,7 @@ def enable_bounds_checks() -> bool:
         "store": builder.create_masked_store,
         "init": executor._init_args_hst,
         "call": executor.__call__,
+        "run": ip.InterpretedFunction.run,
     }
     load, store, init, call = (
         _saved["load"],
@@ -107,10 +110,27 @@ def enable_bounds_checks() -> bool:
         finally:
             _ranges = None
 
+    run = _saved["run"]
+
+    @functools.wraps(run)
+    def debug_run(self, *args, **kwargs):
+        # the interpreter's one builder holds debug=False for every kernel
+        shared = getattr(ip, "interpreter_builder", None)
+        if shared is None:
+            return run(self, *args, **kwargs)
+        options = shared.options
+        debug = bool(getattr(self, "kwargs", {}).get("debug"))
+        shared.options = dataclasses.replace(options, debug=debug)
+        try:
+            return run(self, *args, **kwargs)
+        finally:
+            shared.options = options
+
     builder.create_masked_load = checked_load
     builder.create_masked_store = checked_store
     executor._init_args_hst = recording_init
     executor.__call__ = clearing_call
+    ip.InterpretedFunction.run = debug_run
     return True
 
 
@@ -124,5 +144,6 @@ def disable_bounds_checks() -> bool:
     ip.InterpreterBuilder.create_masked_store = _saved["store"]
     ip.GridExecutor._init_args_hst = _saved["init"]
     ip.GridExecutor.__call__ = _saved["call"]
+    ip.InterpretedFunction.run = _saved["run"]
     _saved, _ranges = None, None
     return True

@@ -68,6 +68,9 @@ class Scenario:
     init: dict[int, Any] = field(default_factory=dict)
     # Non-tensor call arguments changed, by position (a scale passed to forward).
     args: dict[int, Any] = field(default_factory=dict)
+    # An int tensor argument, by position, with one element far past any size
+    # (a token id, a slot, a position): where eager raises, the scaffold must too.
+    far_index: int | None = None
     # The scaffold may refuse it in its own words (NotImplementedError): the
     # other module mode, other constructor arguments, an empty batch.
     optional: bool = False
@@ -80,7 +83,8 @@ class Scenario:
             f"-arg{i}={_short(v)}" for i, v in self.args.items()
         )
         cast = "".join(f"-cast{i}={d}" for i, d in self.cast.items())
-        return f"{self.dtype}-{dims}-{self.layout}-{self.values}{mode}{init}{cast}"
+        far = "" if self.far_index is None else f"-far_index{self.far_index}"
+        return f"{self.dtype}-{dims}-{self.layout}-{self.values}{mode}{init}{cast}{far}"
 
 
 def other_float(value: float) -> float:
@@ -258,6 +262,10 @@ class Case:
                     and params[i].default is None
                 ):
                     out.append(Scenario(dtype, small, args={i: None}, optional=True))
+            # Each int tensor argument holding an index far out of range.
+            for i, value in enumerate(values):
+                if _is_index_like(value):
+                    out.append(Scenario(dtype, small, far_index=i, optional=True))
             # Each tensor argument but the first float in another dtype.
             for i, other in _casts(values):
                 out.append(Scenario(dtype, small, cast={i: other}, optional=True))
@@ -458,6 +466,8 @@ def make_inputs(
         v.to(getattr(torch, sc.cast[i])) if i in sc.cast else v
         for i, v in enumerate(values)
     ]
+    if sc.far_index is not None:
+        values[sc.far_index] = _far_index(values[sc.far_index])
     if sc.values in ("difficult", "offset"):
         # Only the first float input (the activation): weights, tables like cos/sin
         # and scales come from the model, well-scaled; extreme values arrive in
@@ -493,6 +503,29 @@ def with_args(case: Case, values: list[Any], args: dict[int, Any]) -> list[Any]:
             else:
                 values[i] = args[i]
     return values
+
+
+# Past any size a test makes, and small enough that index * stride stays in int64.
+FAR_INDEX = 1 << 20
+
+
+def _is_index_like(v: Any) -> bool:
+    """An int tensor (not bool) with elements: it may hold indices."""
+    return (
+        isinstance(v, torch.Tensor)
+        and not v.is_floating_point()
+        and not v.is_complex()
+        and v.dtype != torch.bool
+    )
+
+
+def _far_index(t: torch.Tensor) -> torch.Tensor:
+    """t with its last element far past any size (or its dtype's largest)."""
+    if t.numel() == 0:
+        return t
+    t = t.clone()
+    t[(-1,) * t.dim()] = min(FAR_INDEX, torch.iinfo(t.dtype).max)
+    return t
 
 
 def _is_float(v: Any) -> bool:
@@ -817,27 +850,47 @@ class ScaffoldRefuses(Exception):
     argument, an empty batch. The caller skips it, saying why."""
 
 
-def _refused_too(sc: Scenario, inputs, reference, scaffold, where: str, err) -> None:
+def _refused_too(sc: Scenario, inputs, reference, scaffold, where: str, err) -> bool:
     """Where eager rejects a call's sizes or arguments in float64 too (a view
     into groups a size does not split into), the scaffold must not answer it:
     its kernels would index past the row. A layout, module mode or constructor
-    argument eager alone rejects (a view of a strided input) is not judged."""
+    argument eager alone rejects (a view of a strided input) is not judged.
+    True where the scaffold was seen to refuse it."""
     if sc.layout != "contiguous" or sc.values != "random" or sc.mode or sc.init:
-        return
+        return False
     try:
         reference(_upcast(copies(inputs)), "float64")
     except Exception:  # noqa: BLE001 - rejected in any dtype: the scaffold too
         pass
     else:
-        return  # only this dtype is rejected (an op eager lacks in bfloat16)
+        return False  # only this dtype is rejected (an op eager lacks in bfloat16)
     try:
         scaffold(copies(inputs))
-    except Exception:  # noqa: BLE001 - a refusal or any error: not an answer
-        return
+    except Exception as refusal:  # noqa: BLE001 - a refusal or any error: not an answer
+        if not _outside_memory(refusal):
+            return True
+        raise ParityError(
+            f"{where}: the reference rejects this call ({type(err).__name__}: {err}) "
+            f"and the scaffold read or wrote outside its tensors instead of refusing it "
+            f"(on a GPU that returns numbers): {refusal}; an index loaded from a tensor "
+            "needs its tl.device_assert and the kernel debug=True"
+        ) from refusal
     raise ParityError(
         f"{where}: the reference rejects this call ({type(err).__name__}: {err}) "
         "but the scaffold returned outputs; it must refuse it"
     )
+
+
+def _outside_memory(err: BaseException) -> bool:
+    """err is, or was raised from, porter.testing.bounds' OutOfBoundsAccess."""
+    from porter.testing.bounds import OutOfBoundsAccess
+
+    seen = 0
+    while err is not None and seen < 8:
+        if isinstance(err, OutOfBoundsAccess):
+            return True
+        err, seen = err.__cause__ or err.__context__, seen + 1
+    return False
 
 
 def check_parity(
@@ -847,6 +900,11 @@ def check_parity(
     Outputs are compared, and so is every input or module buffer the
     reference changes in place (and none other may change)."""
     seed = new_seed() if seed is None else seed
+    if sc.far_index is not None and device != "cpu":
+        # eager's device assert would end the CUDA context of every later test
+        raise ReferenceRejects(
+            f"{sc.id}: an index out of range is checked on the CPU only"
+        )
     inputs = make_inputs(case, sc, device, seed)
     where = (
         f"case {case.name}, scenario {sc.id}, seed {seed} (replay: PORTER_SEED={seed})"
@@ -872,9 +930,10 @@ def check_parity(
         try:
             eager = reference(copies(inputs), sc.dtype, eager_state)
         except Exception as err:
-            _refused_too(sc, inputs, reference, scaffold, where, err)
+            also = _refused_too(sc, inputs, reference, scaffold, where, err)
             raise ReferenceRejects(
                 f"the reference itself rejects {sc.id} ({type(err).__name__}: {err})"
+                + ("; so does the scaffold" if also else "")
             ) from err
     got_state: list = []
     try:
