@@ -2091,3 +2091,31 @@ MATMUL_ONLY = """
 def test_a_graph_of_extern_calls_alone_is_refused_naming_them(tmp_path):
     with pytest.raises(PorterError, match=r"extern calls \(mm\), so there is nothing to port"):
         _capture(tmp_path, "mm_only", MATMUL_ONLY)
+
+
+def test_a_bound_of_one_row_read_for_every_row_refuses_a_bound_per_row(tmp_path):
+    # lo was [1, H] at capture: Dynamo fixes the 1 and the kernel reads lo's
+    # one row for every row of x; given per-row bounds, which eager
+    # broadcasts, the scaffold returned numbers from the first row's.
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+            x = torch.randn(num_tokens, hidden, dtype=dtype, device=device)
+            return x, -1.0 - torch.rand(1, hidden, dtype=dtype, device=device)
+
+        def floor(x, lo):
+            return torch.maximum(x, lo)
+
+        REFERENCE = floor
+        """,
+        '{"num_tokens": 4, "hidden": 32}',
+    )
+    case = _capture(tmp_path, "floor", ref)
+    wide = Scenario("float32", {"num_tokens": 5, "hidden": 32}, widen=(1, 0), optional=True)
+    assert wide.id in {sc.id for sc in case.scenarios()}
+    _refuses(case, torch.randn(3, 32), torch.randn(3, 32), match=r"lo \(1, x.shape\[1\]\)")
+    text = (case.folder / "kernel.py").read_text()
+    assert "lo.shape != (1, hidden)" in text
+    (case.folder / "kernel.py").write_text(text.replace("lo.shape != (1, hidden)", "lo.shape[1] != hidden"))
+    with pytest.raises(ParityError, match="output 0 error"):
+        check_parity(load_case(case.folder), wide, "cpu", 0)

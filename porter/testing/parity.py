@@ -71,6 +71,9 @@ class Scenario:
     # An int tensor argument, by position, with one element far past any size
     # (a token id, a slot, a position): where eager raises, the scaffold must too.
     far_index: int | None = None
+    # A tensor argument's size-1 axis, as (position, axis), made as long as the
+    # first tensor's axis it broadcasts against (a [1, H] bound given per row).
+    widen: tuple[int, int] | None = None
     # The scaffold may refuse it in its own words (NotImplementedError): the
     # other module mode, other constructor arguments, an empty batch.
     optional: bool = False
@@ -84,6 +87,8 @@ class Scenario:
         )
         cast = "".join(f"-cast{i}={d}" for i, d in self.cast.items())
         far = "" if self.far_index is None else f"-far_index{self.far_index}"
+        if self.widen is not None:
+            far += f"-widen{self.widen[0]}.{self.widen[1]}"
         return f"{self.dtype}-{dims}-{self.layout}-{self.values}{mode}{init}{cast}{far}"
 
 
@@ -266,6 +271,10 @@ class Case:
             for i, value in enumerate(values):
                 if _is_index_like(value):
                     out.append(Scenario(dtype, small, far_index=i, optional=True))
+            # Each size-1 axis of a tensor argument made as long as the axis
+            # it broadcasts against: eager broadcasts, the scaffold follows or refuses.
+            for pos, axis in _widenable(values):
+                out.append(Scenario(dtype, small, widen=(pos, axis), optional=True))
             # Each tensor argument but the first float in another dtype.
             for i, other in _casts(values):
                 out.append(Scenario(dtype, small, cast={i: other}, optional=True))
@@ -468,6 +477,8 @@ def make_inputs(
     ]
     if sc.far_index is not None:
         values[sc.far_index] = _far_index(values[sc.far_index])
+    if sc.widen is not None:
+        values[sc.widen[0]] = _widened(values, *sc.widen)
     if sc.values in ("difficult", "offset"):
         # Only the first float input (the activation): weights, tables like cos/sin
         # and scales come from the model, well-scaled; extreme values arrive in
@@ -526,6 +537,41 @@ def _far_index(t: torch.Tensor) -> torch.Tensor:
     t = t.clone()
     t[(-1,) * t.dim()] = min(FAR_INDEX, torch.iinfo(t.dtype).max)
     return t
+
+
+def _against(values: list[Any], pos: int, axis: int) -> int:
+    """The size of the first tensor's axis that values[pos]'s `axis` broadcasts
+    against (aligned from the right), or 1 where there is none."""
+    first = next((v for v in values if isinstance(v, torch.Tensor)), None)
+    t = values[pos]
+    lead = first.dim() - t.dim() + axis if first is not None else -1
+    return int(first.shape[lead]) if first is not None and lead >= 0 else 1
+
+
+def _widenable(values: list[Any]) -> list[tuple[int, int]]:
+    """(position, axis) of each size-1 axis of a tensor argument but the first
+    that broadcasts against a longer axis of the first tensor."""
+    tensors = [i for i, v in enumerate(values) if isinstance(v, torch.Tensor)]
+    return [
+        (i, axis)
+        for i in tensors[1:]
+        for axis, size in enumerate(values[i].shape)
+        if size == 1 and _against(values, i, axis) > 1
+    ]
+
+
+def _widened(values: list[Any], pos: int, axis: int) -> torch.Tensor:
+    """values[pos] repeated along `axis`, each copy scaled by its own factor
+    (1, 1.125, 1.25...): a kernel reading only the first copy is told."""
+    t = values[pos]
+    n = _against(values, pos, axis)
+    shape = [1] * t.dim()
+    shape[axis] = n
+    factors = 1 + torch.arange(n, device=t.device).reshape(shape) / 8
+    wide = t.expand(*[n if a == axis else -1 for a in range(t.dim())])
+    if t.is_floating_point():
+        return (wide.double() * factors).to(t.dtype).contiguous()
+    return wide.contiguous()
 
 
 def _is_float(v: Any) -> bool:

@@ -720,8 +720,11 @@ def _shape_checks(
                 # So does one Dynamo or a retry with only per-call sizes
                 # symbolic fixed: sizes derived from it (a conv's output, 14 of
                 # 16) are constants in the kernels, which no longer say 16.
+                # Dynamo always fixes a size of 1 (the kernels then never
+                # index that axis: a [1, H] bound read for every row), and 0.
                 fixed = (
-                    size in literal
+                    size in ("0", "1")
+                    or size in literal
                     or gi.target not in inputs
                     or (gi.target, axis) in specialized
                 )
