@@ -2119,3 +2119,34 @@ def test_a_bound_of_one_row_read_for_every_row_refuses_a_bound_per_row(tmp_path)
     (case.folder / "kernel.py").write_text(text.replace("lo.shape != (1, hidden)", "lo.shape[1] != hidden"))
     with pytest.raises(ParityError, match="output 0 error"):
         check_parity(load_case(case.folder), wide, "cpu", 0)
+
+
+def test_rows_merged_over_two_axes_fix_the_stride_they_step_by(tmp_path):
+    # Captured from a head-major x ([heads, T, d].transpose(0, 1)), Inductor
+    # walks rows over heads then tokens by the token stride; read as any, a
+    # view whose head stride still matched was read at the wrong rows.
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, heads, head_dim, dtype=torch.float32, device="cpu"):
+            x = torch.randn(heads, num_tokens, head_dim, dtype=dtype, device=device)
+            return (x.transpose(0, 1),)
+
+        def norm(x, eps: float = 1e-6):
+            xf = x.float()
+            return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype)
+
+        REFERENCE = norm
+        """,
+        '{"num_tokens": 4, "heads": 3, "head_dim": 16}',
+    )
+    case = _capture(tmp_path, "heads", ref)
+    text = (case.folder / "kernel.py").read_text()
+    assert "strided_as(x, (head_dim, head_dim * num_tokens, 1))" in text
+    sizes = {"num_tokens": 5, "heads": 3, "head_dim": 16}
+    _check(case, sizes, layout="far_rows")
+    _check(case, sizes)  # a contiguous x is copied into the kernels' layout
+    (case.folder / "kernel.py").write_text(
+        text.replace("strided_as(x, (head_dim, ", "strided_as(x, (None, ")
+    )
+    with pytest.raises(ParityError):
+        _check(load_case(case.folder), sizes, layout="far_rows")

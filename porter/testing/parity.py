@@ -57,6 +57,7 @@ class Scenario:
     sizes: dict[str, int]
     # contiguous | offset | row_sliced | padded (every axis of a larger
     # tensor: no stride what a packed tensor's is) | row_step (every other row)
+    # | far_rows (the first axis's stride past the rest, the others the input's)
     layout: str = "contiguous"
     values: str = "random"  # random | difficult | offset
     # A KernelBench module as constructed ("", training), "eval" or "train".
@@ -237,7 +238,7 @@ class Case:
                             optional=d["name"] in branched,
                         )
                     )
-            for layout in ("offset", "row_sliced", "padded", "row_step"):
+            for layout in ("offset", "row_sliced", "padded", "row_step", "far_rows"):
                 out.append(Scenario(dtype, small, layout=layout))
             out.append(Scenario(dtype, small, values="difficult"))
             out.append(Scenario(dtype, small, values="offset"))
@@ -645,6 +646,17 @@ def _layout(t: torch.Tensor, layout: str, copy: bool = True) -> torch.Tensor:
             2 * t.shape[0], *t.shape[1:], dtype=t.dtype, device=t.device
         )
         view = stepped[::2]
+    elif layout == "far_rows" and t.dim() >= 2:
+        # The first axis's stride past the rest of the tensor, every other
+        # axis's as the input has it (a transposed x keeps its order): a
+        # kernel stepping a row index merged over two axes by it is told.
+        inner = t.stride()[1:]
+        if any(st <= 0 and n > 1 for st, n in zip(inner, t.shape[1:])):
+            inner = torch.empty(t.shape[1:]).stride()
+        span = 1 + sum((n - 1) * st for n, st in zip(t.shape[1:], inner))
+        step = -(-(span + 1) // 8) * 8
+        storage = torch.empty(step * t.shape[0], dtype=t.dtype, device=t.device)
+        view = storage.as_strided(t.shape, (step, *inner))
     else:
         return t
     if copy:

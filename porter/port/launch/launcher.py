@@ -570,6 +570,7 @@ def bind_layouts(launcher: Launcher, cap: Capture, module: CompiledModule) -> No
                 prelude.append(f"{var} = {source}")
             continue
         free = strided.get(var, set()) if var not in viewed else set()
+        free = _outer_axes(free, gi.sizes, gi.strides, cap)
         expected = [
             None if axis in free or str(size) == "1" else launcher_expr(stride)
             for axis, (size, stride) in enumerate(zip(gi.sizes, gi.strides))
@@ -592,6 +593,29 @@ def bind_layouts(launcher: Launcher, cap: Capture, module: CompiledModule) -> No
     launcher.returns = re.sub(
         r"\b\w+\b", lambda m: given_of.get(m.group(0), m.group(0)), launcher.returns
     )
+
+
+def _outer_axes(free: set[int], sizes, strides, cap: Capture) -> set[int]:
+    """The axes of `free` (strides the kernels take) that were outside every
+    other axis in memory at capture. A row index Inductor merged over two axes
+    (heads, then tokens, of a transposed x) steps by the inner one's stride,
+    and the outer one's is then fixed by it: read as any, a view whose strides
+    break that relation was read at the wrong rows."""
+    if not free:
+        return free
+    env = {"__builtins__": {}, **{d.name: d.size for d in cap.dims}}
+    try:  # size arithmetic of the capture's own dim names
+        n = [int(eval(str(e), env)) for e in sizes]
+        st = [int(eval(str(e), env)) for e in strides]
+    except Exception:  # noqa: BLE001 - a size porter cannot evaluate: as before
+        return free
+    return {
+        i
+        for i in free
+        if all(
+            st[i] >= st[j] * n[j] for j in range(len(n)) if j not in free and n[j] > 1
+        )
+    }
 
 
 def _kernel_strides(launcher: Launcher) -> dict[str, set[int]]:
