@@ -524,6 +524,15 @@ def test_every_int_tensor_argument_gets_an_index_far_out_of_range(tmp_path):
     sizes = {"num_tokens": 5, "num_kv_heads": 2, "head_dim": 32, "num_blocks": 4, "block_size": 8}
     with pytest.raises(ReferenceRejects, match="so does the scaffold"):
         _check(case, sizes, far_index=4)
+    # On a GPU such a call is judged on the CPU first: eager's device assert
+    # there ended the CUDA context, and every later test of the run failed.
+    from porter.testing.parity import _rejected_on_cpu, make_inputs
+
+    far = Scenario("float32", sizes, far_index=4)
+    with pytest.raises(ReferenceRejects, match="checked on the CPU only"):
+        _rejected_on_cpu(case, far, make_inputs(case, far, "cpu", 0))
+    fine = Scenario("float32", sizes)
+    assert _rejected_on_cpu(case, fine, make_inputs(case, fine, "cpu", 0)) is None
 
 
 # ---------------------------------------------------------------- helper sweep

@@ -939,6 +939,28 @@ def _refused_too(sc: Scenario, inputs, reference, scaffold, where: str, err) -> 
     )
 
 
+def _rejected_on_cpu(case: Case, sc: Scenario, inputs: list[Any]) -> None:
+    """Raise ReferenceRejects where eager rejects the call on the CPU, in
+    float64 and in its dtype: on a GPU its index check is a device assert,
+    which ends the CUDA context of every later test. The CPU suite checks
+    that the scaffold refuses such a call."""
+    on_cpu = [v.cpu() if isinstance(v, torch.Tensor) else v for v in copies(inputs)]
+    errors = []
+    for values, dtype in ((_upcast(on_cpu), "float64"), (on_cpu, sc.dtype)):
+        try:
+            run_reference(
+                case, copies(values), dtype, "cpu", sc.sizes, None, sc.mode, sc.init
+            )
+            return
+        except Exception as err:  # noqa: BLE001 - any rejection: not run here
+            errors.append(err)
+    err = errors[-1]
+    raise ReferenceRejects(
+        f"eager rejects {sc.id} on the CPU ({type(err).__name__}: {err}); on a GPU "
+        "its device assert would end the CUDA context: checked on the CPU only"
+    ) from err
+
+
 def _outside_memory(err: BaseException) -> bool:
     """err is, or was raised from, porter.testing.bounds' OutOfBoundsAccess."""
     from porter.testing.bounds import OutOfBoundsAccess
@@ -964,6 +986,8 @@ def check_parity(
             f"{sc.id}: an index out of range is checked on the CPU only"
         )
     inputs = make_inputs(case, sc, device, seed)
+    if device != "cpu" and any(_is_index_like(v) for v in inputs):
+        _rejected_on_cpu(case, sc, inputs)
     where = (
         f"case {case.name}, scenario {sc.id}, seed {seed} (replay: PORTER_SEED={seed})"
     )
