@@ -60,6 +60,13 @@ def fold_ties(conditions: list[str]) -> list[str]:
     kept = [c for c in candidates if all(low.holds(c, p) for p in holding)]
     implied = [p for p in points if all(low.holds(c, p) for c in kept)]
     rest = [t for t in ties if not all(low.holds(t, p) for p in implied)]
+    # A tie the checks and the other ties imply goes too, the longest first
+    # (`h - h // 2 == c` where `h % 2 == 0` and `h // 2 == c` say it).
+    for tie in sorted(rest, key=len, reverse=True):
+        others = kept + [t for t in rest if t != tie]
+        given = [p for p in points if all(low.holds(c, p) for c in others)]
+        if given and all(low.holds(tie, p) for p in given):
+            rest.remove(tie)
     folded = kept + [t for t in rest if t not in kept]
     out, placed = [], False
     for cond in conditions:

@@ -54,3 +54,20 @@ def test_a_tie_alone_is_not_widened_to_a_divisibility_it_does_not_imply():
 )
 def test_is_tie(cond, tie):
     assert is_tie(cond) is tie
+
+
+def test_ties_the_other_ties_imply_go_longest_first():
+    # rotary over halves of head_dim with cos and sin of half width: Dynamo
+    # ties both halves to both tables; two of the four say the rest.
+    guards = [
+        "q.shape[2] % 2 == 0",
+        "q.shape[2] // 2 == cos.shape[1]",
+        "q.shape[2] + -1 * (q.shape[2] // 2) == sin.shape[1]",
+        "q.shape[2] + -1 * (q.shape[2] // 2) == cos.shape[1]",
+        "q.shape[2] // 2 == sin.shape[1]",
+    ]
+    assert fold_ties(guards) == [
+        "q.shape[2] % 2 == 0",
+        "q.shape[2] // 2 == cos.shape[1]",
+        "q.shape[2] // 2 == sin.shape[1]",
+    ]

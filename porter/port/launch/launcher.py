@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from porter.errors import PorterError
+from porter.ties import fold_ties
 from porter.port.bind.generalize import as_strided_text, launcher_expr
 from porter.port.model import KernelPort, PortOptions, PortState, all_steps, module_attr
 from porter.ast_tools import is_call, literal_text, ptr_base
@@ -337,7 +338,8 @@ def plan_launcher(
         )
     # Branches the reference took in Python on a scalar or a size, and the
     # ties of sizes its views rely on: the kernels are that side's alone.
-    for cond in cap.guards:
+    # (folded again: a manifest written before a fold learned more keeps all)
+    for cond in fold_ties(cap.guards):
         checks.append(_refuse_branch(cap.reference_name, cond))
     wrapper_var = {gi.wrapper_name: gi.target.replace(".", "_") for gi in module.inputs}
     written = written_tensors(ports) | extern_written(module, wrapper_var)
