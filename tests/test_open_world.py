@@ -2159,3 +2159,26 @@ def test_rows_merged_over_two_axes_fix_the_stride_they_step_by(tmp_path):
     )
     with pytest.raises(ParityError):
         _check(load_case(case.folder), sizes, layout="far_rows")
+
+
+def test_a_literal_slice_longer_than_the_row_is_caught_by_the_suite(tmp_path):
+    # x[:, :64] at a width of 40: eager takes 40 columns, the kernels 64 (a
+    # write past the row, or a crash). Dynamo records no guard for it, so the
+    # scaffold does not refuse it yet; the suite's model dim of 5 tells.
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+            return (torch.randn(num_tokens, hidden, dtype=dtype, device=device),)
+
+        def head_scale(x):
+            return torch.cat([x[:, :64] * 2.0, x[:, 64:]], dim=-1)
+
+        REFERENCE = head_scale
+        """,
+        '{"num_tokens": 4, "hidden": 96}',
+    )
+    case = _capture(tmp_path, "head_scale", ref)
+    narrow = {"num_tokens": 3, "hidden": 5}
+    assert any(sc.sizes == narrow for sc in case.scenarios())
+    with pytest.raises(ParityError, match="the scaffold raised"):
+        _check(case, narrow)

@@ -212,7 +212,7 @@ class Case:
             for d in self.model_dims():
                 # a prime, either side of a power of two, and twice the captured
                 # size (even: dims like head_dim that must split in halves)
-                sizes_to_try = [97, 1023, 1025, 2 * d["size"]]
+                sizes_to_try = [5, 97, 1023, 1025, 2 * d["size"]]
                 wide = fused and d["name"] in rows and max(sizes_to_try) <= fused
                 if wide:
                     sizes_to_try.append(fused + 2)
@@ -957,7 +957,8 @@ def _rejected_on_cpu(case: Case, sc: Scenario, inputs: list[Any]) -> None:
     err = errors[-1]
     raise ReferenceRejects(
         f"eager rejects {sc.id} on the CPU ({type(err).__name__}: {err}); on a GPU "
-        "its device assert would end the CUDA context: checked on the CPU only"
+        "an index it rejects is a device assert, which ends the CUDA context: "
+        "checked on the CPU only"
     ) from err
 
 
