@@ -2182,3 +2182,29 @@ def test_a_literal_slice_longer_than_the_row_is_caught_by_the_suite(tmp_path):
     assert any(sc.sizes == narrow for sc in case.scenarios())
     with pytest.raises(ParityError, match="the scaffold raised"):
         _check(case, narrow)
+
+
+def test_an_int_argument_past_int32_is_not_cut_to_int32(tmp_path):
+    # vLLM's vocabulary shard mask: Inductor compared ids with
+    # tl.cast(end, tl.int32); at end = 2**31 every id mapped to row 0.
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, shard, hidden, dtype=torch.float32, device="cpu"):
+            ids = torch.randint(0, 4 * shard, (num_tokens,), device=device)
+            return ids, torch.randn(shard, hidden, dtype=dtype, device=device)
+
+        def shard_embed(ids, table, start: int = 16, end: int = 32):
+            in_range = (ids >= start) & (ids < end)
+            out = torch.nn.functional.embedding((ids - start) * in_range, table)
+            return out.masked_fill(~in_range.unsqueeze(-1), 0)
+
+        REFERENCE = shard_embed
+        """,
+        '{"num_tokens": 4, "shard": 16, "hidden": 8}',
+    )
+    case = _capture(tmp_path, "shard", ref)
+    assert "tl.int32)" not in (case.folder / "kernel.py").read_text()
+    ids, table = torch.tensor([5, 17]), torch.randn(40, 8)
+    got = scaffold_entry(case, "float32", "cpu")(ids, table, 0, 2**31)
+    expect = torch.nn.functional.embedding(ids, table)
+    assert torch.equal(got, expect)

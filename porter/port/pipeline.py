@@ -32,6 +32,7 @@ from porter.port.clean import (
 from porter.port.finish import (
     asserts,
     fastexp,
+    int_width,
     masks,
     pdl,
     rows,
@@ -124,6 +125,7 @@ PIPELINE = [
     Pass("finish", tanh.sigmoid_gelu, "port"),
     Pass("finish", pdl.launch_dependents, "port"),
     Pass("finish", scalars.drop_number_casts, "port"),
+    Pass("finish", int_width.read_ints_whole, "port"),
     Pass("finish", tidy.tidy_kernels, "port"),
     Pass("finish", masks.bind_masks, "port"),
     Pass("finish", rows.bind_row_pointers, "port"),

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ast
 
-from porter.ast_tools import bindings, call_name, is_call, ptr_base
+from porter.ast_tools import bindings, is_call, ptr_base
 from porter.port.model import PortState
 
 
@@ -40,7 +40,7 @@ def _bound(cond: ast.AST) -> tuple[ast.AST, ast.AST] | None:
 
 def _sources(node: ast.AST, bound: dict, seen: set[str]) -> set[str]:
     """The pointer arguments whose loads the value of `node` is computed from."""
-    if isinstance(node, ast.Call) and call_name(node) == "tl.load" and node.args:
+    if is_call(node, "tl.load") and node.args:
         base = ptr_base(node.args[0])
         if base is None:
             return set()
