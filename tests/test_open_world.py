@@ -2161,10 +2161,10 @@ def test_rows_merged_over_two_axes_fix_the_stride_they_step_by(tmp_path):
         _check(load_case(case.folder), sizes, layout="far_rows")
 
 
-def test_a_literal_slice_longer_than_the_row_is_caught_by_the_suite(tmp_path):
-    # x[:, :64] at a width of 40: eager takes 40 columns, the kernels 64 (a
-    # write past the row, or a crash). Dynamo records no guard for it, so the
-    # scaffold does not refuse it yet; the suite's model dim of 5 tells.
+def test_a_literal_slice_longer_than_the_row_is_refused(tmp_path):
+    # x[:, :64] at a width of 40: eager takes 40 columns, the kernels took 64
+    # (a write past the row) and a view of hidden - 64 columns failed. Dynamo
+    # records no guard for it; the launcher checks the difference.
     ref = _porter_ref(
         """
         def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
@@ -2179,9 +2179,15 @@ def test_a_literal_slice_longer_than_the_row_is_caught_by_the_suite(tmp_path):
     )
     case = _capture(tmp_path, "head_scale", ref)
     narrow = {"num_tokens": 3, "hidden": 5}
-    assert any(sc.sizes == narrow for sc in case.scenarios())
+    assert any(sc.sizes == narrow and sc.optional for sc in case.scenarios())
+    _refuses(case, torch.randn(3, 40), match=r"assume \(-64 \+ x.shape\[1\]\) >= 0")
+    _check(case, {"num_tokens": 3, "hidden": 97})
+    # without the check the suite tells
+    text = (case.folder / "kernel.py").read_text()
+    assert "if (-64 + hidden) < 0:" in text
+    (case.folder / "kernel.py").write_text(text.replace("if (-64 + hidden) < 0:", "if False:"))
     with pytest.raises(ParityError, match="the scaffold raised"):
-        _check(case, narrow)
+        _check(load_case(case.folder), narrow, optional=True)
 
 
 def test_an_int_argument_past_int32_is_not_cut_to_int32(tmp_path):

@@ -35,6 +35,7 @@ from porter.port.finish import (
     int_width,
     masks,
     pdl,
+    remainders,
     rows,
     scalars,
     sizes,
@@ -131,6 +132,7 @@ PIPELINE = [
     Pass("finish", rows.bind_row_pointers, "port"),
     Pass("finish", sizes.tidy_launcher_sizes, "port"),
     Pass("finish", asserts.name_index_checks, "port"),
+    Pass("finish", remainders.refuse_negative_sizes, "port"),
 ]
 
 
