@@ -168,6 +168,20 @@ def join_sum(terms: list[ast.AST]) -> ast.AST:
     return out
 
 
+def cast_of(node: ast.AST, names: set[str], dtype: str) -> str | None:
+    """The argument name in `tl.cast(name, <dtype>)`, for one of `names`."""
+    if (
+        is_call(node, "tl.cast")
+        and len(node.args) == 2
+        and not node.keywords
+        and isinstance(node.args[0], ast.Name)
+        and node.args[0].id in names
+        and ast.unparse(node.args[1]) == dtype
+    ):
+        return node.args[0].id
+    return None
+
+
 def literal_text(value) -> str:
     """A Python literal of `value` for generated code: repr, but float("inf"),
     float("-inf") and float("nan") where repr's `inf` and `nan` name nothing."""

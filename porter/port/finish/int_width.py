@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 
-from porter.ast_tools import is_call
+from porter.ast_tools import cast_of
 from porter.port.model import PortState
 
 # The kinds of parameter that are Python ints at the launch.
@@ -27,14 +27,8 @@ def plain_int_casts(fn: ast.FunctionDef, ints: set[str]) -> int:
         def visit_Call(self, node: ast.Call) -> ast.AST:
             self.generic_visit(node)
             nonlocal count
-            if (
-                is_call(node, "tl.cast")
-                and len(node.args) == 2
-                and not node.keywords
-                and isinstance(node.args[0], ast.Name)
-                and node.args[0].id in ints
-                and ast.unparse(node.args[1]) == "tl.int32"
-            ):
+            name = cast_of(node, ints, "tl.int32")
+            if name is not None:
                 count += 1
                 return node.args[0]
             return node

@@ -11,8 +11,8 @@ columns failed. The launcher refuses such a call in one line.
 from __future__ import annotations
 
 import ast
-import re
 
+from porter.port.launch.launcher import spell_dims
 from porter.port.model import PortState
 
 _SIZE_KINDS = ("runtime", "model")
@@ -60,7 +60,7 @@ def refuse_negative_sizes(port: PortState) -> None:
             if p.kind in _SIZE_KINDS and _difference(p.value) and p.value not in seen:
                 seen.append(p.value)
     for value in seen:
-        spelled = re.sub(r"\b[A-Za-z_]\w*\b", lambda m: named.get(m[0], m[0]), value)
+        spelled = spell_dims(value, named)
         said = f"the kernels assume {spelled} >= 0, as the capture's sizes had it"
         launcher.shape_checks.append(f"if {value} < 0:\n    refuse({said!r})")
         port.notes.append(f"a call where {value} < 0 is refused")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from porter.ast_tools import bindings, read_counts, stmt_lists
+from porter.ast_tools import bindings, cast_of, read_counts, stmt_lists
 from porter.port.model import PortState
 
 # A per-call or per-model size, and a float argument (eps, a temperature).
@@ -26,21 +26,6 @@ _SAME_TYPE = {
     "tl.log",
     "tl.abs",
 }
-
-
-def _cast_of(node: ast.AST, numbers: set[str]) -> str | None:
-    """The argument name in `tl.cast(name, tl.float32)`, for one of `numbers`."""
-    if (
-        isinstance(node, ast.Call)
-        and ast.unparse(node.func) == "tl.cast"
-        and len(node.args) == 2
-        and not node.keywords
-        and isinstance(node.args[0], ast.Name)
-        and node.args[0].id in numbers
-        and ast.unparse(node.args[1]) == "tl.float32"
-    ):
-        return node.args[0].id
-    return None
 
 
 def _is_fp32(
@@ -86,13 +71,14 @@ def plain_number_casts(fn: ast.FunctionDef, numbers: set[str]) -> int:
     temps = {
         name: arg
         for name, values in bound.items()
-        if len(values) == 1 and (arg := _cast_of(values[0], numbers)) is not None
+        if len(values) == 1
+        and (arg := cast_of(values[0], numbers, "tl.float32")) is not None
     }
 
     def number_of(node: ast.AST) -> str | None:
         if isinstance(node, ast.Name) and node.id in temps:
             return temps[node.id]
-        return _cast_of(node, numbers)
+        return cast_of(node, numbers, "tl.float32")
 
     changed = 0
 

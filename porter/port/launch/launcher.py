@@ -770,7 +770,7 @@ def _shape_checks(
         else:
             conds += [f"{ref}.shape[{a}] != {e}" for a, e in checked]
         shown = ", ".join(
-            (_spelled(e, named) if e is not None else "_") for _, e in want
+            (spell_dims(e, named) if e is not None else "_") for _, e in want
         ) + ("," if len(want) == 1 else "")
         said.append(f"{ref} ({shown})")
     if not conds:
@@ -815,7 +815,7 @@ def _differ(now: list[str], then: list[str]) -> str:
     return f"({', '.join(now)}) != ({', '.join(then)})"
 
 
-def _spelled(expr: str, named: dict[str, str]) -> str:
+def spell_dims(expr: str, named: dict[str, str]) -> str:
     """A size expression in the caller's terms: hidden -> x.shape[1]."""
     return re.sub(
         r"\b[A-Za-z_]\w*\b", lambda m: named.get(m.group(0), m.group(0)), expr
