@@ -101,6 +101,50 @@ def test_tile_without_other_uses_has_no_flat_offset():
     assert "offsets" not in ast.unparse(kp.tree)
 
 
+def test_tile_splits_rows_inside_expressions_and_by_per_call_sizes():
+    # A transposed layout (merge_attn_states: rows are (head, token) pairs):
+    # Inductor splits the flat offset into the token, nested in a modulo, and
+    # the head, by a per-call product. Both become per-row arithmetic.
+    body = (
+        FLAT.replace("x1 = offsets // inner", "x1 = offsets // inner % num_tokens")
+        .replace("x2 = offsets // inner_times_heads", "x2 = offsets // inner_times_t")
+        .replace("(v * c)", "(v * c + (offsets // inner_times_t).to(tl.float32))")
+    )
+    kp = _kp(body, "num_tokens * heads * d", "d", "heads * d")
+    kp.params.insert(4, Param("inner_times_t", "runtime", "d * num_tokens"))
+    kp.params.insert(4, Param("num_tokens", "runtime", "num_tokens"))
+    kp.runtime_dims = frozenset({"num_tokens"})
+    assert tile_rows_by_cols(kp)
+    text = "\n".join(ast.unparse(s) for s in kp.tree.body)
+    assert "x1 = rows % num_tokens" in text
+    assert "x2 = rows // num_tokens" in text
+    assert "(v * c + (rows // num_tokens).to(tl.float32))" in text
+    assert "offsets" not in text
+    # the per-call product is read no more; the per-call dim stays an argument
+    names = [p.name for p in kp.params]
+    assert "inner_times_t" not in names and "num_tokens" in names
+
+
+def test_tile_split_by_a_per_call_size_not_named_yet_is_a_new_argument():
+    body = FLAT.replace("x2 = offsets // inner_times_heads", "x2 = offsets // wide")
+    kp = _kp(body, "num_tokens * heads * d", "d", "heads * d")
+    kp.params.insert(4, Param("wide", "runtime", "d * num_tokens"))
+    kp.runtime_dims = frozenset({"num_tokens"})
+    assert tile_rows_by_cols(kp)
+    assert "x2 = rows // num_tokens" in ast.unparse(kp.tree)
+    added = next(p for p in kp.params if p.name == "num_tokens")
+    assert (added.kind, added.value, added.annotation) == ("runtime", "num_tokens", "")
+
+
+def test_tile_keeps_the_flat_offset_for_a_split_that_is_not_whole_rows():
+    body = FLAT.replace("x2 = offsets // inner_times_heads", "x2 = offsets // odd")
+    kp = _kp(body, "num_tokens * d", "d", "d * 2")
+    kp.params.insert(4, Param("odd", "model", "d + 1", "tl.constexpr"))
+    assert tile_rows_by_cols(kp)
+    text = "\n".join(ast.unparse(s) for s in kp.tree.body)
+    assert "offsets = rows * inner + cols" in text and "x2 = offsets // odd" in text
+
+
 def test_tile_leaves_a_kernel_that_already_uses_a_head_name():
     # `rows` would be assigned twice: the flat launch stays.
     kp = _kp(

@@ -151,6 +151,29 @@ def _model_factor(numel: str, runtime_dims: frozenset[str]) -> str | None:
 _HEAD_NAMES = frozenset({"row_block", "col_block", "rows", "cols", "mask", "num_rows"})
 
 
+class _Replace(ast.NodeTransformer):
+    """Replace the nodes whose id is a key by their value."""
+
+    def __init__(self, replace: dict[int, ast.expr]) -> None:
+        self.replace = replace
+
+    def visit(self, node: ast.AST) -> ast.AST:
+        if id(node) in self.replace:
+            return self.replace[id(node)]
+        return super().visit(node)
+
+
+def _split_rows(d: str, k: str, k_value: str, params: dict[str, Param]):
+    """For `offsets // d`: None when d is the row size K (the row itself), q
+    when d is K times a whole number q of rows, False when it is neither."""
+    if d == k:
+        return None
+    if d not in params or params[d].kind not in ("model", "runtime"):
+        return False
+    q = _exact_quotient(params[d].value, k_value)
+    return False if q is None else q
+
+
 def tile_rows_by_cols(kp: KernelPort) -> bool:
     """Rewrite a flat pointwise kernel onto a (rows, column blocks) grid; record
     the row count on kp.tile for the launcher. False when the pattern differs."""
@@ -210,11 +233,14 @@ def tile_rows_by_cols(kp: KernelPort) -> bool:
     rows_expr = _exact_quotient(params[numel].value, k_value)
     if rows_expr is None:
         return False
-    # A row split `offsets // D` (D a constexpr size that is K times a whole
-    # number) becomes `rows // (D / K)`; any other use reads the flat offset,
-    # rebuilt as `rows * K + cols` (a packed tensor indexed directly, `x_ptr +
-    # offsets`: the launcher packs inputs a kernel indexes this way).
-    splits: dict[int, tuple[ast.Assign, str | None]] = {}
+    # A row split `offsets // D` anywhere in a statement (D a size that is K
+    # times a whole number q of rows) becomes `rows // q`, or `rows` at q = 1:
+    # per row, not a 64-bit division per element (merge_attn_states' head and
+    # token, `offsets // head_dim % num_tokens`, `offsets // (head_dim *
+    # num_tokens)`). Any other use reads the flat offset, rebuilt as `rows * K
+    # + cols` (a packed tensor indexed directly, `x_ptr + offsets`: the
+    # launcher packs inputs a kernel indexes this way).
+    splits: list[tuple[ast.BinOp, str | None]] = []
     flat_uses = False
     for s in body[3:]:
         if s is col:
@@ -222,27 +248,18 @@ def tile_rows_by_cols(kp: KernelPort) -> bool:
         uses = [n for n in ast.walk(s) if isinstance(n, ast.Name) and n.id == "offsets"]
         if not uses:
             continue
-        if not (
-            isinstance(s, ast.Assign)
-            and isinstance(s.value, ast.BinOp)
-            and isinstance(s.value.op, ast.FloorDiv)
-            and ast.unparse(s.value.left) == "offsets"
-            and isinstance(s.value.right, ast.Name)
-            and len(uses) == 1
-        ):
-            flat_uses = True
-            continue
-        d = s.value.right.id
-        if d == k:
-            splits[id(s)] = (s, None)
-            continue
-        q = None
-        if d in params and params[d].kind == "model":
-            q = _exact_quotient(params[d].value, k_value)
-        if q is None:
-            flat_uses = True  # keep `offsets // D` on the rebuilt flat offset
-            continue
-        splits[id(s)] = (s, q)
+        found = [
+            (node, _split_rows(node.right.id, k, k_value, params))
+            for node in ast.walk(s)
+            if isinstance(node, ast.BinOp)
+            and isinstance(node.op, ast.FloorDiv)
+            and isinstance(node.left, ast.Name)
+            and node.left.id == "offsets"
+            and isinstance(node.right, ast.Name)
+        ]
+        found = [(node, q) for node, q in found if q is not False]
+        splits += found
+        flat_uses |= len(found) < len(uses)
     # The rest must not read the flat block, nor already use a name the new
     # head assigns.
     head_assigns = {"BLOCK_SIZE", "row_block", "col_block", "rows", "cols"}
@@ -254,14 +271,19 @@ def tile_rows_by_cols(kp: KernelPort) -> bool:
         return False
 
     # The rewrite.
-    for s, q in splits.values():
-        if q is None:
-            s.value = ast.Name("rows", ast.Load())
+    replace: dict[int, ast.expr] = {}
+    for node, q in splits:
+        if q in (None, "1"):
+            replace[id(node)] = ast.Name("rows", ast.Load())
             continue
         name = ident(q)
         if name not in params and all(p.name != name for p in new_params):
-            new_params.append(Param(name, "model", q, "tl.constexpr", ""))
-        s.value = ast.parse(f"rows // {name}", mode="eval").body
+            per_call = bool(set(re.findall(r"[A-Za-z_]\w*", q)) & kp.runtime_dims)
+            kind, note = ("runtime", "") if per_call else ("model", "tl.constexpr")
+            new_params.append(Param(name, kind, q, note, ""))
+        replace[id(node)] = ast.parse(f"rows // {name}", mode="eval").body
+    if replace:
+        _Replace(replace).visit(fn)
     if col is not None:
         col.value = ast.Name("cols", ast.Load())
     # One grid axis: program p takes row block p // COL_BLOCKS, column block
@@ -313,7 +335,9 @@ def tile_rows_by_cols(kp: KernelPort) -> bool:
     kp.params = kp.params + new_params + blocks
     # Sizes only the flat index needed (K * num_heads ...) are no longer read.
     read = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
-    kp.params = [p for p in kp.params if p.kind != "model" or p.name in read]
+    kp.params = [
+        p for p in kp.params if p.kind not in ("model", "runtime") or p.name in read
+    ]
     set_signature(kp)
     kp.tile = (k, k_value, rows_expr)
     kp.notes.append(
