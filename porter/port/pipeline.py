@@ -46,7 +46,7 @@ from porter.port.forms import online, persist, recompute
 from porter.port.launch import bias, fuse, launcher, matmul
 from porter.port.model import PortState
 from porter.port.speed import guards, reciprocal, tile
-from porter.port.start import start
+from porter.port.start import cast_copies, start
 
 PHASES = {
     "start": "the capture split into one kernel a launch",
@@ -94,6 +94,7 @@ class Pass:
 
 PIPELINE = [
     Pass("start", start.one_launch_a_kernel, "port"),
+    Pass("start", cast_copies.fold_cast_copies, "port"),
     Pass("start", start.start_kernels, "port"),
     Pass("clean", heuristics.strip_heuristics),
     Pass("clean", core_math.core_math),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import itertools
 import re
 from collections import Counter
 
@@ -833,8 +834,35 @@ def _hint(value: ast.AST, mapping: dict[str, str]) -> str | None:
 def bind_kernel_parameters(port: PortState) -> None:
     """Each kernel's parameters bound to what its launch passes: pointers,
     runtime sizes, per-model sizes and strides (bind_parameters)."""
+    views: dict[str, str] = {}  # launcher name of a view -> the view it makes
     for kp in port.kernels:
         bind_parameters(kp, port.cap, port.module)
+        _distinct_views(kp, views)
+
+
+def _distinct_views(kp: KernelPort, views: dict[str, str]) -> None:
+    """A view another kernel made under the same name (each kernel numbers its
+    own views from 0) gets a name of its own, so that one name is one view
+    across the launcher."""
+    renames = {}
+    for p in kp.params:
+        if not p.view:
+            continue
+        name = p.value
+        if views.get(name, p.view) != p.view:
+            same = next((n for n, v in views.items() if v == p.view), None)
+            base = re.sub(r"_view\d+$", "", name)
+            name = same or next(
+                f"{base}_view{i}"
+                for i in itertools.count()
+                if f"{base}_view{i}" not in views
+            )
+            renames[p.value] = name
+        views[name] = p.view
+    if renames:
+        pattern = re.compile(r"\b(" + "|".join(map(re.escape, renames)) + r")\b")
+        for p in kp.params:
+            p.value = pattern.sub(lambda m: renames[m.group(1)], p.value)
 
 
 def name_kernels(port: PortState) -> None:
