@@ -229,6 +229,25 @@ def test_tile_gives_a_flat_epilogue_rows_of_its_model_factor():
     assert [a.arg for a in kp.tree.args.args] == names
 
 
+def test_tile_takes_a_scalar_broadcast_to_the_flat_block_along():
+    # A per-tensor scale (static int8 quant): Inductor broadcasts it to
+    # [XBLOCK]; on the tile it spans the tile's block.
+    body = EPILOGUE.replace(
+        "(v * 0.5)", "(v / tl.broadcast_to(scale, [BLOCK_SIZE]))"
+    ).replace(
+        "mask = offsets < numel\n",
+        "mask = offsets < numel\nscale = tl.load(s_ptr + 0)\n",
+    )
+    kp = _epilogue("(out_features * num_tokens)")
+    kp.tree = ast.parse(
+        "def k(out_ptr, numel, BLOCK_SIZE):\n" + textwrap.indent(body, "    ")
+    ).body[0]
+    assert tile_rows_by_cols(kp)
+    text = ast.unparse(kp.tree)
+    assert "(v / tl.broadcast_to(scale, [BLOCK_ROWS, BLOCK_COLS]))" in text
+    assert "BLOCK_SIZE" not in text
+
+
 def test_tile_gives_a_flat_epilogue_of_literal_rows_a_row_size():
     kp = _epilogue("(96 * num_tokens)")
     assert tile_rows_by_cols(kp)

@@ -54,7 +54,7 @@ import sympy
 
 from porter.port.bind.generalize import sym_expr, ident, set_signature
 from porter.port.model import KernelPort, Param
-from porter.ast_tools import full_names, names_in, rename_names
+from porter.ast_tools import full_names, is_call, names_in, rename_names
 
 PREAMBLE = [
     "block_start = tl.program_id(0).to(tl.int64) * BLOCK_SIZE",
@@ -260,17 +260,32 @@ def tile_rows_by_cols(kp: KernelPort) -> bool:
         found = [(node, q) for node, q in found if q is not False]
         splits += found
         flat_uses |= len(found) < len(uses)
+    # A scalar broadcast to the flat block (a per-tensor scale, `x /
+    # tl.broadcast_to(scale, [BLOCK_SIZE])`) is broadcast to the tile instead.
+    block_broadcasts = [
+        node
+        for s in body[3:]
+        for node in ast.walk(s)
+        if is_call(node, "tl.broadcast_to")
+        and len(node.args) == 2
+        and ast.unparse(node.args[1]) == "[BLOCK_SIZE]"
+    ]
     # The rest must not read the flat block, nor already use a name the new
     # head assigns.
     head_assigns = {"BLOCK_SIZE", "row_block", "col_block", "rows", "cols"}
+    broadcast_blocks = {id(n.args[1].elts[0]) for n in block_broadcasts}
     if any(
-        isinstance(n, ast.Name) and n.id in head_assigns
+        isinstance(n, ast.Name)
+        and n.id in head_assigns
+        and id(n) not in broadcast_blocks
         for s in body[3:]
         for n in ast.walk(s)
     ):
         return False
 
     # The rewrite.
+    for node in block_broadcasts:
+        node.args[1] = ast.parse("[BLOCK_ROWS, BLOCK_COLS]", mode="eval").body
     replace: dict[int, ast.expr] = {}
     for node, q in splits:
         if q in (None, "1"):
