@@ -43,7 +43,7 @@ def parse_module(
     ref: "Reference | None" = None,
 ) -> tuple[CompiledModule, list[KernelRecord]]:
     tree = ast.parse(source)
-    kernels = _kernels(tree, index)
+    kernels = _kernels(tree, index, source)
     call = _find_call(tree)
     wrapper = _Wrapper(inputs, {k.name: k for k in kernels}, ref)
     if call is not None:
@@ -65,7 +65,23 @@ def parse_module(
 # ---------------------------------------------------------------- kernels
 
 
-def _kernels(tree: ast.Module, index: int) -> list[KernelRecord]:
+_ATEN = re.compile(r"Original ATen: \[([^\]]*)\]")
+
+
+def _aten_ops(lines: list[str], lineno: int) -> list[str]:
+    """The aten ops of the `Original ATen: [...]` comment in the comment block
+    right above line lineno (1-based), in order."""
+    i = lineno - 2
+    while i >= 0 and lines[i].lstrip().startswith("#"):
+        found = _ATEN.search(lines[i])
+        if found:
+            return [op.strip() for op in found.group(1).split(",") if op.strip()]
+        i -= 1
+    return []
+
+
+def _kernels(tree: ast.Module, index: int, source: str = "") -> list[KernelRecord]:
+    lines = source.splitlines()
     out = []
     for node in tree.body:
         if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
@@ -77,7 +93,9 @@ def _kernels(tree: ast.Module, index: int) -> list[KernelRecord]:
         if len(args) < 2 or not isinstance(args[1], ast.Constant):
             continue
         name, source = args[0].value, args[1].value
-        out.append(parse_kernel_source(name, source, index))
+        record = parse_kernel_source(name, source, index)
+        record.aten = _aten_ops(lines, node.lineno)
+        out.append(record)
     return out
 
 

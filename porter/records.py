@@ -57,6 +57,9 @@ class KernelRecord:
     grid_type: str | None
     module: int  # index of the compiled module it came from
     config: LaunchConfig | None = None
+    # The aten ops Inductor fused into it ("aten.index_select"), from the
+    # comment above its source; empty in captures older than this field.
+    aten: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -27,6 +27,7 @@ from porter.port.clean import (
     core_math,
     dead,
     heuristics,
+    negative_index,
     program_id,
 )
 from porter.port.finish import (
@@ -100,6 +101,7 @@ PIPELINE = [
     Pass("clean", core_math.core_math),
     Pass("clean", constants.typed_constants),
     Pass("clean", casts.noop_casts_and_broadcasts),
+    Pass("clean", negative_index.keep_negative_indices),
     Pass("clean", copies.fold_copies),
     Pass("clean", dead.drop_dead_aliases),
     Pass("clean", barriers.barrier_before_reload),

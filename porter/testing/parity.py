@@ -72,6 +72,9 @@ class Scenario:
     # An int tensor argument, by position, with one element far past any size
     # (a token id, a slot, a position): where eager raises, the scaffold must too.
     far_index: int | None = None
+    # An int tensor argument, by position, with its last element -1: eager
+    # wraps it (x[i]) or raises (index_select, gather); the scaffold must agree.
+    negative_index: int | None = None
     # A tensor argument's size-1 axis, as (position, axis), made as long as the
     # first tensor's axis it broadcasts against (a [1, H] bound given per row).
     widen: tuple[int, int] | None = None
@@ -88,6 +91,8 @@ class Scenario:
         )
         cast = "".join(f"-cast{i}={d}" for i, d in self.cast.items())
         far = "" if self.far_index is None else f"-far_index{self.far_index}"
+        if self.negative_index is not None:
+            far += f"-negative_index{self.negative_index}"
         if self.widen is not None:
             far += f"-widen{self.widen[0]}.{self.widen[1]}"
         return f"{self.dtype}-{dims}-{self.layout}-{self.values}{mode}{init}{cast}{far}"
@@ -274,6 +279,10 @@ class Case:
             for i, value in enumerate(values):
                 if _is_index_like(value):
                     out.append(Scenario(dtype, small, far_index=i, optional=True))
+                    if value.dtype.is_signed:
+                        out.append(
+                            Scenario(dtype, small, negative_index=i, optional=True)
+                        )
             # Each size-1 axis of a tensor argument made as long as the axis
             # it broadcasts against: eager broadcasts, the scaffold follows or refuses.
             for pos, axis in _widenable(values):
@@ -480,6 +489,8 @@ def make_inputs(
     ]
     if sc.far_index is not None:
         values[sc.far_index] = _far_index(values[sc.far_index])
+    if sc.negative_index is not None:
+        values[sc.negative_index] = _far_index(values[sc.negative_index], -1)
     if sc.widen is not None:
         values[sc.widen[0]] = _widened(values, *sc.widen)
     if sc.values in ("difficult", "offset"):
@@ -533,12 +544,13 @@ def _is_index_like(v: Any) -> bool:
     )
 
 
-def _far_index(t: torch.Tensor) -> torch.Tensor:
-    """t with its last element far past any size (or its dtype's largest)."""
+def _far_index(t: torch.Tensor, value: int = FAR_INDEX) -> torch.Tensor:
+    """t with its last element set to value, far past any size by default
+    (or its dtype's largest)."""
     if t.numel() == 0:
         return t
     t = t.clone()
-    t[(-1,) * t.dim()] = min(FAR_INDEX, torch.iinfo(t.dtype).max)
+    t[(-1,) * t.dim()] = min(value, torch.iinfo(t.dtype).max)
     return t
 
 
@@ -983,7 +995,7 @@ def check_parity(
     Outputs are compared, and so is every input or module buffer the
     reference changes in place (and none other may change)."""
     seed = new_seed() if seed is None else seed
-    if sc.far_index is not None and device != "cpu":
+    if (sc.far_index is not None or sc.negative_index is not None) and device != "cpu":
         # eager's device assert would end the CUDA context of every later test
         raise ReferenceRejects(
             f"{sc.id}: an index out of range is checked on the CPU only"

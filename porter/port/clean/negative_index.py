@@ -1,0 +1,100 @@
+"""Stage: no wrapping of a negative index where eager raises on one.
+
+Inductor lowers every indexing op alike: a negative index i is read as
+i + n (`tl.where(i < 0, i + n, i)`), then checked against [0, n). That is
+Python's x[i], but torch.index_select, gather, scatter and embedding raise
+on a negative index: there the scaffold read row n - 1 and returned numbers.
+In a kernel whose only indexing ops are of that kind (the aten ops Inductor
+names above the kernel), the wrap is dropped, so the bound check the kernel
+keeps stops a negative index as eager does.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from porter.port.model import KernelPort
+
+# Indexing ops that raise on a negative index in eager.
+NO_WRAP_OPS = frozenset(
+    {
+        "aten.index_select",
+        "aten.gather",
+        "aten.scatter",
+        "aten.scatter_add",
+        "aten.scatter_reduce",
+        "aten.embedding",
+    }
+)
+# Words that make an aten op an indexing op (aten.index, aten.take,
+# aten.index_put, aten._unsafe_index wrap, as Python's x[i] does).
+_INDEXING = ("index", "take", "put", "gather", "scatter", "embedding")
+
+
+def eager_rejects_negative(aten: list[str]) -> bool:
+    """Whether every indexing op among a kernel's aten ops raises on a
+    negative index (and there is one)."""
+    indexing = [op for op in aten if any(word in op for word in _INDEXING)]
+    return bool(indexing) and all(op in NO_WRAP_OPS for op in indexing)
+
+
+def _bound(fn: ast.FunctionDef) -> dict[str, ast.expr]:
+    """name -> value of the names assigned once."""
+    values: dict[str, ast.expr] = {}
+    seen: set[str] = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name):
+                if target.id in seen:
+                    values.pop(target.id, None)
+                else:
+                    values[target.id] = node.value
+                seen.add(target.id)
+    return values
+
+
+def unwrapped_indices(fn: ast.FunctionDef) -> int:
+    """`tmp4 = tl.where(tmp0 < 0, tmp0 + n, tmp0)` (through its named
+    condition and sum) becomes `tmp4 = tmp0`; how many did."""
+    values = _bound(fn)
+
+    def named(node: ast.expr) -> ast.expr:
+        return values.get(node.id, node) if isinstance(node, ast.Name) else node
+
+    done = 0
+    for node in ast.walk(fn):
+        if not (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Call)
+            and ast.unparse(node.value.func) == "tl.where"
+            and len(node.value.args) == 3
+        ):
+            continue
+        cond, wrapped = (named(a) for a in node.value.args[:2])
+        raw = ast.unparse(node.value.args[2])
+        if (
+            isinstance(cond, ast.Compare)
+            and ast.unparse(cond) == f"{raw} < 0"
+            and isinstance(wrapped, ast.BinOp)
+            and isinstance(wrapped.op, ast.Add)
+            and ast.unparse(wrapped.left) == raw
+            and isinstance(node.value.args[2], ast.Name)
+        ):
+            node.value = ast.Name(raw, ast.Load())
+            done += 1
+    return done
+
+
+def keep_negative_indices(kp: KernelPort) -> None:
+    """A negative index is not wrapped (`tl.where(i < 0, i + n, i)` -> `i`) in
+    a kernel whose indexing ops all raise on one in eager (index_select,
+    gather, scatter, embedding): its bound check stops it."""
+    if not eager_rejects_negative(kp.record.aten):
+        return
+    done = unwrapped_indices(kp.tree)
+    if done:
+        kp.notes.append(
+            f"{done} index(es) of {', '.join(sorted(set(kp.record.aten) & NO_WRAP_OPS))}"
+            " not wrapped when negative: the bound check stops one, as eager raises"
+        )

@@ -1,0 +1,86 @@
+"""Before/after tests for keeping negative indices unwrapped where eager raises
+(porter.port.clean.negative_index), and the aten ops capture records for it."""
+
+import ast
+import textwrap
+
+from porter.parse import _aten_ops
+from porter.port.clean.negative_index import (
+    eager_rejects_negative,
+    keep_negative_indices,
+    unwrapped_indices,
+)
+from porter.port.model import KernelPort
+from porter.records import KernelRecord
+
+GATHER = """\
+def k(in_ptr0, in_ptr1, out_ptr0, ks0, xnumel, XBLOCK: tl.constexpr):
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:]
+    xmask = xindex < xnumel
+    tmp0 = tl.load(in_ptr0 + xindex, xmask)
+    tmp1 = ks0.to(tl.int32)
+    tmp2 = tmp0 + tmp1
+    tmp3 = tmp0 < 0
+    tmp4 = tl.where(tmp3, tmp2, tmp0)
+    tl.device_assert((0 <= tmp4) & (tmp4 < ks0) | ~xmask, 'index out of bounds: 0 <= tmp4 < ks0')
+    tmp5 = tl.load(in_ptr1 + tmp4, xmask)
+    tl.store(out_ptr0 + xindex, tmp5, xmask)
+"""
+
+
+def _kp(aten):
+    record = KernelRecord("k", GATHER, "pointwise", [], {}, None, None, 0, aten=aten)
+    kp = KernelPort(record, None)
+    kp.tree = ast.parse(GATHER).body[0]
+    return kp
+
+
+def test_which_ops_raise_on_a_negative_index():
+    assert eager_rejects_negative(["aten.index_select", "aten.mul"])
+    assert eager_rejects_negative(["aten.embedding"])
+    # x[i] wraps in eager: a kernel with it keeps the wrap, whatever else it has
+    assert not eager_rejects_negative(["aten.index", "aten.index_select"])
+    assert not eager_rejects_negative(["aten.index_put"])
+    # no indexing op, or an older capture that recorded none
+    assert not eager_rejects_negative(["aten.mul"])
+    assert not eager_rejects_negative([])
+
+
+def test_the_wrap_goes_where_eager_raises():
+    kp = _kp(["aten.index_select"])
+    keep_negative_indices(kp)
+    text = ast.unparse(kp.tree)
+    assert "tmp4 = tmp0" in text and "tl.where" not in text
+    # the bound check stays, on the raw index
+    assert "tl.device_assert((0 <= tmp4) & (tmp4 < ks0)" in text
+    assert kp.notes and "aten.index_select" in kp.notes[0]
+
+
+def test_the_wrap_stays_where_eager_wraps():
+    kp = _kp(["aten.index"])
+    before = ast.unparse(kp.tree)
+    keep_negative_indices(kp)
+    assert ast.unparse(kp.tree) == before and not kp.notes
+
+
+def test_only_a_wrap_of_the_same_index_is_dropped():
+    fn = ast.parse(GATHER.replace("tmp3 = tmp0 < 0", "tmp3 = tmp0 < 1")).body[0]
+    assert unwrapped_indices(fn) == 0
+    fn = ast.parse(GATHER.replace("tmp2 = tmp0 + tmp1", "tmp2 = tmp5 + tmp1")).body[0]
+    assert unwrapped_indices(fn) == 0
+
+
+def test_capture_reads_the_aten_ops_above_a_kernel():
+    source = textwrap.dedent(
+        """\
+        # kernel path: /somewhere/k.py
+        # Topologically Sorted Source Nodes: [x], Original ATen: [aten.index_select, aten.mul]
+        # Source node to ATen node mapping:
+        #   x => index_select
+        k = async_compile.triton('k', '''...''')
+        """
+    )
+    lines = source.splitlines()
+    assert _aten_ops(lines, 5) == ["aten.index_select", "aten.mul"]
+    # no comment block right above: nothing
+    assert _aten_ops(["x = 1", "k = async_compile.triton('k', '')"], 2) == []
