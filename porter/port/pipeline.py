@@ -32,6 +32,7 @@ from porter.port.clean import (
 )
 from porter.port.finish import (
     asserts,
+    empty,
     fastexp,
     int_width,
     masks,
@@ -136,6 +137,7 @@ PIPELINE = [
     Pass("finish", sizes.tidy_launcher_sizes, "port"),
     Pass("finish", asserts.name_index_checks, "port"),
     Pass("finish", remainders.refuse_negative_sizes, "port"),
+    Pass("finish", empty.refuse_empty_extrema, "port"),
 ]
 
 
