@@ -51,7 +51,7 @@ def test_edge_rows_slice_the_outputs_and_their_unwritten_masks_alike():
     # output and its unwritten mask must be cut the same way, a None kept.
     from pathlib import Path
 
-    from porter.testing.parity import _edge_rows, load_case
+    from porter.testing.parity import _edge_inputs, _edge_outputs, load_case
 
     case = load_case(Path(__file__).resolve().parents[1] / "captured" / "quant_int8")
     x = torch.arange(20 * 3, dtype=torch.float32).reshape(20, 3)
@@ -59,10 +59,60 @@ def test_edge_rows_slice_the_outputs_and_their_unwritten_masks_alike():
     mask = torch.zeros(20, 3, dtype=torch.bool)
     mask[-1, 2] = True
     scale = torch.ones(20, 1)
-    inputs, (got, unwritten) = _edge_rows(case, [x], (codes, scale), (mask, None))
-    assert torch.equal(inputs[0], torch.cat([x[:4], x[-4:]]))
+    inputs, rows = _edge_inputs(case, [x])
+    got, unwritten = _edge_outputs(rows, (codes, scale), (mask, None))
+    assert rows == 20 and torch.equal(inputs[0], torch.cat([x[:4], x[-4:]]))
     assert torch.equal(got[0], torch.cat([codes[:4], codes[-4:]]))
     assert torch.equal(got[1], torch.ones(8, 1))
     assert unwritten[1] is None
     assert unwritten[0].shape == (8, 3) and unwritten[0][-1, 2]
     assert int(unwritten[0].sum()) == 1
+    # copies: a scaffold changing x in place later leaves them as they were
+    x.zero_()
+    assert inputs[0].abs().sum() > 0
+
+
+def _with_dims(case, dims, names):
+    case.manifest = {**case.manifest, "dims": dims, "input_names": names}
+    return case
+
+
+def test_edge_rows_follow_the_grown_dim_wherever_its_axis_is():
+    from pathlib import Path
+
+    import pytest
+
+    from porter.testing.parity import (
+        ReferenceRejects,
+        _edge_inputs,
+        _edge_outputs,
+        load_case,
+    )
+
+    case = load_case(Path(__file__).resolve().parents[1] / "captured" / "quant_int8")
+    # merge_attn_states' log-sum-exps are [heads, tokens]: cut along axis 1;
+    # a second per-call dim (seq, axis 1 of h) is not the one grown.
+    _with_dims(
+        case,
+        [
+            {
+                "name": "num_tokens",
+                "role": "runtime",
+                "size": 5,
+                "axes": [["lse", 1], ["h", 0]],
+            },
+            {"name": "seq", "role": "runtime", "size": 5, "axes": [["h", 1]]},
+        ],
+        ["lse", "h"],
+    )
+    lse = torch.arange(3 * 20, dtype=torch.float32).reshape(3, 20)
+    h = torch.arange(20 * 6, dtype=torch.float32).reshape(20, 6)
+    inputs, rows = _edge_inputs(case, [lse, h])
+    assert rows == 20
+    assert torch.equal(inputs[0], torch.cat([lse[:, :4], lse[:, -4:]], dim=1))
+    assert torch.equal(inputs[1], torch.cat([h[:4], h[-4:]]))
+    (got,) = _edge_outputs(rows, (lse * 2,))
+    assert torch.equal(got[0], torch.cat([lse[:, :4], lse[:, -4:]], dim=1) * 2)
+    # an output with no axis of those rows (a scale over the whole batch)
+    with pytest.raises(ReferenceRejects, match="mixes them all"):
+        _edge_outputs(rows, (lse.amax().reshape(1),))

@@ -38,7 +38,12 @@ def test_parity(scenario, porter_device):
 @pytest.mark.gpu
 def test_large_offsets(porter_device):
     """More than 2^31 elements: offsets must be computed in int64."""
-    check_parity(CASE, CASE.large_offset_scenario(), device=porter_device, seed=SEED)
+    try:
+        check_parity(
+            CASE, CASE.large_offset_scenario(), device=porter_device, seed=SEED
+        )
+    except ReferenceRejects as err:
+        pytest.skip(str(err))
 
 
 def test_custom_op(porter_device):

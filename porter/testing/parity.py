@@ -1033,6 +1033,11 @@ def check_parity(
                 + ("; so does the scaffold" if also else "")
             ) from err
     got_state: list = []
+    if edge:
+        # >2^31 elements: the first and last rows are scored alone (float64
+        # copies of the whole problem do not fit); rows are independent in a
+        # per-token op. Cut before the scaffold changes an input in place.
+        edge_inputs, rows = _edge_inputs(case, inputs)
     try:
         got = scaffold(inputs if edge else copies(inputs), state=got_state)
     except InterpreterUnsupported:
@@ -1054,9 +1059,7 @@ def check_parity(
         again = scaffold(copies(inputs), INT_SENTINEL_2)
         unwritten = _unwritten(got, again)
     if edge:
-        # >2^31 elements: score the first and last rows only (float64 copies of the
-        # whole problem do not fit); rows are independent in a per-token op.
-        inputs, (got, unwritten) = _edge_rows(case, inputs, got, unwritten)
+        inputs, (got, unwritten) = edge_inputs, _edge_outputs(rows, got, unwritten)
         got_state = []
     ref_state: list = []
     raised = None
@@ -1151,38 +1154,54 @@ def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
     )
 
 
-def _edge_rows(
-    case: Case, inputs: list[Any], *outputs: tuple
-) -> tuple[list[Any], list[tuple]]:
-    """The first and last four rows of the inputs with a token axis, and of each
-    tuple in `outputs` whose entries have that many rows (None entries kept)."""
-    runtime = {d["name"] for d in case.runtime_dims()}
+def _edge_inputs(case: Case, inputs: list[Any]) -> tuple[list[Any], int | None]:
+    """(copies of the first and last four rows of each input along the axis
+    of the dim the large-offset scenario grows, wherever that axis is:
+    merge_attn_states' log-sum-exps are [heads, tokens]; that dim's size).
+    Taken before the scaffold runs, which may change an input in place."""
+    grown = case.runtime_dims()[0]["name"]
     axes = {
-        n: a
-        for d in case.manifest["dims"]
-        if d["name"] in runtime
-        for n, a in d["axes"]
+        n: a for d in case.manifest["dims"] if d["name"] == grown for n, a in d["axes"]
     }
-    names = case.manifest["input_names"]
     rows = None
     sliced = []
-    for name, v in zip(names, inputs):
-        if isinstance(v, torch.Tensor) and name in axes and axes[name] == 0:
-            rows = v.shape[0]
-            v = torch.cat([v[:4], v[-4:]])
+    for name, v in zip(case.manifest["input_names"], inputs):
+        if isinstance(v, torch.Tensor) and name in axes and axes[name] < v.dim():
+            rows = v.shape[axes[name]]
+            v = _edges(v, axes[name]).clone()
         sliced.append(v)
-    out = [
-        tuple(
-            (
-                torch.cat([g[:4], g[-4:]])
-                if g is not None and g.dim() and g.shape[0] == rows
-                else g
-            )
-            for g in got
-        )
-        for got in outputs
-    ]
-    return sliced, out
+    return sliced, rows
+
+
+def _edge_outputs(rows: int | None, *outputs: tuple) -> list[tuple]:
+    """Each tuple in `outputs` cut to its first and last four rows along its
+    first axis of `rows` entries (None entries kept). An output without such
+    an axis mixes every row (a scale over the whole batch): four rows cannot
+    stand for it, and the scenario is refused with that reason."""
+    if rows is None:
+        return list(outputs)
+    out = []
+    for got in outputs:
+        cut = []
+        for g in got:
+            if g is not None and g.dim():
+                axis = next((i for i, n in enumerate(g.shape) if n == rows), None)
+                if axis is None:
+                    raise ReferenceRejects(
+                        f"an output of shape {tuple(g.shape)} has no axis of the "
+                        f"{rows} rows: it mixes them all, so their first and last "
+                        "rows cannot be checked alone"
+                    )
+                g = _edges(g, axis)
+            cut.append(g)
+        out.append(tuple(cut))
+    return out
+
+
+def _edges(t: torch.Tensor, axis: int) -> torch.Tensor:
+    """The first and last four entries of t along axis."""
+    n = t.shape[axis]
+    return torch.cat([t.narrow(axis, 0, 4), t.narrow(axis, n - 4, 4)], dim=axis)
 
 
 def _row_scales(r: torch.Tensor, finite: torch.Tensor, least: float) -> torch.Tensor:
