@@ -97,3 +97,17 @@ def test_the_folded_scaffold_is_one_kernel_and_matches(tmp_path):
     for dtype in ("float32", "bfloat16"):
         scenario = Scenario(dtype, {"num_tokens": 7, "num_heads": 2, "head_dim": 8})
         check_parity(loaded, scenario, "cpu", 0)
+
+
+def test_a_copy_of_a_narrower_scratch_stays():
+    # a bf16 scratch copied to an fp32 output rounds on the way; the writers
+    # storing fp32 directly would not
+    manifest = read_manifest(CASES / "neox_cat_cast")
+    cap = Capture.from_dict(manifest)
+    for b in cap.modules[0].buffers:
+        if b.name not in cap.modules[0].outputs:
+            b.dtype = "torch.bfloat16"
+    state = run_pipeline(
+        PortState(cap, None, None, PortOptions()), until="fold_cast_copies"
+    )
+    assert len(state.cap.kernels) == 3

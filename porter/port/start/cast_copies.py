@@ -231,6 +231,13 @@ def _cast_copy(cap, module: CompiledModule) -> tuple[Step, str, str] | None:
         ):
             continue
         scratch, output = src.target, module.outputs[int(dst.target)]
+        # An fp32 scratch only: the copy of a narrower one (bf16 upcast to an
+        # fp32 output) rounds on the way, which the writers would not.
+        if (
+            next(b.dtype for b in module.buffers if b.name == scratch)
+            != "torch.float32"
+        ):
+            continue
         writers = [(s, b) for s, b in _readers(module, scratch) if s is not step]
         others = [
             b
