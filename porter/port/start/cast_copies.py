@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ast
 import copy
-import itertools
 import math
 
 from porter.port.model import PortState
