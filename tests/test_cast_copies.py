@@ -111,3 +111,11 @@ def test_a_copy_of_a_narrower_scratch_stays():
         PortState(cap, None, None, PortOptions()), until="fold_cast_copies"
     )
     assert len(state.cap.kernels) == 3
+
+
+def test_a_copy_of_what_an_extern_call_made_is_looked_at_and_left():
+    # top-p: a kernel reads the values torch.sort returned, which no
+    # allocation of the wrapper names (this raised StopIteration)
+    state, _, _ = _port_until("top_p_sort")
+    assert len(state.cap.kernels) == len(state.module.kernels) > 0
+    assert not any("folded into the kernels" in n for n in state.notes)

@@ -140,9 +140,11 @@ def _is_element_copy(
         return False
     index, load, store = found
     by_param = {b.param: b for b in step.args}
-    scratch = next(b for b in module.buffers if b.name == by_param["in_ptr0"].target)
+    scratch = _buffer(module, by_param["in_ptr0"].target)
     output = module.outputs[int(by_param["out_ptr0"].target)]
-    out = next(b for b in module.buffers if b.name == output)
+    out = _buffer(module, output)
+    if scratch is None or out is None:  # a tensor an extern call made (a sort's)
+        return False
     code = [
         (s.targets[0].id, compile(ast.unparse(s.value), "<index>", "eval"))
         for s in index
@@ -180,6 +182,11 @@ def _is_element_copy(
             except Exception:
                 return False
     return True
+
+
+def _buffer(module: CompiledModule, name: str):
+    """The allocation named name, or None (an extern call's result)."""
+    return next((b for b in module.buffers if b.name == name), None)
 
 
 def _readers(module: CompiledModule, buffer: str) -> list[tuple[Step, Binding]]:
@@ -232,10 +239,8 @@ def _cast_copy(cap, module: CompiledModule) -> tuple[Step, str, str] | None:
         scratch, output = src.target, module.outputs[int(dst.target)]
         # An fp32 scratch only: the copy of a narrower one (bf16 upcast to an
         # fp32 output) rounds on the way, which the writers would not.
-        if (
-            next(b.dtype for b in module.buffers if b.name == scratch)
-            != "torch.float32"
-        ):
+        buffer = _buffer(module, scratch)
+        if buffer is None or buffer.dtype != "torch.float32":
             continue
         writers = [(s, b) for s, b in _readers(module, scratch) if s is not step]
         others = [
@@ -260,7 +265,7 @@ def _cast_copy(cap, module: CompiledModule) -> tuple[Step, str, str] | None:
 
 
 def _fold(cap, module: CompiledModule, step: Step, scratch: str, out_idx: str) -> None:
-    buffer = next(b for b in module.buffers if b.name == scratch)
+    buffer = _buffer(module, scratch)
     for s in module.steps:
         for b in s.args:
             if b.kind == "scratch" and b.target == scratch:
