@@ -71,16 +71,22 @@ def test_only_a_wrap_of_the_same_index_is_dropped():
 
 
 def test_capture_reads_the_aten_ops_above_a_kernel():
-    source = textwrap.dedent(
-        """\
+    source = textwrap.dedent("""\
         # kernel path: /somewhere/k.py
         # Topologically Sorted Source Nodes: [x], Original ATen: [aten.index_select, aten.mul]
         # Source node to ATen node mapping:
         #   x => index_select
         k = async_compile.triton('k', '''...''')
-        """
-    )
+        """)
     lines = source.splitlines()
     assert _aten_ops(lines, 5) == ["aten.index_select", "aten.mul"]
     # no comment block right above: nothing
     assert _aten_ops(["x = 1", "k = async_compile.triton('k', '')"], 2) == []
+
+
+def test_an_index_no_bound_check_reads_keeps_its_wrap():
+    # unwrapped and unchecked, -1 would read before the tensor
+    no_check = "\n".join(
+        line for line in GATHER.splitlines() if "device_assert" not in line
+    )
+    assert unwrapped_indices(ast.parse(no_check).body[0]) == 0

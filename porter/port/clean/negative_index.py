@@ -62,6 +62,15 @@ def unwrapped_indices(fn: ast.FunctionDef) -> int:
     def named(node: ast.expr) -> ast.expr:
         return values.get(node.id, node) if isinstance(node, ast.Name) else node
 
+    # Only an index a bound check reads: without one, an unwrapped negative
+    # index would read before the tensor instead of stopping.
+    checked = {
+        n.id
+        for call in ast.walk(fn)
+        if isinstance(call, ast.Call) and ast.unparse(call.func) == "tl.device_assert"
+        for n in ast.walk(call.args[0] if call.args else call)
+        if isinstance(n, ast.Name)
+    }
     done = 0
     for node in ast.walk(fn):
         if not (
@@ -80,6 +89,9 @@ def unwrapped_indices(fn: ast.FunctionDef) -> int:
             and isinstance(wrapped.op, ast.Add)
             and ast.unparse(wrapped.left) == raw
             and isinstance(node.value.args[2], ast.Name)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id in checked
         ):
             node.value = ast.Name(raw, ast.Load())
             done += 1
