@@ -488,9 +488,9 @@ def make_inputs(
         for i, v in enumerate(values)
     ]
     if sc.far_index is not None:
-        values[sc.far_index] = _far_index(values[sc.far_index])
+        values[sc.far_index] = _last_set(values[sc.far_index], FAR_INDEX)
     if sc.negative_index is not None:
-        values[sc.negative_index] = _far_index(values[sc.negative_index], -1)
+        values[sc.negative_index] = _last_set(values[sc.negative_index], -1)
     if sc.widen is not None:
         values[sc.widen[0]] = _widened(values, *sc.widen)
     if sc.values in ("difficult", "offset"):
@@ -544,9 +544,9 @@ def _is_index_like(v: Any) -> bool:
     )
 
 
-def _far_index(t: torch.Tensor, value: int = FAR_INDEX) -> torch.Tensor:
-    """t with its last element set to value, far past any size by default
-    (or its dtype's largest)."""
+def _last_set(t: torch.Tensor, value: int) -> torch.Tensor:
+    """t with its last element set to value (at most its dtype's largest),
+    in a copy."""
     if t.numel() == 0:
         return t
     t = t.clone()

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import ast
 
+from porter.ast_tools import bindings, is_call
+from porter.port.finish.asserts import checks
 from porter.port.model import KernelPort
 
 # Indexing ops that raise on a negative index in eager.
@@ -38,26 +40,10 @@ def eager_rejects_negative(aten: list[str]) -> bool:
     return bool(indexing) and all(op in NO_WRAP_OPS for op in indexing)
 
 
-def _bound(fn: ast.FunctionDef) -> dict[str, ast.expr]:
-    """name -> value of the names assigned once."""
-    values: dict[str, ast.expr] = {}
-    seen: set[str] = set()
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target = node.targets[0]
-            if isinstance(target, ast.Name):
-                if target.id in seen:
-                    values.pop(target.id, None)
-                else:
-                    values[target.id] = node.value
-                seen.add(target.id)
-    return values
-
-
 def unwrapped_indices(fn: ast.FunctionDef) -> int:
     """`tmp4 = tl.where(tmp0 < 0, tmp0 + n, tmp0)` (through its named
     condition and sum) becomes `tmp4 = tmp0`; how many did."""
-    values = _bound(fn)
+    values = {n: v[0] for n, v in bindings(fn).items() if len(v) == 1}
 
     def named(node: ast.expr) -> ast.expr:
         return values.get(node.id, node) if isinstance(node, ast.Name) else node
@@ -65,18 +51,13 @@ def unwrapped_indices(fn: ast.FunctionDef) -> int:
     # Only an index a bound check reads: without one, an unwrapped negative
     # index would read before the tensor instead of stopping.
     checked = {
-        n.id
-        for call in ast.walk(fn)
-        if isinstance(call, ast.Call) and ast.unparse(call.func) == "tl.device_assert"
-        for n in ast.walk(call.args[0] if call.args else call)
-        if isinstance(n, ast.Name)
+        n.id for check in checks(fn) for n in ast.walk(check) if isinstance(n, ast.Name)
     }
     done = 0
     for node in ast.walk(fn):
         if not (
             isinstance(node, ast.Assign)
-            and isinstance(node.value, ast.Call)
-            and ast.unparse(node.value.func) == "tl.where"
+            and is_call(node.value, "tl.where")
             and len(node.value.args) == 3
         ):
             continue

@@ -77,13 +77,13 @@ class Alloc:
         where the strides are the contiguous ones, as hand-written code reads."""
         sizes = ", ".join(self.sizes) + ("," if len(self.sizes) == 1 else "")
         where = f"dtype={self.dtype}, device={self.device}"
-        if self.init == "torch.empty_strided" and _contiguous(self.sizes, self.strides):
+        if self.init == "torch.empty_strided" and contiguous(self.sizes, self.strides):
             return f"torch.empty(({sizes}), {where})"
         strides = ", ".join(self.strides) + ("," if len(self.strides) == 1 else "")
         return f"{self.init}(({sizes}), ({strides}), {where})"
 
 
-def _contiguous(sizes: list[str], strides: list[str]) -> bool:
+def contiguous(sizes: list[str], strides: list[str]) -> bool:
     """Whether strides are the row-major ones of sizes, as expressions of the
     same names (checked at two sets of values, each name its own)."""
     if len(sizes) != len(strides):

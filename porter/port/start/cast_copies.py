@@ -18,6 +18,8 @@ import ast
 import copy
 import math
 
+from porter.ast_tools import is_call
+from porter.port.launch.launcher import contiguous
 from porter.port.model import PortState
 from porter.records import Binding, CompiledModule, KernelRecord, Step
 
@@ -61,7 +63,7 @@ def copy_indices(fn: ast.FunctionDef) -> tuple[list[ast.Assign], str, str] | Non
             call = s.value
             if (
                 store is None
-                and ast.unparse(call.func) == "tl.store"
+                and is_call(call, "tl.store")
                 and len(call.args) == 3
                 and isinstance(call.args[1], ast.Name)
                 and call.args[1].id in value_names
@@ -80,7 +82,7 @@ def copy_indices(fn: ast.FunctionDef) -> tuple[list[ast.Assign], str, str] | Non
         ):
             return None
         target, value = s.targets[0].id, s.value
-        if isinstance(value, ast.Call) and ast.unparse(value.func) == "tl.load":
+        if is_call(value, "tl.load"):
             if load is not None or not (
                 value.args
                 and isinstance(value.args[0], ast.BinOp)
@@ -121,15 +123,6 @@ def _elements(sizes: list[str], env: dict) -> list[int] | None:
     return None if any(v is None for v in values) else values
 
 
-def _contiguous(sizes: list[int], strides: list[int]) -> bool:
-    expect = 1
-    for size, stride in reversed(list(zip(sizes, strides))):
-        if size > 1 and stride != expect:
-            return False
-        expect *= size
-    return True
-
-
 def _is_element_copy(
     step: Step, fn: ast.FunctionDef, module: CompiledModule, dims
 ) -> bool:
@@ -144,6 +137,8 @@ def _is_element_copy(
     output = module.outputs[int(by_param["out_ptr0"].target)]
     out = _buffer(module, output)
     if scratch is None or out is None:  # a tensor an extern call made (a sort's)
+        return False
+    if not all(contiguous(b.sizes, b.strides) for b in (scratch, out)):
         return False
     code = [
         (s.targets[0].id, compile(ast.unparse(s.value), "<index>", "eval"))
@@ -165,12 +160,8 @@ def _is_element_copy(
                     return False
                 sizes[b.param] = value
         numel = sizes.get("xnumel")
-        shapes = [
-            (_elements(b.sizes, env), _elements(b.strides, env)) for b in (scratch, out)
-        ]
-        if numel is None or any(s is None or t is None for s, t in shapes):
-            return False
-        if any(math.prod(s) != numel or not _contiguous(s, t) for s, t in shapes):
+        shapes = [_elements(b.sizes, env) for b in (scratch, out)]
+        if numel is None or any(s is None or math.prod(s) != numel for s in shapes):
             return False
         for x in range(numel):
             local = dict(sizes, xindex=x)
