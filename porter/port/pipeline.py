@@ -43,6 +43,7 @@ from porter.port.finish import (
     sizes,
     tanh,
     tidy,
+    views,
 )
 from porter.port.forms import online, persist, recompute
 from porter.port.launch import bias, fuse, launcher, matmul
@@ -138,6 +139,7 @@ PIPELINE = [
     Pass("finish", asserts.name_index_checks, "port"),
     Pass("finish", remainders.refuse_negative_sizes, "port"),
     Pass("finish", empty.refuse_empty_extrema, "port"),
+    Pass("finish", views.refuse_short_views, "port"),
 ]
 
 

@@ -27,7 +27,7 @@ def _number(node: ast.AST) -> float | None:
     return None
 
 
-def _difference(expr: str) -> bool:
+def size_less_a_number(expr: str) -> bool:
     """expr is sizes less a number (`-64 + hidden`, `hidden - 64`)."""
     try:
         node = ast.parse(expr, mode="eval").body
@@ -57,7 +57,11 @@ def refuse_negative_sizes(port: PortState) -> None:
     seen: list[str] = []
     for kp in port.kernels:
         for p in kp.params:
-            if p.kind in _SIZE_KINDS and _difference(p.value) and p.value not in seen:
+            if (
+                p.kind in _SIZE_KINDS
+                and size_less_a_number(p.value)
+                and p.value not in seen
+            ):
                 seen.append(p.value)
     for value in seen:
         spelled = spell_dims(value, named)

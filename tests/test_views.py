@@ -1,0 +1,51 @@
+"""Before/after tests for refusing a returned view that takes more than a
+size holds (porter.port.finish.views)."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from porter.pipeline import port
+from porter.port.model import PortOptions, PortState
+from porter.port.pipeline import run_pipeline
+from porter.records import Capture
+from porter.reference import case_reference
+from porter.store import read_manifest
+from porter.testing import check_parity, load_case
+from porter.testing.parity import ScaffoldRefuses, Scenario
+
+# y[:, :16], y[:, 4:12] and y[:, 16:] of a [num_tokens, hidden] result
+CASE = Path(__file__).parent / "cases" / "sliced_views"
+
+
+def _state(until):
+    manifest = read_manifest(CASE)
+    cap = Capture.from_dict(manifest)
+    ref = case_reference(CASE, manifest).module
+    return run_pipeline(PortState(cap, None, ref, PortOptions()), until=until)
+
+
+def test_each_sliced_view_gets_its_bound():
+    before = _state("refuse_empty_extrema").launcher.shape_checks
+    after = _state("refuse_short_views").launcher.shape_checks
+    assert before == []
+    tests = [c.splitlines()[0] for c in after]
+    # [:16] needs 16 columns, [4:12] 12, and [16:] a size of hidden - 16 >= 0
+    assert tests == ["if hidden < 16:", "if hidden < 12:", "if -16 + hidden < 0:"]
+    assert "a slice like [:16]" in after[0]
+
+
+def test_the_scaffold_refuses_a_row_shorter_than_the_slice(tmp_path):
+    case = tmp_path / "sliced_views"
+    shutil.copytree(CASE, case)
+    port(case, progress=lambda _: None)
+    loaded = load_case(case)
+    # Eager clamps y[:, :16] to 5 columns; the view of 16 ran past the buffer.
+    narrow = Scenario("float32", {"num_tokens": 3, "hidden": 5}, optional=True)
+    with pytest.raises(ScaffoldRefuses, match="takes 16 along x.shape"):
+        check_parity(loaded, narrow, "cpu", 0)
+    # From 16 columns up every slice is whole, and right.
+    for hidden in (16, 40):
+        sizes = {"num_tokens": 3, "hidden": hidden}
+        check_parity(loaded, Scenario("float32", sizes), "cpu", 0)
