@@ -1,13 +1,17 @@
 """Before/after tests for the persistent-form passes (porter.port.forms.persist)."""
 
 import ast
+import shutil
 import textwrap
 from pathlib import Path
 
 import pytest
 import torch
 
+from porter.pipeline import port
 from porter.port.forms import persist
+from porter.testing import check_parity, load_case
+from porter.testing.parity import Scenario
 from porter.testing.parity import import_kernel
 
 
@@ -496,3 +500,47 @@ def test_row_mean_m2_counts_the_row_either_way(
     expected_m2 = ((x.float().double() - expected_mean[:, None]) ** 2).sum(dim=1)
     torch.testing.assert_close(mean.double().cpu(), expected_mean, rtol=1e-6, atol=1e-5)
     torch.testing.assert_close(m2.double().cpu(), expected_m2, rtol=1e-5, atol=1e-5)
+
+
+_WELFORD = (
+    "mean = tl.zeros([1, B], tl.float32)\n"
+    "m2 = tl.zeros([1, B], tl.float32)\n"
+    "w = tl.zeros([1, B], tl.float32)\n"
+    "mean_n, m2_n, w_n = welford_accumulate(v, mean, m2, w, 0 == 0)\n"
+    "mean = tl.where(m, mean_n, mean)\n"
+    "m2 = tl.where(m, m2_n, m2)\n"
+    "w = tl.where(m, w_n, w)\n"
+    "a, b, c = welford_finish(mean, m2, w, 1)\n"
+)
+
+
+def test_two_pass_welford_gives_a_stored_mean_eagers_nan():
+    # var_mean's mean as an output: eager's Welford makes it NaN where the row
+    # holds an inf (inf - inf); sum / count made it inf.
+    fn = _fn(
+        _WELFORD
+        + "out1 = a[:, None]\ntl.store(out_ptr + rows, out1.to(tl.bfloat16), m)\n"
+    )
+    persist.two_pass_welford(fn)
+    assert "a = tl.where(b == b, a, b)" in _body(fn).splitlines()
+
+
+def test_two_pass_welford_leaves_a_mean_only_used_in_a_term_alone():
+    # LayerNorm: (x - mean) * rstd is NaN on such a row either way.
+    fn = _fn(
+        _WELFORD
+        + "y = (v - a[:, None]) * tl.rsqrt(b[:, None] + 1e-05)\ntl.store(out_ptr + cols, y, m)\n"
+    )
+    persist.two_pass_welford(fn)
+    assert "tl.where" not in _body(fn)
+
+
+def test_a_ported_var_mean_gives_eagers_nan_mean_on_a_row_with_inf(tmp_path):
+    # tests/cases/var_mean_rows returns (x - mean) * rsqrt(var + eps), mean, var.
+    case = tmp_path / "var_mean_rows"
+    shutil.copytree(Path(__file__).parent / "cases" / "var_mean_rows", case)
+    port(case, progress=lambda _: None)
+    loaded = load_case(case)
+    # rows of large values, an inf, a NaN, tiny values and mixed signs
+    sizes = {"num_tokens": 5, "hidden": 64}
+    check_parity(loaded, Scenario("float32", sizes, values="difficult"), "cpu", 0)

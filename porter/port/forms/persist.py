@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 from porter.ast_tools import (
     assigned_names,
+    call_name,
     is_call,
     read_counts,
     names_in,
@@ -555,8 +556,50 @@ def two_pass_welford(fn: ast.FunctionDef) -> tuple[int, set[str]]:
         )
         for s in [stmt, *merges, *inits]:
             body.remove(s)
+        row_mean, row_m2 = (ast.unparse(e) for e in finish.targets[0].elts[:2])
+        if _stores_as_is(fn, row_mean):
+            # eager's var_mean is Welford: an inf in the row makes its mean NaN
+            # (inf - inf), as it makes m2 here; the sum / count mean was inf.
+            nan_mean = (
+                f"{row_mean} = tl.where({row_m2} == {row_m2}, {row_mean}, {row_m2})"
+            )
+            body.insert(body.index(finish) + 1, ast.parse(nan_mean).body[0])
         return 1, {"row_mean_m2"}
     return 0, set()
+
+
+def _stores_as_is(fn: ast.FunctionDef, name: str) -> bool:
+    """Whether a store writes `name` itself (through `x = name[:, None]` and
+    casts), an output of its own rather than a term of one."""
+    bound = {
+        s.targets[0].id: s.value
+        for s in fn.body
+        if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name)
+    }
+
+    def source(node: ast.AST, depth: int = 0) -> ast.AST:
+        while True:
+            if isinstance(node, ast.Subscript):
+                node = node.value
+            elif isinstance(node, ast.Call) and call_name(node) == "to":
+                node = node.func.value
+            elif (
+                isinstance(node, ast.Name)
+                and node.id != name
+                and node.id in bound
+                and depth < 8
+            ):
+                node, depth = bound[node.id], depth + 1
+            else:
+                return node
+
+    return any(
+        is_call(n, "tl.store")
+        and len(n.args) > 1
+        and isinstance(v := source(n.args[1]), ast.Name)
+        and v.id == name
+        for n in ast.walk(fn)
+    )
 
 
 def drop_unused(fn: ast.FunctionDef) -> int:
