@@ -32,6 +32,7 @@ from porter.port.clean import (
 )
 from porter.port.finish import (
     asserts,
+    divisors,
     empty,
     fastexp,
     int_width,
@@ -140,6 +141,7 @@ PIPELINE = [
     Pass("finish", remainders.refuse_negative_sizes, "port"),
     Pass("finish", empty.refuse_empty_extrema, "port"),
     Pass("finish", views.refuse_short_views, "port"),
+    Pass("finish", divisors.refuse_zero_divisors, "port"),
 ]
 
 

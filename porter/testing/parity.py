@@ -147,8 +147,9 @@ def other_floats(value: float) -> list[float]:
 def other_ints(value: int) -> list[int]:
     """The values an int argument's scenarios take instead of `value`: one
     more, double (one more moves no floor or ceiling of a log or a ratio the
-    kernels may hold as a constant) and its negative (x[:, start:] wraps)."""
-    return _others(value, (value + 1, 2 * value, -value))
+    kernels may hold as a constant), its negative (x[:, start:] wraps) and 0
+    (`ids // shard` raises in eager)."""
+    return _others(value, (value + 1, 2 * value, -value, 0))
 
 
 def _short(value: Any) -> str:

@@ -1,0 +1,89 @@
+"""Stage: an integer argument a kernel divides by is refused at 0, as eager
+refuses it.
+
+`ids // shard` and `ids % shard` on int tensors raise ZeroDivisionError in
+eager at shard=0. Inductor's floor division swaps a 0 divisor for 1 and
+returns 0 (`tl.where(shard == 0, 1, shard)`), and its `%` by 0 is undefined
+on a GPU: the scaffold returned zeros. The launcher refuses such a call in
+one line.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from porter.port.model import PortState
+
+# Params that hold Python ints: sizes, and the int arguments Dynamo kept symbolic.
+_INT_KINDS = ("model", "runtime")
+
+
+def _bound(fn: ast.FunctionDef) -> dict[str, ast.AST]:
+    """Each name the kernel assigns once, with its value."""
+    seen: dict[str, list[ast.AST]] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            seen.setdefault(node.targets[0].id, []).append(node.value)
+    return {name: values[0] for name, values in seen.items() if len(values) == 1}
+
+
+def _divisor_names(node: ast.AST, bound: dict[str, ast.AST], depth=0) -> set[str]:
+    """The names `node` is, up to sign, a cast and the where that swaps a 0
+    for 1 (`safe = tl.where(d == 0, 1, d)`; `tl.where(s < 0, 0 - safe, safe)`)."""
+    if depth > 12:
+        return set()
+    again = lambda n: _divisor_names(n, bound, depth + 1)  # noqa: E731
+    if isinstance(node, ast.Name):
+        return {node.id} | (again(bound[node.id]) if node.id in bound else set())
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return again(node.operand)
+    if (
+        isinstance(node, ast.BinOp)
+        and isinstance(node.op, ast.Sub)
+        and isinstance(node.left, ast.Constant)
+        and node.left.value == 0
+    ):
+        return again(node.right)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        if node.func.attr == "to":
+            return again(node.func.value)
+        if ast.unparse(node.func) == "tl.where" and len(node.args) == 3:
+            return set().union(*(again(a) for a in node.args[1:]))
+    return set()
+
+
+def refuse_zero_divisors(port: PortState) -> None:
+    """Each int argument of the reference that a kernel divides by (`//` or
+    `%`, as the divisor itself) is refused at 0 in the launcher, as eager
+    raises ZeroDivisionError, instead of the kernel returning zeros."""
+    launcher = port.launcher
+    # ints the reference takes as arguments (sizes of tensors are not: at 0 a
+    # kernel computes nothing)
+    arguments = {
+        i.target
+        for i in port.module.inputs
+        if i.kind == "symint" and re.fullmatch(r"L\['\w+'\]", i.source)
+    }
+    seen: list[str] = []
+    for kp in port.kernels:
+        ints = {
+            p.name: p.value
+            for p in kp.params
+            if p.kind in _INT_KINDS and p.value in arguments
+        }
+        for fn in (kp.tree, kp.persistent, kp.online):
+            if fn is None or not ints:
+                continue
+            bound = _bound(fn)
+            for node in ast.walk(fn):
+                if isinstance(node, ast.BinOp) and isinstance(
+                    node.op, (ast.FloorDiv, ast.Mod)
+                ):
+                    for name in _divisor_names(node.right, bound) & set(ints):
+                        if ints[name] not in seen:
+                            seen.append(ints[name])
+    for value in seen:
+        said = f"{value} is 0: an integer division by it, which eager refuses (ZeroDivisionError)"
+        launcher.shape_checks.append(f"if {value} == 0:\n    refuse({said!r})")
+        port.notes.append(f"a call where {value} == 0 is refused: a division by it")

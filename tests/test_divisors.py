@@ -1,0 +1,48 @@
+"""Before/after tests for refusing an int argument of 0 that a kernel divides
+by (porter.port.finish.divisors)."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from porter.pipeline import port
+from porter.port.model import PortOptions, PortState
+from porter.port.pipeline import run_pipeline
+from porter.records import Capture
+from porter.reference import case_reference
+from porter.store import read_manifest
+from porter.testing import check_parity, load_case
+from porter.testing.parity import ReferenceRejects, Scenario
+
+# ids // shard, ids % shard, ids + offset on int32 ids (shard, offset: ints)
+CASE = Path(__file__).parent / "cases" / "token_id_shard_math"
+
+
+def _checks(until):
+    manifest = read_manifest(CASE)
+    cap = Capture.from_dict(manifest)
+    ref = case_reference(CASE, manifest).module
+    state = run_pipeline(PortState(cap, None, ref, PortOptions()), until=until)
+    return state.launcher.shape_checks
+
+
+def test_the_divisor_is_refused_at_zero_and_the_addend_is_not():
+    assert _checks("refuse_short_views") == []
+    (check,) = _checks("refuse_zero_divisors")
+    assert check.startswith("if shard == 0:")
+    assert "ZeroDivisionError" in check
+
+
+def test_the_scaffold_refuses_where_eager_raises(tmp_path):
+    case = tmp_path / "token_id_shard_math"
+    shutil.copytree(CASE, case)
+    port(case, progress=lambda _: None)
+    loaded = load_case(case)
+    sizes = {"num_tokens": 5}
+    # eager raises ZeroDivisionError; the kernel had returned zeros
+    zero = Scenario("float32", sizes, args={1: 0}, optional=True)
+    with pytest.raises(ReferenceRejects, match="so does the scaffold"):
+        check_parity(loaded, zero, "cpu", 0)
+    for shard in (-7, 3):  # floor division and a remainder of either sign
+        check_parity(loaded, Scenario("float32", sizes, args={1: shard}), "cpu", 0)
