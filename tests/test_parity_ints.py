@@ -116,3 +116,34 @@ def test_edge_rows_follow_the_grown_dim_wherever_its_axis_is():
     # an output with no axis of those rows (a scale over the whole batch)
     with pytest.raises(ReferenceRejects, match="mixes them all"):
         _edge_outputs(rows, (lse.amax().reshape(1),))
+
+
+def test_exact_integers_take_no_step():
+    got, eager = torch.tensor([5, 8], dtype=torch.int32), torch.tensor([5, 7])
+    eager = eager.to(torch.int32)
+    assert _compare(0, eager.double(), eager, got, "float32", "w") == 1.0
+    with pytest.raises(ParityError, match="must match eager exactly"):
+        _compare(0, eager.double(), eager, got, "float32", "w", exact=True)
+
+
+def test_a_call_of_ints_alone_is_scored_exactly(tmp_path):
+    # ids // shard, ids % shard, ids + offset on int32 ids: nothing rounds, so
+    # one element one off (an off-by-one in index math) is a bug, not a tie.
+    import shutil
+    from pathlib import Path
+
+    from porter.pipeline import port
+    from porter.testing import check_parity, load_case
+    from porter.testing.parity import Scenario
+
+    case = tmp_path / "token_id_shard_math"
+    shutil.copytree(Path(__file__).parent / "cases" / "token_id_shard_math", case)
+    port(case, progress=lambda _: None)
+    kernel = case / "kernel.py"
+    text = kernel.read_text()
+    assert "out2 = ids + offset\n" in text
+    kernel.write_text(
+        text.replace("out2 = ids + offset\n", "out2 = ids + offset + (offsets == 2)\n")
+    )
+    with pytest.raises(ParityError, match=r"output 2\[2\].*exactly"):
+        check_parity(load_case(case), Scenario("float32", {"num_tokens": 5}), "cpu", 0)
