@@ -13,7 +13,7 @@ from porter.records import Capture
 from porter.reference import case_reference
 from porter.store import read_manifest
 from porter.testing import check_parity, load_case
-from porter.testing.parity import ScaffoldRefuses, Scenario
+from porter.testing.parity import ParityError, ScaffoldRefuses, Scenario
 
 # y[:, :16], y[:, 4:12] and y[:, 16:] of a [num_tokens, hidden] result
 CASE = Path(__file__).parent / "cases" / "sliced_views"
@@ -49,3 +49,24 @@ def test_the_scaffold_refuses_a_row_shorter_than_the_slice(tmp_path):
     for hidden in (16, 40):
         sizes = {"num_tokens": 3, "hidden": hidden}
         check_parity(loaded, Scenario("float32", sizes), "cpu", 0)
+
+
+def test_an_output_less_contiguous_than_eagers_fails(tmp_path):
+    # Right values at a padded row stride: a caller's .view() of it raises
+    # where eager's output, contiguous, takes one.
+    case = tmp_path / "var_mean_rows"
+    shutil.copytree(Path(__file__).parent / "cases" / "var_mean_rows", case)
+    port(case, progress=lambda _: None)
+    kernel = case / "kernel.py"
+    alloc = "out0 = torch.empty((num_tokens, hidden), dtype=x.dtype, device=x.device)"
+    padded = (
+        "out0 = torch.empty((num_tokens, 2 * hidden), dtype=x.dtype, "
+        "device=x.device)[:, :hidden]"
+    )
+    text = kernel.read_text()
+    assert alloc in text
+    sizes = {"num_tokens": 3, "hidden": 16}
+    check_parity(load_case(case), Scenario("float32", sizes), "cpu", 0)
+    kernel.write_text(text.replace(alloc, padded))
+    with pytest.raises(ParityError, match=r"output 0 has strides \(32, 1\)"):
+        check_parity(load_case(case), Scenario("float32", sizes), "cpu", 0)

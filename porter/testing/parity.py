@@ -1102,6 +1102,12 @@ def check_parity(
                     f"the reference's {'None' if r is None else 'a tensor'}"
                 )
             continue
+        if not edge and e.is_contiguous() and not g.is_contiguous():
+            # a caller's .view() of it would raise where eager's works
+            raise ParityError(
+                f"{where}: {_label(i)} has strides {g.stride()}, eager's "
+                f"{e.stride()} are contiguous"
+            )
         scores.append(_compare(i, r, e, g, sc.dtype, where, u, exact))
     if got_state:
         scores += _compare_state(
