@@ -1227,6 +1227,27 @@ def test_a_size_named_like_a_module_attribute_is_refused(tmp_path):
         _capture(tmp_path, "named", ref)
 
 
+def test_an_int_argument_named_like_a_size_is_refused(tmp_path):
+    # `num_tokens, hidden = x.shape` overwrote the caller's hidden: x * 9
+    # came back as x * 8 (the width), with no error.
+    ref = _porter_ref(
+        """
+        DYNAMIC = ["num_tokens"]
+
+        def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+            return torch.randn(num_tokens, hidden, dtype=dtype, device=device), hidden
+
+        def scale_by_int(x, hidden: int):
+            return x * hidden
+
+        REFERENCE = scale_by_int
+        """,
+        '{"num_tokens": 4, "hidden": 8}',
+    )
+    with pytest.raises(PorterError, match="int argument hidden share a name"):
+        _capture(tmp_path, "scale_by_int", ref)
+
+
 def test_tiny_rows_keep_their_division_and_their_subnormal_exps(tmp_path):
     # x / x.sum() as x * (1 / sum) gave inf for a row summing to 3.8e-40; a
     # sum of unshifted exp(x) flushed to 0 by exp_ftz gave log(0) = -inf.

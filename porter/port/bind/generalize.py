@@ -163,6 +163,16 @@ def bind_parameters(kp: KernelPort, cap: Capture, module: CompiledModule) -> Non
                 f"{other} share a name, which the scaffold cannot tell apart; "
                 "rename one of them"
             )
+    # An int argument of the size's name (`hidden: int` beside DIMS' hidden):
+    # the launcher's `num_tokens, hidden = x.shape` would overwrite it.
+    for i in module.inputs:
+        arg = re.fullmatch(r"L\['(\w+)'\]", i.source)
+        if i.kind == "symint" and arg and arg.group(1) in dims:
+            raise PorterError(
+                f"{cap.reference_file}: the size {arg.group(1)} and "
+                f"{cap.reference_name}'s int argument {arg.group(1)} share a name, "
+                "which the scaffold cannot tell apart; rename the DIMS entry"
+            )
     # Inductor hard-codes static sizes in the body (r0_numel = 512): read them from
     # the constexpr parameter instead.
     _drop_body_constants(kp, renames)
