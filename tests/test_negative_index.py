@@ -38,6 +38,7 @@ def _kp(aten):
 def test_which_ops_raise_on_a_negative_index():
     assert eager_rejects_negative(["aten.index_select", "aten.mul"])
     assert eager_rejects_negative(["aten.embedding"])
+    assert eager_rejects_negative(["aten.index_copy"])  # cache.index_copy_(0, slots, x)
     # x[i] wraps in eager: a kernel with it keeps the wrap, whatever else it has
     assert not eager_rejects_negative(["aten.index", "aten.index_select"])
     assert not eager_rejects_negative(["aten.index_put"])
@@ -90,3 +91,27 @@ def test_an_index_no_bound_check_reads_keeps_its_wrap():
         line for line in GATHER.splitlines() if "device_assert" not in line
     )
     assert unwrapped_indices(ast.parse(no_check).body[0]) == 0
+
+
+def test_a_cache_write_at_slot_minus_one_raises_instead_of_writing_the_last_slot(
+    tmp_path,
+):
+    # cache.index_copy_(0, slots, x): vLLM pads with slot -1; eager raises, the
+    # scaffold had written the token into the cache's last slot.
+    import shutil
+    from pathlib import Path
+
+    import pytest
+    import torch
+
+    from porter.pipeline import port
+    from porter.testing import load_case
+
+    case = tmp_path / "index_copy_rows"
+    shutil.copytree(Path(__file__).parent / "cases" / "index_copy_rows", case)
+    port(case, progress=lambda _: None)
+    kernel = load_case(case).kernel
+    x, cache = torch.randn(2, 16), torch.zeros(8, 16)
+    with pytest.raises(Exception):
+        kernel.index_copy_rows(x, cache, torch.tensor([0, -1]))
+    assert not cache[7].any()

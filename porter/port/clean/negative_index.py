@@ -2,8 +2,9 @@
 
 Inductor lowers every indexing op alike: a negative index i is read as
 i + n (`tl.where(i < 0, i + n, i)`), then checked against [0, n). That is
-Python's x[i], but torch.index_select, gather, scatter and embedding raise
-on a negative index: there the scaffold read row n - 1 and returned numbers.
+Python's x[i], but torch.index_select, index_copy, index_add, gather, scatter
+and embedding raise on a negative index: there the scaffold read row n - 1
+and returned numbers (or wrote it: a KV cache's padding slot -1).
 In a kernel whose only indexing ops are of that kind (the aten ops Inductor
 names above the kernel), the wrap is dropped, so the bound check the kernel
 keeps stops a negative index as eager does.
@@ -21,6 +22,9 @@ from porter.port.model import KernelPort
 NO_WRAP_OPS = frozenset(
     {
         "aten.index_select",
+        "aten.index_copy",
+        "aten.index_add",
+        "aten.index_reduce",
         "aten.gather",
         "aten.scatter",
         "aten.scatter_add",
@@ -82,7 +86,8 @@ def unwrapped_indices(fn: ast.FunctionDef) -> int:
 def keep_negative_indices(kp: KernelPort) -> None:
     """A negative index is not wrapped (`tl.where(i < 0, i + n, i)` -> `i`) in
     a kernel whose indexing ops all raise on one in eager (index_select,
-    gather, scatter, embedding): its bound check stops it."""
+    index_copy, index_add, gather, scatter, embedding): its bound check stops
+    it."""
     if not eager_rejects_negative(kp.record.aten):
         return
     done = unwrapped_indices(kp.tree)
