@@ -1248,6 +1248,30 @@ def test_an_int_argument_named_like_a_size_is_refused(tmp_path):
         _capture(tmp_path, "scale_by_int", ref)
 
 
+def test_empty_outputs_where_eager_rejects_an_ambiguous_empty_view_pass(tmp_path):
+    # x.view(0, -1) raises in eager (-1 could be any size); the scaffold's
+    # empty output holds no value to get wrong, and the suite had failed it.
+    ref = _porter_ref(
+        """
+        DYNAMIC = ["num_tokens"]
+
+        def make_inputs(num_tokens, a, b, dtype=torch.float32, device="cpu"):
+            return (torch.randn(num_tokens, a, b, dtype=dtype, device=device),)
+
+        def flat_scale(x):
+            return x.view(x.shape[0], -1) * 2.0
+
+        REFERENCE = flat_scale
+        """,
+        '{"num_tokens": 4, "a": 4, "b": 8}',
+    )
+    case = _capture(tmp_path, "flat_scale", ref)
+    with pytest.raises(ReferenceRejects) as rejected:
+        _check(case, {"num_tokens": 0, "a": 4, "b": 8})
+    assert "so does the scaffold" not in str(rejected.value)
+    _check(case, {"num_tokens": 3, "a": 4, "b": 8})
+
+
 def test_tiny_rows_keep_their_division_and_their_subnormal_exps(tmp_path):
     # x / x.sum() as x * (1 / sum) gave inf for a row summing to 3.8e-40; a
     # sum of unshifted exp(x) flushed to 0 by exp_ftz gave log(0) = -inf.
