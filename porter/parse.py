@@ -49,6 +49,12 @@ def parse_module(
     if call is not None:
         wrapper.walk(call.body)
         wrapper.classify_buffers()
+    # A tensor read for its shape alone (one_hot's num_classes of like.shape[0])
+    # gets no assert_size_stride: its layout is the example get_args() makes.
+    examples = _example_layouts(tree)
+    for gi in wrapper.inputs:
+        if gi.kind == "tensor" and not gi.sizes and gi.wrapper_name in examples:
+            gi.sizes, gi.strides = examples[gi.wrapper_name]
     module = CompiledModule(
         index=index,
         inputs=wrapper.inputs,
@@ -60,6 +66,33 @@ def parse_module(
         produced=list(wrapper.produced),
     )
     return module, kernels
+
+
+def _example_layouts(tree: ast.Module) -> dict[str, tuple[list[str], list[str]]]:
+    """Sizes and strides of each `argN = rand_strided((8,), (1,), ...)` in the
+    module's get_args() (numbers: the capture's own sizes)."""
+    fn = next(
+        (
+            n
+            for n in tree.body
+            if isinstance(n, ast.FunctionDef) and n.name == "get_args"
+        ),
+        None,
+    )
+    out: dict[str, tuple[list[str], list[str]]] = {}
+    for node in ast.walk(fn) if fn is not None else []:
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Call)
+            and ast.unparse(node.value.func) == "rand_strided"
+            and len(node.value.args) >= 2
+        ):
+            sizes, strides = (
+                [ast.unparse(e) for e in _elts(a)] for a in node.value.args[:2]
+            )
+            out[node.targets[0].id] = (sizes, strides)
+    return out
 
 
 # ---------------------------------------------------------------- kernels

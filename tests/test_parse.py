@@ -97,3 +97,31 @@ def call(args):
     assert "buf1" in module.produced
     assert module.output_of("buf1") is None
     assert module.buffer_var("buf1") == "scratch_buf1"
+
+
+def test_a_tensor_read_for_its_shape_alone_takes_get_args_layout():
+    # one_hot(ids, num_classes=like.shape[0]): `like` gets no
+    # assert_size_stride, and a rank of 0 refused every call.
+    wrapper = """
+def call(args):
+    arg0_1, arg1_1 = args
+    args.clear()
+    assert_size_stride(arg1_1, (4, 2), (2, 1))
+    buf0 = empty_strided_cuda((8, ), (1, ), torch.int64)
+    return (buf0, )
+
+
+def get_args():
+    from torch._dynamo.testing import rand_strided
+    arg0_1 = rand_strided((8, ), (1, ), device='cuda:0', dtype=torch.float32)
+    arg1_1 = rand_strided((4, 2), (2, 1), device='cuda:0', dtype=torch.int64)
+    return [arg0_1, arg1_1]
+"""
+    inputs = [
+        GraphInput("arg0_1", "L['like']", "tensor", "like"),
+        GraphInput("arg1_1", "L['ids']", "tensor", "ids"),
+    ]
+    module, _ = parse_module(wrapper, 0, inputs)
+    like, ids = module.inputs
+    assert (like.sizes, like.strides) == (["8"], ["1"])
+    assert (ids.sizes, ids.strides) == (["4", "2"], ["2", "1"])
