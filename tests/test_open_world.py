@@ -4,13 +4,15 @@ ports right or is refused in one line (docs/reference-format.md, "What is genera
 
 import json
 import re
+import shutil
 import textwrap
+from pathlib import Path
 
 import pytest
 import torch
 
 from porter.errors import PorterError
-from porter.pipeline import capture
+from porter.pipeline import capture, port
 from porter.reference import load_reference
 from porter.testing import ScaffoldRefuses, check_parity, load_case
 from porter.testing.parity import ParityError, ReferenceRejects, Scenario, scaffold_entry
@@ -2259,3 +2261,20 @@ def test_an_int_argument_past_int32_is_not_cut_to_int32(tmp_path):
     got = scaffold_entry(case, "float32", "cpu")(ids, table, 0, 2**31)
     expect = torch.nn.functional.embedding(ids, table)
     assert torch.equal(got, expect)
+
+
+def test_fp32_weights_beside_the_activation_take_the_activations_dtype(tmp_path):
+    # sum_k x * w with x [num_tokens * k, H] in the call's dtype and w [num_tokens,
+    # k] always fp32 (MoE top-k weights). The launcher checked x against w's
+    # dtype and refused every bf16 call; x.shape[0] grows with num_tokens and
+    # was a constexpr, a compile per token count.
+    case = tmp_path / "weighted_sum"
+    shutil.copytree(Path(__file__).parent / "cases" / "weighted_sum", case)
+    port(case, progress=lambda _: None)
+    text = (case / "kernel.py").read_text()
+    assert "x_size0: tl.constexpr" not in text and '"x_size0"' in text
+    loaded = load_case(case)
+    check_parity(loaded, Scenario("bfloat16", {"num_tokens": 3, "hidden": 16}), "cpu", 0)
+    x, w = torch.randn(6, 16), torch.rand(3, 2, dtype=torch.bfloat16)
+    with pytest.raises(NotImplementedError, match="captured with w float32"):
+        loaded.kernel.weighted_sum(x, w)

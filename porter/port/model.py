@@ -64,6 +64,8 @@ class KernelPort:
     # Names of the per-call dims (num_tokens): a flat kernel's element count
     # splits into them and per-model sizes (porter.port.speed.tile).
     runtime_dims: frozenset[str] = frozenset()
+    # Axes that grow with a per-call dim without being it (x of [2 * num_tokens, H]).
+    runtime_axes: frozenset[tuple[str, int]] = frozenset()
     # Record names of the kernels fused into this one (porter.port.launch.fuse); their
     # launches are this kernel's.
     fused: list[str] = field(default_factory=list)

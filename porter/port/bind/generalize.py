@@ -70,10 +70,23 @@ def same_expr(a: str, b: str) -> bool:
         return False
 
 
+def per_call(expr: str, kp: KernelPort) -> bool:
+    """Whether size `expr` changes from call to call: it reads a per-call dim,
+    or an axis that grows with one (`x.size(0)` of x [2 * num_tokens, H]),
+    which as a constexpr would compile the kernel again for each size."""
+    if set(re.findall(r"[A-Za-z_]\w*", expr)) & kp.runtime_dims:
+        return True
+    axes = re.findall(r"\b(\w+)\.(?:size\(|shape\[)(\d+)", expr)
+    return any((t, int(a)) in kp.runtime_axes for t, a in axes)
+
+
 def bind_parameters(kp: KernelPort, cap: Capture, module: CompiledModule) -> None:
     """Name and classify every kernel parameter from what the launch binds it to."""
     runtime_dims = {d.name for d in cap.dims if d.role == "runtime"}
     kp.runtime_dims = frozenset(runtime_dims)
+    kp.runtime_axes = frozenset(
+        (t, a) for d in cap.dims if d.role == "runtime" for t, a in d.derived
+    )
     by_param = {b.param: b for b in kp.launch.args} if kp.launch else {}
     kp.bindings = by_param
     tensors = _tensor_layouts(module)
@@ -143,7 +156,7 @@ def bind_parameters(kp: KernelPort, cap: Capture, module: CompiledModule) -> Non
                 new = f"{new}_{len(size_exprs)}"
             size_exprs[new] = expr
             renames[arg.name] = new
-            runtime = bool(set(re.findall(r"[A-Za-z_]\w*", expr)) & runtime_dims)
+            runtime = per_call(expr, kp)
             if b.kind == "literal" and arg.name == "r0_numel":
                 runtime = False
             kind = "runtime" if runtime else "model"
@@ -480,7 +493,7 @@ def _rewrite_strides(
             while name in taken:
                 name += "_"
             size_exprs[name] = expr
-            runtime = bool(set(re.findall(r"[A-Za-z_]\w*", expr)) & kp.runtime_dims)
+            runtime = per_call(expr, kp)
             kp.params.append(
                 Param(
                     name,

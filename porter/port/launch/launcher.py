@@ -357,6 +357,11 @@ def plan_launcher(
     # where the capture recorded no dtypes, the first input.
     tensors = [gi for gi in module.inputs if gi.kind == "tensor"]
     in_dtype = [gi for gi in tensors if gi.dtype == f"torch.{cap.capture_dtype}"]
+    # An input seen to follow the call's dtype comes before one that only
+    # matched it in the capture's dtype (fp32 top-k weights beside the
+    # activation): a bf16 call had been refused for the weights' dtype.
+    follows = set(cap.input_follows or [])
+    in_dtype.sort(key=lambda gi: gi.target not in follows)
     floats = [gi for gi in tensors if "float" in gi.dtype]
     ranked = (
         [gi for gi in in_dtype if gi.target in inputs]
