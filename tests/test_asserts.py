@@ -4,6 +4,8 @@ index, in the kernel's names."""
 import ast
 import textwrap
 
+import pytest
+
 from porter.port.finish.asserts import checks, message
 
 
@@ -53,3 +55,28 @@ def test_a_check_that_is_no_index_bound_keeps_its_message():
             tl.device_assert(x == x, "no NaN")
         """
     assert _messages(before) == [None]
+
+
+def test_a_kernel_with_an_index_check_wraps_int32_math_as_eager_does(tmp_path):
+    # table[ids] * 1000003 + 12345 on int32: eager wraps. debug=True (for the
+    # index check) also compiles Triton's int32 overflow checks, which Inductor
+    # turns off; on a GPU the scaffold's device assert ended the CUDA context.
+    import shutil
+    from pathlib import Path
+
+    from porter.pipeline import port
+    from porter.testing import check_parity, load_case
+    from porter.testing.parity import ParityError, Scenario
+
+    case = tmp_path / "hash_ids"
+    shutil.copytree(Path(__file__).parent / "cases" / "hash_ids", case)
+    port(case, progress=lambda _: None)
+    kernel = case / "kernel.py"
+    text = kernel.read_text()
+    assert "@triton.jit(debug=True" in text
+    assert text.count("sanitize_overflow=False,") == 1
+    sizes = {"num_tokens": 5, "vocab": 64}
+    check_parity(load_case(case), Scenario("float32", sizes), "cpu", 0)
+    kernel.write_text(text.replace("sanitize_overflow=False,", ""))
+    with pytest.raises(ParityError, match="int32 overflow detected"):
+        check_parity(load_case(case), Scenario("float32", sizes), "cpu", 0)

@@ -65,6 +65,10 @@ def build_scaffold(port: PortState) -> Scaffold:
         )
         for kp, form, _ in port.forms()
     ]
+    for _, form, step in port.forms():
+        # debug=True also compiles Triton's int32 overflow checks, which
+        # Inductor turns off: eager wraps (a hash's x * 1000003).
+        step.debug = step.debug or bool(asserts.checks(form))
     combine_fns, seen = [], set()
     for kp in ports:
         for f in kp.combine_fns:

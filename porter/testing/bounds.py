@@ -120,7 +120,11 @@ def enable_bounds_checks() -> bool:
             return run(self, *args, **kwargs)
         options = shared.options
         debug = bool(getattr(self, "kwargs", {}).get("debug"))
-        shared.options = dataclasses.replace(options, debug=debug)
+        # as the GPU compiles it: a launch may turn the int32 overflow checks off
+        sanitize = kwargs.get("sanitize_overflow", options.sanitize_overflow)
+        shared.options = dataclasses.replace(
+            options, debug=debug, sanitize_overflow=sanitize
+        )
         try:
             return run(self, *args, **kwargs)
         finally:

@@ -164,6 +164,9 @@ class LaunchStep:
     when: str = ""
     otherwise: list["LaunchStep"] = field(default_factory=list)
     calls: Calls = field(default_factory=Calls)
+    # It launches a kernel jitted debug=True (an index check): launched with
+    # sanitize_overflow=False, as Inductor compiles it.
+    debug: bool = False
 
 
 @dataclass
