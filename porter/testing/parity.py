@@ -642,6 +642,8 @@ def _empty_like(t: torch.Tensor, device: str) -> torch.Tensor:
 
 
 def _layout(t: torch.Tensor, layout: str, copy: bool = True) -> torch.Tensor:
+    if any(st == 0 and n > 1 for st, n in zip(t.stride(), t.shape)):
+        return t  # an expanded bias: the caller's own layout, kept
     if layout == "offset":
         # one element in: breaks 16-byte alignment of the data pointer
         storage = torch.empty(t.numel() + 1, dtype=t.dtype, device=t.device)
@@ -829,14 +831,13 @@ def copies(values: list[Any]) -> list[Any]:
     out = []
     for v in values:
         if isinstance(v, torch.Tensor):
-            storage = torch.empty(
-                v.untyped_storage().nbytes() // max(v.element_size(), 1),
-                dtype=v.dtype,
-                device=v.device,
-            )
-            view = storage.as_strided(v.size(), v.stride(), v.storage_offset())
-            view.copy_(v)
-            v = view
+            # The whole storage, not the view: an expanded bias (stride 0)
+            # cannot be copied into a view of itself.
+            n = v.untyped_storage().nbytes() // max(v.element_size(), 1)
+            whole = torch.empty(0, dtype=v.dtype, device=v.device)
+            whole.set_(v.untyped_storage(), 0, (n,), (1,))
+            storage = whole.clone()
+            v = storage.as_strided(v.size(), v.stride(), v.storage_offset())
         out.append(v)
     return out
 
