@@ -70,3 +70,19 @@ def test_an_output_less_contiguous_than_eagers_fails(tmp_path):
     kernel.write_text(text.replace(alloc, padded))
     with pytest.raises(ParityError, match=r"output 0 has strides \(32, 1\)"):
         check_parity(load_case(case), Scenario("float32", sizes), "cpu", 0)
+
+
+def test_an_input_returned_as_it_came_is_the_callers_tensor(tmp_path):
+    # return x, y[:, ::2], total.expand(...): for a row-sliced x the launcher
+    # copies x to its kernels' layout and had returned that copy.
+    case = tmp_path / "return_input_and_view"
+    shutil.copytree(Path(__file__).parent / "cases" / "return_input_and_view", case)
+    port(case, progress=lambda _: None)
+    kernel = case / "kernel.py"
+    text = kernel.read_text()
+    assert "x_given = x" in text
+    sliced = Scenario("float32", {"num_tokens": 3, "hidden": 8}, layout="row_sliced")
+    check_parity(load_case(case), sliced, "cpu", 0)
+    kernel.write_text(text.replace("        x_given,\n", "        x,\n"))
+    with pytest.raises(ParityError, match="output 0 is eager's input 0 itself"):
+        check_parity(load_case(case), sliced, "cpu", 0)

@@ -1033,7 +1033,8 @@ def check_parity(
     eager_state: list = []
     if not edge:
         try:
-            eager = reference(copies(inputs), sc.dtype, eager_state)
+            eager_inputs = copies(inputs)
+            eager = reference(eager_inputs, sc.dtype, eager_state)
         except Exception as err:
             also = _refused_too(sc, inputs, reference, scaffold, where, err)
             raise ReferenceRejects(
@@ -1047,7 +1048,8 @@ def check_parity(
         # per-token op. Cut before the scaffold changes an input in place.
         edge_inputs, rows = _edge_inputs(case, inputs)
     try:
-        got = scaffold(inputs if edge else copies(inputs), state=got_state)
+        got_inputs = inputs if edge else copies(inputs)
+        got = scaffold(got_inputs, state=got_state)
     except InterpreterUnsupported:
         raise  # the caller skips with its reason: never a pass, never a failure
     except NotImplementedError as err:
@@ -1095,6 +1097,8 @@ def check_parity(
         raise ParityError(
             f"{where}: scaffold returned {len(got)} outputs, reference {len(ref64)}"
         )
+    if not edge:
+        _same_objects(eager, eager_inputs, got, got_inputs, where)
     # A call of ints alone (token ids, shard math) rounds nothing: its int
     # outputs are exact at any width.
     exact = case.manifest.get("reference_kind") != "kernelbench" and not any(
@@ -1109,8 +1113,11 @@ def check_parity(
                     f"the reference's {'None' if r is None else 'a tensor'}"
                 )
             continue
-        if not edge and e.is_contiguous() and not g.is_contiguous():
-            # a caller's .view() of it would raise where eager's works
+        # At the inputs' own layout (eager's output follows a transposed or
+        # sliced input's; the scaffold's keeps the capture's): a caller's
+        # .view() of it would raise where eager's works.
+        fixed = sc.layout == "contiguous" and not edge
+        if fixed and e.is_contiguous() and not g.is_contiguous():
             raise ParityError(
                 f"{where}: {_label(i)} has strides {g.stride()}, eager's "
                 f"{e.stride()} are contiguous"
@@ -1121,6 +1128,19 @@ def check_parity(
             case, inputs, sc, device, ref_state, eager_state, got_state, where
         )
     return {"seed": seed, "scores": scores}
+
+
+def _same_objects(eager, eager_inputs, got, got_inputs, where) -> None:
+    """An output eager returns as the very input tensor it was given (`return
+    x, y`) must be the scaffold's input too, not a copy of it: a caller that
+    changes one expects the other to change."""
+    for i, e in enumerate(eager):
+        j = next((j for j, v in enumerate(eager_inputs) if e is v), None)
+        if j is not None and i < len(got) and got[i] is not got_inputs[j]:
+            raise ParityError(
+                f"{where}: {_label(i)} is eager's input {j} itself; the scaffold "
+                "returned another tensor"
+            )
 
 
 def _compare_state(case, inputs, sc, device, ref_state, eager_state, got_state, where):

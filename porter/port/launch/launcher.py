@@ -568,7 +568,8 @@ def bind_layouts(launcher: Launcher, cap: Capture, module: CompiledModule) -> No
     inputs = set(cap.input_names)
     strided = _kernel_strides(launcher)
     viewed = _viewed(launcher)
-    prelude, epilogue, given_of = [], [], {}
+    prelude, epilogue, given_of, whole = [], [], {}, {}
+    returned = {m["name"] for m in cap.output_map if m.get("kind") == "input"}
     for gi in module.inputs:
         if gi.kind != "tensor":
             continue
@@ -595,6 +596,11 @@ def bind_layouts(launcher: Launcher, cap: Capture, module: CompiledModule) -> No
             epilogue.append(f"if {var} is not {given}:\n    {given}.copy_({var})")
             source = given
         line = _layout_line(var, source, expected, launcher.calls)
+        if line and var == source and var in returned and var not in given_of:
+            # Returned as it came (eager's `return x, ...`): the caller's
+            # tensor itself, not the launcher's copy of it.
+            prelude.append(f"{var}_given = {var}")
+            whole[var] = f"{var}_given"
         if line:
             prelude.append(line)
     launcher.prelude = prelude + launcher.prelude
@@ -603,6 +609,22 @@ def bind_layouts(launcher: Launcher, cap: Capture, module: CompiledModule) -> No
     launcher.returns = re.sub(
         r"\b\w+\b", lambda m: given_of.get(m.group(0), m.group(0)), launcher.returns
     )
+    if whole:
+        launcher.returns = _returned_whole(launcher.returns, whole)
+
+
+def _returned_whole(returns: str, names: dict[str, str]) -> str:
+    """`returns` with each output that is one of names' tensors, whole (not a
+    view of it), renamed."""
+    tree = ast.parse(returns.strip(), mode="eval").body
+    items = tree.elts if isinstance(tree, ast.Tuple) else [tree]
+    texts = [
+        names.get(i.id, i.id) if isinstance(i, ast.Name) else ast.unparse(i)
+        for i in items
+    ]
+    if not isinstance(tree, ast.Tuple):
+        return texts[0]
+    return ", ".join(texts) + ("," if len(texts) == 1 else "")
 
 
 def _outer_axes(free: set[int], sizes, strides, cap: Capture) -> set[int]:
