@@ -86,3 +86,27 @@ def test_an_input_returned_as_it_came_is_the_callers_tensor(tmp_path):
     kernel.write_text(text.replace("        x_given,\n", "        x,\n"))
     with pytest.raises(ParityError, match="output 0 is eager's input 0 itself"):
         check_parity(load_case(case), sliced, "cpu", 0)
+
+
+def test_a_flattened_axis_read_as_rows_is_not_checked():
+    # InstanceNorm's [16 * batch] statistics returned as [batch, 16]: at batch
+    # 0 the view is empty, and a check of 16 * batch >= 16 refused it.
+    from types import SimpleNamespace
+
+    from porter.port.finish.views import refuse_short_views
+    from porter.port.launch.launcher import Alloc
+
+    def checks(sizes, returns):
+        alloc = Alloc(
+            "out0", sizes, ["hidden", "1"][-len(sizes) :], "x.dtype", "x.device"
+        )
+        launcher = SimpleNamespace(
+            dims=[], allocs=[alloc], returns=returns, shape_checks=[]
+        )
+        refuse_short_views(SimpleNamespace(launcher=launcher, notes=[]))
+        return [c.splitlines()[0] for c in launcher.shape_checks]
+
+    flat = "out0.as_strided((batch, 16), (16, 1), out0.storage_offset())"
+    assert checks(["16 * batch"], flat) == []
+    rows = "out0.as_strided((num_tokens, 16), (hidden, 1), out0.storage_offset())"
+    assert checks(["num_tokens", "hidden"], rows) == ["if hidden < 16:"]

@@ -75,7 +75,9 @@ def refuse_short_views(port: PortState) -> None:
                 if count < 2 or stride not in alloc.strides:
                     continue
                 whole = alloc.sizes[alloc.strides.index(stride)]
-                if whole.isdigit():
+                if not whole.isidentifier():
+                    # a literal, or a flattened axis (16 * batch read as
+                    # [batch, 16]): empty where the view is
                     continue
                 # A literal start counts along the innermost size only.
                 need = count + (offset if stride == "1" else 0)
