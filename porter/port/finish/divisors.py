@@ -13,19 +13,11 @@ from __future__ import annotations
 import ast
 import re
 
+from porter.ast_tools import bindings
 from porter.port.model import PortState
 
 # Params that hold Python ints: sizes, and the int arguments Dynamo kept symbolic.
 _INT_KINDS = ("model", "runtime")
-
-
-def _bound(fn: ast.FunctionDef) -> dict[str, ast.AST]:
-    """Each name the kernel assigns once, with its value."""
-    seen: dict[str, list[ast.AST]] = {}
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
-            seen.setdefault(node.targets[0].id, []).append(node.value)
-    return {name: values[0] for name, values in seen.items() if len(values) == 1}
 
 
 def _divisor_names(node: ast.AST, bound: dict[str, ast.AST], depth=0) -> set[str]:
@@ -75,7 +67,7 @@ def refuse_zero_divisors(port: PortState) -> None:
         for fn in (kp.tree, kp.persistent, kp.online):
             if fn is None or not ints:
                 continue
-            bound = _bound(fn)
+            bound = {n: v[0] for n, v in bindings(fn).items() if len(v) == 1}
             for node in ast.walk(fn):
                 if isinstance(node, ast.BinOp) and isinstance(
                     node.op, (ast.FloorDiv, ast.Mod)
