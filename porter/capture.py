@@ -640,7 +640,13 @@ def run_capture(
     guarded: list[str] = []
     base = _traced(ref, dtype, device, guarded)
     branches = (
-        _taken(ref, dtype, device, _unmirrored(fold_ties(guarded)), base)
+        _taken(
+            ref,
+            dtype,
+            device,
+            _unmirrored(fold_ties(guarded, at=_arguments(ref, dtype, device))),
+            base,
+        )
         if base is not None
         else []
     )
@@ -868,6 +874,22 @@ def _traced(
     finally:
         torch._dynamo.reset()
     return codes
+
+
+def _arguments(ref: Reference, dtype: str, device: str) -> dict[str, Any]:
+    """The reference's arguments at the capture's sizes by name (`self` for a
+    module), defaults included: where the guards' sizes are read from."""
+    try:
+        fn, inputs = _built_in(ref, dtype, device)
+        target = fn.forward if isinstance(fn, torch.nn.Module) else fn
+        bound = inspect.signature(target).bind_partial(*inputs)
+        bound.apply_defaults()
+    except Exception:  # noqa: BLE001 - fold_ties samples sizes without them
+        return {}
+    out = dict(bound.arguments)
+    if isinstance(fn, torch.nn.Module):
+        out["self"] = fn
+    return out
 
 
 def _built_in(

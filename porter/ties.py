@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import itertools
 import random
+from typing import Any
 
 # Implication is tested on every small size (each name from 1 to the bound)
 # where that many points stay under the budget, else on a seeded sample.
@@ -39,11 +40,12 @@ def is_tie(cond: str) -> bool:
     )
 
 
-def fold_ties(conditions: list[str]) -> list[str]:
+def fold_ties(conditions: list[str], at: dict[str, Any] | None = None) -> list[str]:
     """`conditions` with its ties replaced by the divisibility checks they
     imply (`a % b == 0` for an innermost `a // b`), then those ties the
     checks do not imply, in the order met; other conditions are kept as they
-    are."""
+    are. `at`: the capture's arguments by name, whose sizes meet every tie;
+    they and sizes near them join the sampled ones."""
     ties = [c for c in conditions if is_tie(c)]
     if not ties:
         return conditions
@@ -55,8 +57,12 @@ def fold_ties(conditions: list[str]) -> list[str]:
         for cand in _divisibility(tie):
             if cand not in candidates:
                 candidates.append(cand)
-    points = _points(len(low.names))
+    points = _points(len(low.names)) + _near(low.names, at)
     holding = [p for p in points if all(low.holds(t, p) for t in ties)]
+    if not holding:
+        # No sampled size meets them (a width pinned past the sample by fixed
+        # sections): every check would hold vacuously, so none is derived.
+        return conditions
     kept = [c for c in candidates if all(low.holds(c, p) for p in holding)]
     implied = [p for p in points if all(low.holds(c, p) for c in kept)]
     rest = [t for t in ties if not all(low.holds(t, p) for p in implied)]
@@ -137,6 +143,22 @@ class _Lowered:
             visit_Name = visit_Attribute = visit_Subscript = _leaf
 
         return Lower().visit(tree)
+
+
+def _near(names: list[str], at: dict[str, Any] | None) -> list[tuple[int, ...]]:
+    """The capture's sizes and their halves, doubles and neighbours, each name
+    on its own scale; none where `at` is not given or a name cannot be read
+    from it."""
+    if not at:
+        return []
+    try:
+        values = [
+            int(eval(n, {}, dict(at))) for n in names
+        ]  # noqa: S307 - our own size texts
+    except Exception:  # noqa: BLE001 - an attribute or argument `at` does not hold
+        return []
+    scales = [sorted({max(1, v // 2), v, v + 1, 2 * v, 3 * v}) for v in values]
+    return list(itertools.product(*scales))
 
 
 def _points(count: int) -> list[tuple[int, ...]]:

@@ -71,3 +71,43 @@ def test_ties_the_other_ties_imply_go_longest_first():
         "q.shape[2] // 2 == cos.shape[1]",
         "q.shape[2] // 2 == sin.shape[1]",
     ]
+
+
+# x.chunk(2) of a width pinned by fixed sections (mrope's split((2, 3, 3))):
+# Dynamo ties the ceil-halves to 8, a width no sampled size reaches.
+C = "cache.shape[1]"
+Q, K, P = "q.shape[1]", "k.shape[1]", "pos.shape[1]"
+PINNED = [
+    f"(-1 + {C} + (1 + {C}) // 2) // ((1 + {C}) // 2) == 2",
+    f"(1 + {C}) // 2 == 8",
+    f"{C} + -1 * ((1 + {C}) // 2) == 8",
+    # heads of q and k over the cache's width: four names sample 1..8 each
+    f"{P} * {Q} % ({P} * {C}) == 0",
+    f"{K} // {C} == 1",
+]
+
+
+def test_ties_no_sampled_size_meets_are_kept_as_written():
+    # Before: `(1 + w) % 2 == 0` held vacuously and refused w = 16, the
+    # capture's own width.
+    assert fold_ties(PINNED) == PINNED
+
+
+def test_ties_fold_at_the_capture_sizes():
+    def sizes(w, heads=2):
+        return {
+            "cache": _Sized(32, w),
+            "q": _Sized(6, heads * w),
+            "k": _Sized(6, w),
+            "pos": _Sized(3, 6),
+        }
+
+    folded = fold_ties(PINNED, at=sizes(16))
+    assert f"(1 + {C}) % 2 == 0" not in folded
+    assert all(eval(c, {}, sizes(16, heads)) for c in folded for heads in (1, 2, 5))
+    assert not all(eval(c, {}, sizes(18)) for c in folded)
+
+
+class _Sized:
+    def __init__(self, *shape):
+        self.shape = shape
