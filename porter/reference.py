@@ -295,6 +295,15 @@ def _porter_reference(
             f"({', '.join(sizes)})"
         )
     sizes = {**sizes, **{k: _positive(k, v) for k, v in overrides.items()}}
+    for n, s in sizes.items():
+        if isinstance(s, bool) or not isinstance(s, int) or s < 2:
+            # Dynamo fixes a size of 0 or 1 (and a view's -1 that comes to 1)
+            # at that value: the kernels would refuse every other one.
+            said = f"--set {n}={s!r}" if n in overrides else f"{path}: DIMS {n}={s!r}"
+            raise PorterError(
+                f"{said}: give an example size of 2 or more (torch.compile "
+                "fixes sizes of 0 and 1, so the kernels would serve no other)"
+            )
     dynamic = list(getattr(module, "DYNAMIC", list(sizes)[:1]))
     unknown = [d for d in dynamic if d not in sizes]
     if unknown:

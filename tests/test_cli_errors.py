@@ -57,6 +57,33 @@ def test_a_dtype_porter_cannot_capture_in_is_refused(tmp_path, capsys, dtype):
     _one_error_line(err, f"--dtype {dtype}", "float32")
 
 
+@pytest.mark.parametrize(
+    "dims, extra, words",
+    [
+        ('{"num_tokens": 8, "heads": 1}', [], ["DIMS heads=1", "2 or more"]),
+        ('{"num_tokens": 8, "heads": 2.5}', [], ["DIMS heads=2.5", "2 or more"]),
+        ('{"num_tokens": 8, "heads": 2}', ["--set", "heads=1"], ["--set heads=1"]),
+    ],
+)
+def test_an_example_size_below_2_is_refused(tmp_path, capsys, dims, extra, words):
+    # MQA's one kv head at capture: Dynamo fixed it at 1, and every suite
+    # call at another count came back refused.
+    ref = tmp_path / "mqa.py"
+    ref.write_text(
+        "import torch\n"
+        f"DIMS = {dims}\n"
+        "def make_inputs(num_tokens, heads, dtype=torch.float32, device='cpu'):\n"
+        "    return (torch.randn(num_tokens, int(heads) * 4, dtype=dtype, device=device),)\n"
+        "def f(x):\n"
+        "    return x * 2\n"
+        "REFERENCE = f\n"
+    )
+    code, _, err = _run(capsys, "capture", ref, "--out", tmp_path / "out", "--device", "cpu", *extra)
+    assert code == 1
+    _one_error_line(err, *words)
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_latin1_reference_with_a_coding_line_captures_and_one_without_is_refused(
     tmp_path, capsys
 ):
