@@ -109,9 +109,12 @@ def branch_guards(code: str) -> list[str]:
         text = ast.unparse(part)
         if not (isinstance(part, ast.Compare) and len(part.ops) == 1):
             continue
-        if _size_tie(part):
+        if _size_tie(part) or _nonnegative_difference(part):
             # x.view(b, groups, c // groups): eager raises where groups does
             # not divide c; the kernels would index past the row (fold_ties).
+            # x[:, h - n:]: a slice from a difference of sizes, traced where it
+            # is not negative; eager wraps a negative start, the kernels read
+            # before the row.
             out.append(_scaffold_terms(text) or f"?{text}")
             continue
         if isinstance(part.ops[0], ast.Eq) or re.search(
@@ -136,6 +139,30 @@ def _size_tie(part: ast.Compare) -> bool:
         (_is_source(leaf) and ".stride()" not in ast.unparse(leaf))
         or _number(leaf) is not None
         for leaf in _leaves(part)
+    )
+
+
+def _nonnegative_difference(part: ast.Compare) -> bool:
+    """`a - b >= 0` (or `0 <= a - b`) over sizes, one of them subtracted:
+    Dynamo's record that a slice bound computed from sizes was not negative."""
+    op, left, right = part.ops[0], part.left, part.comparators[0]
+    if isinstance(op, ast.LtE) and _number(left) == 0:
+        side = right
+    elif isinstance(op, ast.GtE) and _number(right) == 0:
+        side = left
+    else:
+        return False
+    leaves = _leaves(side)
+    return (
+        ".size()" in ast.unparse(side)
+        and all(_is_source(x) or _number(x) is not None for x in leaves)
+        and (
+            any(_number(x) is not None and _number(x) < 0 for x in leaves)
+            or any(
+                isinstance(n, ast.BinOp) and isinstance(n.op, ast.Sub)
+                for n in ast.walk(side)
+            )
+        )
     )
 
 

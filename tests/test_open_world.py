@@ -1500,6 +1500,16 @@ def test_a_branch_on_the_token_count_is_checked_and_crossed_by_the_suite(tmp_pat
         # ties through a stride or Dynamo's max() are its layout bookkeeping
         ("L['x'].stride()[0] == 2*(L['x'].size()[1] // 2)", []),
         ("L['x'].size()[1] == max(1, L['x'].size()[1] // 2)", []),
+        # x[:, h - n:]: a slice bound from sizes, traced where it is not negative
+        (
+            "L['x'].size()[1] + ((-1)*L['tail'].size()[0]) >= 0",
+            ["x.shape[1] + -1 * tail.shape[0] >= 0"],
+        ),
+        ("0 <= L['x'].size()[1] - L['n'].size()[0]", ["0 <= x.shape[1] - n.shape[0]"]),
+        # ... but not Dynamo's own bounds on such a size
+        ("(L['x'].size()[1] + ((-1)*L['tail'].size()[0])) != 1", []),
+        ("L['x'].size()[1]*L['x'].size()[0] + ((-1)*L['t'].size()[0]*L['x'].size()[0]) >= 2", []),
+        ("L['x'].size()[1] + L['y'].size()[1] >= 0", []),
     ],
 )
 def test_branch_guards_keep_the_references_branches_alone(code, conditions):
@@ -2235,6 +2245,68 @@ def test_a_literal_slice_longer_than_the_row_is_refused(tmp_path):
     (case.folder / "kernel.py").write_text(text.replace("if (-64 + hidden) < 0:", "if False:"))
     with pytest.raises(ParityError, match="the scaffold raised"):
         _check(load_case(case.folder), narrow, optional=True)
+
+
+def test_a_slice_start_from_a_difference_of_sizes_refuses_a_negative_start(tmp_path):
+    # A LoRA delta added into the last columns: start = hidden - width. With
+    # d the wider, eager raises; the kernel's mask `x0 >= hidden - width`
+    # held everywhere and it added d's bytes into every column.
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, hidden, width, dtype=torch.float32, device="cpu"):
+            out = torch.randn(num_tokens, hidden, dtype=dtype, device=device)
+            return out, torch.randn(num_tokens, width, dtype=dtype, device=device)
+
+        def add_tail(out, d):
+            out[:, out.shape[1] - d.shape[1]:] += d
+            return out
+
+        REFERENCE = add_tail
+        """,
+        '{"num_tokens": 4, "hidden": 48, "width": 16}',
+    )
+    case = _capture(tmp_path, "add_tail", ref)
+    wide = {"num_tokens": 3, "hidden": 5, "width": 16}
+    _refuses(
+        case,
+        torch.randn(3, 5),
+        torch.randn(3, 16),
+        match=r"assume out.shape\[1\] - d.shape\[1\] >= 0",
+    )
+    _check(case, {"num_tokens": 3, "hidden": 97, "width": 16})
+    # without the check the suite tells
+    _without_check(case, "out.shape[1] - d.shape[1] >= 0")
+    with pytest.raises(ParityError):
+        _check(load_case(case.folder), wide)
+
+
+def test_a_slice_read_from_a_difference_of_sizes_refuses_a_negative_start(tmp_path):
+    # x[:, h - n:] with n past h: eager wraps the start, the kernels read
+    # before the row. Dynamo's guard `h - n >= 0` is the launcher's check.
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, hidden, tail_len, dtype=torch.float32, device="cpu"):
+            x = torch.randn(num_tokens, hidden, dtype=dtype, device=device)
+            return x, torch.randn(tail_len, dtype=dtype, device=device)
+
+        def tail_sum(x, tail):
+            return x[:, x.shape[1] - tail.shape[0]:].sum(-1) + tail.sum()
+
+        REFERENCE = tail_sum
+        """,
+        '{"num_tokens": 4, "hidden": 16, "tail_len": 6}',
+    )
+    case = _capture(tmp_path, "tail_sum", ref)
+    _refuses(
+        case,
+        torch.randn(3, 16),
+        torch.randn(20),
+        match=r"assume x.shape\[1\] - tail.shape\[0\] >= 0",
+    )
+    _check(case, {"num_tokens": 3, "hidden": 40, "tail_len": 40})
+    _without_check(case, "x.shape[1] - tail.shape[0] >= 0")
+    with pytest.raises(ParityError):  # the interpreter reports the read before the row
+        _check(load_case(case.folder), {"num_tokens": 3, "hidden": 16, "tail_len": 20})
 
 
 def test_an_int_argument_past_int32_is_not_cut_to_int32(tmp_path):

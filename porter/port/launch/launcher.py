@@ -889,9 +889,13 @@ def _refuse_branch(reference: str, cond: str) -> str:
     if is_tie(cond):
         # a view or reshape into groups or halves: eager raises on the other side
         said = f"the kernels assume {cond}, as the reference's view of it does"
-    elif re.fullmatch(r"0 <= [\w.\[\]]+|[\w.\[\]]+ >= 0", cond):
-        # Dynamo's bound on an int it divides by or sizes with, not a branch
-        said = f"the kernels assume {cond}, as the reference's sizes do"
+    elif re.fullmatch(r"0 <= [\w.\[\]]+|[\w.\[\]]+ >= 0", cond) or (
+        (cond.endswith(" >= 0") or cond.startswith("0 <= ")) and ".shape[" in cond
+    ):
+        # Dynamo's bound on an int it divides by or sizes with, or on a slice
+        # bound computed from sizes (x[:, h - n:]), not a branch
+        spelled = cond.replace(" + -1 * ", " - ")
+        said = f"the kernels assume {spelled}, as the reference's sizes do"
     return f"if not ({cond}):\n    refuse({said!r})"
 
 
