@@ -801,18 +801,61 @@ def _taken(
     """The conditions whose other side Dynamo traces to another graph: the
     reference's own branches. A condition whose other side traces to the same
     graph is a framework's bookkeeping (a convolution's meta function guards
-    on a batch of 16 or more), which the scaffold need not check; one porter
-    cannot probe (an attribute, two sizes) is kept."""
+    on a batch of 16 or more), which the scaffold need not check, as is a
+    bound on one size the reference traces whole without knowing
+    (_branch_free); one porter cannot probe (an attribute, two sizes) is kept."""
     kept = []
     for cond in conditions:
         probe = _other_side(ref, cond)
-        if (
-            probe is None
-            or _int_argument(probe)
-            or _traced(ref, dtype, device, **probe) != base
-        ):
+        if probe is not None and _int_argument(probe):
+            kept.append(cond)
+        elif (
+            probe is None or _traced(ref, dtype, device, **probe) != base
+        ) and not _branch_free(ref, dtype, device, cond):
             kept.append(cond)
     return kept
+
+
+def _branch_free(ref: Reference, dtype: str, device: str, cond: str) -> bool:
+    """Whether `cond`, a lower bound on one size (`3 <= seq`), is Dynamo's
+    own: the reference traces whole with that size unknown to Dynamo
+    (unbacked), so no Python code of it decides on the size, and every
+    runtime check that trace adds (an op's own, `seq >= 3` for an unfold of
+    3) holds on the other side. The other side's graph then differed only
+    where Dynamo fixed a size of 0 or 1 (x[:, :-1] at a length of 2)."""
+    try:
+        node = ast.parse(cond, mode="eval").body
+    except SyntaxError:
+        return False
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
+        return False
+    size, op, bound = node.left, type(node.ops[0]), _number(node.comparators[0])
+    if bound is None:
+        size, op, bound = node.comparators[0], _MIRROR.get(op, op), _number(node.left)
+    m = re.fullmatch(r"(\w+)\.shape\[(\d+)\]", ast.unparse(size))
+    if m is None or op not in (ast.Gt, ast.GtE) or not isinstance(bound, int):
+        return False
+    axis = (m.group(1), int(m.group(2)))
+    if axis[0] not in ref.input_names:
+        return False
+    dim = next((d for d in ref.dims if axis in map(tuple, d.axes)), None)
+    axes = [tuple(a) for a in dim.axes] if dim is not None else [axis]
+    codes = _traced(ref, dtype, device, unbacked=axes)
+    if codes is None:
+        return False
+    other = _VIOLATE[op](bound)
+    checks = re.findall(
+        r"assertion failed for expression (.+?) on node", "\n".join(codes)
+    )
+    try:
+        import sympy
+
+        return all(
+            bool((e := sympy.sympify(c)).subs({x: other for x in e.free_symbols}))
+            for c in checks
+        )
+    except Exception:  # noqa: BLE001 - a check sympy cannot read: keep the bound
+        return False
 
 
 def _int_argument(probe: dict[str, Any]) -> bool:
@@ -870,9 +913,10 @@ def _traced(
     branches: list[str] | None = None,
     sizes: dict[str, int] | None = None,
     kwargs: dict[str, Any] | None = None,
+    unbacked: list[tuple[str, int]] | None = None,
 ) -> list[str] | None:
     """Dynamo's graphs of the reference in `dtype` (at `sizes`, called with
-    `kwargs` too); `branches` gets the conditions
+    `kwargs` too, `unbacked` axes unknown to it); `branches` gets the conditions
     Dynamo guarded on (branch_guards): before Inductor, whose lowering guards
     on sizes of its own that the scaffold's extern calls do not need."""
     codes: list[str] = []
@@ -891,11 +935,18 @@ def _traced(
     torch._dynamo.reset()
     try:
         fn, inputs = _built_in(ref, dtype, device, sizes)
+        by_name = dict(zip(ref.input_names, inputs))
+        for name, axis in unbacked or []:
+            torch._dynamo.decorators.mark_unbacked(by_name[name], axis)
         with _no_duck_shapes(), torch.no_grad(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            torch._dynamo.optimize(backend, dynamic=True, guard_filter_fn=guard_filter)(
-                fn
-            )(*inputs, **(kwargs or {}))
+            # an unbacked size: a branch on it must fail, not break the graph
+            torch._dynamo.optimize(
+                backend,
+                dynamic=True,
+                nopython=bool(unbacked),
+                guard_filter_fn=guard_filter,
+            )(fn)(*inputs, **(kwargs or {}))
     except Exception:  # noqa: BLE001 - the reference does not run in this dtype
         return None
     finally:

@@ -1469,6 +1469,58 @@ def test_a_branch_on_the_token_count_is_checked_and_crossed_by_the_suite(tmp_pat
     assert many and all(sc.optional for sc in many)
 
 
+SHIFT = _porter_ref(
+    """
+    DYNAMIC = ["batch", "seq"]
+
+    def make_inputs(batch, seq, hidden, dtype=torch.float32, device="cpu"):
+        return (torch.randn(batch, seq, hidden, dtype=dtype, device=device),)
+
+    def shifted_sums(x):
+        s = x[:, :-1].float()
+        b, t, h = s.shape
+        return s.reshape(-1, h).sum(-1).view(b, t)
+
+    REFERENCE = shifted_sums
+    """,
+    '{"batch": 2, "seq": 6, "hidden": 32}',
+    '["float32"]',
+)
+
+
+def test_dynamos_bound_on_a_shifted_length_is_not_a_branch(tmp_path):
+    # A loss's logits[:, :-1]: Dynamo keeps the shifted length off 0 and 1
+    # and guards `3 <= seq`. The scaffold refused 1 and 2 tokens as "a
+    # branch in Python" the reference never takes; traced with seq unknown
+    # to Dynamo (unbacked) the reference decides nothing on it.
+    case = _capture(tmp_path, "shift", SHIFT)
+    assert case.manifest["guards"] == []
+    for seq in (1, 2, 3):
+        _check(case, {"batch": 2, "seq": seq, "hidden": 32})
+
+
+def test_an_ops_own_lower_bound_stays_a_refusal(tmp_path):
+    # unfold(1, 3, 1) needs 3 columns: traced unbacked it adds that check
+    # (u0 >= 3), which fails on the other side, so the bound is kept.
+    ref = _porter_ref(
+        """
+        DYNAMIC = ["num_tokens", "hidden"]
+
+        def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+            return (torch.randn(num_tokens, hidden, dtype=dtype, device=device),)
+
+        def windows(x):
+            return x.unfold(1, 3, 1).sum(-1)
+
+        REFERENCE = windows
+        """,
+        '{"num_tokens": 4, "hidden": 8}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "windows", ref)
+    assert case.manifest["guards"] == ["3 <= x.shape[1]"]
+
+
 @pytest.mark.parametrize(
     "code, conditions",
     [
