@@ -158,3 +158,44 @@ def test_an_expanded_input_is_copied_and_laid_out_as_expanded():
     (y,) = copies([x])
     assert (y.stride(), y.storage_offset()) == (x.stride(), x.storage_offset())
     assert torch.equal(y, x)
+
+
+def _self_divergence(x, sequential=False):
+    """sum(q * (lq - log(exp(lq)))): float64 gives 0 or its own rounding."""
+    lq = torch.log_softmax(x, -1)
+    terms = lq.exp() * (lq - torch.log(lq.exp()))
+    if sequential:  # another summation order, as a kernel's
+        out = torch.zeros((), dtype=x.dtype)
+        for t in terms.reshape(-1):
+            out = out + t
+        return out
+    return terms.sum()
+
+
+def test_an_output_float64_cancels_to_zero_is_scored_at_its_operands():
+    # jsd at beta 0: eager's fp32 log(exp(x)) round-tripped to exactly 0 and
+    # the scaffold's rounding (4e-9) failed against the floor's 1e-11.
+    torch.manual_seed(0)
+    x = torch.randn(64, 50)
+    ref, eager = _self_divergence(x.double()), _self_divergence(x)
+    got = _self_divergence(x, sequential=True) + 4e-9
+    operands = parity._operand_scale([x])
+    parity._compare(0, ref, torch.zeros(()), got, "float32", "noise", operands=operands)
+    with pytest.raises(parity.ParityError):  # without the operands' scale
+        parity._compare(0, ref, torch.zeros(()), got, "float32", "noise")
+    with pytest.raises(parity.ParityError, match="error"):  # a wrong term still fails
+        parity._compare(
+            0, ref, eager, got + 1e-3, "float32", "planted", operands=operands
+        )
+
+
+def test_a_small_output_keeps_its_own_scale():
+    # x * 1e-7 is no cancellation: twice it must fail, operands or not.
+    torch.manual_seed(0)
+    x = torch.randn(8, 32)
+    ref, eager = x.double() * 1e-7, x * 1e-7
+    operands = parity._operand_scale([x])
+    with pytest.raises(parity.ParityError):
+        parity._compare(
+            0, ref, eager, 2 * eager, "float32", "planted", operands=operands
+        )

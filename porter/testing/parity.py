@@ -40,6 +40,9 @@ FACTOR = 4.0
 SCENARIO_BUDGET = 1 << 18
 FLOOR = {"float32": 1e-5, "float16": 2e-3, "bfloat16": 1.6e-2}
 ATOL = {"float32": 1e-6, "float16": 1e-3, "bfloat16": 1e-2}
+# An output whose typical magnitude is at most this share of its operands' is
+# float64's rounding of a cancellation, scored at the operands' magnitude.
+CANCELLED = 1e-12
 INT_SENTINEL = -123
 # An integer output may legitimately hold INT_SENTINEL (a quantizer's -123):
 # where it does, the scaffold runs again with this poison, and only elements
@@ -1104,6 +1107,7 @@ def check_parity(
     exact = case.manifest.get("reference_kind") != "kernelbench" and not any(
         _is_float(v) for v in inputs
     )
+    operands = _operand_scale(inputs)
     scores = []
     for i, (r, e, g, u) in enumerate(zip(ref64, eager, got, unwritten)):
         if r is None or g is None:
@@ -1122,7 +1126,7 @@ def check_parity(
                 f"{where}: {_label(i)} has strides {g.stride()}, eager's "
                 f"{e.stride()} are contiguous"
             )
-        scores.append(_compare(i, r, e, g, sc.dtype, where, u, exact))
+        scores.append(_compare(i, r, e, g, sc.dtype, where, u, exact, operands))
     if got_state:
         scores += _compare_state(
             case, inputs, sc, device, ref_state, eager_state, got_state, where
@@ -1274,7 +1278,25 @@ def _label(i: int | str) -> str:
     return f"output {i}" if isinstance(i, int) else str(i)
 
 
-def _compare(i, ref, eager, got, dtype, where, unwritten=None, exact=False) -> float:
+def _operand_scale(inputs) -> float:
+    """The median magnitude of the float inputs' finite nonzero values: the
+    scale of an output float64 gives as exactly zero (sum(q * (lq - lq))),
+    whose rounding in any order is at its operands' magnitude."""
+    values = [
+        v.detach().reshape(-1)[:: max(1, v.numel() // (1 << 20))].double().cpu()
+        for v in inputs
+        if _is_float(v) and v.numel()
+    ]
+    if not values:
+        return 0.0
+    flat = torch.cat(values)
+    flat = flat[torch.isfinite(flat) & (flat != 0)].abs()
+    return float(flat.median()) if flat.numel() else 0.0
+
+
+def _compare(
+    i, ref, eager, got, dtype, where, unwritten=None, exact=False, operands=0.0
+) -> float:
     if tuple(got.shape) != tuple(ref.shape):
         raise ParityError(
             f"{where}: {_label(i)} has shape {tuple(got.shape)}, expected {tuple(ref.shape)}"
@@ -1330,6 +1352,10 @@ def _compare(i, ref, eager, got, dtype, where, unwritten=None, exact=False) -> f
         step = magnitudes.numel() // (1 << 24) + 1
         magnitudes = magnitudes[::step]
     scale = float(magnitudes.median()) if magnitudes.numel() else 0.0
+    if scale <= CANCELLED * operands:
+        # float64 gives zero, or its own rounding of the operands (a divergence
+        # of a distribution from itself): no output value sets a scale.
+        scale = operands
     denom = r.abs() + _row_scales(r, finite, max(scale, ATOL.get(dtype, 1e-6)))
     eager_err = (e - r).abs() / denom
     # Where eager in this dtype overflows, or misses float64 by more than
