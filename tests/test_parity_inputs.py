@@ -199,3 +199,27 @@ def test_a_small_output_keeps_its_own_scale():
         parity._compare(
             0, ref, eager, 2 * eager, "float32", "planted", operands=operands
         )
+
+
+def _entropy(z):
+    return torch.logsumexp(z, -1) - (torch.softmax(z, -1) * z).sum(-1)
+
+
+def test_a_row_that_cancels_at_its_operands_magnitude_is_scored_there():
+    # verl's entropy of the difficult row of +-2^k logits: float64 keeps no
+    # digit of the ~4 it should be, eager's fp32 happened to give 0, and a
+    # kernel's 3 ulps of 2^k (5e10) failed for most seeds.
+    torch.manual_seed(0)
+    x = parity._difficult(torch.randn(5, 100))
+    ref, eager = _entropy(x.double()), _entropy(x)
+    rows = parity._operand_rows([x])
+    assert float(x[0].abs().max()) > 1e15 and abs(float(ref[0])) < 1e6
+    eager[0] = ref[0]  # as eager landed for most seeds
+    got = eager.clone()
+    got[0] = eager[0] + 5e10
+    parity._compare(0, ref, eager, got, "float32", "rounding", operand_rows=rows)
+    with pytest.raises(parity.ParityError):  # without the rows' operands
+        parity._compare(0, ref, eager, got, "float32", "rounding")
+    got[3] += 0.5  # a wrong entropy in an ordinary row still fails
+    with pytest.raises(parity.ParityError, match=r"worst element \[3\]"):
+        parity._compare(0, ref, eager, got, "float32", "planted", operand_rows=rows)

@@ -1108,6 +1108,7 @@ def check_parity(
         _is_float(v) for v in inputs
     )
     operands = _operand_scale(inputs)
+    operand_rows = _operand_rows(inputs)
     scores = []
     for i, (r, e, g, u) in enumerate(zip(ref64, eager, got, unwritten)):
         if r is None or g is None:
@@ -1126,7 +1127,9 @@ def check_parity(
                 f"{where}: {_label(i)} has strides {g.stride()}, eager's "
                 f"{e.stride()} are contiguous"
             )
-        scores.append(_compare(i, r, e, g, sc.dtype, where, u, exact, operands))
+        scores.append(
+            _compare(i, r, e, g, sc.dtype, where, u, exact, operands, operand_rows)
+        )
     if got_state:
         scores += _compare_state(
             case, inputs, sc, device, ref_state, eager_state, got_state, where
@@ -1247,7 +1250,12 @@ def _edges(t: torch.Tensor, axis: int) -> torch.Tensor:
     return torch.cat([t.narrow(axis, 0, 4), t.narrow(axis, n - 4, 4)], dim=axis)
 
 
-def _row_scales(r: torch.Tensor, finite: torch.Tensor, least: float) -> torch.Tensor:
+def _row_scales(
+    r: torch.Tensor,
+    finite: torch.Tensor,
+    least: float,
+    rows_in: torch.Tensor | None = None,
+) -> torch.Tensor:
     """The scale an element's error is measured at: the median magnitude of its
     row's finite nonzero values (rows along the first dimension, as the difficult
     inputs are laid out), and never less than `least`, the output's own.
@@ -1256,9 +1264,16 @@ def _row_scales(r: torch.Tensor, finite: torch.Tensor, least: float) -> torch.Te
     of a +-2^58 activation row) carries rounding error at the row's magnitude in
     any summation order; scored at the output's median alone, its relative error
     was a draw whose worst of 256 beat 4x eager's worst for 3-8% of seeds.
+    `rows_in`: the inputs' row magnitudes (_operand_rows), for rows that cancel
+    whole.
     """
     if r.dim() < 2 or r.shape[0] < 2 or r.numel() == 0:
-        return torch.full_like(r, least)
+        out = torch.full_like(r, least)
+        if rows_in is not None and r.dim() == 1:
+            # one value a row: cancelled where float64 gives its own rounding
+            rows_in = rows_in.to(r.device)
+            out = torch.where(r.abs() <= CANCELLED * rows_in, out.maximum(rows_in), out)
+        return out
     rows, kept = r.reshape(r.shape[0], -1), finite.reshape(r.shape[0], -1)
     if rows.numel() > 1 << 24:
         # Row medians of a sample of columns, as for the output's median (and no
@@ -1269,6 +1284,11 @@ def _row_scales(r: torch.Tensor, finite: torch.Tensor, least: float) -> torch.Te
     # huge values to -0), so a row's median is over its finite nonzero values.
     magnitudes = torch.where(kept & (rows != 0), rows.abs(), torch.nan)
     medians = torch.nan_to_num(magnitudes.nanmedian(dim=1).values, nan=0.0)
+    if rows_in is not None:
+        # A row float64 cancels to its own rounding of the row's operands (an
+        # entropy of +-2^58 logits): scored at the operands' magnitude.
+        rows_in = rows_in.to(medians.device)
+        medians = torch.where(medians <= CANCELLED * rows_in, rows_in, medians)
     shape = (r.shape[0],) + (1,) * (r.dim() - 1)
     return medians.clamp(min=least).reshape(shape).expand_as(r)
 
@@ -1294,8 +1314,36 @@ def _operand_scale(inputs) -> float:
     return float(flat.median()) if flat.numel() else 0.0
 
 
+def _operand_rows(inputs) -> dict[int, torch.Tensor]:
+    """Per row count, the largest median magnitude of each row's finite
+    nonzero values over the float inputs of that many rows (rows along the
+    first dimension, as the difficult inputs lay theirs out)."""
+    out: dict[int, torch.Tensor] = {}
+    for v in inputs:
+        if not _is_float(v) or v.dim() < 2 or v.numel() == 0:
+            continue
+        rows = v.detach().reshape(v.shape[0], -1)
+        if rows.numel() > 1 << 24:
+            rows = rows[:, :: rows.numel() // (1 << 24) + 1]
+        rows = rows.double().cpu()
+        kept = torch.where(torch.isfinite(rows) & (rows != 0), rows.abs(), torch.nan)
+        medians = torch.nan_to_num(kept.nanmedian(dim=1).values, nan=0.0)
+        n = v.shape[0]
+        out[n] = torch.maximum(out[n], medians) if n in out else medians
+    return out
+
+
 def _compare(
-    i, ref, eager, got, dtype, where, unwritten=None, exact=False, operands=0.0
+    i,
+    ref,
+    eager,
+    got,
+    dtype,
+    where,
+    unwritten=None,
+    exact=False,
+    operands=0.0,
+    operand_rows=None,
 ) -> float:
     if tuple(got.shape) != tuple(ref.shape):
         raise ParityError(
@@ -1356,7 +1404,9 @@ def _compare(
         # float64 gives zero, or its own rounding of the operands (a divergence
         # of a distribution from itself): no output value sets a scale.
         scale = operands
-    denom = r.abs() + _row_scales(r, finite, max(scale, ATOL.get(dtype, 1e-6)))
+    rows_in = (operand_rows or {}).get(r.shape[0]) if r.dim() >= 1 else None
+    least = max(scale, ATOL.get(dtype, 1e-6))
+    denom = r.abs() + _row_scales(r, finite, least, rows_in)
     eager_err = (e - r).abs() / denom
     # Where eager in this dtype overflows, or misses float64 by more than
     # |ref64| + scale, the dtype cannot compute the element: not scored, and
