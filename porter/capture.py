@@ -657,7 +657,16 @@ def run_capture(
             f"{ref.path}: torch.compile failed ({failure}); re-run with --debug "
             "to see torch's full log"
         )
+    per_call = [d for d in ref.dims if d.role == "runtime" and d.symbolic]
     _settle_dims(ref, modules)
+    for dim in per_call:
+        if not dim.symbolic:
+            notes.append(
+                f"{dim.name} varies per call (DYNAMIC), but torch.compile fixed it "
+                f"at {dim.size}: the reference decides on it in Python (a loop "
+                f"over it?); the scaffold serves {dim.name} = {dim.size} alone "
+                "and refuses other sizes in one line"
+            )
     _buffer_dtypes(ref, fn, dtype, device, modules, codegen_only, debug)
     config_warnings: list[str] = []
     if not codegen_only:

@@ -1499,6 +1499,38 @@ def test_dynamos_bound_on_a_shifted_length_is_not_a_branch(tmp_path):
         _check(case, {"batch": 2, "seq": seq, "hidden": 32})
 
 
+def test_a_per_call_dim_a_python_loop_fixed_is_said_and_its_other_sizes_refused(
+    tmp_path,
+):
+    # for i in range(0, x.shape[0], 4): Dynamo unrolls the loop and fixes
+    # num_tokens at 8. The capture said nothing and 34 of 53 suite tests
+    # failed as calls the scaffold must serve.
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+            return (torch.randn(num_tokens, hidden, dtype=dtype, device=device),)
+
+        def chunked(x):
+            out = torch.empty(x.shape[0], dtype=torch.float32, device=x.device)
+            for i in range(0, x.shape[0], 4):
+                out[i:i + 4] = x[i:i + 4].float().sum(-1)
+            return out
+
+        REFERENCE = chunked
+        """,
+        '{"num_tokens": 8, "hidden": 32}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "chunked", ref)
+    assert any("fixed it at 8" in w for w in case.manifest["warnings"])
+    others = [sc for sc in case.scenarios() if sc.sizes["num_tokens"] != 8]
+    assert others and all(sc.optional for sc in others)
+    assert any(sc.sizes["num_tokens"] == 8 and not sc.optional for sc in case.scenarios())
+    with pytest.raises(ScaffoldRefuses):
+        _check(case, {"num_tokens": 5, "hidden": 32}, optional=True)
+    _check(case, {"num_tokens": 8, "hidden": 97})
+
+
 def test_an_ops_own_lower_bound_stays_a_refusal(tmp_path):
     # unfold(1, 3, 1) needs 3 columns: traced unbacked it adds that check
     # (u0 >= 3), which fails on the other side, so the bound is kept.

@@ -197,14 +197,22 @@ class Case:
         base = {d["name"]: d["size"] for d in self.manifest["dims"]}
         out = []
         runtime = self.runtime_dims()
-        small = {**base, **{d["name"]: 5 for d in runtime}}
+        # A per-call dim torch.compile fixed (a Python loop over it): the
+        # scaffold serves the captured size alone and refuses the others.
+        fixed = {d["name"]: d["size"] for d in runtime if not d.get("symbolic", True)}
+
+        def at(n: int) -> dict[str, int]:
+            return {d["name"]: fixed.get(d["name"], n) for d in runtime}
+
+        small = {**base, **at(5)}
         sweep = sorted({0, 1, 2, 7, 31, *[d["size"] for d in runtime]})
         for dtype in self.dtypes:
             for n in sweep:
                 sizes = {**base, **{d["name"]: n for d in runtime}}
                 # An empty batch may be refused where eager special-cases it
                 # (a BatchNorm leaves its running statistics alone).
-                out.append(Scenario(dtype, sizes, optional=n == 0))
+                refusable = n == 0 or any(n != size for size in fixed.values())
+                out.append(Scenario(dtype, sizes, optional=refusable))
             # Many tokens, past a branch on their count; refused in the
             # scaffold's words where the capture saw the other side.
             for n in BRANCH_TOKENS if runtime else ():
@@ -229,7 +237,7 @@ class Case:
                     sizes = {
                         **base,
                         d["name"]: size,
-                        **{r["name"]: 3 for r in runtime},
+                        **at(3),
                     }
                     # a size past a branch the reference takes on it in
                     # Python: refused in the scaffold's words
@@ -240,7 +248,7 @@ class Case:
                     # The looped kernel's own handling of inf and NaN (a
                     # running max, an online sum) is only reached this wide;
                     # difficult values need 5 rows (one of each kind).
-                    sizes = {**sizes, **{r["name"]: 5 for r in runtime}}
+                    sizes = {**sizes, **at(5)}
                     out.append(
                         Scenario(
                             dtype,
