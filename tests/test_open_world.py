@@ -1531,6 +1531,36 @@ def test_a_per_call_dim_a_python_loop_fixed_is_said_and_its_other_sizes_refused(
     _check(case, {"num_tokens": 8, "hidden": 97})
 
 
+def test_an_expanded_input_keeps_its_layout_in_the_suite(tmp_path):
+    # A per-row scale given expanded along the row (stride 0), first among the
+    # float inputs: the difficult and offset values rewrote it contiguous and
+    # opcheck cloned it so, layouts the kernels refuse in one line; the suite
+    # failed a scaffold that serves every call made as make_inputs makes it.
+    from porter.testing.custom_op import CustomOpUnavailable, check_custom_op
+
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+            x = torch.randn(num_tokens, hidden, dtype=dtype, device=device)
+            scale = torch.rand(num_tokens, 1, dtype=dtype, device=device)
+            return scale.expand(num_tokens, hidden), x
+
+        def dequant(scale, x):
+            return x * scale
+
+        REFERENCE = dequant
+        """,
+        '{"num_tokens": 4, "hidden": 32}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "dequant", ref)
+    sizes = {"num_tokens": 5, "hidden": 32}
+    for values in ("difficult", "offset"):
+        _check(case, sizes, values=values)
+    with pytest.raises(CustomOpUnavailable, match="expanded"):
+        check_custom_op(case)
+
+
 def test_an_ops_own_lower_bound_stays_a_refusal(tmp_path):
     # unfold(1, 3, 1) needs 3 columns: traced unbacked it adds that check
     # (u0 >= 3), which fails on the other side, so the bound is kept.

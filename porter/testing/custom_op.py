@@ -44,6 +44,18 @@ def check_custom_op(case: Case, device: str = "cpu", seed: int | None = None) ->
     seed = new_seed() if seed is None else seed
     namespace = "porter_check_%s_%d" % (re.sub(r"\W", "_", case.name), next(_fresh))
     sc, inputs, entry = _served_scenario(case, device, seed)
+    expanded = [
+        isinstance(v, torch.Tensor)
+        and any(st == 0 and n > 1 for st, n in zip(v.stride(), v.shape))
+        for v in inputs
+    ]
+    if any(expanded) and _refuses_dense(entry, inputs, expanded):
+        raise CustomOpUnavailable(
+            "an input is expanded (stride 0 along an axis, as make_inputs gives "
+            "it), and opcheck and torch.compile hand a custom op contiguous "
+            "copies, which these kernels refuse; call the function instead, or "
+            "capture with the input contiguous"
+        )
     where = f"case {case.name}, custom op on {sc.id}, seed {seed} (replay: PORTER_SEED={seed})"
     try:
         if case.manifest["reference_kind"] == "kernelbench":
@@ -90,6 +102,18 @@ def check_custom_op(case: Case, device: str = "cpu", seed: int | None = None) ->
                 f"{where}: {how} left its inputs",
             )
     return {"seed": seed, "namespace": namespace}
+
+
+def _refuses_dense(entry, inputs, expanded: list[bool]) -> bool:
+    """Whether the scaffold refuses the call with its expanded inputs laid out
+    contiguous, as opcheck's and torch.compile's copies are."""
+    dense = [v.contiguous() if e else v for v, e in zip(copies(inputs), expanded)]
+    try:
+        with torch.no_grad():
+            entry(*dense)
+    except NotImplementedError:
+        return True
+    return False
 
 
 # torch.library.opcheck's tests.

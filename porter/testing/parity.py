@@ -511,13 +511,25 @@ def make_inputs(
         # activations. Huge cos and sin made q*c - q2*s cancel to exactly 0 in
         # eager and to the product's rounding error under the GPU's FMA.
         change = _difficult if sc.values == "difficult" else _offset
-        # fp8 codes have no arithmetic (a KV cache stored in fp8 e4m3)
+        # fp8 codes have no arithmetic (a KV cache stored in fp8 e4m3); an
+        # expanded tensor (a per-row scale broadcast along the row) is no
+        # activation, and changed it would come back contiguous: a layout the
+        # kernels refuse where they read its stride-0 axis once
         first = next(
-            (i for i, v in enumerate(values) if _is_float(v) and v.element_size() > 1),
+            (
+                i
+                for i, v in enumerate(values)
+                if _is_float(v) and v.element_size() > 1 and not _expanded(v)
+            ),
             None,
         )
         values = [change(v) if i == first else v for i, v in enumerate(values)]
     return [_layout(v, sc.layout) if isinstance(v, torch.Tensor) else v for v in values]
+
+
+def _expanded(t: torch.Tensor) -> bool:
+    """Whether t repeats its elements along an axis (stride 0, size over 1)."""
+    return any(st == 0 and n > 1 for st, n in zip(t.stride(), t.shape))
 
 
 def call_params(case: Case) -> list[inspect.Parameter]:
