@@ -859,11 +859,17 @@ def _branch_free(ref: Reference, dtype: str, device: str, cond: str) -> bool:
     try:
         import sympy
 
+        # the unbacked sizes (u0, u1: the probed dim's axes) at the other side;
+        # a check that reads another size stays undecided, and keeps the bound
         return all(
-            bool((e := sympy.sympify(c)).subs({x: other for x in e.free_symbols}))
+            bool(
+                (e := sympy.sympify(c)).subs(
+                    {x: other for x in e.free_symbols if x.name.startswith("u")}
+                )
+            )
             for c in checks
         )
-    except Exception:  # noqa: BLE001 - a check sympy cannot read: keep the bound
+    except Exception:  # noqa: BLE001 - a check sympy cannot decide: keep the bound
         return False
 
 
