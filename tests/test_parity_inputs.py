@@ -223,3 +223,29 @@ def test_a_row_that_cancels_at_its_operands_magnitude_is_scored_there():
     got[3] += 0.5  # a wrong entropy in an ordinary row still fails
     with pytest.raises(parity.ParityError, match=r"worst element \[3\]"):
         parity._compare(0, ref, eager, got, "float32", "planted", operand_rows=rows)
+
+
+def test_a_mostly_zero_output_keeps_its_nonzero_values_scale():
+    # A ReLU of shifted logits: 90% exact zeros, the rest near 1e-5. Scored at
+    # the inputs' magnitude (the median of all values is 0), 3% off on every
+    # nonzero value would pass; at the nonzero values' scale it fails.
+    torch.manual_seed(0)
+    x = torch.randn(8, 64)
+    keep = torch.rand(8, 64) < 0.1
+    ref = torch.where(
+        keep, 1e-5 * x.double().abs() + 1e-5, torch.zeros((), dtype=torch.float64)
+    )
+    eager = ref.float()
+    operands = parity._operand_scale([x])
+    rows = parity._operand_rows([x])
+    with pytest.raises(parity.ParityError):
+        parity._compare(
+            0,
+            ref,
+            eager,
+            eager * 1.03,
+            "float32",
+            "planted",
+            operands=operands,
+            operand_rows=rows,
+        )

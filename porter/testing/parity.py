@@ -1307,8 +1307,10 @@ def _row_scales(
     if rows_in is not None:
         # A row float64 cancels to its own rounding of the row's operands (an
         # entropy of +-2^58 logits): scored at the operands' magnitude.
+        # (A row of zeros alone, a masked one, keeps the output's scale.)
         rows_in = rows_in.to(medians.device)
-        medians = torch.where(medians <= CANCELLED * rows_in, rows_in, medians)
+        cancelled = (medians > 0) & (medians <= CANCELLED * rows_in)
+        medians = torch.where(cancelled, rows_in, medians)
     shape = (r.shape[0],) + (1,) * (r.dim() - 1)
     return medians.clamp(min=least).reshape(shape).expand_as(r)
 
@@ -1420,9 +1422,13 @@ def _compare(
         step = magnitudes.numel() // (1 << 24) + 1
         magnitudes = magnitudes[::step]
     scale = float(magnitudes.median()) if magnitudes.numel() else 0.0
-    if scale <= CANCELLED * operands:
+    nonzero = magnitudes[magnitudes != 0]
+    if operands > 0 and (
+        not nonzero.numel() or float(nonzero.median()) <= CANCELLED * operands
+    ):
         # float64 gives zero, or its own rounding of the operands (a divergence
-        # of a distribution from itself): no output value sets a scale.
+        # of a distribution from itself): no output value sets a scale. (A
+        # mostly zero output, a ReLU's, keeps its nonzero values' scale.)
         scale = operands
     rows_in = (operand_rows or {}).get(r.shape[0]) if r.dim() >= 1 else None
     least = max(scale, ATOL.get(dtype, 1e-6))
