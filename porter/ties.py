@@ -147,18 +147,23 @@ class _Lowered:
 
 def _near(names: list[str], at: dict[str, Any] | None) -> list[tuple[int, ...]]:
     """The capture's sizes and their halves, doubles and neighbours, each name
-    on its own scale; none where `at` is not given or a name cannot be read
-    from it."""
+    on its own scale (one name at a time past _POINTS of them); none where
+    `at` is not given or a name cannot be read from it."""
     if not at:
         return []
     try:
-        values = [
-            int(eval(n, {}, dict(at))) for n in names
-        ]  # noqa: S307 - our own size texts
+        # our own size texts (x.shape[1]), read from the capture's arguments
+        values = [int(eval(n, {}, dict(at))) for n in names]  # noqa: S307
     except Exception:  # noqa: BLE001 - an attribute or argument `at` does not hold
         return []
     scales = [sorted({max(1, v // 2), v, v + 1, 2 * v, 3 * v}) for v in values]
-    return list(itertools.product(*scales))
+    if 5 ** len(names) <= _POINTS:
+        return list(itertools.product(*scales))
+    return [
+        tuple(x if j == i else v for j, v in enumerate(values))
+        for i, scale in enumerate(scales)
+        for x in scale
+    ]
 
 
 def _points(count: int) -> list[tuple[int, ...]]:
