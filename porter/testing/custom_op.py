@@ -16,6 +16,7 @@ from porter.testing.parity import (
     as_tuple,
     call_params,
     copies,
+    is_expanded,
     make_inputs,
     new_seed,
     run_reference,
@@ -44,11 +45,7 @@ def check_custom_op(case: Case, device: str = "cpu", seed: int | None = None) ->
     seed = new_seed() if seed is None else seed
     namespace = "porter_check_%s_%d" % (re.sub(r"\W", "_", case.name), next(_fresh))
     sc, inputs, entry = _served_scenario(case, device, seed)
-    expanded = [
-        isinstance(v, torch.Tensor)
-        and any(st == 0 and n > 1 for st, n in zip(v.stride(), v.shape))
-        for v in inputs
-    ]
+    expanded = [isinstance(v, torch.Tensor) and is_expanded(v) for v in inputs]
     if any(expanded) and _refuses_dense(entry, inputs, expanded):
         raise CustomOpUnavailable(
             "an input is expanded (stride 0 along an axis, as make_inputs gives "

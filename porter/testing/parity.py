@@ -519,7 +519,7 @@ def make_inputs(
             (
                 i
                 for i, v in enumerate(values)
-                if _is_float(v) and v.element_size() > 1 and not _expanded(v)
+                if _is_float(v) and v.element_size() > 1 and not is_expanded(v)
             ),
             None,
         )
@@ -527,7 +527,7 @@ def make_inputs(
     return [_layout(v, sc.layout) if isinstance(v, torch.Tensor) else v for v in values]
 
 
-def _expanded(t: torch.Tensor) -> bool:
+def is_expanded(t: torch.Tensor) -> bool:
     """Whether t repeats its elements along an axis (stride 0, size over 1)."""
     return any(st == 0 and n > 1 for st, n in zip(t.stride(), t.shape))
 
@@ -665,7 +665,7 @@ def _empty_like(t: torch.Tensor, device: str) -> torch.Tensor:
 
 
 def _layout(t: torch.Tensor, layout: str, copy: bool = True) -> torch.Tensor:
-    if any(st == 0 and n > 1 for st, n in zip(t.stride(), t.shape)):
+    if is_expanded(t):
         return t  # an expanded bias: the caller's own layout, kept
     if layout == "offset":
         # one element in: breaks 16-byte alignment of the data pointer
@@ -1294,16 +1294,7 @@ def _row_scales(
             rows_in = rows_in.to(r.device)
             out = torch.where(r.abs() <= CANCELLED * rows_in, out.maximum(rows_in), out)
         return out
-    rows, kept = r.reshape(r.shape[0], -1), finite.reshape(r.shape[0], -1)
-    if rows.numel() > 1 << 24:
-        # Row medians of a sample of columns, as for the output's median (and no
-        # second copy of a 2^31-element output).
-        step = rows.numel() // (1 << 24) + 1
-        rows, kept = rows[:, ::step], kept[:, ::step]
-    # Exact zeros say nothing of a row's magnitude (GELU sends half of a row of
-    # huge values to -0), so a row's median is over its finite nonzero values.
-    magnitudes = torch.where(kept & (rows != 0), rows.abs(), torch.nan)
-    medians = torch.nan_to_num(magnitudes.nanmedian(dim=1).values, nan=0.0)
+    medians = _row_medians(r, finite)
     if rows_in is not None:
         # A row float64 cancels to its own rounding of the row's operands (an
         # entropy of +-2^58 logits): scored at the operands' magnitude.
@@ -1313,6 +1304,25 @@ def _row_scales(
         medians = torch.where(cancelled, rows_in, medians)
     shape = (r.shape[0],) + (1,) * (r.dim() - 1)
     return medians.clamp(min=least).reshape(shape).expand_as(r)
+
+
+def _row_medians(r: torch.Tensor, finite: torch.Tensor | None = None) -> torch.Tensor:
+    """Each row's median magnitude (rows along the first dimension) over its
+    finite nonzero values, 0 for a row of none; `finite` where r's are known."""
+    rows = r.reshape(r.shape[0], -1)
+    kept = None if finite is None else finite.reshape(r.shape[0], -1)
+    if rows.numel() > 1 << 24:
+        # Row medians of a sample of columns, as for the output's median (and no
+        # second copy of a 2^31-element output).
+        step = rows.numel() // (1 << 24) + 1
+        rows = rows[:, ::step]
+        kept = None if kept is None else kept[:, ::step]
+    rows = rows.double()  # an input's bf16 or fp8 rows too, once sampled
+    kept = torch.isfinite(rows) if kept is None else kept
+    # Exact zeros say nothing of a row's magnitude (GELU sends half of a row of
+    # huge values to -0), so a row's median is over its finite nonzero values.
+    magnitudes = torch.where(kept & (rows != 0), rows.abs(), torch.nan)
+    return torch.nan_to_num(magnitudes.nanmedian(dim=1).values, nan=0.0)
 
 
 def _label(i: int | str) -> str:
@@ -1344,12 +1354,7 @@ def _operand_rows(inputs) -> dict[int, torch.Tensor]:
     for v in inputs:
         if not _is_float(v) or v.dim() < 2 or v.numel() == 0:
             continue
-        rows = v.detach().reshape(v.shape[0], -1)
-        if rows.numel() > 1 << 24:
-            rows = rows[:, :: rows.numel() // (1 << 24) + 1]
-        rows = rows.double().cpu()
-        kept = torch.where(torch.isfinite(rows) & (rows != 0), rows.abs(), torch.nan)
-        medians = torch.nan_to_num(kept.nanmedian(dim=1).values, nan=0.0)
+        medians = _row_medians(v.detach())
         n = v.shape[0]
         out[n] = torch.maximum(out[n], medians) if n in out else medians
     return out
