@@ -586,7 +586,7 @@ def run_capture(
             ) from err
     if state:
         _refuse_reassigned(ref, fn, state)
-    output_dtypes = _output_dtypes(ref, eager_out, dtype, device)
+    output_dtypes, outputs_copied = _output_dtypes(ref, eager_out, dtype, device)
     output_map = _output_map(ref, eager_out, inputs)
     codegen_only = device == "cpu"
     notes: list[str] = []
@@ -709,6 +709,7 @@ def run_capture(
         dtypes=ref.dtypes,
         capture_dtype=dtype,
         output_dtypes=output_dtypes,
+        outputs_copied=outputs_copied,
         dims=ref.dims,
         modules=modules,
         kernels=kernels,
@@ -1211,32 +1212,50 @@ def _output_map(ref: Reference, out: Any, inputs: list[Any]) -> list[dict[str, A
     return entries
 
 
-def _flat_dtypes(out: Any) -> list[str]:
+def _flat_tensors(out: Any) -> list[torch.Tensor]:
     if isinstance(out, torch.Tensor):
-        return [str(out.dtype)]
+        return [out]
     if isinstance(out, (tuple, list)):
-        return [d for o in out for d in _flat_dtypes(o)]
+        return [t for o in out for t in _flat_tensors(o)]
     return []
 
 
-def _output_dtypes(ref: Reference, out: Any, dtype: str, device: str) -> list[str]:
+def _output_dtypes(
+    ref: Reference, out: Any, dtype: str, device: str
+) -> tuple[list[str], list[int]]:
     """Per output: "input" if its dtype follows the inputs' (rerun the reference in
     another float dtype to tell), else the fixed dtype it always has (a float32
-    scale, an int8 tensor). One capture dtype alone cannot tell them apart."""
-    captured = _flat_dtypes(out)
+    scale, an int8 tensor). One capture dtype alone cannot tell them apart.
+    Second, the outputs eager returns as a strided view at the capture dtype but
+    as a new contiguous tensor at the other (`buf[:, :n].to(x.dtype)` of a
+    float32 buffer: .to() copies except at float32)."""
+    captured = _flat_tensors(out)
     alt = next((d for d in (*ref.dtypes, "float16", "bfloat16") if d != dtype), None)
     try:
         fn = ref.build()
         if isinstance(fn, torch.nn.Module):
             fn = fn.to(device=device, dtype=getattr(torch, alt))
         with torch.no_grad():
-            other = _flat_dtypes(fn(*ref.make_inputs(dtype=alt, device=device)))
+            other = _flat_tensors(fn(*ref.make_inputs(dtype=alt, device=device)))
     except Exception:  # noqa: BLE001 - a reference for one dtype only: all fixed
         other = captured
-    return [
-        "input" if a == f"torch.{dtype}" and b == f"torch.{alt}" else a
+    dtypes = [
+        (
+            "input"
+            if a.dtype == getattr(torch, dtype) and b.dtype == getattr(torch, alt)
+            else str(a.dtype)
+        )
         for a, b in zip(captured, other)
     ]
+    copied = [
+        i
+        for i, (a, b) in enumerate(zip(captured, other))
+        if dtypes[i] == "input"
+        and not a.is_contiguous()
+        and b.is_contiguous()
+        and a.shape == b.shape
+    ]
+    return dtypes, copied
 
 
 def guard_expr(name: str) -> str | None:

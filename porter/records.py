@@ -212,6 +212,10 @@ class Capture:
     warnings: list[str] = field(default_factory=list)
     # per output: "input" (follows the inputs' dtype) or a fixed torch dtype
     output_dtypes: list[str] = field(default_factory=list)
+    # Outputs (indices into output_dtypes) eager returns as a strided view at
+    # the capture dtype and as a contiguous copy at others: a slice of a float32
+    # buffer, .to(x.dtype). The scaffold keeps that buffer float32 and converts.
+    outputs_copied: list[int] = field(default_factory=list)
     # Non-tensor values the compiled graph holds as constants (a reduction
     # dim, a module's training flag), as launcher expressions and values: the
     # scaffold refuses other values. "tuple": the value was a tuple.

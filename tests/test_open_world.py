@@ -926,6 +926,36 @@ def test_outputs_that_are_views_of_reused_buffers_keep_their_shape(tmp_path):
     _check(_capture(tmp_path, "views", ref), {"num_tokens": 9, "vocab": 40})
 
 
+def test_a_slice_of_a_float32_buffer_converted_is_a_copy_at_other_dtypes(tmp_path):
+    # `buf[..., :-1].to(x.dtype)`: a strided view in float32, where .to() is a
+    # no-op, a new contiguous tensor in bf16; the scaffold once returned the
+    # bf16 buffer's strided view (a caller's .view(-1) raised where eager's works).
+    ref = _porter_ref(
+        """
+        import torch.nn.functional as F
+
+        def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+            return (torch.randn(num_tokens, hidden, dtype=dtype, device=device),)
+
+        def f(x):
+            y = F.pad(x.float() * 1.1, (0, 1))
+            return y[..., :-1].to(x.dtype), x * 2
+
+        REFERENCE = f
+        """,
+        '{"num_tokens": 4, "hidden": 16}',
+    )
+    case = _capture(tmp_path, "sliced", ref)
+    sizes = {"num_tokens": 3, "hidden": 20}
+    for dtype in ("float32", "bfloat16"):
+        check_parity(case, Scenario(dtype, sizes), "cpu", 0)
+    x = torch.randn(3, 20, dtype=torch.bfloat16)
+    got = scaffold_entry(case, "bfloat16", "cpu")(x)[0]
+    assert got.is_contiguous() and got.dtype == torch.bfloat16
+    assert torch.equal(got, (x.float() * 1.1).to(torch.bfloat16))
+    assert not scaffold_entry(case, "float32", "cpu")(x.float())[0].is_contiguous()
+
+
 def test_zero_d_tensors_same_outputs_none_and_empty_axes(tmp_path):
     ref = _porter_ref(
         """

@@ -14,7 +14,7 @@ from porter.errors import PorterError
 from porter.ties import fold_ties
 from porter.port.bind.generalize import as_strided_text, launcher_expr
 from porter.port.model import KernelPort, PortOptions, PortState, all_steps, module_attr
-from porter.ast_tools import is_call, literal_text, ptr_base
+from porter.ast_tools import is_call, literal_text, names_in, ptr_base
 from porter.port.finish.pdl import (
     EARLY_TRIGGER_EXPR,
     ROWS_EARLY_TRIGGER_EXPR,
@@ -539,6 +539,7 @@ def plan_launcher(
             : len(returns)
             - len(_state_returned(module, inputs, len(cap.output_dtypes)))
         ]
+    returns = _converted_copies(cap, returns, allocs)
     ret = ", ".join(returns) if len(returns) != 1 else returns[0]
     # The tensors' bindings and layouts come last (bind_layouts), once every
     # stage has settled which kernels read them.
@@ -706,6 +707,34 @@ def _state_returned(module: CompiledModule, inputs: set[str], wanted: int) -> li
     if all(o in target_of and target_of[o] not in inputs for o in extra):
         return extra
     return []
+
+
+def _converted_copies(cap: Capture, returns: list[str], allocs: list[Alloc]):
+    """`returns` with each output eager copies at other dtypes (a strided slice
+    of a buffer, `.to(x.dtype)`: a no-op only at the capture dtype) computed in
+    a buffer of the capture dtype and converted, as eager does: a view at that
+    dtype, a new contiguous tensor at the others. Its buffer must back no other
+    output."""
+    tensors = [i for i, r in enumerate(returns) if r != "None"]
+    out = list(returns)
+    for k in cap.outputs_copied:
+        if k >= len(tensors):
+            continue
+        i = tensors[k]
+        base = _viewed_buffer(returns[i])
+        alloc = next((a for a in allocs if a.var == base), None)
+        others = [r for j, r in enumerate(returns) if j != i]
+        if alloc is None or base in names_in(ast.parse(", ".join(others) or "0")):
+            continue
+        dtype, alloc.dtype = alloc.dtype, f"torch.{cap.capture_dtype}"
+        out[i] = f"{returns[i]}.to({dtype})"
+    return out
+
+
+def _viewed_buffer(expr: str) -> str | None:
+    """The buffer `expr` views (`out.as_strided(...)`), None for anything else."""
+    m = re.fullmatch(r"(\w+)\.as_strided\(.*\)", expr.strip(), re.S)
+    return m.group(1) if m else None
 
 
 def _map_outputs(cap: Capture, module: CompiledModule, returns: list[str]) -> list[str]:
