@@ -827,12 +827,13 @@ def _taken(
 
 
 def _branch_free(ref: Reference, dtype: str, device: str, cond: str) -> bool:
-    """Whether `cond`, a lower bound on one size (`3 <= seq`), is Dynamo's
-    own: the reference traces whole with that size unknown to Dynamo
-    (unbacked), so no Python code of it decides on the size, and every
-    runtime check that trace adds (an op's own, `seq >= 3` for an unfold of
-    3) holds on the other side. The other side's graph then differed only
-    where Dynamo fixed a size of 0 or 1 (x[:, :-1] at a length of 2)."""
+    """Whether `cond`, a lower bound on one size (`3 <= seq`) or a value it
+    must not take (`hidden != 4`), is Dynamo's own: the reference traces whole
+    with that size unknown to Dynamo (unbacked), so no Python code of it
+    decides on the size, and every runtime check that trace adds (an op's own,
+    `seq >= 3` for an unfold of 3) holds on the other side. The other side's
+    graph then differed only where Dynamo fixed a size of 0 or 1 (x[:, :-1] at
+    a length of 2; x.view(n, 4, -1) at a hidden size of 4)."""
     try:
         node = ast.parse(cond, mode="eval").body
     except SyntaxError:
@@ -843,7 +844,11 @@ def _branch_free(ref: Reference, dtype: str, device: str, cond: str) -> bool:
     if bound is None:
         size, op, bound = node.comparators[0], _MIRROR.get(op, op), _number(node.left)
     m = re.fullmatch(r"(\w+)\.shape\[(\d+)\]", ast.unparse(size))
-    if m is None or op not in (ast.Gt, ast.GtE) or not isinstance(bound, int):
+    if (
+        m is None
+        or op not in (ast.Gt, ast.GtE, ast.NotEq)
+        or not isinstance(bound, int)
+    ):
         return False
     axis = (m.group(1), int(m.group(2)))
     if axis[0] not in ref.input_names:

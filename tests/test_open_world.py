@@ -956,6 +956,39 @@ def test_a_slice_of_a_float32_buffer_converted_is_a_copy_at_other_dtypes(tmp_pat
     assert not scaffold_entry(case, "float32", "cpu")(x.float())[0].is_contiguous()
 
 
+def test_per_call_dims_tied_by_a_view_are_served_and_tested_where_eager_runs(
+    tmp_path,
+):
+    # x.view(n, 4, -1) with both dims per call: Dynamo's `hidden != 4` (a -1
+    # axis of one) was kept as a branch and hidden = 4 refused; and every
+    # scenario but two set both dims to one value eager rejects (layouts and
+    # difficult values included), so the suite checked almost nothing.
+    ref = _porter_ref(
+        """
+        DYNAMIC = ["num_tokens", "hidden"]
+
+        def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+            return (torch.randn(num_tokens, hidden, dtype=dtype, device=device),)
+
+        def f(x):
+            y = x.view(x.shape[0], 4, -1)
+            return (y * y.mean(-1, keepdim=True)).view(x.shape[0], -1)
+
+        REFERENCE = f
+        """,
+        '{"num_tokens": 4, "hidden": 32}',
+    )
+    case = _capture(tmp_path, "tied", ref)
+    assert "!= 4" not in (case.folder / "kernel.py").read_text()
+    _check(case, {"num_tokens": 3, "hidden": 4})
+    scenarios = case.scenarios()
+    assert {"num_tokens": 8, "hidden": 64} in [sc.sizes for sc in scenarios]
+    laid = [sc for sc in scenarios if sc.layout != "contiguous"]
+    assert laid and all(case.accepts(sc.sizes) for sc in laid)
+    for sc in laid[:2]:
+        check_parity(case, sc, "cpu", 0)
+
+
 def test_zero_d_tensors_same_outputs_none_and_empty_axes(tmp_path):
     ref = _porter_ref(
         """

@@ -204,7 +204,9 @@ class Case:
         def at(n: int) -> dict[str, int]:
             return {d["name"]: fixed.get(d["name"], n) for d in runtime}
 
-        small = {**base, **at(5)}
+        free = [d for d in runtime if d["name"] not in fixed]
+        small = self._small_sizes(base, at, free)
+        free_branched = bool(self.branched_dims() & {d["name"] for d in free})
         sweep = sorted({0, 1, 2, 7, 31, *[d["size"] for d in runtime]})
         for dtype in self.dtypes:
             for n in sweep:
@@ -213,6 +215,12 @@ class Case:
                 # (a BatchNorm leaves its running statistics alone).
                 refusable = n == 0 or any(n != size for size in fixed.values())
                 out.append(Scenario(dtype, sizes, optional=refusable))
+            # Several per-call dims all at n meet few sizes their ties allow
+            # (`x.view(n, 4, -1)`: hidden % 4 == 0; seq = 2 * heads): each at
+            # twice and three times its captured size keeps every such tie.
+            for k in (2, 3) if len(free) > 1 else ():
+                sizes = {**base, **{d["name"]: k * d["size"] for d in free}}
+                out.append(Scenario(dtype, sizes, optional=free_branched))
             # Many tokens, past a branch on their count; refused in the
             # scaffold's words where the capture saw the other side.
             for n in BRANCH_TOKENS if runtime else ():
@@ -336,6 +344,30 @@ class Case:
         params = call_params(self)
         values += [p.default for p in params[len(values) :]]
         return values
+
+    def _small_sizes(self, base, at, free) -> dict[str, int]:
+        """The sizes of the layout and value scenarios: every per-call dim at
+        5, or where eager rejects that (a tie between several of them, as
+        `x.view(n, 4, -1)` makes), the first at 5 and the others at twice
+        their captured size, else all at twice theirs."""
+        first = {**base, **at(5)}
+        if len(free) < 2 or self.reference is None:
+            return first
+        twice = {d["name"]: 2 * d["size"] for d in free}
+        for sizes in (first, {**first, **twice, free[0]["name"]: 5}):
+            if self.accepts(sizes):
+                return sizes
+        return {**first, **twice}
+
+    def accepts(self, sizes: dict[str, int]) -> bool:
+        """Whether eager runs the reference at `sizes` (on the CPU)."""
+        dtype = self.dtypes[0]
+        try:
+            values = self.reference.make_inputs(sizes, dtype, "cpu")
+            run_reference(self, list(values), dtype, "cpu", sizes)
+        except Exception:  # noqa: BLE001 - any rejection
+            return False
+        return True
 
     def fits(self, sizes: dict[str, int]) -> bool:
         """Whether the inputs at `sizes` hold at most SCENARIO_BUDGET elements."""
