@@ -262,11 +262,38 @@ def _specialized_scalar(code: str) -> list[tuple[str, Any]]:
     except ValueError:
         return []
     left = ast.unparse(node.left)
-    if not left.startswith("L[") or re.search(
-        r"\.(size|stride|storage_offset)\(", left
-    ):
+    if re.search(r"\.(size|stride|storage_offset)\(", left):
         return []
+    if not re.fullmatch(_SOURCE, left):
+        return _solved_scalar(left, value)
     return [(left, value)] if _plain_constant(value) else []
+
+
+# A value the reference is called with: an argument, a module's attribute.
+_SOURCE = r"L\['\w+'\](?:\.\w+|\['\w+'\])*"
+
+
+def _solved_scalar(left: str, value: Any) -> list[tuple[str, Any]]:
+    """(source, value) where a guard pins one number through arithmetic
+    (`-1 * L['t'] == -0.5`: Dynamo baked -t into the graph as a fill value and
+    guards on the expression); nothing where it does not name one source or
+    pins it to no single value."""
+    sources = set(re.findall(_SOURCE, left))
+    if len(sources) != 1 or not isinstance(value, (int, float)):
+        return []
+    source = sources.pop()
+    try:
+        import sympy
+
+        x = sympy.Symbol("x")
+        expr = sympy.sympify(left.replace(source, "x"), locals={"x": x})
+        roots = sympy.solve(sympy.Eq(expr, sympy.nsimplify(value)), x)
+    except Exception:  # noqa: BLE001 - an expression sympy cannot solve
+        return []
+    if len(roots) != 1 or not roots[0].is_real:
+        return []
+    root = roots[0]
+    return [(source, int(root) if root.is_integer else float(root))]
 
 
 def _scalar_value(arg: Any) -> float | None:

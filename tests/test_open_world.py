@@ -272,6 +272,29 @@ def test_a_float_dynamo_specialized_is_refused_not_ignored(tmp_path):
         _check(case, {"batch_size": 5, "dim": 16}, init={0: 1.75}, optional=True)
 
 
+def test_a_float_dynamo_fixed_through_arithmetic_is_refused_not_ignored(tmp_path):
+    # torch.where(x > t, x, -t): Dynamo bakes -t into the graph as -0.5 and
+    # guards on `-1 * L['t'] == -0.5`, which porter did not read: every other
+    # t filled -0.5 silently (the comparison itself reads t at run time).
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+            return (torch.randn(num_tokens, hidden, dtype=dtype, device=device),)
+
+        def f(x, t: float = 0.5):
+            return torch.where(x > t, x, -t), x.masked_fill(x < -t, 2 * t)
+
+        REFERENCE = f
+        """,
+        '{"num_tokens": 4, "hidden": 16}',
+    )
+    case = _capture(tmp_path, "fill", ref)
+    assert "if t != 0.5:" in (case.folder / "kernel.py").read_text()
+    _check(case, {"num_tokens": 3, "hidden": 8})
+    with pytest.raises(ScaffoldRefuses, match="t == 0.5"):
+        _check(case, {"num_tokens": 3, "hidden": 8}, args={1: 1.0}, optional=True)
+
+
 # ---------------------------------------------------------------- shapes
 
 
