@@ -1,12 +1,16 @@
 """Before/after tests for refusing an int argument of 0 that a kernel divides
 by (porter.port.finish.divisors)."""
 
+import ast
 import shutil
+import textwrap
 from pathlib import Path
 
 import pytest
 
+from porter.ast_tools import bindings
 from porter.pipeline import port
+from porter.port.finish.divisors import _divisor_names
 from porter.port.model import PortOptions, PortState
 from porter.port.pipeline import run_pipeline
 from porter.records import Capture
@@ -46,3 +50,22 @@ def test_the_scaffold_refuses_where_eager_raises(tmp_path):
         check_parity(loaded, zero, "cpu", 0)
     for shard in (-7, 3):  # floor division and a remainder of either sign
         check_parity(loaded, Scenario("float32", sizes, args={1: shard}), "cpu", 0)
+
+
+def test_a_divisor_widened_for_int64_ids_is_followed():
+    # `ids // m` on int64 ids: the port spells Inductor's widening of m as
+    # tl.cast, which was not followed, and m = 0 returned zeros unrefused.
+    fn = ast.parse(textwrap.dedent("""
+            def k(ids, m):
+                cast_m = tl.cast(m, tl.int64)
+                safe = tl.where(cast_m == 0, 1, cast_m)
+                val_2 = tl.where(safe < 0, 0 - safe, safe)
+                out = ids // val_2
+            """))
+    bound = {n: v[0] for n, v in bindings(fn).items() if len(v) == 1}
+    (div,) = [
+        n
+        for n in ast.walk(fn)
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.FloorDiv)
+    ]
+    assert "m" in _divisor_names(div.right, bound)

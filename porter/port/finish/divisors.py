@@ -21,8 +21,9 @@ _INT_KINDS = ("model", "runtime")
 
 
 def _divisor_names(node: ast.AST, bound: dict[str, ast.AST], depth=0) -> set[str]:
-    """The names `node` is, up to sign, a cast and the where that swaps a 0
-    for 1 (`safe = tl.where(d == 0, 1, d)`; `tl.where(s < 0, 0 - safe, safe)`)."""
+    """The names `node` is, up to sign, a cast (`.to`, `tl.cast`) and the
+    where that swaps a 0 for 1 (`safe = tl.where(d == 0, 1, d)`; `tl.where(s < 0, 0 - safe, safe)`).
+    """
     if depth > 12:
         return set()
     again = lambda n: _divisor_names(n, bound, depth + 1)  # noqa: E731
@@ -40,6 +41,8 @@ def _divisor_names(node: ast.AST, bound: dict[str, ast.AST], depth=0) -> set[str
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         if node.func.attr == "to":
             return again(node.func.value)
+        if ast.unparse(node.func) == "tl.cast" and node.args:
+            return again(node.args[0])  # an int argument widened for int64 ids
         if ast.unparse(node.func) == "tl.where" and len(node.args) == 3:
             return set().union(*(again(a) for a in node.args[1:]))
     return set()
