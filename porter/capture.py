@@ -701,6 +701,7 @@ def run_capture(
 
     # Dynamo's trace alone, once: the dtypes it serves and the branches it took
     guarded: list[str] = []
+    crossed: list[dict[str, int]] = []
     base = _traced(ref, dtype, device, guarded)
     branches = (
         _taken(
@@ -709,6 +710,7 @@ def run_capture(
             device,
             _unmirrored(fold_ties(guarded, at=_arguments(ref, dtype, device))),
             base,
+            crossed,
         )
         if base is not None
         else []
@@ -737,6 +739,7 @@ def run_capture(
         capture_dtype=dtype,
         output_dtypes=output_dtypes,
         outputs_copied=outputs_copied,
+        edge_sizes=crossed,
         dims=ref.dims,
         modules=modules,
         kernels=kernels,
@@ -833,23 +836,35 @@ def _unmirrored(conditions: list[str]) -> list[str]:
 
 
 def _taken(
-    ref: Reference, dtype: str, device: str, conditions: list[str], base: list[str]
+    ref: Reference,
+    dtype: str,
+    device: str,
+    conditions: list[str],
+    base: list[str],
+    crossed: list[dict[str, int]] | None = None,
 ) -> list[str]:
     """The conditions whose other side Dynamo traces to another graph: the
     reference's own branches. A condition whose other side traces to the same
     graph is a framework's bookkeeping (a convolution's meta function guards
     on a batch of 16 or more), which the scaffold need not check, as is a
     bound on one size the reference traces whole without knowing
-    (_branch_free); one porter cannot probe (an attribute, two sizes) is kept."""
+    (_branch_free); one porter cannot probe (an attribute, two sizes) is kept.
+    `crossed` gets the other side's sizes of each _branch_free one, where the
+    graph differed: the suite checks the scaffold serves them."""
     kept = []
     for cond in conditions:
         probe = _other_side(ref, cond)
         if probe is not None and _int_argument(probe):
             kept.append(cond)
-        elif (
-            probe is None or _traced(ref, dtype, device, **probe) != base
-        ) and not _branch_free(ref, dtype, device, cond):
-            kept.append(cond)
+        elif probe is None or _traced(ref, dtype, device, **probe) != base:
+            if not _branch_free(ref, dtype, device, cond):
+                kept.append(cond)
+            elif (
+                crossed is not None
+                and probe is not None
+                and probe.get("sizes") not in (None, *crossed)
+            ):
+                crossed.append(probe["sizes"])
     return kept
 
 

@@ -216,6 +216,9 @@ class Capture:
     # the capture dtype and as a contiguous copy at others: a slice of a float32
     # buffer, .to(x.dtype). The scaffold keeps that buffer float32 and converts.
     outputs_copied: list[int] = field(default_factory=list)
+    # Sizes at which Dynamo fixed a derived size of 0 or 1 (x.view(n, 4, -1)
+    # at a hidden size of 4) and the scaffold still serves: the suite checks them.
+    edge_sizes: list[dict[str, int]] = field(default_factory=list)
     # Non-tensor values the compiled graph holds as constants (a reduction
     # dim, a module's training flag), as launcher expressions and values: the
     # scaffold refuses other values. "tuple": the value was a tuple.

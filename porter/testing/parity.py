@@ -265,6 +265,10 @@ class Case:
                             optional=d["name"] in branched,
                         )
                     )
+            # Each size at which Dynamo fixed a derived size of 0 or 1 that the
+            # scaffold serves (x.view(n, 4, -1) at hidden = 4; cols // 2 == 1).
+            for edge in self.manifest.get("edge_sizes", []):
+                out.append(Scenario(dtype, {**base, **at(3), **edge}))
             for layout in ("offset", "row_sliced", "padded", "row_step", "far_rows"):
                 out.append(Scenario(dtype, small, layout=layout))
             out.append(Scenario(dtype, small, values="difficult"))
