@@ -740,6 +740,7 @@ def run_capture(
         output_dtypes=output_dtypes,
         outputs_copied=outputs_copied,
         edge_sizes=crossed,
+        zero_divisors=_zero_divisors(ref, dtype, device),
         dims=ref.dims,
         modules=modules,
         kernels=kernels,
@@ -1030,6 +1031,27 @@ def _arguments(ref: Reference, dtype: str, device: str) -> dict[str, Any]:
     out = dict(bound.arguments)
     if isinstance(fn, torch.nn.Module):
         out["self"] = fn
+    return out
+
+
+def _zero_divisors(ref: Reference, dtype: str, device: str) -> list[str]:
+    """The int arguments at 0 of which eager raises ZeroDivisionError (`1.0 / k`
+    in Python, `ids // k`): the scaffold refuses 0 as eager does, where its
+    kernels would return inf or zeros."""
+    out = []
+    for name, value in _arguments(ref, dtype, device).items():
+        if type(value) is not int or value == 0:
+            continue
+        try:
+            fn, inputs = _built_in(ref, dtype, device)
+            target = fn.forward if isinstance(fn, torch.nn.Module) else fn
+            bound = inspect.signature(target).bind_partial(*inputs)
+            bound.arguments[name] = 0
+            with torch.no_grad():
+                target(*bound.args, **bound.kwargs)
+        except Exception as err:  # noqa: BLE001 - only a division by 0 counts
+            if isinstance(err, ZeroDivisionError) or "ZeroDivisionError" in str(err):
+                out.append(name)
     return out
 
 

@@ -219,6 +219,8 @@ class Capture:
     # Sizes at which Dynamo fixed a derived size of 0 or 1 (x.view(n, 4, -1)
     # at a hidden size of 4) and the scaffold still serves: the suite checks them.
     edge_sizes: list[dict[str, int]] = field(default_factory=list)
+    # Int arguments at 0 of which eager raises ZeroDivisionError: refused there.
+    zero_divisors: list[str] = field(default_factory=list)
     # Non-tensor values the compiled graph holds as constants (a reduction
     # dim, a module's training flag), as launcher expressions and values: the
     # scaffold refuses other values. "tuple": the value was a tuple.

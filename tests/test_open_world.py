@@ -295,6 +295,28 @@ def test_a_float_dynamo_fixed_through_arithmetic_is_refused_not_ignored(tmp_path
         _check(case, {"num_tokens": 3, "hidden": 8}, args={1: 1.0}, optional=True)
 
 
+def test_an_int_argument_eager_divides_by_in_python_is_refused_at_zero(tmp_path):
+    # x * (1.0 / k): eager raises ZeroDivisionError at k = 0 before any
+    # tensor math; the kernels multiplied by inf.
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+            return (torch.randn(num_tokens, hidden, dtype=dtype, device=device),)
+
+        def f(x, k: int = 3):
+            return (x * (1.0 / k)).clamp(max=2 * k)
+
+        REFERENCE = f
+        """,
+        '{"num_tokens": 4, "hidden": 16}',
+    )
+    case = _capture(tmp_path, "inv", ref)
+    assert case.manifest["zero_divisors"] == ["k"]
+    _check(case, {"num_tokens": 3, "hidden": 8}, args={1: 5})
+    with pytest.raises(ReferenceRejects, match="so does the scaffold"):
+        _check(case, {"num_tokens": 3, "hidden": 8}, args={1: 0}, optional=True)
+
+
 # ---------------------------------------------------------------- shapes
 
 

@@ -50,8 +50,9 @@ def _divisor_names(node: ast.AST, bound: dict[str, ast.AST], depth=0) -> set[str
 
 def refuse_zero_divisors(port: PortState) -> None:
     """Each int argument of the reference that a kernel divides by (`//` or
-    `%`, as the divisor itself) is refused at 0 in the launcher, as eager
-    raises ZeroDivisionError, instead of the kernel returning zeros."""
+    `%`, as the divisor itself), or that eager raises ZeroDivisionError on at 0
+    (`1.0 / k` in Python, as the capture tried), is refused at 0 in the
+    launcher, as eager raises, instead of the kernel returning zeros or inf."""
     launcher = port.launcher
     # ints the reference takes as arguments (sizes of tensors are not: at 0 a
     # kernel computes nothing)
@@ -78,7 +79,11 @@ def refuse_zero_divisors(port: PortState) -> None:
                     for name in _divisor_names(node.right, bound) & set(ints):
                         if ints[name] not in seen:
                             seen.append(ints[name])
+    # and those eager raises on at 0 in Python (`1.0 / k`), as the capture saw
+    seen += [n for n in port.cap.zero_divisors if n not in seen]
     for value in seen:
-        said = f"{value} is 0: an integer division by it, which eager refuses (ZeroDivisionError)"
+        said = (
+            f"{value} is 0: a division by it, which eager refuses (ZeroDivisionError)"
+        )
         launcher.shape_checks.append(f"if {value} == 0:\n    refuse({said!r})")
         port.notes.append(f"a call where {value} == 0 is refused: a division by it")
