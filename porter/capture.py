@@ -741,6 +741,7 @@ def run_capture(
         outputs_copied=outputs_copied,
         edge_sizes=crossed,
         zero_divisors=_zero_divisors(ref, dtype, device),
+        rejected_sizes=_rejected_sizes(ref, dtype, device),
         dims=ref.dims,
         modules=modules,
         kernels=kernels,
@@ -1052,6 +1053,29 @@ def _zero_divisors(ref: Reference, dtype: str, device: str) -> list[str]:
         except Exception as err:  # noqa: BLE001 - only a division by 0 counts
             if isinstance(err, ZeroDivisionError) or "ZeroDivisionError" in str(err):
                 out.append(name)
+    return out
+
+
+def _rejected_sizes(ref: Reference, dtype: str, device: str) -> list[dict[str, Any]]:
+    """Each dim at 1 where eager raises on the reference's own inputs (a
+    BatchNorm in training: "Expected more than 1 value per channel"): Dynamo
+    traces sizes of 2 and more alone, so no guard says so, and the kernels
+    would return numbers. {"dim": name, "error": eager's first line}."""
+    out = []
+    for dim in ref.dims:
+        if dim.size == 1:
+            continue
+        sizes = {d.name: d.size for d in ref.dims} | {dim.name: 1}
+        try:
+            fn, inputs = _built_in(ref, dtype, device, sizes)
+        except Exception:  # noqa: BLE001 - make_inputs itself: not the reference
+            continue
+        try:
+            with torch.no_grad():
+                fn(*inputs)
+        except Exception as err:  # noqa: BLE001 - any rejection
+            said = f"{type(err).__name__}: {_first_line(err)}"
+            out.append({"dim": dim.name, "error": said[:160]})
     return out
 
 

@@ -221,6 +221,8 @@ class Capture:
     edge_sizes: list[dict[str, int]] = field(default_factory=list)
     # Int arguments at 0 of which eager raises ZeroDivisionError: refused there.
     zero_divisors: list[str] = field(default_factory=list)
+    # Dims at 1 of which eager raises ({"dim", "error"}): refused there.
+    rejected_sizes: list[dict[str, str]] = field(default_factory=list)
     # Non-tensor values the compiled graph holds as constants (a reduction
     # dim, a module's training flag), as launcher expressions and values: the
     # scaffold refuses other values. "tuple": the value was a tuple.

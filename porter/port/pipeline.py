@@ -38,6 +38,7 @@ from porter.port.finish import (
     int_width,
     masks,
     pdl,
+    raises,
     remainders,
     rows,
     scalars,
@@ -142,6 +143,7 @@ PIPELINE = [
     Pass("finish", empty.refuse_empty_extrema, "port"),
     Pass("finish", views.refuse_short_views, "port"),
     Pass("finish", divisors.refuse_zero_divisors, "port"),
+    Pass("finish", raises.refuse_sizes_eager_rejects, "port"),
 ]
 
 

@@ -516,13 +516,14 @@ def plan_launcher(
         and gi.target not in inputs
         and gi.target.replace(".", "_") in written
     )
+    state = [module_attr(t) for t in state] + _reduced_into(ports, inputs, cap)
     if state and tensor_inputs:
         # Eager skips a BatchNorm's running-statistics update on an empty batch;
         # the kernels would average nothing into them.
         empty = " or ".join(f"{t}.numel() == 0" for t in tensor_inputs)
         shape_checks.append(
             f"if {empty}:\n    refuse("
-            f"{f'an empty input: the kernels would update {module_attr(state[0])} from no rows, which eager may skip (a BatchNorm in training); call it with rows'!r})"
+            f"{f'an empty input: the kernels would update {state[0]} from no rows, which eager may skip (a BatchNorm in training); call it with rows'!r})"
         )
     returns, calls = [], Calls()
     for o in module.outputs:
@@ -926,6 +927,27 @@ def _refuse_branch(reference: str, cond: str) -> str:
         spelled = cond.replace(" + -1 * ", " - ")
         said = f"the kernels assume {spelled}, as the reference's sizes do"
     return f"if not ({cond}):\n    refuse({said!r})"
+
+
+def _reduced_into(ports, inputs: set[str], cap: Capture) -> list[str]:
+    """The inputs a kernel reducing over a per-call dim changes in place
+    (F.batch_norm's running statistics passed as arguments): at an empty batch
+    it still runs, over the other dims, and writes a statistic of nothing."""
+    per_call = {d.name for d in cap.dims if d.role == "runtime"} | {
+        f"{t}.shape[{a}]" for d in cap.dims if d.role == "runtime" for t, a in d.axes
+    }
+
+    def reads_per_call(expr: str) -> bool:
+        return any(
+            re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", expr) for n in per_call
+        )
+
+    out = []
+    for kp in ports:
+        row, rows = _param_for(kp, "r0_numel"), _param_for(kp, "xnumel")
+        if reads_per_call(row) and not reads_per_call(rows):
+            out += sorted(written_tensors([kp]) & inputs - set(out))
+    return out
 
 
 def written_tensors(ports) -> set[str]:

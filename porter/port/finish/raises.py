@@ -1,0 +1,34 @@
+"""Stage: a size at which eager raises is refused there.
+
+A BatchNorm in training raises "Expected more than 1 value per channel" at a
+batch of 1; a reference may check `if x.shape[0] == 1: raise`. Dynamo traces
+sizes of 2 and more alone (it specializes 0 and 1), so no guard says so, and
+the kernels returned numbers (zeros, a running variance of NaN written into
+the caller's tensor). The capture tried each dim at 1 (manifest
+rejected_sizes); the launcher refuses those calls in eager's words.
+"""
+
+from __future__ import annotations
+
+from porter.port.model import PortState
+
+
+def refuse_sizes_eager_rejects(port: PortState) -> None:
+    """Each dim at 1 of which eager raises on the reference's inputs, as the
+    capture tried, is refused at 1 in the launcher with eager's error, instead
+    of the kernels returning numbers."""
+    launcher = port.launcher
+    named = {d.name for d in launcher.dims}
+    axes = {d.name: d.axes for d in port.cap.dims}
+    for entry in port.cap.rejected_sizes:
+        name = entry["dim"]
+        if name in named:
+            size = name
+        elif axes.get(name):
+            tensor, axis = axes[name][0]
+            size = f"{tensor.replace('.', '_')}.shape[{axis}]"
+        else:
+            continue
+        said = f"eager raises at {name} = 1 ({entry['error']}); so does the scaffold"
+        launcher.shape_checks.append(f"if {size} == 1:\n    refuse({said!r})")
+        port.notes.append(f"a call where {name} == 1 is refused, as eager raises there")
