@@ -15,6 +15,7 @@ from porter.errors import PorterError
 from porter.pipeline import capture, port
 from porter.reference import load_reference
 from porter.testing import ScaffoldRefuses, check_parity, load_case
+from porter.testing.compiles import check as compile_check
 from porter.testing.parity import ParityError, ReferenceRejects, Scenario, scaffold_entry
 
 
@@ -315,6 +316,31 @@ def test_an_int_argument_eager_divides_by_in_python_is_refused_at_zero(tmp_path)
     _check(case, {"num_tokens": 3, "hidden": 8}, args={1: 5})
     with pytest.raises(ReferenceRejects, match="so does the scaffold"):
         _check(case, {"num_tokens": 3, "hidden": 8}, args={1: 0}, optional=True)
+
+
+def test_a_float_argument_in_fp64_math_is_passed_as_fp64(tmp_path):
+    # AdamW's bias correction: Inductor computes 1 - beta2 ** step with
+    # libdevice.pow(beta2, step) in fp64, beta2 an fp64 scalar; Triton took
+    # the Python float as fp32 and the scaffold did not compile.
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+            return (torch.rand(num_tokens, hidden, dtype=dtype, device=device),)
+
+        def f(v, beta2: float = 0.999, step: int = 10):
+            return (v * beta2) / (1 - beta2**step)
+
+        REFERENCE = f
+        """,
+        '{"num_tokens": 4, "hidden": 16}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "bias_correction", ref)
+    assert "beta2: tl.float64" in (case.folder / "kernel.py").read_text()
+    _check(case, {"num_tokens": 3, "hidden": 8})
+    _check(case, {"num_tokens": 3, "hidden": 8}, args={1: 0.9, 2: 3})
+    launches, errors = compile_check(case.folder)
+    assert launches and not errors
 
 
 # ---------------------------------------------------------------- shapes

@@ -81,7 +81,9 @@ def source_of(kernel, bound: inspect.BoundArguments):
             signature[name] = "i64" if wide else "i32"
             divisible = value % 16 == 0 and name not in dns
         elif isinstance(value, float):
-            signature[name] = "fp32"
+            # an argument annotated tl.float64 launches as fp64 (bind.scalar_width)
+            wide = "float64" in annotation or annotation == "fp64"
+            signature[name] = "fp64" if wide else "fp32"
         else:
             raise TypeError(f"{name}: cannot type {type(value).__name__}")
         if divisible:

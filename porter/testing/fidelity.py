@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import math
 import os
 import sys
@@ -815,12 +816,33 @@ _launch_depth = 0  # > 0 while a kernel runs under the interpreter
 _interpreted_helpers: dict[int, tuple[object, object]] = {}
 
 
+def _fp64_arguments(fn, args, kwargs):
+    """args and kwargs with each float passed for a parameter annotated
+    tl.float64 made an fp64 scalar: the interpreter keeps a Python float as it
+    is, which then meets fp64 values as fp32, where a GPU launch passes fp64."""
+    notes = getattr(fn, "__annotations__", {})
+    wide = {n for n, a in notes.items() if a in (tl.float64, "tl.float64")}
+    if not wide:
+        return args, kwargs
+
+    def widened(name, value):
+        if name not in wide or not isinstance(value, float):
+            return value
+        handle = _ip.TensorHandle(np.array([value], dtype=np.float64), tl.float64)
+        return tl.tensor(handle, tl.float64)
+
+    names = list(inspect.signature(fn).parameters)
+    args = tuple(widened(n, v) for n, v in zip(names, args)) + args[len(names) :]
+    return args, {k: widened(k, v) for k, v in kwargs.items()}
+
+
 def _launch_wrapper(original):
     @functools.wraps(original)
     def call(self, *args, **kwargs):
         global _launch_depth
         _launch_depth += 1
         try:
+            args, kwargs = _fp64_arguments(self.fn, args, kwargs)
             return original(self, *args, **kwargs)
         except Exception as exc:
             unsupported = _find_unsupported(exc)

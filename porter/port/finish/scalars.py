@@ -118,5 +118,10 @@ def drop_number_casts(port: PortState) -> None:
     tl.float32)` beside an fp32 value read as `hidden` and `eps`
     (plain_number_casts)."""
     for kp, form, _ in port.forms():
-        numbers = {p.name for p in kp.params if p.kind in _NUMBER_KINDS}
+        # (an fp64 argument's casts are its fp32 uses: bind.scalar_width)
+        numbers = {
+            p.name
+            for p in kp.params
+            if p.kind in _NUMBER_KINDS and p.annotation != "tl.float64"
+        }
         plain_number_casts(form, numbers)
