@@ -1036,18 +1036,18 @@ def _arguments(ref: Reference, dtype: str, device: str) -> dict[str, Any]:
 
 
 def _zero_divisors(ref: Reference, dtype: str, device: str) -> list[str]:
-    """The int arguments at 0 of which eager raises ZeroDivisionError (`1.0 / k`
-    in Python, `ids // k`): the scaffold refuses 0 as eager does, where its
-    kernels would return inf or zeros."""
+    """The int and float arguments at 0 of which eager raises ZeroDivisionError
+    (`1.0 / k` in Python, `ids // k`): the scaffold refuses 0 as eager does,
+    where its kernels would return inf or zeros."""
     out = []
     for name, value in _arguments(ref, dtype, device).items():
-        if type(value) is not int or value == 0:
+        if type(value) not in (int, float) or value == 0:
             continue
         try:
             fn, inputs = _built_in(ref, dtype, device)
             target = fn.forward if isinstance(fn, torch.nn.Module) else fn
             bound = inspect.signature(target).bind_partial(*inputs)
-            bound.arguments[name] = 0
+            bound.arguments[name] = type(value)(0)
             with torch.no_grad():
                 target(*bound.args, **bound.kwargs)
         except Exception as err:  # noqa: BLE001 - only a division by 0 counts

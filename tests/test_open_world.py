@@ -296,26 +296,27 @@ def test_a_float_dynamo_fixed_through_arithmetic_is_refused_not_ignored(tmp_path
         _check(case, {"num_tokens": 3, "hidden": 8}, args={1: 1.0}, optional=True)
 
 
-def test_an_int_argument_eager_divides_by_in_python_is_refused_at_zero(tmp_path):
-    # x * (1.0 / k): eager raises ZeroDivisionError at k = 0 before any
-    # tensor math; the kernels multiplied by inf.
+def test_an_argument_eager_divides_by_in_python_is_refused_at_zero(tmp_path):
+    # x * (1.0 / k), * (1.0 / t): eager raises ZeroDivisionError at k = 0 or
+    # t = 0.0 before any tensor math; the kernels multiplied by inf.
     ref = _porter_ref(
         """
         def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
             return (torch.randn(num_tokens, hidden, dtype=dtype, device=device),)
 
-        def f(x, k: int = 3):
-            return (x * (1.0 / k)).clamp(max=2 * k)
+        def f(x, k: int = 3, t: float = 0.7):
+            return (x * (1.0 / k)).clamp(max=2 * k) * (1.0 / t)
 
         REFERENCE = f
         """,
         '{"num_tokens": 4, "hidden": 16}',
     )
     case = _capture(tmp_path, "inv", ref)
-    assert case.manifest["zero_divisors"] == ["k"]
-    _check(case, {"num_tokens": 3, "hidden": 8}, args={1: 5})
-    with pytest.raises(ReferenceRejects, match="so does the scaffold"):
-        _check(case, {"num_tokens": 3, "hidden": 8}, args={1: 0}, optional=True)
+    assert case.manifest["zero_divisors"] == ["k", "t"]
+    _check(case, {"num_tokens": 3, "hidden": 8}, args={1: 5, 2: 0.3})
+    for args in ({1: 0}, {2: 0.0}):
+        with pytest.raises(ReferenceRejects, match="so does the scaffold"):
+            _check(case, {"num_tokens": 3, "hidden": 8}, args=args, optional=True)
 
 
 def test_a_float_argument_in_fp64_math_is_passed_as_fp64(tmp_path):
