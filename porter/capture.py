@@ -57,6 +57,8 @@ class _State:
     graphs: list[_Graph] = field(default_factory=list)
     # Values Dynamo compiled in as constants: (source, value).
     constants: list[tuple[str, Any]] = field(default_factory=list)
+    # Every shape-environment guard of the compile, Inductor's included.
+    shape_codes: list[str] = field(default_factory=list)
 
     def guard_filter(self, entries):
         """torch.compile's guard_filter_fn: note the constants, keep every guard."""
@@ -70,6 +72,7 @@ class _State:
                 # margin compared in Python): `L['self']...margin == 1.0`.
                 for code in getattr(e.orig_guard, "code_list", None) or []:
                     found += _specialized_scalar(code)
+                    self.shape_codes.append(code)
             for item in found:
                 if item not in self.constants:
                     self.constants.append(item)
@@ -241,6 +244,48 @@ def _scaffold_terms(text: str) -> str | None:
     if any(isinstance(n, ast.Name) and n.id.startswith("_") for n in ast.walk(tree)):
         return None
     return ast.unparse(tree)
+
+
+def argument_bounds(code: str, ints: set[str]) -> list[str]:
+    """The conditions of a guard that bound an int argument by a size
+    (`L['start'] + L['length'] <= L['x'].size()[1]`), as the scaffold spells
+    them. Inductor takes them from the capture's values without a Dynamo guard
+    (a slice x[:, start:start + length] sized `length`, not clamped to the
+    row), so the kernels assume them: past the row they read past it."""
+    try:
+        node = ast.parse(code, mode="eval").body
+    except SyntaxError:
+        return []
+    parts = node.values if isinstance(node, ast.BoolOp) else [node]
+    out = []
+    for part in parts:
+        text = ast.unparse(part)
+        if not (
+            isinstance(part, ast.Compare)
+            and len(part.ops) == 1
+            and isinstance(part.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE))
+            and ".size()" in text
+            and set(re.findall(r"L\['(\w+)'\]", text)) & ints
+            # both sides symbolic, sums alone: `length * x.size()[0] >= 2` and
+            # int32 bounds on a product are Inductor's bookkeeping
+            and _number(part.left) is None
+            and _number(part.comparators[0]) is None
+            and not any(_product_of_sources(n) for n in ast.walk(part))
+        ):
+            continue
+        spelled = _scaffold_terms(text)
+        if spelled is not None and spelled not in out:
+            out.append(spelled)
+    return out
+
+
+def _product_of_sources(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.BinOp)
+        and isinstance(node.op, ast.Mult)
+        and _number(node.left) is None
+        and _number(node.right) is None
+    )
 
 
 def _specialized_scalar(code: str) -> list[tuple[str, Any]]:
@@ -715,6 +760,13 @@ def run_capture(
         if base is not None
         else []
     )
+    ints = {n for n, v in _arguments(ref, dtype, device).items() if type(v) is int}
+    assumed = [
+        c
+        for code in state.shape_codes
+        for c in argument_bounds(code, ints)
+        if c not in branches
+    ]
     served = _dtypes_served(ref, dtype, device, base)
     unmatched = [b for m in modules for b in m.unmatched_fp32()]
     if dtype == "float32" and unmatched and served != ["float32"]:
@@ -742,6 +794,7 @@ def run_capture(
         edge_sizes=crossed,
         zero_divisors=_zero_divisors(ref, dtype, device),
         rejected_sizes=_rejected_sizes(ref, dtype, device),
+        assumed=list(dict.fromkeys(assumed)),
         dims=ref.dims,
         modules=modules,
         kernels=kernels,

@@ -223,6 +223,9 @@ class Capture:
     zero_divisors: list[str] = field(default_factory=list)
     # Dims at 1 of which eager raises ({"dim", "error"}): refused there.
     rejected_sizes: list[dict[str, str]] = field(default_factory=list)
+    # Bounds of int arguments by sizes the compile took from the capture's
+    # values (`start + length <= x.shape[1]`): the launcher checks them.
+    assumed: list[str] = field(default_factory=list)
     # Non-tensor values the compiled graph holds as constants (a reduction
     # dim, a module's training flag), as launcher expressions and values: the
     # scaffold refuses other values. "tuple": the value was a tuple.

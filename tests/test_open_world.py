@@ -344,6 +344,35 @@ def test_a_float_argument_in_fp64_math_is_passed_as_fp64(tmp_path):
     assert launches and not errors
 
 
+def test_a_slice_bounded_by_int_arguments_is_refused_past_the_row(tmp_path):
+    # x[:, start:start + length]: Inductor sizes the slice `length`, taking
+    # start + length <= width from the capture without a Dynamo guard; past
+    # the row eager clamps the slice and the kernels read past it.
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, width, dtype=torch.float32, device="cpu"):
+            return (torch.randn(num_tokens, width, dtype=dtype, device=device),)
+
+        def f(x, start: int = 3, length: int = 8):
+            return x[:, start : start + length].sum(-1)
+
+        REFERENCE = f
+        """,
+        '{"num_tokens": 4, "width": 32}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "window", ref)
+    assert case.manifest["assumed"] == ["start + length <= x.shape[1]"]
+    sizes = {"num_tokens": 3, "width": 20}
+    _check(case, sizes, args={1: 5, 2: 15})
+    with pytest.raises(ScaffoldRefuses, match="assume start \\+ length <= x.shape"):
+        _check(case, sizes, args={1: 5, 2: 16}, optional=True)
+    # the suite tries each int argument past every axis
+    assert any(
+        sc.args == {1: 3 + max(sc.sizes.values()) + 1} for sc in case.scenarios()
+    )
+
+
 # ---------------------------------------------------------------- shapes
 
 

@@ -282,7 +282,10 @@ class Case:
                     # None too: `cap: float | None = 30.0` takes another path
                     others = [*other_floats(value), None]
                 elif isinstance(value, int) and not isinstance(value, bool):
-                    others = other_ints(value)
+                    # and past every axis (a slice x[:, start:start + n]
+                    # reaching past the row: eager clamps it)
+                    past = value + max(small.values(), default=0) + 1
+                    others = other_ints(value) + [past]
                 else:
                     continue
                 out += [

@@ -344,6 +344,9 @@ def plan_launcher(
     # (folded again: a manifest written before a fold learned more keeps all)
     for cond in fold_ties(cap.guards):
         checks.append(_refuse_branch(cap.reference_name, cond))
+    for cond in cap.assumed:
+        said = f"the kernels assume {cond}, as the capture's arguments had it"
+        checks.append(f"if not ({cond}):\n    refuse({said!r})")
     wrapper_var = {gi.wrapper_name: gi.target.replace(".", "_") for gi in module.inputs}
     written = written_tensors(ports) | extern_written(module, wrapper_var)
     tensor_inputs = [
