@@ -1316,6 +1316,14 @@ def _output_map(ref: Reference, out: Any, inputs: list[Any]) -> list[dict[str, A
     """Which reference outputs are inputs returned as they are (changed in
     place): Dynamo returns those itself, not the compiled graph. Empty where
     every output comes from the graph."""
+    if isinstance(out, (tuple, list)) and any(
+        isinstance(o, (tuple, list)) for o in out
+    ):
+        # the scaffold returns one flat tuple: its callers would unpack it wrongly
+        raise PorterError(
+            f"{ref.path}: {ref.name} returns a tuple inside its tuple of outputs; "
+            "return its tensors as one flat tuple"
+        )
     entries = []
     seen: list[Any] = []
     for value in _flat(out):

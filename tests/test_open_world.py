@@ -560,6 +560,14 @@ def test_what_cannot_port_is_refused_at_capture_with_no_folder(tmp_path):
     with pytest.raises(PorterError, match="cannot port this faithfully: tl.rand"):
         _capture(tmp_path, "drop", dropout)
     assert not (tmp_path / "cases" / "drop").exists()
+    # outputs nested in a tuple: the scaffold's one flat tuple once crashed
+    # the suite's comparison
+    nested = dropout.replace(
+        "torch.nn.functional.dropout(x, 0.5, training=True)", "x * 2, (x + 1, x - 1)"
+    )
+    with pytest.raises(PorterError, match="tuple inside its tuple of outputs"):
+        _capture(tmp_path, "nested", nested)
+    assert not (tmp_path / "cases" / "nested").exists()
 
 
 # ---------------------------------------------------------------- GPU captures
