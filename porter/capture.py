@@ -32,7 +32,7 @@ import porter
 from porter.errors import PorterError
 from porter.parse import parse_module
 from porter.port.model import module_attr
-from porter.records import Capture, GraphInput, LaunchConfig
+from porter.records import Capture, CompiledModule, GraphInput, LaunchConfig
 from porter.reference import FLOAT_DTYPES, Reference
 from porter.ties import fold_ties, is_tie
 
@@ -692,6 +692,7 @@ def run_capture(
             module, module_kernels = parse_module(
                 graph.source, index, _graph_inputs(graph), ref
             )
+            _refuse_host_only_calls(ref, module)
             modules.append(module)
             kernels.extend(module_kernels)
         if kernels:
@@ -1296,6 +1297,20 @@ def _flat(out: Any) -> list[Any]:
     if isinstance(out, (tuple, list)):
         return [v for o in out for v in _flat(o)]
     return [out]
+
+
+def _refuse_host_only_calls(ref: Reference, module: CompiledModule) -> None:
+    """An extern call to a CPU-only kernel (attention's
+    aten._scaled_dot_product_flash_attention_for_cpu): the scaffold is for the
+    GPU, where the op does not exist (on the CPU it died of SIGFPE at a length
+    of 0)."""
+    for step in module.steps:
+        found = re.search(r"[\w.]*_for_cpu\w*", step.text or "")
+        if step.kind == "extern" and found:
+            raise PorterError(
+                f"{ref.path}: the compiled graph of {ref.name} calls {found.group(0)}, "
+                "a CPU-only kernel the scaffold could not run on a GPU; capture on a GPU"
+            )
 
 
 def _refuse_reassigned(ref: Reference, model: torch.nn.Module, before: dict) -> None:

@@ -568,6 +568,14 @@ def test_what_cannot_port_is_refused_at_capture_with_no_folder(tmp_path):
     with pytest.raises(PorterError, match="tuple inside its tuple of outputs"):
         _capture(tmp_path, "nested", nested)
     assert not (tmp_path / "cases" / "nested").exists()
+    # attention lowered on the CPU to a CPU-only extern kernel: the scaffold
+    # could not run on a GPU (and died of SIGFPE at a length of 0)
+    attention = dropout.replace(
+        "torch.nn.functional.dropout(x, 0.5, training=True)",
+        "torch.nn.functional.scaled_dot_product_attention(*[x[None, None]] * 3)",
+    )
+    with pytest.raises(PorterError, match="CPU-only kernel"):
+        _capture(tmp_path, "attention", attention)
 
 
 # ---------------------------------------------------------------- GPU captures
