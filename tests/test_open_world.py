@@ -572,7 +572,7 @@ def test_what_cannot_port_is_refused_at_capture_with_no_folder(tmp_path):
     # could not run on a GPU (and died of SIGFPE at a length of 0)
     attention = dropout.replace(
         "torch.nn.functional.dropout(x, 0.5, training=True)",
-        "torch.nn.functional.scaled_dot_product_attention(*[x[None, None]] * 3)",
+        "torch.nn.functional.scaled_dot_product_attention(*[x[None, None]] * 3) * 2 + x",
     )
     with pytest.raises(PorterError, match="CPU-only kernel"):
         _capture(tmp_path, "attention", attention)
