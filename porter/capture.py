@@ -748,20 +748,21 @@ def run_capture(
     # Dynamo's trace alone, once: the dtypes it serves and the branches it took
     guarded: list[str] = []
     crossed: list[dict[str, int]] = []
+    arguments = _arguments(ref, dtype, device)
     base = _traced(ref, dtype, device, guarded)
     branches = (
         _taken(
             ref,
             dtype,
             device,
-            _unmirrored(fold_ties(guarded, at=_arguments(ref, dtype, device))),
+            _unmirrored(fold_ties(guarded, at=arguments)),
             base,
             crossed,
         )
         if base is not None
         else []
     )
-    ints = {n for n, v in _arguments(ref, dtype, device).items() if type(v) is int}
+    ints = {n for n, v in arguments.items() if type(v) is int}
     assumed = [
         c
         for code in state.shape_codes
@@ -793,7 +794,7 @@ def run_capture(
         output_dtypes=output_dtypes,
         outputs_copied=outputs_copied,
         edge_sizes=crossed,
-        zero_divisors=_zero_divisors(ref, dtype, device),
+        zero_divisors=_zero_divisors(ref, dtype, device, arguments),
         rejected_sizes=_rejected_sizes(ref, dtype, device),
         assumed=list(dict.fromkeys(assumed)),
         dims=ref.dims,
@@ -1089,12 +1090,15 @@ def _arguments(ref: Reference, dtype: str, device: str) -> dict[str, Any]:
     return out
 
 
-def _zero_divisors(ref: Reference, dtype: str, device: str) -> list[str]:
-    """The int and float arguments at 0 of which eager raises ZeroDivisionError
-    (`1.0 / k` in Python, `ids // k`): the scaffold refuses 0 as eager does,
-    where its kernels would return inf or zeros."""
+def _zero_divisors(
+    ref: Reference, dtype: str, device: str, arguments: dict[str, Any]
+) -> list[str]:
+    """The int and float arguments (of `arguments`, _arguments') at 0 of which
+    eager raises ZeroDivisionError (`1.0 / k` in Python, `ids // k`): the
+    scaffold refuses 0 as eager does, where its kernels would return inf or
+    zeros."""
     out = []
-    for name, value in _arguments(ref, dtype, device).items():
+    for name, value in arguments.items():
         if type(value) not in (int, float) or value == 0:
             continue
         try:
