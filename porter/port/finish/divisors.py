@@ -22,8 +22,8 @@ _INT_KINDS = ("model", "runtime")
 
 def _divisor_names(node: ast.AST, bound: dict[str, ast.AST], depth=0) -> set[str]:
     """The names `node` is, up to sign, a cast (`.to`, `tl.cast`) and the
-    where that swaps a 0 for 1 (`safe = tl.where(d == 0, 1, d)`; `tl.where(s < 0, 0 - safe, safe)`).
-    """
+    where that swaps a 0 for 1 (`safe = tl.where(d == 0, 1, d)`;
+    `tl.where(s < 0, 0 - safe, safe)`)."""
     if depth > 12:
         return set()
     again = lambda n: _divisor_names(n, bound, depth + 1)  # noqa: E731
