@@ -371,6 +371,12 @@ def test_a_slice_bounded_by_int_arguments_is_refused_past_the_row(tmp_path):
     assert any(
         sc.args == {1: 3 + max(sc.sizes.values()) + 1} for sc in case.scenarios()
     )
+    # x[:, :k] past the row: Dynamo's own k <= width, said as an assumption
+    # of the kernels, not as a branch of the reference's
+    head = ref.replace("x[:, start : start + length]", "x[:, :start]")
+    case = _capture(tmp_path, "head", head)
+    with pytest.raises(ScaffoldRefuses, match="assume start <= x.shape"):
+        _check(case, sizes, args={1: 21}, optional=True)
 
 
 # ---------------------------------------------------------------- shapes

@@ -922,6 +922,13 @@ def _refuse_branch(reference: str, cond: str) -> str:
     if is_tie(cond):
         # a view or reshape into groups or halves: eager raises on the other side
         said = f"the kernels assume {cond}, as the reference's view of it does"
+    elif _argument_against_size(cond):
+        # x[:, -k:] traced at k <= width: eager clamps past it, a slice the
+        # kernels do not take; not a branch of the reference's own
+        said = (
+            f"the kernels assume {cond}, as the capture's arguments had it; "
+            "capture again with values on the other side for those calls"
+        )
     elif re.fullmatch(r"0 <= [\w.\[\]]+|[\w.\[\]]+ >= 0", cond) or (
         (cond.endswith(" >= 0") or cond.startswith("0 <= ")) and ".shape[" in cond
     ):
@@ -930,6 +937,17 @@ def _refuse_branch(reference: str, cond: str) -> str:
         spelled = cond.replace(" + -1 * ", " - ")
         said = f"the kernels assume {spelled}, as the reference's sizes do"
     return f"if not ({cond}):\n    refuse({said!r})"
+
+
+def _argument_against_size(cond: str) -> bool:
+    """`k <= x.shape[1]`: int arguments on one side, a size on the other."""
+    node = ast.parse(cond, mode="eval").body
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
+        return False
+    sides = [ast.unparse(node.left), ast.unparse(node.comparators[0])]
+    sized = [".shape[" in side for side in sides]
+    plain = sides[sized.index(False)] if sized.count(True) == 1 else ""
+    return bool(re.fullmatch(r"[A-Za-z_][\w\s+*-]*", plain))
 
 
 def _reduced_into(ports, inputs: set[str], cap: Capture) -> list[str]:
