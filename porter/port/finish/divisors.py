@@ -81,9 +81,12 @@ def refuse_zero_divisors(port: PortState) -> None:
                             seen.append(ints[name])
     # and those eager raises on at 0 in Python (`1.0 / k`), as the capture saw
     seen += [n for n in port.cap.zero_divisors if n not in seen]
+    refusals = []
     for value in seen:
         said = (
             f"{value} is 0: a division by it, which eager refuses (ZeroDivisionError)"
         )
-        launcher.shape_checks.append(f"if {value} == 0:\n    refuse({said!r})")
+        refusals.append(f"if {value} == 0:\n    refuse({said!r})")
         port.notes.append(f"a call where {value} == 0 is refused: a division by it")
+    # first of all checks: a view's check (`x.shape[1] % group == 0`) divides too
+    launcher.checks[:0] = refusals
