@@ -247,11 +247,13 @@ def _scaffold_terms(text: str) -> str | None:
 
 
 def argument_bounds(code: str, ints: set[str]) -> list[str]:
-    """The conditions of a guard that bound an int argument by a size
-    (`L['start'] + L['length'] <= L['x'].size()[1]`), as the scaffold spells
-    them. Inductor takes them from the capture's values without a Dynamo guard
-    (a slice x[:, start:start + length] sized `length`, not clamped to the
-    row), so the kernels assume them: past the row they read past it."""
+    """The conditions of a guard that bound or tie an int argument by a size
+    (`L['start'] + L['length'] <= L['x'].size()[1]`; `L['w'].size()[0] ==
+    L['r']`), as the scaffold spells them. Inductor takes bounds from the
+    capture's values without a Dynamo guard (a slice x[:, start:start +
+    length] sized `length`, not clamped to the row), and a tie (`x[:, :r] *
+    w`, `x.repeat(1, reps) + s`) sizes the kernels by one side alone: past
+    them the kernels read past a tensor where eager raises."""
     try:
         node = ast.parse(code, mode="eval").body
     except SyntaxError:
@@ -263,14 +265,19 @@ def argument_bounds(code: str, ints: set[str]) -> list[str]:
         if not (
             isinstance(part, ast.Compare)
             and len(part.ops) == 1
-            and isinstance(part.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE))
             and ".size()" in text
+            and ".stride()" not in text
             and set(re.findall(r"L\['(\w+)'\]", text)) & ints
-            # both sides symbolic, sums alone: `length * x.size()[0] >= 2` and
-            # int32 bounds on a product are Inductor's bookkeeping
+            # both sides symbolic: `length * x.size()[0] >= 2` and int32
+            # bounds on a product are Inductor's bookkeeping
             and _number(part.left) is None
             and _number(part.comparators[0]) is None
-            and not any(_product_of_sources(n) for n in ast.walk(part))
+        ):
+            continue
+        if isinstance(part.ops[0], ast.Eq):
+            pass  # a tie: products of an argument and a size included
+        elif not isinstance(part.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) or any(
+            _product_of_sources(n) for n in ast.walk(part)
         ):
             continue
         spelled = _scaffold_terms(text)

@@ -379,6 +379,29 @@ def test_a_slice_bounded_by_int_arguments_is_refused_past_the_row(tmp_path):
         _check(case, sizes, args={1: 21}, optional=True)
 
 
+def test_an_int_argument_tied_to_a_tensors_size_is_checked(tmp_path):
+    # x[:, :r] * w: eager needs r == len(w); the kernels, sized by r, read
+    # past w at another r and returned numbers where eager raises.
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, width, dtype=torch.float32, device="cpu"):
+            x = torch.randn(num_tokens, width, dtype=dtype, device=device)
+            return x, torch.randn(16, dtype=dtype, device=device)
+
+        def f(x, w, r: int = 16):
+            return x[:, :r] * w
+
+        REFERENCE = f
+        """,
+        '{"num_tokens": 4, "width": 32}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "tied_arg", ref)
+    assert case.manifest["assumed"] == ["w.shape[0] == r"]
+    with pytest.raises(ReferenceRejects, match="so does the scaffold"):
+        _check(case, {"num_tokens": 3, "width": 32}, args={2: 17}, optional=True)
+
+
 # ---------------------------------------------------------------- shapes
 
 
