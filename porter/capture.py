@@ -275,7 +275,13 @@ def argument_bounds(code: str, ints: set[str]) -> list[str]:
         ):
             continue
         if isinstance(part.ops[0], ast.Eq):
-            pass  # a tie: products of an argument and a size included
+            # a tie of products and sums; one through // or % is a view's,
+            # which Dynamo's own guards check (fold_ties)
+            if any(
+                isinstance(n, ast.BinOp) and isinstance(n.op, (ast.FloorDiv, ast.Mod))
+                for n in ast.walk(part)
+            ):
+                continue
         elif not isinstance(part.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) or any(
             _product_of_sources(n) for n in ast.walk(part)
         ):

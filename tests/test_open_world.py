@@ -402,6 +402,32 @@ def test_an_int_argument_tied_to_a_tensors_size_is_checked(tmp_path):
         _check(case, {"num_tokens": 3, "width": 32}, args={2: 17}, optional=True)
 
 
+def test_an_output_stride_dividing_by_a_size_serves_an_empty_axis(tmp_path):
+    # Inductor's output strides (hidden * (frames // (frames // pt))) divided
+    # by zero at 0 frames, where eager returns an empty tensor.
+    ref = _porter_ref(
+        """
+        DYNAMIC = ["batch", "frames"]
+
+        def make_inputs(batch, frames, hidden, dtype=torch.float32, device="cpu"):
+            return (torch.randn(batch, frames, hidden, dtype=dtype, device=device),)
+
+        def f(x, pt: int = 2):
+            b, t, h = x.shape
+            y = x.reshape(b, t // pt, pt, h).permute(0, 2, 1, 3)
+            return y.reshape(b, t // pt, pt * h) * 0.5
+
+        REFERENCE = f
+        """,
+        '{"batch": 2, "frames": 6, "hidden": 8}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "patches", ref)
+    assert "(frames // (pt or 1) or 1)" in (case.folder / "kernel.py").read_text()
+    _check(case, {"batch": 0, "frames": 0, "hidden": 8})
+    _check(case, {"batch": 3, "frames": 10, "hidden": 8})
+
+
 # ---------------------------------------------------------------- shapes
 
 

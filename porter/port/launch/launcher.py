@@ -472,7 +472,7 @@ def plan_launcher(
             Alloc(
                 var,
                 [launcher_expr(s) for s in b.sizes],
-                [launcher_expr(s) for s in b.strides],
+                [_nonzero_divisors(launcher_expr(s)) for s in b.strides],
                 dtype,
                 device,
             )
@@ -711,6 +711,26 @@ def _state_returned(module: CompiledModule, inputs: set[str], wanted: int) -> li
     if all(o in target_of and target_of[o] not in inputs for o in extra):
         return extra
     return []
+
+
+def _nonzero_divisors(expr: str) -> str:
+    """A stride expression with each size it divides by taken as 1 where it is
+    0 (`hidden * (frames // (frames // pt))` at frames < pt): the tensor is
+    then empty, its strides unread, where the division raised
+    ZeroDivisionError."""
+    tree = ast.parse(expr, mode="eval")
+
+    class Fix(ast.NodeTransformer):
+        def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+            self.generic_visit(node)
+            if isinstance(node.op, (ast.FloorDiv, ast.Mod)) and not isinstance(
+                node.right, ast.Constant
+            ):
+                node.right = ast.BoolOp(ast.Or(), [node.right, ast.Constant(1)])
+            return node
+
+    fixed = ast.unparse(Fix().visit(tree))
+    return fixed if fixed != ast.unparse(ast.parse(expr, mode="eval")) else expr
 
 
 def _converted_copies(cap: Capture, returns: list[str], allocs: list[Alloc]):
