@@ -2344,7 +2344,8 @@ def test_an_int_argument_a_guard_fixed_is_refused_and_varied_by_the_suite(tmp_pa
     with pytest.raises(NotImplementedError, match="captured with buckets == 8"):
         case.kernel.scaled(torch.randn(3, 16), buckets=16)
     varied = [sc for sc in case.scenarios() if sc.args]
-    assert {v for sc in varied for v in sc.args.values()} == {9, 16, -8, 0}
+    # one more, doubled, negated, 0, and past every axis (8 + 16 + 1)
+    assert {v for sc in varied for v in sc.args.values()} == {9, 16, -8, 0, 25}
     assert all(sc.optional for sc in varied)
     with pytest.raises(ScaffoldRefuses, match="buckets == 8"):
         check_parity(case, varied[0], "cpu", 0)
