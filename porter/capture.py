@@ -98,17 +98,8 @@ def branch_guards(code: str) -> list[str]:
     conditions of arithmetic on sizes (`max(1, ...)`, products at int32's
     bound) are Dynamo's and Inductor's layout bookkeeping. A condition the
     scaffold cannot spell comes back as `?` + the guard's text."""
-    try:
-        node = ast.parse(code, mode="eval").body
-    except SyntaxError:
-        return []
-    parts = (
-        node.values
-        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And)
-        else [node]
-    )
     out = []
-    for part in parts:
+    for part in _conjuncts(code):
         text = ast.unparse(part)
         if not (isinstance(part, ast.Compare) and len(part.ops) == 1):
             continue
@@ -133,6 +124,18 @@ def branch_guards(code: str) -> list[str]:
             continue
         out.append(_scaffold_terms(text) or f"?{text}")
     return out
+
+
+def _conjuncts(code: str) -> list[ast.AST]:
+    """The conditions a guard's code joins with `and` (the code itself where
+    it joins none; nothing where it does not parse)."""
+    try:
+        node = ast.parse(code, mode="eval").body
+    except SyntaxError:
+        return []
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+        return node.values
+    return [node]
 
 
 def _size_tie(part: ast.Compare) -> bool:
@@ -254,13 +257,8 @@ def argument_bounds(code: str, ints: set[str]) -> list[str]:
     length] sized `length`, not clamped to the row), and a tie (`x[:, :r] *
     w`, `x.repeat(1, reps) + s`) sizes the kernels by one side alone: past
     them the kernels read past a tensor where eager raises."""
-    try:
-        node = ast.parse(code, mode="eval").body
-    except SyntaxError:
-        return []
-    parts = node.values if isinstance(node, ast.BoolOp) else [node]
     out = []
-    for part in parts:
+    for part in _conjuncts(code):
         text = ast.unparse(part)
         if not (
             isinstance(part, ast.Compare)

@@ -719,18 +719,16 @@ def _nonzero_divisors(expr: str) -> str:
     then empty, its strides unread, where the division raised
     ZeroDivisionError."""
     tree = ast.parse(expr, mode="eval")
-
-    class Fix(ast.NodeTransformer):
-        def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
-            self.generic_visit(node)
-            if isinstance(node.op, (ast.FloorDiv, ast.Mod)) and not isinstance(
-                node.right, ast.Constant
-            ):
-                node.right = ast.BoolOp(ast.Or(), [node.right, ast.Constant(1)])
-            return node
-
-    fixed = ast.unparse(Fix().visit(tree))
-    return fixed if fixed != ast.unparse(ast.parse(expr, mode="eval")) else expr
+    divisions = [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.BinOp)
+        and isinstance(n.op, (ast.FloorDiv, ast.Mod))
+        and not isinstance(n.right, ast.Constant)
+    ]
+    for n in divisions:
+        n.right = ast.BoolOp(ast.Or(), [n.right, ast.Constant(1)])
+    return ast.unparse(tree) if divisions else expr
 
 
 def _converted_copies(cap: Capture, returns: list[str], allocs: list[Alloc]):
