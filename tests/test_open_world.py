@@ -1932,6 +1932,36 @@ def test_a_view_into_groups_of_an_int_argument_is_checked(tmp_path):
         _check(_without_check(case, "the kernels assume x.shape[1] %"), {"num_tokens": 3, "hidden": 100})
 
 
+GROUP_SCALE = _porter_ref(
+    """
+    def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+        return (torch.randn(num_tokens, hidden, dtype=dtype, device=device),)
+
+    def group_scale(x, g: int = 4):
+        y = x.reshape(x.shape[0], -1, g)
+        return (y / y.abs().amax(-1, keepdim=True)).reshape(x.shape)
+
+    REFERENCE = group_scale
+    """,
+    '{"num_tokens": 3, "hidden": 16}',
+)
+
+
+def test_a_check_dividing_by_an_int_argument_refuses_it_at_zero(tmp_path):
+    # g = 0, which no kernel divides by: the view's check `x.shape[1] % g ==
+    # 0` raised ZeroDivisionError itself, and the suite took that crash for a
+    # refusal.
+    case = _capture(tmp_path, "group_scale", GROUP_SCALE)
+    _refuses(case, torch.randn(3, 16), 0, match=r"the kernels assume .* % \(?g")
+    zero = {"num_tokens": 3, "hidden": 16}
+    with pytest.raises(ReferenceRejects, match="so does the scaffold"):
+        _check(case, zero, args={1: 0})
+    text = (case.folder / "kernel.py").read_text()
+    (case.folder / "kernel.py").write_text(re.sub(r"[\w.\[\] *]+ != 0 and ", "", text))
+    with pytest.raises(ParityError, match="crashed on it .ZeroDivisionError"):
+        _check(load_case(case.folder), zero, args={1: 0})
+
+
 def test_halves_at_an_odd_width_are_refused(tmp_path):
     # silu(x[:, :d]) * x[:, d:] with d = width // 2: at an odd width eager
     # raises (d against d + 1 columns); the kernels read one column short.

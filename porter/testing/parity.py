@@ -986,6 +986,11 @@ class ScaffoldRefuses(Exception):
     argument, an empty batch. The caller skips it, saying why."""
 
 
+# Errors of the scaffold's own Python (a check dividing by a size of 0), never
+# a refusal: torch's own rejections are RuntimeError, ValueError, IndexError.
+_CRASHES = (ArithmeticError, NameError, KeyError, AttributeError)
+
+
 def _refused_too(sc: Scenario, inputs, reference, scaffold, where: str, err) -> bool:
     """Where eager rejects a call's sizes or arguments in float64 too (a view
     into groups a size does not split into), the scaffold must not answer it:
@@ -1003,6 +1008,12 @@ def _refused_too(sc: Scenario, inputs, reference, scaffold, where: str, err) -> 
     try:
         outputs = scaffold(copies(inputs))
     except Exception as refusal:  # noqa: BLE001 - a refusal or any error: not an answer
+        if isinstance(refusal, _CRASHES):
+            raise ParityError(
+                f"{where}: the reference rejects this call ({type(err).__name__}: "
+                f"{err}) and the scaffold crashed on it ({type(refusal).__name__}: "
+                f"{refusal}) instead of refusing it in a sentence"
+            ) from refusal
         if not _outside_memory(refusal):
             return True
         raise ParityError(

@@ -346,7 +346,7 @@ def plan_launcher(
         checks.append(_refuse_branch(cap.reference_name, cond))
     for cond in cap.assumed:
         said = f"the kernels assume {cond}, as the capture's arguments had it"
-        checks.append(f"if not ({cond}):\n    refuse({said!r})")
+        checks.append(f"if not ({_divisors_nonzero(cond)}):\n    refuse({said!r})")
     wrapper_var = {gi.wrapper_name: gi.target.replace(".", "_") for gi in module.inputs}
     written = written_tensors(ports) | extern_written(module, wrapper_var)
     tensor_inputs = [
@@ -731,6 +731,22 @@ def _nonzero_divisors(expr: str) -> str:
     return ast.unparse(tree) if divisions else expr
 
 
+def _divisors_nonzero(cond: str) -> str:
+    """`cond` preceded by `d != 0 and` for each term d it divides by
+    (`x.shape[1] % g == 0`, g an argument or a size): at 0 the check refuses
+    the call, where evaluating it raised ZeroDivisionError."""
+    tree = ast.parse(cond, mode="eval")
+    divisors = [
+        ast.unparse(n.right)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.BinOp)
+        and isinstance(n.op, (ast.FloorDiv, ast.Mod, ast.Div))
+        and not isinstance(n.right, ast.Constant)
+    ]
+    nonzero = [f"{d} != 0" for d in dict.fromkeys(divisors)]
+    return " and ".join(nonzero + [f"({cond})" if nonzero else cond])
+
+
 def _converted_copies(cap: Capture, returns: list[str], allocs: list[Alloc]):
     """`returns` with each output eager copies at other dtypes (a strided slice
     of a buffer, `.to(x.dtype)`: a no-op only at the capture dtype) computed in
@@ -954,7 +970,7 @@ def _refuse_branch(reference: str, cond: str) -> str:
         # bound computed from sizes (x[:, h - n:]), not a branch
         spelled = cond.replace(" + -1 * ", " - ")
         said = f"the kernels assume {spelled}, as the reference's sizes do"
-    return f"if not ({cond}):\n    refuse({said!r})"
+    return f"if not ({_divisors_nonzero(cond)}):\n    refuse({said!r})"
 
 
 def _argument_against_size(cond: str) -> bool:
@@ -1191,8 +1207,8 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
     if kp.tile is not None:
         calls.helpers.add("tile_settings")
         _, cols, rows = kp.tile
-        # libdevice (tanh, erf) marks a kernel with much arithmetic a byte.
-        heavy = ", heavy=True" if kp.uses_libdevice else ""
+        # libdevice (tanh) marks a kernel with much arithmetic a byte.
+        heavy = ", heavy=True" if kp.heavy_math else ""
         setup.append(
             f"BLOCK_ROWS, BLOCK_COLS, num_warps = tile_settings({rows}, {cols}{elem}{heavy})"
         )
@@ -1207,7 +1223,7 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
         )
         captured_warps = cfg.num_warps if cfg else 4
         stages = str(cfg.num_stages) if cfg else ""
-        heavy = ", heavy=True" if kp.uses_libdevice else ""
+        heavy = ", heavy=True" if kp.heavy_math else ""
         setup.append(
             f"BLOCK_SIZE, num_warps = flat_settings({numel}, {block}, {captured_warps}{heavy})"
         )
