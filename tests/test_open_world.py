@@ -791,6 +791,10 @@ def test_batch_norm_statistics_passed_as_arguments_refuse_one_row_and_none(tmp_p
         _check(case, {"batch": 1, "channels": 8})
     with pytest.raises(ScaffoldRefuses, match="update rm from no rows"):
         _check(case, {"batch": 0, "channels": 8}, optional=True)
+    # The large-offset check scores the first and last rows alone: a right
+    # scaffold failed it, as the batch's statistics are not those four rows'.
+    with pytest.raises(ReferenceRejects, match="hang on the rows between"):
+        _check(case, {"batch": 12, "channels": 8}, values="edge_rows")
 
 
 EMBEDDING = """

@@ -147,3 +147,15 @@ def test_a_call_of_ints_alone_is_scored_exactly(tmp_path):
     )
     with pytest.raises(ParityError, match=r"output 2\[2\].*exactly"):
         check_parity(load_case(case), Scenario("float32", {"num_tokens": 5}), "cpu", 0)
+
+
+def test_edge_rows_of_a_per_row_op_are_scored_alone():
+    # the control of the check that refuses references mixing rows (a
+    # BatchNorm in training, test_open_world): a per-row op is scored
+    from pathlib import Path
+
+    from porter.testing.parity import Scenario, check_parity, load_case
+
+    case = load_case(Path(__file__).resolve().parents[1] / "captured" / "rmsnorm")
+    sc = Scenario("float32", {"num_tokens": 12, "hidden": 64}, values="edge_rows")
+    assert check_parity(case, sc, "cpu", 0) is not None
