@@ -87,6 +87,15 @@ def test_no_pdl_launches_the_scaffold_without_pdl():
     assert launch_probe._candidates(types.SimpleNamespace(), _args(no_pdl=True)) == []
 
 
+def test_no_pdl_launches_each_candidate_without_pdl_too():
+    mod = types.SimpleNamespace(pdl_enabled=lambda device: True)
+    got = dict(launch_probe._candidates(mod, _args(no_pdl=True, tile=["2x1024x8"])))
+    assert list(got) == ["tile=2x1024x8", "tile=2x1024x8,pdl=off", "pdl=off"]
+    both = got["tile=2x1024x8,pdl=off"]
+    assert both["pdl_enabled"]("cuda") is False
+    assert both["tile_settings"](4096, 5120, 2) == (2, 1024, 8)
+
+
 def test_candidates_skip_switches_the_scaffold_lacks():
     # A pointwise scaffold has no looped kernel: --looped and --max-fused there
     # would time the default under another name.

@@ -186,8 +186,11 @@ def _candidates(mod, args) -> list[tuple[str, dict]]:
                 )
             )
     if args.no_pdl and hasattr(mod, "pdl_enabled"):
-        # The same kernels launched without programmatic dependent launch.
-        out.append(("pdl=off", {"pdl_enabled": lambda device: False}))
+        # The same kernels launched without programmatic dependent launch, at
+        # the scaffold's own settings and at each candidate's.
+        off = {"pdl_enabled": lambda device: False}
+        out += [(f"{label},pdl=off", {**patch, **off}) for label, patch in out]
+        out.append(("pdl=off", off))
     if hasattr(mod, "looped_min_row_bytes"):
         for b in args.min_row_bytes:
             table = {key: b for key in _get(mod, "LOOPED_MIN_ROW_BYTES")}
@@ -316,8 +319,8 @@ def main() -> int:
     ap.add_argument(
         "--no-pdl",
         action="store_true",
-        help="also time the scaffold launched without programmatic dependent launch "
-        "(its pdl_enabled patched to False)",
+        help="also time the scaffold, and each candidate, launched without "
+        "programmatic dependent launch (its pdl_enabled patched to False)",
     )
     ap.add_argument(
         "--rounds",
