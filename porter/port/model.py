@@ -47,6 +47,9 @@ class KernelPort:
     # (`_triton_helper_fn_add0`), renamed and carried into the scaffold.
     combine_fns: list[ast.FunctionDef] = field(default_factory=list)
     uses_libdevice: bool = False
+    # It calls a libdevice function of many instructions (tanh, not a rounding):
+    # arithmetic, more than memory, bounds its blocks (tile_settings' heavy).
+    heavy_math: bool = False
     notes: list[str] = field(default_factory=list)
     todos: list[str] = field(default_factory=list)
     capture_dtype: str = "float32"

@@ -76,6 +76,22 @@ HELPER_DEPENDS = {
 }
 
 
+# libdevice functions a GPU computes in an instruction or two (a rounding to an
+# integer, a sign): a quantizer's nearbyint leaves it bound by memory, not math.
+ONE_INSTRUCTION = {
+    "nearbyint",
+    "rint",
+    "trunc",
+    "round",
+    "copysign",
+    "signbit",
+    "isnan",
+    "isinf",
+    "fmin",
+    "fmax",
+}
+
+
 UNSUPPORTED = {
     "tl.inline_asm_elementwise": "inline assembly is target-specific",
     "tl.rand": "random numbers cannot match eager bit for bit",
@@ -110,6 +126,7 @@ def core_math(kp: KernelPort) -> None:
                     node.args = node.args[:-1]  # use_fast_math: porter keeps exact exp
             elif name.startswith("libdevice."):
                 kp.uses_libdevice = True
+                kp.heavy_math |= name.split(".", 1)[1] not in ONE_INSTRUCTION
             elif name.startswith(("triton_helpers.", "tl_math.")):
                 kp.todos.append(f"{name} has no porter equivalent yet")
             return node

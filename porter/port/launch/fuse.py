@@ -231,6 +231,7 @@ def fuse_pair(a: KernelPort, b: KernelPort) -> KernelPort:
         f for f in b.combine_fns if f.name not in {g.name for g in a.combine_fns}
     ]
     fused.uses_libdevice = a.uses_libdevice or b.uses_libdevice
+    fused.heavy_math = a.heavy_math or b.heavy_math
     fused.notes = a.notes + [n for n in b.notes if n not in a.notes]
     if ordered is not None and LOADS_FIRST_NOTE not in fused.notes:
         fused.notes.append(LOADS_FIRST_NOTE)
