@@ -390,6 +390,39 @@ def test_tile_settings_pad_a_row_little_more_than_blocks_of_256(row_size):
     assert tile_settings(4096, 128256, 2)[1] == 4096
 
 
+def test_tile_settings_pack_rows_until_a_program_reads_4_kb():
+    # H100, static int8 quantization over 5120 bf16 columns (one load of
+    # 1024 columns, 2 KB a program) took 1.17-1.20x Inductor's time under PDL;
+    # 2x1024x8 0.97-0.99. fatrelu_and_mul over 11008 (two halves, 4 KB a
+    # program) and gelu_and_mul over 1408: no tile within 1% faster.
+    tile_settings = _function("silu_and_mul", "tile_settings")
+    assert tile_settings(4096, 5120, 2, loads=1) == (2, 1024, 8)
+    assert tile_settings(4096, 5120, 2) == (1, 1024, 4)  # two loads
+    assert tile_settings(4096, 1408, 2) == (2, 512, 4)
+    assert tile_settings(4096, 5120, 4, loads=1) == (1, 1024, 8)  # fp32: 4 KB
+    assert tile_settings(4096, 4096, 2, loads=1) == (1, 4096, 16)
+    # heavy kernels wait on arithmetic, not on a program's fixed costs
+    assert tile_settings(4096, 5120, 2, heavy=True, loads=1) == (1, 1024, 4)
+
+
+@pytest.mark.parametrize(
+    "body, loads",
+    [
+        ("x = tl.load(x_ptr + offsets, mask)\ns = tl.load(scale_ptr + 0)", 1),
+        ("a = tl.load(x_rows + cols, mask)\nb = tl.load(x_rows + (half + cols), mask)", 2),
+        ("i = tl.load(ids_ptr + rows, mask)\nt = tl.load(t_ptr + i * h + cols, mask)", 1),
+    ],
+)
+def test_column_loads_count_the_blocks_of_columns_a_tile_kernel_loads(body, loads):
+    from porter.port.launch.launcher import _column_loads
+
+    src = (
+        "def k(x_ptr):\n    cols = c * BLOCK_COLS + tl.arange(0, BLOCK_COLS)[None, :]\n"
+        "    offsets = rows * hidden + cols\n" + textwrap.indent(body, "    ")
+    )
+    assert _column_loads(ast.parse(src).body[0]) == loads
+
+
 def test_tile_settings_give_heavy_two_byte_kernels_smaller_blocks():
     # gelu_tanh_and_mul (libdevice tanh) bf16 from 4096 tokens: 1024 columns
     # with 4 warps took 0.95-0.96 of 4096 with 16; in fp32 1.02-1.04, and

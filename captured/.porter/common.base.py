@@ -161,13 +161,17 @@ def launch_settings(
 DECODE_BLOCK = 512
 # A column block pads the row at most this much more than blocks of 256 would.
 PAD_MAX = 33 / 32
+# Above decode sizes a program reads at least this much of its rows: under PDL a
+# program reading 2 KB took 1.2x the time (docs/benchmarks/launch-rules.md#tile).
+TILE_MIN_READ_BYTES = 4096
 
 
-def tile_settings(num_rows, row_size, elem_bytes=2, heavy=False):
+def tile_settings(num_rows, row_size, elem_bytes=2, heavy=False, loads=2):
     """(rows, columns, warps) of a block of a (rows, column blocks) pointwise
-    launch: up to 4096 columns, 16 bytes a thread; at decode sizes blocks of 512;
-    heavy (libdevice) kernels two elements a thread (docs/benchmarks/launch-rules.md#tile).
-    """
+    launch: up to 4096 columns, 16 bytes a thread, rows packed until a program
+    reads TILE_MIN_READ_BYTES in its `loads` blocks of columns; at decode sizes
+    blocks of 512; heavy (libdevice) kernels two elements a thread
+    (docs/benchmarks/launch-rules.md#tile)."""
     block_cols = triton.next_power_of_2(max(row_size, 1))
     elements = num_rows * row_size
     if elements <= (1 << 19 if heavy else 1 << 18):
@@ -182,7 +186,8 @@ def tile_settings(num_rows, row_size, elem_bytes=2, heavy=False):
         and block_cols * triton.cdiv(row_size, block_cols) > PAD_MAX * least
     ):
         block_cols //= 2
-    block_rows = max(1, 1024 // block_cols)
+    elements = 1024 if heavy else max(1024, TILE_MIN_READ_BYTES // (elem_bytes * loads))
+    block_rows = max(1, elements // block_cols)
     warps = block_rows * block_cols * elem_bytes // 512
     return block_rows, block_cols, min(32, max(4, warps))
 

@@ -14,7 +14,7 @@ from porter.errors import PorterError
 from porter.ties import fold_ties
 from porter.port.bind.generalize import as_strided_text, launcher_expr
 from porter.port.model import KernelPort, PortOptions, PortState, all_steps, module_attr
-from porter.ast_tools import is_call, literal_text, names_in, ptr_base
+from porter.ast_tools import full_names, is_call, literal_text, names_in, ptr_base
 from porter.port.finish.pdl import (
     EARLY_TRIGGER_EXPR,
     ROWS_EARLY_TRIGGER_EXPR,
@@ -1207,8 +1207,11 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
     if kp.tile is not None:
         calls.helpers.add("tile_settings")
         _, cols, rows = kp.tile
-        # libdevice (tanh) marks a kernel with much arithmetic a byte.
+        # libdevice (tanh) marks a kernel with much arithmetic a byte; a
+        # kernel loading one block of columns (a quantizer) packs more rows.
         heavy = ", heavy=True" if kp.heavy_math else ""
+        if not kp.heavy_math and _column_loads(kp.tree) == 1:
+            heavy = ", loads=1"
         setup.append(
             f"BLOCK_ROWS, BLOCK_COLS, num_warps = tile_settings({rows}, {cols}{elem}{heavy})"
         )
@@ -1401,6 +1404,17 @@ def _row_inputs(kp: KernelPort, inputs: set[str]) -> int:
     """How many of the inputs the kernel reads are rows (they have a row
     stride), as x and residual are in fused_add_rmsnorm; a weight is not."""
     return len(_strided(kp) & inputs)
+
+
+def _column_loads(fn: ast.FunctionDef) -> int:
+    """How many blocks of columns a tile kernel loads: a quantizer's row 1,
+    a gated activation's two halves 2; a per-row id or a scale none."""
+    by_cols = full_names(fn, {"cols"})
+    return sum(
+        1
+        for n in ast.walk(fn)
+        if is_call(n, "tl.load") and n.args and names_in(n.args[0]) & by_cols
+    )
 
 
 def _row_tensors(kp: KernelPort) -> int:
