@@ -35,8 +35,39 @@ def test_an_amax_refuses_an_empty_axis():
     assert "amax over an empty axis" in check
 
 
-def test_no_refusal_without_the_ops_recorded():
-    assert _checks(clear_aten=True) == []
+def test_a_capture_older_than_the_ops_record_reads_them_from_the_kernel_name():
+    # captured/quant_int8's manifest has no aten ops: its scaffold returned a
+    # scale for rows of no columns, where eager's amax raises.
+    (check,) = _checks(clear_aten=True)
+    assert "amax over an empty axis" in check
+
+
+def test_an_argmax_over_a_row_whose_length_is_also_its_stride_refuses_it_empty(
+    tmp_path,
+):
+    # Inductor passes the row's length twice (ks0, the stride; r0_numel), and
+    # binding kept one parameter: the reduced size went unfound and
+    # argmax(logits[:, :0]) returned 2147483647 for every row.
+    from porter.pipeline import capture
+
+    ref = tmp_path / "greedy.py"
+    ref.write_text(
+        "import torch\n"
+        'DIMS = {"num_tokens": 4, "vocab": 50}\n'
+        'DTYPES = ["float32"]\n'
+        'def make_inputs(num_tokens, vocab, dtype=torch.float32, device="cpu"):\n'
+        "    return (torch.randn(num_tokens, vocab, dtype=dtype, device=device),)\n"
+        "def greedy(logits):\n"
+        "    return logits.argmax(dim=-1)\n"
+        "REFERENCE = greedy\n"
+    )
+    out = capture(ref, out=tmp_path / "cases", device="cpu", progress=lambda _: None)
+    loaded = load_case(out.case)
+    empty = Scenario("float32", {"num_tokens": 3, "vocab": 0}, optional=True)
+    with pytest.raises(ReferenceRejects, match="so does the scaffold"):
+        check_parity(loaded, empty, "cpu", 0)
+    # and the suite tries a per-model dim a reduction runs along at 0
+    assert any(s.sizes.get("vocab") == 0 for s in loaded.scenarios())
 
 
 def test_the_scaffold_refuses_where_eager_raises(tmp_path):

@@ -114,6 +114,8 @@ def quant_int8(x: torch.Tensor):
     if x.dim() != 2:
         refuse("captured with x 2-d; re-capture with the ranks you need")
     num_tokens, hidden = x.shape
+    if hidden == 0:
+        refuse("amax over an empty axis (x.shape[1] == 0) has no value; eager raises")
     x = x if x.stride(-1) == 1 else x.contiguous()
     out1 = torch.empty_strided(
         (num_tokens, 1), (1, num_tokens), dtype=torch.float32, device=x.device

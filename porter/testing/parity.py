@@ -265,6 +265,12 @@ class Case:
                             optional=d["name"] in branched,
                         )
                     )
+            # Each per-model dim a reduction runs along, empty: eager's max of
+            # nothing raises, a sum gives 0; the scaffold follows or refuses.
+            for d in self.model_dims() if dtype == self.dtypes[0] else ():
+                if d["name"] in rows:
+                    sizes = {**base, d["name"]: 0, **at(3)}
+                    out.append(Scenario(dtype, sizes, optional=True))
             # Each size at which Dynamo fixed a derived size of 0 or 1 that the
             # scaffold serves (x.view(n, 4, -1) at hidden = 4; cols // 2 == 1).
             for edge in self.manifest.get("edge_sizes", []):

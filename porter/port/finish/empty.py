@@ -10,8 +10,9 @@ capture records above it) refuses a call whose reduced size is 0.
 
 from __future__ import annotations
 
+from porter.port.bind.generalize import launcher_expr
 from porter.port.launch.launcher import spell_dims
-from porter.port.model import PortState
+from porter.port.model import KernelPort, PortState
 
 # Reductions with no value over an empty axis, which eager refuses.
 NO_IDENTITY = (
@@ -33,14 +34,38 @@ def refuse_empty_extrema(port: PortState) -> None:
     named = {d.name: d.expr for d in launcher.dims}
     seen: list[str] = []
     for kp in port.kernels:
-        ops = [op for op in kp.record.aten if op in NO_IDENTITY]
+        ops = [op for op in _aten_ops(kp) if op in NO_IDENTITY]
         if not ops or kp.record.kind not in ("reduction", "persistent_reduction"):
             continue
-        size = next((p for p in kp.params if p.original in _REDUCED), None)
-        if size is None or size.value.isdigit() or size.value in seen:
+        size = _reduced_size(kp)
+        if size is None or size.isdigit() or size in seen:
             continue
-        seen.append(size.value)
+        seen.append(size)
         op = ops[0].removeprefix("aten.")
-        said = f"{op} over an empty axis ({spell_dims(size.value, named)} == 0) has no value; eager raises"
-        launcher.shape_checks.append(f"if {size.value} == 0:\n    refuse({said!r})")
-        port.notes.append(f"a call where {size.value} == 0 is refused: {op} of nothing")
+        said = f"{op} over an empty axis ({spell_dims(size, named)} == 0) has no value; eager raises"
+        launcher.shape_checks.append(f"if {size} == 0:\n    refuse({said!r})")
+        port.notes.append(f"a call where {size} == 0 is refused: {op} of nothing")
+
+
+def _aten_ops(kp: KernelPort) -> list[str]:
+    """The aten ops the kernel computes, as capture recorded them; for a
+    manifest written before it did, the op names in Inductor's kernel name
+    (triton_red_fused__to_copy_abs_amax_clamp_0)."""
+    if kp.record.aten:
+        return kp.record.aten
+    return [f"aten.{word}" for word in kp.record.name.split("_")]
+
+
+def _reduced_size(kp: KernelPort) -> str | None:
+    """The launcher's expression for the kernel's reduced size: its own
+    parameter's, or, where binding merged it into another argument of the same
+    size (argmax over a row whose length is also its stride, ks0), what the
+    launch binds it to."""
+    for p in kp.params:
+        if p.original in _REDUCED:
+            return p.value
+    for name in _REDUCED:
+        b = kp.bindings.get(name)
+        if b is not None and b.kind != "literal":
+            return launcher_expr(b.expr or b.value)
+    return None
