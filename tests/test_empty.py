@@ -79,3 +79,24 @@ def test_the_scaffold_refuses_where_eager_raises(tmp_path):
     with pytest.raises(ReferenceRejects, match="so does the scaffold"):
         check_parity(loaded, empty, "cpu", 0)
     check_parity(loaded, Scenario("float32", {"num_tokens": 3, "hidden": 16}), "cpu", 0)
+
+
+def test_a_softmax_over_no_columns_is_served_as_eager_serves_it(tmp_path):
+    # softmax's amax has no value over 0 columns, but its output [tokens, 0]
+    # holds none: eager returns it empty, and so does the scaffold.
+    from porter.pipeline import capture
+
+    ref = tmp_path / "sm.py"
+    ref.write_text(
+        "import torch\n"
+        'DIMS = {"num_tokens": 4, "vocab": 50}\n'
+        'DTYPES = ["float32"]\n'
+        'def make_inputs(num_tokens, vocab, dtype=torch.float32, device="cpu"):\n'
+        "    return (torch.randn(num_tokens, vocab, dtype=dtype, device=device),)\n"
+        "def sm(logits):\n"
+        "    return torch.softmax(logits / 0.7, dim=-1)\n"
+        "REFERENCE = sm\n"
+    )
+    out = capture(ref, out=tmp_path / "cases", device="cpu", progress=lambda _: None)
+    loaded = load_case(out.case)
+    check_parity(loaded, Scenario("float32", {"num_tokens": 3, "vocab": 0}), "cpu", 0)

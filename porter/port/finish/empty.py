@@ -10,6 +10,8 @@ capture records above it) refuses a call whose reduced size is 0.
 
 from __future__ import annotations
 
+import re
+
 from porter.port.bind.generalize import launcher_expr
 from porter.port.launch.launcher import spell_dims
 from porter.port.model import KernelPort, PortState
@@ -40,11 +42,28 @@ def refuse_empty_extrema(port: PortState) -> None:
         size = _reduced_size(kp)
         if size is None or size.isdigit() or size in seen:
             continue
+        if _outputs_empty_with(launcher, size):
+            continue  # softmax over no columns: eager returns an empty tensor
         seen.append(size)
         op = ops[0].removeprefix("aten.")
         said = f"{op} over an empty axis ({spell_dims(size, named)} == 0) has no value; eager raises"
         launcher.shape_checks.append(f"if {size} == 0:\n    refuse({said!r})")
         port.notes.append(f"a call where {size} == 0 is refused: {op} of nothing")
+
+
+def _outputs_empty_with(launcher, size: str) -> bool:
+    """Whether every tensor the launcher returns is allocated with `size` as
+    one of its sizes (a softmax's [tokens, vocab]), and it changes no input:
+    at size 0 nothing holds the reduction's value."""
+    returned = set(re.findall(r"\b\w+\b", launcher.returns))
+    allocs = {a.var: a for a in launcher.allocs}
+    outputs = [allocs[n] for n in returned if n in allocs]
+    return (
+        bool(outputs)
+        and all(size in a.sizes for a in outputs)
+        and not (launcher.written - set(allocs))
+        and not any(n not in allocs and n in launcher.written for n in returned)
+    )
 
 
 def _aten_ops(kp: KernelPort) -> list[str]:
