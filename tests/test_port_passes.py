@@ -325,6 +325,24 @@ def test_reciprocal_divisors_of_softmax_sums_and_clamped_scales():
     )
 
 
+def test_reciprocal_divisors_keep_a_division_that_is_rounded():
+    # int4 codes round(x / (amax / 7)): x * (1 / s) gave -3.4999998 where
+    # x / s gave -3.5, and the code -3 where eager's and Inductor's is -4.
+    kp = _kp(
+        "a = maximum_nan(max_nan(tl.abs(x), 1)[:, None], 1e-10)\n"
+        "s = a / 7.0\n"
+        "q = x / s\n"
+        "c = libdevice.nearbyint(q).to(tl.int8)\n"
+        "t = x / s > 0.5\n"
+        "y = x / s\n"
+    )
+    reciprocal.reciprocal_divisors(kp)
+    body = _body(kp)
+    assert "q = x / s\n" in body  # rounded
+    assert "t = x / s > 0.5" in body  # compared
+    assert body.endswith("y = x * (1.0 / s)")  # only scaled
+
+
 def test_size_names_are_identifiers():
     from porter.port.bind.generalize import ident
 

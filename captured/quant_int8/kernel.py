@@ -61,7 +61,7 @@ def quant_int8_kernel(
     row_max = max_nan(abs_x_masked, 1)[:, None]
     out1 = maximum_nan(row_max, 1e-10) / 127.0
     tl.store(out1_ptr + rows, out1.to(out1_ptr.dtype.element_ty), row_mask)
-    maximum_nan_2 = maximum_nan(libdevice.nearbyint(x * (1.0 / out1)), -128.0)
+    maximum_nan_2 = maximum_nan(libdevice.nearbyint(x / out1), -128.0)
     out0 = minimum_nan(maximum_nan_2, 127.0).to(tl.int8)
     tl.store(out0_rows + cols, out0, mask)
 
@@ -104,7 +104,7 @@ def quant_int8_kernel_looped(
         mask = col_mask & row_mask
         x_2 = tl.load(x_rows + cols, mask, eviction_policy="evict_first", other=0.0)
         x_2 = x_2.to(tl.float32)
-        maximum_nan_2 = maximum_nan(libdevice.nearbyint(x_2 * (1.0 / out1)), -128.0)
+        maximum_nan_2 = maximum_nan(libdevice.nearbyint(x_2 / out1), -128.0)
         out0 = minimum_nan(maximum_nan_2, 127.0).to(tl.int8)
         tl.store(out0_rows + cols, out0, mask)
 

@@ -69,13 +69,69 @@ def _sums_shifted_exp(
     return False
 
 
+# Calls whose result jumps where their operand crosses a boundary: one ulp of
+# the operand moves a rounded code (2.5 / 1 rounds to 2, 2.5 * (1 / 1) too, but
+# -3.5 * (1 / s) may round to -3 where -3.5 / s gave -4).
+_ROUNDING = {
+    "libdevice.nearbyint",
+    "libdevice.rint",
+    "libdevice.round",
+    "libdevice.trunc",
+    "tl.floor",
+    "tl.ceil",
+}
+
+
+def _discontinuous(node: ast.AST) -> bool:
+    """A rounding, a cast to an integer type or a comparison."""
+    if isinstance(node, ast.Compare):
+        return True
+    if not isinstance(node, ast.Call):
+        return False
+    name = ast.unparse(node.func)
+    if name in _ROUNDING:
+        return True
+    if isinstance(node.func, ast.Attribute) and node.func.attr == "to" and node.args:
+        return ".int" in ast.unparse(node.args[0]) or "uint" in ast.unparse(
+            node.args[0]
+        )
+    if name == "tl.cast" and len(node.args) >= 2:
+        return "int" in ast.unparse(node.args[1])
+    return False
+
+
+def rounded_names(fn: ast.FunctionDef) -> set[str]:
+    """The names whose values reach a rounding, an integer cast or a
+    comparison, through any chain of assignments."""
+    bound = bindings(fn)
+    todo = [
+        n.id
+        for node in ast.walk(fn)
+        if _discontinuous(node)
+        for n in ast.walk(node)
+        if isinstance(n, ast.Name)
+    ]
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for value in bound.get(name, []):
+            todo += [n.id for n in ast.walk(value) if isinstance(n, ast.Name)]
+    return seen
+
+
 def reciprocal_divisors(kp: KernelPort) -> None:
     """`x / row_sum`, with a divisor that is one value per row (a reduction's
     result, a scalar, a constant), becomes `x * (1.0 / row_sum)`: one division
     per row instead of one IEEE division per element, as hand-written kernels
     do. It can move a result by one fp32 ulp, far inside the parity verdict;
-    only where the divisor cannot be subnormal (far_from_zero)."""
+    only where the divisor cannot be subnormal (far_from_zero), and never where
+    the quotient is rounded, cast to an integer or compared (a quantizer's
+    code: one ulp is a whole step there)."""
     fn = kp.tree
+    rounded = rounded_names(fn)
     uniform = {a.arg for a in fn.args.args if not a.arg.endswith("_ptr")}
 
     def is_uniform(v: ast.AST) -> bool:
@@ -158,7 +214,10 @@ def reciprocal_divisors(kp: KernelPort) -> None:
         if isinstance(stmt, ast.Assign):
             if not (len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
                 continue
-            stmt.value = Fix().visit(stmt.value)
+            if stmt.targets[0].id not in rounded and not any(
+                _discontinuous(n) for n in ast.walk(stmt.value)
+            ):
+                stmt.value = Fix().visit(stmt.value)
             if is_uniform(stmt.value):
                 uniform.add(stmt.targets[0].id)
             else:
