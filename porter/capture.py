@@ -1126,25 +1126,28 @@ def _zero_divisors(
 
 
 def _rejected_sizes(ref: Reference, dtype: str, device: str) -> list[dict[str, Any]]:
-    """Each dim at 1 where eager raises on the reference's own inputs (a
-    BatchNorm in training: "Expected more than 1 value per channel"): Dynamo
-    traces sizes of 2 and more alone, so no guard says so, and the kernels
-    would return numbers. {"dim": name, "error": eager's first line}."""
+    """Each dim at 1, and at 0, where eager raises on the reference's own
+    inputs (a BatchNorm in training: "Expected more than 1 value per
+    channel"; `x[:, -1]` of no tokens): Dynamo traces sizes of 2 and more
+    alone, so no guard says so, and the kernels would return numbers, or
+    read and write before a tensor. {"dim": name, "size": 1 or 0, "error":
+    eager's first line}."""
     out = []
     for dim in ref.dims:
-        if dim.size == 1:
-            continue
-        sizes = {d.name: d.size for d in ref.dims} | {dim.name: 1}
-        try:
-            fn, inputs = _built_in(ref, dtype, device, sizes)
-        except Exception:  # noqa: BLE001 - make_inputs itself: not the reference
-            continue
-        try:
-            with torch.no_grad():
-                fn(*inputs)
-        except Exception as err:  # noqa: BLE001 - any rejection
-            said = f"{type(err).__name__}: {_first_line(err)}"
-            out.append({"dim": dim.name, "error": said[:160]})
+        for at in (1, 0):
+            if dim.size == at:
+                continue
+            sizes = {d.name: d.size for d in ref.dims} | {dim.name: at}
+            try:
+                fn, inputs = _built_in(ref, dtype, device, sizes)
+            except Exception:  # noqa: BLE001 - make_inputs itself: not the reference
+                continue
+            try:
+                with torch.no_grad():
+                    fn(*inputs)
+            except Exception as err:  # noqa: BLE001 - any rejection
+                said = f"{type(err).__name__}: {_first_line(err)}"
+                out.append({"dim": dim.name, "size": at, "error": said[:160]})
     return out
 
 

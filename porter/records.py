@@ -222,7 +222,7 @@ class Capture:
     # Int arguments at 0 of which eager raises ZeroDivisionError: refused there.
     zero_divisors: list[str] = field(default_factory=list)
     # Dims at 1 of which eager raises ({"dim", "error"}): refused there.
-    rejected_sizes: list[dict[str, str]] = field(default_factory=list)
+    rejected_sizes: list[dict[str, Any]] = field(default_factory=list)
     # Bounds of int arguments by sizes the compile took from the capture's
     # values (`start + length <= x.shape[1]`): the launcher checks them.
     assumed: list[str] = field(default_factory=list)

@@ -797,6 +797,34 @@ def test_batch_norm_statistics_passed_as_arguments_refuse_one_row_and_none(tmp_p
         _check(case, {"batch": 12, "channels": 8}, values="edge_rows")
 
 
+def test_a_size_of_0_at_which_eager_raises_is_refused(tmp_path):
+    # state.copy_(x[:, -1]) at a chunk of no tokens: eager raises, the kernels
+    # read before x and wrote the state from it (an illegal address on a GPU).
+    ref = _porter_ref(
+        """
+        def make_inputs(batch, seq, channels, dtype=torch.float32, device="cpu"):
+            x = torch.randn(batch, seq, channels, dtype=dtype, device=device)
+            state = torch.randn(batch, channels, dtype=dtype, device=device)
+            return x, state
+
+        def keep_last(x, state):
+            state.copy_(x[:, -1, :])
+            return x * 2.0
+
+        REFERENCE = keep_last
+        """,
+        '{"batch": 2, "seq": 5, "channels": 16}',
+        '["float32"]',
+    ).replace("DTYPES =", 'DYNAMIC = ["seq"]\n    DTYPES =')
+    case = _capture(tmp_path, "keep_last", ref)
+    assert {"dim": "seq", "size": 0} == {
+        k: v for k, v in case.manifest["rejected_sizes"][0].items() if k != "error"
+    }
+    with pytest.raises(ReferenceRejects, match="so does the scaffold"):
+        _check(case, {"batch": 2, "seq": 0, "channels": 16})
+    _check(case, {"batch": 2, "seq": 1, "channels": 16})
+
+
 EMBEDDING = """
     import torch
     import torch.nn as nn

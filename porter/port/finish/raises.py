@@ -4,8 +4,9 @@ A BatchNorm in training raises "Expected more than 1 value per channel" at a
 batch of 1; a reference may check `if x.shape[0] == 1: raise`. Dynamo traces
 sizes of 2 and more alone (it specializes 0 and 1), so no guard says so, and
 the kernels returned numbers (zeros, a running variance of NaN written into
-the caller's tensor). The capture tried each dim at 1 (manifest
-rejected_sizes); the launcher refuses those calls in eager's words.
+the caller's tensor), or at 0 read and wrote before a tensor (`x[:, -1]` of no
+tokens). The capture tried each dim at 1 and at 0 (manifest rejected_sizes);
+the launcher refuses those calls in eager's words.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from porter.port.model import PortState
 
 
 def refuse_sizes_eager_rejects(port: PortState) -> None:
-    """Each dim at 1 of which eager raises on the reference's inputs, as the
-    capture tried, is refused at 1 in the launcher with eager's error, instead
-    of the kernels returning numbers."""
+    """Each dim at 1 or 0 of which eager raises on the reference's inputs, as
+    the capture tried, is refused there in the launcher with eager's error,
+    instead of the kernels returning numbers."""
     launcher = port.launcher
     named = {d.name for d in launcher.dims}
     axes = {d.name: d.axes for d in port.cap.dims}
@@ -29,6 +30,9 @@ def refuse_sizes_eager_rejects(port: PortState) -> None:
             size = f"{tensor.replace('.', '_')}.shape[{axis}]"
         else:
             continue
-        said = f"eager raises at {name} = 1 ({entry['error']}); so does the scaffold"
-        launcher.shape_checks.append(f"if {size} == 1:\n    refuse({said!r})")
-        port.notes.append(f"a call where {name} == 1 is refused, as eager raises there")
+        at = entry.get("size", 1)  # captures before sizes of 0 were tried
+        said = f"eager raises at {name} = {at} ({entry['error']}); so does the scaffold"
+        launcher.shape_checks.append(f"if {size} == {at}:\n    refuse({said!r})")
+        port.notes.append(
+            f"a call where {name} == {at} is refused, as eager raises there"
+        )
