@@ -825,6 +825,27 @@ def test_a_size_of_0_at_which_eager_raises_is_refused(tmp_path):
     _check(case, {"batch": 2, "seq": 1, "channels": 16})
 
 
+def test_an_extern_sorts_output_of_a_column_major_input_is_indexed_as_laid_out(tmp_path):
+    # A sort of a column-major x returns column-major values, which the
+    # cumsum kernel indexed as row-major: another row's numbers, no error.
+    ref = _porter_ref(
+        """
+        def make_inputs(n, d, dtype=torch.float32, device="cpu"):
+            return (torch.randn(n, d, dtype=dtype, device=device),)
+
+        def sort_cumsum(x):
+            return x.sort(dim=-1).values.cumsum(dim=-1)
+
+        REFERENCE = sort_cumsum
+        """,
+        '{"n": 4, "d": 16}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "sort_cumsum", ref)
+    assert any(s.layout == "column_major" for s in case.scenarios())
+    _check(case, {"n": 5, "d": 16}, layout="column_major")
+
+
 EMBEDDING = """
     import torch
     import torch.nn as nn

@@ -145,13 +145,13 @@ def test_an_expanded_input_is_copied_and_laid_out_as_expanded():
     # view of its own strides raised (one memory location, many elements),
     # which the suite reported as the reference rejecting every call; and the
     # layout scenarios made it dense, which the scaffold refuses.
-    from porter.testing.parity import _layout, copies
+    from porter.testing.parity import LAYOUTS, _layout, copies
 
     b = torch.randn(8).expand(5, 8)
     (copied,) = copies([b])
     assert copied.stride() == (0, 1) and torch.equal(copied, b)
     assert copied.untyped_storage().data_ptr() != b.untyped_storage().data_ptr()
-    for layout in ("offset", "row_sliced", "padded", "row_step", "far_rows"):
+    for layout in LAYOUTS:
         assert _layout(b, layout) is b
     # a view with an offset keeps it, as before
     x = torch.randn(4, 6)[1:, 2:]

@@ -275,7 +275,7 @@ class Case:
             # scaffold serves (x.view(n, 4, -1) at hidden = 4; cols // 2 == 1).
             for edge in self.manifest.get("edge_sizes", []):
                 out.append(Scenario(dtype, {**base, **at(3), **edge}))
-            for layout in ("offset", "row_sliced", "padded", "row_step", "far_rows"):
+            for layout in LAYOUTS:
                 out.append(Scenario(dtype, small, layout=layout))
             out.append(Scenario(dtype, small, values="difficult"))
             out.append(Scenario(dtype, small, values="offset"))
@@ -709,6 +709,10 @@ def _empty_like(t: torch.Tensor, device: str) -> torch.Tensor:
     return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=device)
 
 
+# The layouts each input takes besides its own, in scenarios of their own.
+LAYOUTS = ("offset", "row_sliced", "padded", "row_step", "far_rows", "column_major")
+
+
 def _layout(t: torch.Tensor, layout: str, copy: bool = True) -> torch.Tensor:
     if is_expanded(t):
         return t  # an expanded bias: the caller's own layout, kept
@@ -731,6 +735,13 @@ def _layout(t: torch.Tensor, layout: str, copy: bool = True) -> torch.Tensor:
             2 * t.shape[0], *t.shape[1:], dtype=t.dtype, device=t.device
         )
         view = stepped[::2]
+    elif layout == "column_major" and t.dim() >= 2:
+        # Dense, the last two axes swapped in memory (x.t().contiguous().t()):
+        # an extern call's outputs follow such an input's layout (a sort's).
+        swapped = torch.empty(
+            *t.shape[:-2], t.shape[-1], t.shape[-2], dtype=t.dtype, device=t.device
+        )
+        view = swapped.transpose(-1, -2)
     elif layout == "far_rows" and t.dim() >= 2:
         # The first axis's stride past the rest of the tensor, every other
         # axis's as the input has it (a transposed x keeps its order): a

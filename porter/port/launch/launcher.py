@@ -575,12 +575,16 @@ def bind_layouts(launcher: Launcher, cap: Capture, module: CompiledModule) -> No
     viewed = _viewed(launcher)
     prelude, epilogue, given_of, whole = [], [], {}, {}
     returned = {m["name"] for m in cap.output_map if m.get("kind") == "input"}
+    # An extern call's outputs may follow its input's layout (a sort of a
+    # column-major x gives column-major values), which a kernel after it would
+    # index as the capture's: its inputs take the captured strides too.
+    follows = _extern_reads(launcher) if _launches(launcher) else set()
     for gi in module.inputs:
         if gi.kind != "tensor":
             continue
         var = gi.target.replace(".", "_")
         source = gi.target if gi.target in inputs else module_attr(gi.target)
-        if var not in strided and var not in viewed:
+        if var not in strided and var not in viewed and var not in follows:
             # No kernel takes it (only an extern call, which reads any layout).
             if var != source:
                 prelude.append(f"{var} = {source}")
@@ -671,6 +675,22 @@ def _kernel_strides(launcher: Launcher) -> dict[str, set[int]]:
             if name.endswith("_ptr") and value.isidentifier():
                 seen.setdefault(value, []).append(taken.get(value, set()))
     return {t: set.intersection(*axes) for t, axes in seen.items()}
+
+
+def _extern_reads(launcher: Launcher) -> set[str]:
+    """The names an extern call reads (`torch.ops.aten.sort.stable(x, ...)`)."""
+    out = set()
+    for step in all_steps(launcher.steps):
+        if step.kind == "extern":
+            for node in ast.walk(ast.parse(step.call)):
+                if isinstance(node, ast.Assign):
+                    out |= names_in(node.value)
+    return out
+
+
+def _launches(launcher: Launcher) -> bool:
+    """Whether the launcher launches a kernel of its own."""
+    return any(s.kind in ("launch", "matmul") for s in all_steps(launcher.steps))
 
 
 def _viewed(launcher: Launcher) -> set[str]:
