@@ -807,6 +807,9 @@ def run_capture(
         edge_sizes=crossed,
         zero_divisors=_zero_divisors(ref, dtype, device, arguments),
         rejected_sizes=_rejected_sizes(ref, dtype, device),
+        input_ranks={
+            n: v.dim() for n, v in arguments.items() if isinstance(v, torch.Tensor)
+        },
         assumed=list(dict.fromkeys(assumed)),
         dims=ref.dims,
         modules=modules,

@@ -221,8 +221,11 @@ class Capture:
     edge_sizes: list[dict[str, int]] = field(default_factory=list)
     # Int arguments at 0 of which eager raises ZeroDivisionError: refused there.
     zero_divisors: list[str] = field(default_factory=list)
-    # Dims at 1 of which eager raises ({"dim", "error"}): refused there.
+    # Dims at 1 or 0 of which eager raises ({"dim", "size", "error"}): refused there.
     rejected_sizes: list[dict[str, Any]] = field(default_factory=list)
+    # Each tensor argument's rank at capture: one the graph reads only a size
+    # of (`like.shape[-1]`) is checked too, as the launcher indexes its shape.
+    input_ranks: dict[str, int] = field(default_factory=dict)
     # Bounds of int arguments by sizes the compile took from the capture's
     # values (`start + length <= x.shape[1]`): the launcher checks them.
     assumed: list[str] = field(default_factory=list)

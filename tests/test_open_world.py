@@ -16,7 +16,12 @@ from porter.pipeline import capture, port
 from porter.reference import load_reference
 from porter.testing import ScaffoldRefuses, check_parity, load_case
 from porter.testing.compiles import check as compile_check
-from porter.testing.parity import ParityError, ReferenceRejects, Scenario, scaffold_entry
+from porter.testing.parity import (
+    ParityError,
+    ReferenceRejects,
+    Scenario,
+    scaffold_entry,
+)
 
 
 def _write(tmp_path, name, text):
@@ -27,7 +32,9 @@ def _write(tmp_path, name, text):
 
 def _capture(tmp_path, name, text, **kw):
     path = _write(tmp_path, name, text)
-    result = capture(path, out=tmp_path / "cases", device="cpu", progress=lambda _: None, **kw)
+    result = capture(
+        path, out=tmp_path / "cases", device="cpu", progress=lambda _: None, **kw
+    )
     return load_case(result.case)
 
 
@@ -93,8 +100,7 @@ def test_set_names_a_size_global_or_is_refused(tmp_path):
 def test_modelnew_takes_models_constructor_text_without_model(tmp_path):
     from porter.port.model_class import model_init
 
-    source = textwrap.dedent(
-        """
+    source = textwrap.dedent("""
         import torch.nn as nn
         SCALE = 2.0  # a helper constant
 
@@ -108,8 +114,7 @@ def test_modelnew_takes_models_constructor_text_without_model(tmp_path):
 
             def forward(self, x):
                 return self.act(x)
-        """
-    )
+        """)
     init, helpers = model_init(source, tmp_path / "ref.py")
     assert "super().__init__()  # the file's own comment" in init
     assert "1e-2" in init  # the file's own spelling
@@ -456,7 +461,9 @@ def test_a_size_the_graph_ties_to_another_is_checked(tmp_path):
     case = _capture(tmp_path, "hinge", HINGE)
     _check(case, {"batch_size": 48, "input_shape_0": 48})
     model = case.kernel.ModelNew()
-    with pytest.raises(NotImplementedError, match=r"targets \(predictions.shape\[1\],\)"):
+    with pytest.raises(
+        NotImplementedError, match=r"targets \(predictions.shape\[1\],\)"
+    ):
         model(torch.rand(1, 32), torch.rand(1))
 
 
@@ -657,7 +664,13 @@ def test_a_kernel_launched_twice_is_bound_per_launch(tmp_path):
     # launched twice; bound to the first launch's arguments, the scaffold
     # copied the key cache twice and left the value cache alone.
     case = _h200_case(tmp_path, "reshape_and_cache", "reshape_and_cache.py")
-    sizes = {"num_tokens": 9, "num_kv_heads": 2, "head_dim": 32, "num_blocks": 4, "block_size": 8}
+    sizes = {
+        "num_tokens": 9,
+        "num_kv_heads": 2,
+        "head_dim": 32,
+        "num_blocks": 4,
+        "block_size": 8,
+    }
     _check(case, sizes)
     _check(case, sizes, layout="offset")  # the reference's .view() needs packed caches
 
@@ -669,7 +682,13 @@ def test_a_broadcast_of_a_size_made_constexpr_compiles_on_a_gpu(tmp_path):
     text = (case.folder / "kernel.py").read_text()
     assert "tl.full([BLOCK_SIZE], max_position, tl.int64)" in text
     assert "tl.broadcast_to(max_position" not in text
-    sizes = {"num_tokens": 9, "num_heads": 4, "num_kv_heads": 2, "head_dim": 32, "max_position": 64}
+    sizes = {
+        "num_tokens": 9,
+        "num_heads": 4,
+        "num_kv_heads": 2,
+        "head_dim": 32,
+        "max_position": 64,
+    }
     _check(case, sizes)
 
 
@@ -682,11 +701,19 @@ def test_an_index_out_of_range_stops_the_scaffold_as_it_stops_eager(tmp_path):
     assert text.count("@triton.jit(debug=True") == 2
     assert "positions holds an index out of bounds (0 <= index < max_position)" in text
     assert "index out of bounds: 0 <=" not in text
-    sizes = {"num_tokens": 5, "num_heads": 4, "num_kv_heads": 2, "head_dim": 32, "max_position": 64}
+    sizes = {
+        "num_tokens": 5,
+        "num_heads": 4,
+        "num_kv_heads": 2,
+        "head_dim": 32,
+        "max_position": 64,
+    }
     with pytest.raises(ReferenceRejects, match="so does the scaffold"):
         _check(case, sizes, far_index=0)
     # the same kernels with their checks compiled out: the suite tells
-    (case.folder / "kernel.py").write_text(text.replace("@triton.jit(debug=True, ", "@triton.jit("))
+    (case.folder / "kernel.py").write_text(
+        text.replace("@triton.jit(debug=True, ", "@triton.jit(")
+    )
     with pytest.raises(ParityError, match="outside its tensors instead of refusing"):
         _check(load_case(case.folder), sizes, far_index=0)
 
@@ -695,7 +722,13 @@ def test_every_int_tensor_argument_gets_an_index_far_out_of_range(tmp_path):
     case = _h200_case(tmp_path, "reshape_and_cache", "reshape_and_cache.py")
     far = {sc.far_index for sc in case.scenarios() if sc.far_index is not None}
     assert far == {4}  # slot_mapping; key, value and the caches are floats
-    sizes = {"num_tokens": 5, "num_kv_heads": 2, "head_dim": 32, "num_blocks": 4, "block_size": 8}
+    sizes = {
+        "num_tokens": 5,
+        "num_kv_heads": 2,
+        "head_dim": 32,
+        "num_blocks": 4,
+        "block_size": 8,
+    }
     with pytest.raises(ReferenceRejects, match="so does the scaffold"):
         _check(case, sizes, far_index=4)
     # On a GPU such a call is judged on the CPU first: eager's device assert
@@ -825,7 +858,9 @@ def test_a_size_of_0_at_which_eager_raises_is_refused(tmp_path):
     _check(case, {"batch": 2, "seq": 1, "channels": 16})
 
 
-def test_an_extern_sorts_output_of_a_column_major_input_is_indexed_as_laid_out(tmp_path):
+def test_an_extern_sorts_output_of_a_column_major_input_is_indexed_as_laid_out(
+    tmp_path,
+):
     # A sort of a column-major x returns column-major values, which the
     # cumsum kernel indexed as row-major: another row's numbers, no error.
     ref = _porter_ref(
@@ -844,6 +879,30 @@ def test_an_extern_sorts_output_of_a_column_major_input_is_indexed_as_laid_out(t
     case = _capture(tmp_path, "sort_cumsum", ref)
     assert any(s.layout == "column_major" for s in case.scenarios())
     _check(case, {"n": 5, "d": 16}, layout="column_major")
+
+
+def test_a_tensor_read_only_for_a_size_is_checked_for_its_rank(tmp_path):
+    # like.shape[-1] became like.shape[1] with no rank check: a 3-d like gave
+    # a view of another shape, silently; a 1-d one an IndexError.
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, head_dim, dtype=torch.float32, device="cpu"):
+            q = torch.randn(num_tokens, 3 * head_dim, dtype=dtype, device=device)
+            return q, torch.randn(2, head_dim, dtype=dtype, device=device)
+
+        def split_heads(q, like):
+            return (q * 2).view(q.shape[0], -1, like.shape[-1])
+
+        REFERENCE = split_heads
+        """,
+        '{"num_tokens": 4, "head_dim": 16}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "split_heads", ref)
+    q = torch.randn(4, 48)
+    for like in (torch.randn(2, 3, 8), torch.randn(16)):
+        _refuses(case, q, like, match="captured with q 2-d, like 2-d")
+    _check(case, {"num_tokens": 3, "head_dim": 16})
 
 
 EMBEDDING = """
@@ -873,7 +932,9 @@ EMBEDDING = """
 def test_outputs_follow_the_tables_dtype_where_the_inputs_are_ids(tmp_path):
     case = _capture(tmp_path, "emb", EMBEDDING)
     for dtype in ("float32", "bfloat16"):
-        check_parity(case, Scenario(dtype, {"batch_size": 7, "vocab": 40, "dim": 32}), "cpu", 0)
+        check_parity(
+            case, Scenario(dtype, {"batch_size": 7, "vocab": 40, "dim": 32}), "cpu", 0
+        )
 
 
 LINEAR_RELU = """
@@ -972,7 +1033,9 @@ NORMS = """
 def test_a_module_mode_is_refused_only_where_the_math_reads_it(tmp_path):
     # An InstanceNorm without running statistics reads `training` (Dynamo
     # guards on it) but computes alike in both modes; a BatchNorm does not.
-    inorm = NORMS.replace("return self.inorm(x), self.bn(y)", "return self.inorm(x) + y.sum()")
+    inorm = NORMS.replace(
+        "return self.inorm(x), self.bn(y)", "return self.inorm(x) + y.sum()"
+    )
     case = _capture(tmp_path, "inorm", inorm)
     text = (case.folder / "kernel.py").read_text()
     assert ".training" not in text.split("class ModelNew")[1]  # no mode check
@@ -1034,7 +1097,9 @@ def test_an_fp32_intermediate_of_an_fp32_capture_stays_fp32_in_bf16(tmp_path):
         '{"num_tokens": 8, "num_experts": 16}',
     )
     case = _capture(tmp_path, "probs", ref)
-    check_parity(case, Scenario("bfloat16", {"num_tokens": 5, "num_experts": 20}), "cpu", 0)
+    check_parity(
+        case, Scenario("bfloat16", {"num_tokens": 5, "num_experts": 20}), "cpu", 0
+    )
 
 
 def test_output_dtypes_line_up_where_an_input_is_returned_first(tmp_path):
@@ -1075,8 +1140,12 @@ def test_an_output_dtype_set_by_an_argument_follows_it_or_is_refused(tmp_path):
     case = _capture(tmp_path, "like", like)
     for dtype in ("bfloat16", "float32"):
         check_parity(case, Scenario(dtype, {"n": 5, "k": 48}), "cpu", 0)
-    by_arg = like.replace("torch.empty(1, dtype=dtype, device=device)", "dtype").replace(
-        "(like, ", "(").replace("like.dtype", "out_dtype").replace("like", "out_dtype")
+    by_arg = (
+        like.replace("torch.empty(1, dtype=dtype, device=device)", "dtype")
+        .replace("(like, ", "(")
+        .replace("like.dtype", "out_dtype")
+        .replace("like", "out_dtype")
+    )
     case = _capture(tmp_path, "out_dtype", by_arg)
     assert "if out_dtype != torch.bfloat16:" in (case.folder / "kernel.py").read_text()
     check_parity(case, Scenario("bfloat16", {"n": 5, "k": 48}), "cpu", 0)
@@ -1101,7 +1170,10 @@ def test_a_graph_that_reads_its_dtypes_limits_serves_that_dtype_alone(tmp_path):
     assert case.dtypes == ["bfloat16"]
     fn = case.kernel.fill_min
     with pytest.raises(NotImplementedError, match="captured in bfloat16"):
-        fn(torch.randn(3, 64, dtype=torch.float16), torch.zeros(3, 64, dtype=torch.bool))
+        fn(
+            torch.randn(3, 64, dtype=torch.float16),
+            torch.zeros(3, 64, dtype=torch.bool),
+        )
 
 
 def test_a_fill_and_a_scatter_into_one_buffer_stay_two_launches(tmp_path):
@@ -1153,7 +1225,10 @@ def test_dims_named_like_the_kernels_own_variables_and_nested_floor_divisions(tm
         """,
         '{"num_tokens": 6, "num_heads": 2, "head_dim": 16}',
     )
-    _check(_capture(tmp_path, "floor", ref), {"num_tokens": 5, "num_heads": 3, "head_dim": 16})
+    _check(
+        _capture(tmp_path, "floor", ref),
+        {"num_tokens": 5, "num_heads": 3, "head_dim": 16},
+    )
 
 
 # ---------------------------------------------------------------- structure sweep
@@ -1524,7 +1599,9 @@ def test_a_buffer_reassigned_in_forward_is_refused_and_counters_start_at_3(tmp_p
         "return x * self.weight + self.bias - self.shift",
         "self.shift = self.shift * 0.9 + 0.1 * x.mean(0)\n            return x - self.shift",
     )
-    with pytest.raises(PorterError, match="assigns a new tensor to the buffer self.shift"):
+    with pytest.raises(
+        PorterError, match="assigns a new tensor to the buffer self.shift"
+    ):
         _capture(tmp_path, "reassigned", reassigned)
     # `self.step += 1` is in place, but Dynamo's graph returns step too.
     counter = AFFINE.replace(
@@ -1543,9 +1620,14 @@ def test_a_buffer_reassigned_in_forward_is_refused_and_counters_start_at_3(tmp_p
 
 
 def test_a_size_named_like_a_module_attribute_is_refused(tmp_path):
-    ref = AFFINE.replace("features", "h").replace(
-        "self.bias = nn.Parameter(torch.zeros(h))", "self.h = float(h) * 0.5"
-    ).replace("x * self.weight + self.bias - self.shift", "x * self.h + x.mean(-1, keepdim=True)")
+    ref = (
+        AFFINE.replace("features", "h")
+        .replace("self.bias = nn.Parameter(torch.zeros(h))", "self.h = float(h) * 0.5")
+        .replace(
+            "x * self.weight + self.bias - self.shift",
+            "x * self.h + x.mean(-1, keepdim=True)",
+        )
+    )
     with pytest.raises(PorterError, match="the size h and Model's self.h share a name"):
         _capture(tmp_path, "named", ref)
 
@@ -1846,7 +1928,9 @@ def test_a_per_call_dim_a_python_loop_fixed_is_said_and_its_other_sizes_refused(
     assert any("fixed it at 8" in w for w in case.manifest["warnings"])
     others = [sc for sc in case.scenarios() if sc.sizes["num_tokens"] != 8]
     assert others and all(sc.optional for sc in others)
-    assert any(sc.sizes["num_tokens"] == 8 and not sc.optional for sc in case.scenarios())
+    assert any(
+        sc.sizes["num_tokens"] == 8 and not sc.optional for sc in case.scenarios()
+    )
     with pytest.raises(ScaffoldRefuses):
         _check(case, {"num_tokens": 5, "hidden": 32}, optional=True)
     _check(case, {"num_tokens": 8, "hidden": 97})
@@ -1920,7 +2004,10 @@ def test_an_ops_own_lower_bound_stays_a_refusal(tmp_path):
         ("L['eps'] == 1e-06", []),
         # arithmetic on sizes is Dynamo's and Inductor's layout bookkeeping
         ("Max(L['x'].size()[0], 4) < 8", []),
-        ("L['x'].size()[1] != max(1, L['x'].size()[1] + -1 * (L['x'].size()[1] // 2))", []),
+        (
+            "L['x'].size()[1] != max(1, L['x'].size()[1] + -1 * (L['x'].size()[1] // 2))",
+            [],
+        ),
         # a branch on two sizes (GQA's `if q.shape[1] != k.shape[1]`)
         ("L['q'].size()[1] != L['k'].size()[1]", ["q.shape[1] != k.shape[1]"]),
         # what the launcher cannot spell is marked, and the port refuses it
@@ -1943,7 +2030,10 @@ def test_an_ops_own_lower_bound_stays_a_refusal(tmp_path):
         ("0 <= L['x'].size()[1] - L['n'].size()[0]", ["0 <= x.shape[1] - n.shape[0]"]),
         # ... but not Dynamo's own bounds on such a size
         ("(L['x'].size()[1] + ((-1)*L['tail'].size()[0])) != 1", []),
-        ("L['x'].size()[1]*L['x'].size()[0] + ((-1)*L['t'].size()[0]*L['x'].size()[0]) >= 2", []),
+        (
+            "L['x'].size()[1]*L['x'].size()[0] + ((-1)*L['t'].size()[0]*L['x'].size()[0]) >= 2",
+            [],
+        ),
         ("L['x'].size()[1] + L['y'].size()[1] >= 0", []),
     ],
 )
@@ -1982,7 +2072,10 @@ def test_a_view_into_groups_of_an_int_argument_is_checked(tmp_path):
     with pytest.raises(ReferenceRejects):  # the suite skips what both reject
         _check(case, {"num_tokens": 3, "hidden": 100})
     with pytest.raises(ParityError, match="must refuse"):
-        _check(_without_check(case, "the kernels assume x.shape[1] %"), {"num_tokens": 3, "hidden": 100})
+        _check(
+            _without_check(case, "the kernels assume x.shape[1] %"),
+            {"num_tokens": 3, "hidden": 100},
+        )
 
 
 GROUP_SCALE = _porter_ref(
@@ -2036,7 +2129,10 @@ def test_halves_at_an_odd_width_are_refused(tmp_path):
     _check(case, {"num_tokens": 3, "width": 18})
     _refuses(case, torch.randn(3, 17), match=r"x.shape\[1\] % 2 == 0")
     with pytest.raises(ParityError, match="must refuse"):
-        _check(_without_check(case, "the kernels assume x.shape[1] %"), {"num_tokens": 3, "width": 17})
+        _check(
+            _without_check(case, "the kernels assume x.shape[1] %"),
+            {"num_tokens": 3, "width": 17},
+        )
 
 
 def _refuses(case, *args, match):
@@ -2075,9 +2171,16 @@ def test_a_second_float_argument_in_another_dtype_is_refused(tmp_path):
     assert case.manifest["input_follows"] == ["x", "w"]
     mixed = Scenario("bfloat16", {"num_tokens": 5, "hidden": 32}, cast={1: "float32"})
     assert mixed.id in {sc.id for sc in case.scenarios()}
-    _refuses(case, torch.randn(3, 32), torch.randn(32).bfloat16(), match="w must have x's dtype")
+    _refuses(
+        case,
+        torch.randn(3, 32),
+        torch.randn(32).bfloat16(),
+        match="w must have x's dtype",
+    )
     _without_check(case, "w must have")
-    with pytest.raises(ParityError, match="is torch.bfloat16, eager gives torch.float32"):
+    with pytest.raises(
+        ParityError, match="is torch.bfloat16, eager gives torch.float32"
+    ):
         check_parity(load_case(case.folder), mixed, "cpu", 0)
     # a capture older than input_follows: the failure says what to do
     manifest = case.folder / "manifest.json"
@@ -2109,7 +2212,9 @@ def test_an_int_argument_in_another_dtype_is_refused(tmp_path):
     _refuses(case, torch.randn(3, 32), torch.ones(3, 32), match="mask int64")
     _without_check(case, "mask int64")
     with pytest.raises(ParityError, match="is torch.int64, eager gives torch.float32"):
-        _check(load_case(case.folder), {"num_tokens": 5, "hidden": 32}, cast={1: "float32"})
+        _check(
+            load_case(case.folder), {"num_tokens": 5, "hidden": 32}, cast={1: "float32"}
+        )
 
 
 def test_a_forward_float_argument_get_inputs_leaves_to_its_default(tmp_path):
@@ -2168,7 +2273,7 @@ def test_a_signature_of_typing_names_an_inf_default_and_an_optional_tensor(tmp_p
     )
     case = _capture(tmp_path, "optional", ref)
     text = (case.folder / "kernel.py").read_text()
-    assert "residual: \"Optional[torch.Tensor]\" = None" in text
+    assert 'residual: "Optional[torch.Tensor]" = None' in text
     assert 'cap: float = float("inf")' in text
     _check(case, {"num_tokens": 5, "hidden": 32})
     with pytest.raises(ScaffoldRefuses, match=r'cap == float\("inf"\)'):
@@ -2290,7 +2395,9 @@ PARTIAL_ROTARY = _porter_ref(
 )
 
 
-@pytest.mark.parametrize("name, text", [("window", WINDOW_MEAN), ("rotary", PARTIAL_ROTARY)])
+@pytest.mark.parametrize(
+    "name, text", [("window", WINDOW_MEAN), ("rotary", PARTIAL_ROTARY)]
+)
 def test_sizes_the_wrapper_computes_with_min_and_trunc_reach_the_launcher(
     tmp_path, name, text
 ):
@@ -2554,7 +2661,9 @@ def test_a_constant_none_is_checked_with_is_not():
     assert _refuse_other("self.conv.bias", None).startswith(
         "if self.conv.bias is not None:"
     )
-    assert "captured with self.conv.bias is None" in _refuse_other("self.conv.bias", None)
+    assert "captured with self.conv.bias is None" in _refuse_other(
+        "self.conv.bias", None
+    )
     assert _refuse_other("self.dim", 1).startswith("if self.dim != 1:")
 
 
@@ -2621,7 +2730,9 @@ MATMUL_ONLY = """
 
 
 def test_a_graph_of_extern_calls_alone_is_refused_naming_them(tmp_path):
-    with pytest.raises(PorterError, match=r"extern calls \(mm\), so there is nothing to port"):
+    with pytest.raises(
+        PorterError, match=r"extern calls \(mm\), so there is nothing to port"
+    ):
         _capture(tmp_path, "mm_only", MATMUL_ONLY)
 
 
@@ -2643,12 +2754,18 @@ def test_a_bound_of_one_row_read_for_every_row_refuses_a_bound_per_row(tmp_path)
         '{"num_tokens": 4, "hidden": 32}',
     )
     case = _capture(tmp_path, "floor", ref)
-    wide = Scenario("float32", {"num_tokens": 5, "hidden": 32}, widen=(1, 0), optional=True)
+    wide = Scenario(
+        "float32", {"num_tokens": 5, "hidden": 32}, widen=(1, 0), optional=True
+    )
     assert wide.id in {sc.id for sc in case.scenarios()}
-    _refuses(case, torch.randn(3, 32), torch.randn(3, 32), match=r"lo \(1, x.shape\[1\]\)")
+    _refuses(
+        case, torch.randn(3, 32), torch.randn(3, 32), match=r"lo \(1, x.shape\[1\]\)"
+    )
     text = (case.folder / "kernel.py").read_text()
     assert "lo.shape != (1, hidden)" in text
-    (case.folder / "kernel.py").write_text(text.replace("lo.shape != (1, hidden)", "lo.shape[1] != hidden"))
+    (case.folder / "kernel.py").write_text(
+        text.replace("lo.shape != (1, hidden)", "lo.shape[1] != hidden")
+    )
     with pytest.raises(ParityError, match="output 0 error"):
         check_parity(load_case(case.folder), wide, "cpu", 0)
 
@@ -2708,7 +2825,9 @@ def test_a_literal_slice_longer_than_the_row_is_refused(tmp_path):
     # without the check the suite tells
     text = (case.folder / "kernel.py").read_text()
     assert "if (-64 + hidden) < 0:" in text
-    (case.folder / "kernel.py").write_text(text.replace("if (-64 + hidden) < 0:", "if False:"))
+    (case.folder / "kernel.py").write_text(
+        text.replace("if (-64 + hidden) < 0:", "if False:")
+    )
     with pytest.raises(ParityError, match="the scaffold raised"):
         _check(load_case(case.folder), narrow, optional=True)
 
@@ -2812,7 +2931,9 @@ def test_fp32_weights_beside_the_activation_take_the_activations_dtype(tmp_path)
     text = (case / "kernel.py").read_text()
     assert "x_size0: tl.constexpr" not in text and '"x_size0"' in text
     loaded = load_case(case)
-    check_parity(loaded, Scenario("bfloat16", {"num_tokens": 3, "hidden": 16}), "cpu", 0)
+    check_parity(
+        loaded, Scenario("bfloat16", {"num_tokens": 3, "hidden": 16}), "cpu", 0
+    )
     x, w = torch.randn(6, 16), torch.rand(3, 2, dtype=torch.bfloat16)
     with pytest.raises(NotImplementedError, match="captured with w float32"):
         loaded.kernel.weighted_sum(x, w)

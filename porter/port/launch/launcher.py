@@ -328,6 +328,13 @@ def plan_launcher(
         for gi in module.inputs
         if gi.kind == "tensor" and gi.target in inputs
     ]
+    # and each the graph reads only sizes of (`like.shape[-1]`), spelled with
+    # the capture's positive axis: another rank moves it
+    for gi in module.inputs:
+        m = re.fullmatch(r"L\['(\w+)'\]\.size\(\)\[\d+\]", gi.source or "")
+        sized = m.group(1) if m else None
+        if sized in cap.input_ranks and sized not in dict(ranked):
+            ranked.append((sized, cap.input_ranks[sized]))
     ranks = dict(ranked)
     if ranked:
         dims_now = ", ".join(f"{t}.dim()" for t, _ in ranked)
