@@ -320,3 +320,15 @@ def test_an_allocation_reads_torch_empty_where_its_strides_are_contiguous():
         (["n"], ["2"]),
     ):
         assert alloc(sizes, strides).startswith("torch.empty_strided("), (sizes, strides)
+
+
+def test_bits_of_a_one_element_column_slice():
+    # scales[:, 0] at one row: a size-1 axis with stride 3, which .contiguous()
+    # keeps and .view(torch.uint8) rejected; the custom-op test crashed.
+    import torch
+
+    from porter.testing.custom_op import _bits
+
+    t = torch.rand(1, 3)[:, 0]
+    assert t.stride() == (3,)
+    assert torch.equal(_bits(t), torch.tensor([t.item()]).view(torch.uint8))

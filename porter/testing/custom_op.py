@@ -224,4 +224,7 @@ def _equal(e: torch.Tensor, g: torch.Tensor) -> bool:
 
 
 def _bits(t: torch.Tensor) -> torch.Tensor:
-    return t.contiguous().flatten().view(torch.uint8)
+    # a fresh flat copy: .contiguous() keeps a size-1 axis's stride (a column
+    # slice at one row), which .view(torch.uint8) rejects
+    flat = torch.empty(t.numel(), dtype=t.dtype, device=t.device)
+    return flat.copy_(t.reshape(-1)).view(torch.uint8)
