@@ -860,13 +860,60 @@ def _dtypes_served(
     kernels computed for `dtype` are wrong in the other, and the scaffold
     refuses it."""
     served = [dtype]
+    aliasing = _aliasing(ref, dtype, device)
     for other in FLOAT_DTYPES:
         if other == dtype or base is None:
             continue
         codes = _traced(ref, other, device)
-        if codes is not None and _same_graphs(base, dtype, codes, other):
+        if (
+            codes is not None
+            and _same_graphs(base, dtype, codes, other)
+            and _aliasing(ref, other, device) == aliasing
+        ):
             served.append(other)
     return [d for d in FLOAT_DTYPES if d in served]
+
+
+def _same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Equal, NaN where the other is NaN."""
+    if not a.is_floating_point():
+        return torch.equal(a, b)
+    return torch.equal(a.isnan(), b.isnan()) and torch.equal(
+        torch.nan_to_num(a), torch.nan_to_num(b)
+    )
+
+
+def _aliasing(ref: Reference, dtype: str, device: str) -> tuple | None:
+    """Which input each output of eager's is (or shares memory with), and
+    which inputs it changes, in `dtype`: `x.float().mul_(2)` returns x itself
+    and changes it in float32 alone, a new tensor in bfloat16, in one graph."""
+    try:
+        fn, inputs = _built_in(ref, dtype, device)
+        before = [v.clone() if isinstance(v, torch.Tensor) else None for v in inputs]
+        with torch.no_grad():
+            out = fn(*inputs)
+    except Exception:  # noqa: BLE001 - eager rejects it: no aliasing to compare
+        return None
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    storages = [
+        v.untyped_storage().data_ptr() if isinstance(v, torch.Tensor) else None
+        for v in inputs
+    ]
+    shared = tuple(
+        (
+            storages.index(o.untyped_storage().data_ptr())
+            if isinstance(o, torch.Tensor)
+            and o.untyped_storage().data_ptr() in storages
+            else None
+        )
+        for o in outs
+    )
+    changed = tuple(
+        i
+        for i, (v, b) in enumerate(zip(inputs, before))
+        if b is not None and not _same_values(v, b)
+    )
+    return shared, changed
 
 
 _DTYPE_LITERAL = re.compile(r"\btorch\.(float64|float32|float16|bfloat16)\b")

@@ -905,6 +905,29 @@ def test_a_tensor_read_only_for_a_size_is_checked_for_its_rank(tmp_path):
     _check(case, {"num_tokens": 3, "head_dim": 16})
 
 
+def test_an_alias_eager_makes_in_one_dtype_alone_is_served_in_that_dtype(tmp_path):
+    # x.float().mul_(2): in float32 eager changes x and returns it, in bfloat16
+    # it returns a new float32 tensor; one graph, so the scaffold served bf16
+    # calls, returning the bf16 input changed in place.
+    ref = _porter_ref(
+        """
+        def make_inputs(n, d, dtype=torch.float32, device="cpu"):
+            return (torch.randn(n, d, dtype=dtype, device=device),)
+
+        def scale_(x):
+            return x.float().mul_(2.0)
+
+        REFERENCE = scale_
+        """,
+        '{"n": 4, "d": 8}',
+    )
+    case = _capture(tmp_path, "scale_", ref)
+    assert case.manifest["dtypes_served"] == ["float32"]
+    x = torch.randn(3, 8, dtype=torch.bfloat16)
+    _refuses(case, x, match="captured in float32")
+    _check(case, {"n": 3, "d": 8})
+
+
 EMBEDDING = """
     import torch
     import torch.nn as nn
