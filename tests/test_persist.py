@@ -358,6 +358,28 @@ def test_hoist_late_loads_moves_the_epilogue_load_above_the_reduction():
     )
 
 
+def test_hoist_late_loads_keeps_a_load_by_a_checked_index_after_its_check():
+    # x[ids] hoisted above the device_assert on ids read outside x where eager
+    # raises (the suite's far index: "a mask is missing", not the index check).
+    fn = _fn(
+        "x = tl.load(x_ptr + c, m, other=0.0).to(tl.float32)\n"
+        "top = tl.max(x, 1)[:, None]\n"
+        "ids = tl.load(ids_ptr + r, rm)\n"
+        "tl.device_assert((0 <= ids) & (ids < hidden), 'ids out of bounds')\n"
+        "p = tl.load(x_ptr + ids, rm).to(tl.float32)\n"
+        "tl.store(out_ptr + r, p - top, rm)\n"
+    )
+    assert persist.hoist_late_loads(fn) == 1
+    assert _body(fn) == (
+        "x = tl.load(x_ptr + c, m, other=0.0).to(tl.float32)\n"
+        "ids = tl.load(ids_ptr + r, rm)\n"
+        "top = tl.max(x, 1)[:, None]\n"
+        "tl.device_assert((0 <= ids) & (ids < hidden), 'ids out of bounds')\n"
+        "p = tl.load(x_ptr + ids, rm).to(tl.float32)\n"
+        "tl.store(out_ptr + r, p - top, rm)"
+    )
+
+
 def test_hoist_late_loads_moves_the_epilogue_load_above_an_earlier_store():
     # fused_add_rmsnorm stores the sum before reducing it: the weight's load
     # goes up to just after the mask it reads, ahead of the store.

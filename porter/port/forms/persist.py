@@ -651,6 +651,7 @@ def hoist_late_loads(fn: ast.FunctionDef) -> int:
         return 0
     stored = set().union(*(stored_bases(s) for s in fn.body))
     late: set[str] = set()  # names assigned from the reduction on
+    checked: set[str] = set()  # names a tl.device_assert checks from there on
     hoisted = []
     for stmt in fn.body[first:]:
         load = load_parts(stmt.value)[0] if isinstance(stmt, ast.Assign) else None
@@ -658,11 +659,15 @@ def hoist_late_loads(fn: ast.FunctionDef) -> int:
             load is not None
             and len(assigned_names(stmt)) == 1
             and not _reduces(stmt)
-            and not (names_in(stmt.value) & late)
+            and not (names_in(stmt.value) & (late | checked))
             and ptr_base(load.args[0]) not in stored
         ):
             hoisted.append(stmt)
             continue
+        if isinstance(stmt, ast.Expr) and is_call(stmt.value, "tl.device_assert"):
+            # a load by an index it checks stays after it (x[ids] before the
+            # check read outside x where eager raises)
+            checked |= names_in(stmt.value)
         late |= set(assigned_names(stmt))
     if not hoisted or any(set(assigned_names(h)) & late for h in hoisted):
         return 0  # a hoisted name is also assigned later: leave the order alone
