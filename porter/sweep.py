@@ -199,6 +199,7 @@ def check_case(
         Scenario,
         ScaffoldRefuses,
         check_parity,
+        is_index_like,
         load_case,
     )
 
@@ -238,6 +239,20 @@ def check_case(
                 if changed is not None:
                     scenarios.append(
                         Scenario(dtype, variants[0], init={i: changed}, optional=True)
+                    )
+    # Each free size at 0 and each int tensor argument holding an index far
+    # out of range or negative, in the first dtype: eager's own answer, or
+    # its error, which the scaffold must meet with a refusal, not numbers.
+    first = next((d for d in dtypes if d in ("float32", "float16", "bfloat16")), None)
+    if first is not None:
+        for name in _free_sizes(ref):
+            scenarios.append(Scenario(first, {**variants[0], name: 0}, optional=True))
+        for i, value in enumerate(case.call_values(variants[0], first)):
+            if is_index_like(value):
+                scenarios.append(Scenario(first, variants[0], far_index=i, optional=True))
+                if value.dtype.is_signed:
+                    scenarios.append(
+                        Scenario(first, variants[0], negative_index=i, optional=True)
                     )
     # The call it was captured on: a refusal there is a port that serves nothing.
     captured = case.manifest.get("capture_dtype", "float32")

@@ -124,3 +124,40 @@ def test_a_call_argument_is_tried_at_other_values_none_and_double_too():
     assert _other_call_arguments(30.0) == [14.625, None]
     assert _other_call_arguments((2, 3)) == [(3, 4)]
     assert _other_call_arguments("mean") == [] and _other_call_arguments(None) == []
+
+
+KEEP_LAST = """
+    import torch
+
+    DIMS = {"batch": 2, "seq": 5, "channels": 16}
+    DYNAMIC = ["seq"]
+    DTYPES = ["float32"]
+
+    def make_inputs(batch, seq, channels, dtype=torch.float32, device="cpu"):
+        x = torch.randn(batch, seq, channels, dtype=dtype, device=device)
+        state = torch.randn(batch, channels, dtype=dtype, device=device)
+        return x, state
+
+    def keep_last(x, state):
+        state.copy_(x[:, -1, :])
+        return x * 2.0
+
+    REFERENCE = keep_last
+"""
+
+
+def test_the_check_tries_each_size_at_zero_where_eager_may_raise(tmp_path):
+    # The sweep said pass for a scaffold that read before x at seq = 0, where
+    # eager raises: only sizes eager runs at were tried.
+    import re
+
+    folder = _refs(tmp_path, keep_last=KEEP_LAST)
+    result = capture(folder / "keep_last.py", out=tmp_path / "out", device="cpu", progress=lambda _: None)
+    assert sweep.check_case(result.case, ("float32",)).status == "pass"
+    kernel = result.case / "kernel.py"
+    text = kernel.read_text()
+    cut = re.sub(r"\n    if seq == 0:\n        refuse\(\n.*?\n        \)", "", text, flags=re.S)
+    assert cut != text
+    kernel.write_text(cut)
+    verdict = sweep.check_case(result.case, ("float32",))
+    assert verdict.status == "failed" and "seq0" in verdict.why

@@ -310,7 +310,7 @@ class Case:
                     out.append(Scenario(dtype, small, args={i: None}, optional=True))
             # Each int tensor argument holding an index far out of range.
             for i, value in enumerate(values):
-                if _is_index_like(value):
+                if is_index_like(value):
                     out.append(Scenario(dtype, small, far_index=i, optional=True))
                     if value.dtype.is_signed:
                         out.append(
@@ -603,7 +603,7 @@ def with_args(case: Case, values: list[Any], args: dict[int, Any]) -> list[Any]:
 FAR_INDEX = 1 << 20
 
 
-def _is_index_like(v: Any) -> bool:
+def is_index_like(v: Any) -> bool:
     """An int tensor (not bool) with elements: it may hold indices."""
     return (
         isinstance(v, torch.Tensor)
@@ -1099,7 +1099,7 @@ def check_parity(
             f"{sc.id}: an index out of range is checked on the CPU only"
         )
     inputs = make_inputs(case, sc, device, seed)
-    if device != "cpu" and any(_is_index_like(v) for v in inputs):
+    if device != "cpu" and any(is_index_like(v) for v in inputs):
         _rejected_on_cpu(case, sc, inputs)
     where = (
         f"case {case.name}, scenario {sc.id}, seed {seed} (replay: PORTER_SEED={seed})"
