@@ -878,6 +878,7 @@ def _same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
     """Equal, NaN where the other is NaN."""
     if not a.is_floating_point():
         return torch.equal(a, b)
+    a, b = a.double(), b.double()  # fp8 has no nan_to_num
     return torch.equal(a.isnan(), b.isnan()) and torch.equal(
         torch.nan_to_num(a), torch.nan_to_num(b)
     )
