@@ -103,7 +103,7 @@ def branch_guards(code: str) -> list[str]:
         text = ast.unparse(part)
         if not (isinstance(part, ast.Compare) and len(part.ops) == 1):
             continue
-        if _size_tie(part) or _nonnegative_difference(part):
+        if _size_tie(part) or _nonnegative_difference(part) or _scaled_bound(part):
             # x.view(b, groups, c // groups): eager raises where groups does
             # not divide c; the kernels would index past the row (fold_ties).
             # x[:, h - n:]: a slice from a difference of sizes, traced where it
@@ -170,6 +170,29 @@ def _nonnegative_difference(part: ast.Compare) -> bool:
             )
         )
     )
+
+
+def _scaled_bound(part: ast.Compare) -> bool:
+    """`x.size()[1] <= 4*s.size()[0]`: a size bounded by another times a
+    number, as a slice of a repeated tensor (`s.repeat_interleave(4)[:n]`)
+    records it. Past it eager raises (the slice is short of x) and the kernels
+    wrapped s's index."""
+    if not isinstance(part.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE)):
+        return False
+    if ".size()" not in ast.unparse(part) or ".stride()" in ast.unparse(part):
+        return False
+
+    def scaled(side: ast.AST) -> bool:
+        return (
+            isinstance(side, ast.BinOp)
+            and isinstance(side.op, ast.Mult)
+            and sorted((_number(side.left) is None, _number(side.right) is None))
+            == [False, True]
+            and any(_is_source(x) for x in (side.left, side.right))
+        )
+
+    left, right = part.left, part.comparators[0]
+    return (scaled(left) and _is_source(right)) or (scaled(right) and _is_source(left))
 
 
 def _leaves(node: ast.AST) -> list[ast.AST]:

@@ -928,6 +928,50 @@ def test_an_alias_eager_makes_in_one_dtype_alone_is_served_in_that_dtype(tmp_pat
     _check(case, {"n": 3, "d": 8})
 
 
+def test_a_repeated_scale_sliced_to_a_width_checks_the_width(tmp_path):
+    # s.repeat_interleave(4)[:n]: Dynamo's `x.size()[1] <= 4*s.size()[0]` was
+    # dropped, and a short s was read wrapped where eager raises; along a 2-d
+    # s's columns the graph ties w's width to 4 * s.shape[1], which the
+    # launcher took from w unchecked: a (4, 5) view of a wider w gave (4, 8).
+    flat = _porter_ref(
+        """
+        def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+            x = torch.randn(num_tokens, hidden, dtype=dtype, device=device)
+            s = torch.rand((hidden + 3) // 4, dtype=dtype, device=device) + 0.5
+            return x, s
+
+        def block_scale(x, s):
+            return x * s.repeat_interleave(4)[: x.shape[1]]
+
+        REFERENCE = block_scale
+        """,
+        '{"num_tokens": 4, "hidden": 16}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "block_scale", flat)
+    _refuses(case, torch.ones(1, 16), torch.ones(2), match="4 \\* s.shape\\[0\\]")
+    _check(case, {"num_tokens": 3, "hidden": 16})
+    cols = _porter_ref(
+        """
+        def make_inputs(rows, cols, dtype=torch.float32, device="cpu"):
+            w = torch.randn(rows, cols, dtype=dtype, device=device)
+            s = torch.rand(rows, (cols + 3) // 4, dtype=dtype, device=device) + 0.5
+            return w, s
+
+        def col_block_scale(w, s):
+            return w * s.repeat_interleave(4, dim=1)[:, : w.shape[1]]
+
+        REFERENCE = col_block_scale
+        """,
+        '{"rows": 4, "cols": 16}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "col_block_scale", cols)
+    wide = torch.arange(32.0).view(4, 8)
+    _refuses(case, wide[:, :5], torch.ones(4, 2), match=r"w \(_, 4 \* s.shape\[1\]\)")
+    _check(case, {"rows": 3, "cols": 16})
+
+
 EMBEDDING = """
     import torch
     import torch.nn as nn

@@ -746,30 +746,28 @@ def _nonzero_divisors(expr: str) -> str:
     then empty, its strides unread, where the division raised
     ZeroDivisionError."""
     tree = ast.parse(expr, mode="eval")
-    divisions = [
-        n
-        for n in ast.walk(tree)
-        if isinstance(n, ast.BinOp)
-        and isinstance(n.op, (ast.FloorDiv, ast.Mod))
-        and not isinstance(n.right, ast.Constant)
-    ]
+    divisions = _divisions(tree)
     for n in divisions:
         n.right = ast.BoolOp(ast.Or(), [n.right, ast.Constant(1)])
     return ast.unparse(tree) if divisions else expr
+
+
+def _divisions(tree: ast.AST) -> list[ast.BinOp]:
+    """Each `//`, `%` or `/` in tree by something other than a number."""
+    return [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.BinOp)
+        and isinstance(n.op, (ast.FloorDiv, ast.Mod, ast.Div))
+        and not isinstance(n.right, ast.Constant)
+    ]
 
 
 def _divisors_nonzero(cond: str) -> str:
     """`cond` preceded by `d != 0 and` for each term d it divides by
     (`x.shape[1] % g == 0`, g an argument or a size): at 0 the check refuses
     the call, where evaluating it raised ZeroDivisionError."""
-    tree = ast.parse(cond, mode="eval")
-    divisors = [
-        ast.unparse(n.right)
-        for n in ast.walk(tree)
-        if isinstance(n, ast.BinOp)
-        and isinstance(n.op, (ast.FloorDiv, ast.Mod, ast.Div))
-        and not isinstance(n.right, ast.Constant)
-    ]
+    divisors = [ast.unparse(n.right) for n in _divisions(ast.parse(cond, mode="eval"))]
     nonzero = [f"{d} != 0" for d in dict.fromkeys(divisors)]
     return " and ".join(nonzero + [f"({cond})" if nonzero else cond])
 
@@ -850,7 +848,6 @@ def _shape_checks(
     `hidden`, a residual of x's shape, the 1-d targets a loss broadcasts
     along predictions' columns); eager's broadcasting of a size-1 axis is
     refused, not read out of bounds."""
-    defining = {d.expr for d in dims}
     named = {d.name: d.expr for d in dims}
     conds, said = [], []
     # The caller's tensors first: theirs is the likelier mistake.
@@ -879,7 +876,10 @@ def _shape_checks(
                     or (gi.target, axis) in specialized
                 )
                 want.append((axis, size if fixed else None))
-            elif here in defining or expr == here:
+            elif expr == here or named.get(expr) == here:
+                # the axis that defines the dim (`hidden = x.shape[1]`); one a
+                # dim was read from but the graph ties to another size (w's
+                # columns bound to 4 * s.shape[1]) is checked
                 want.append((axis, None))
             else:
                 want.append((axis, expr))

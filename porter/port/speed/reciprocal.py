@@ -100,7 +100,7 @@ def _discontinuous(node: ast.AST) -> bool:
     return False
 
 
-def rounded_names(fn: ast.FunctionDef) -> set[str]:
+def _rounded_names(fn: ast.FunctionDef) -> set[str]:
     """The names whose values reach a rounding, an integer cast or a
     comparison, through any chain of assignments."""
     bound = bindings(fn)
@@ -131,7 +131,7 @@ def reciprocal_divisors(kp: KernelPort) -> None:
     the quotient is rounded, cast to an integer or compared (a quantizer's
     code: one ulp is a whole step there)."""
     fn = kp.tree
-    rounded = rounded_names(fn)
+    rounded = _rounded_names(fn)
     uniform = {a.arg for a in fn.args.args if not a.arg.endswith("_ptr")}
 
     def is_uniform(v: ast.AST) -> bool:
