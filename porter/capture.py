@@ -186,8 +186,7 @@ def _scaled_bound(part: ast.Compare) -> bool:
         return (
             isinstance(side, ast.BinOp)
             and isinstance(side.op, ast.Mult)
-            and sorted((_number(side.left) is None, _number(side.right) is None))
-            == [False, True]
+            and (_number(side.left) is None) != (_number(side.right) is None)
             and any(_is_source(x) for x in (side.left, side.right))
         )
 
@@ -918,7 +917,7 @@ def _aliasing(ref: Reference, dtype: str, device: str) -> tuple | None:
             out = fn(*inputs)
     except Exception:  # noqa: BLE001 - eager rejects it: no aliasing to compare
         return None
-    outs = out if isinstance(out, (tuple, list)) else (out,)
+    outs = _flat(out)
     storages = [
         v.untyped_storage().data_ptr() if isinstance(v, torch.Tensor) else None
         for v in inputs

@@ -199,7 +199,7 @@ def check_case(
         Scenario,
         ScaffoldRefuses,
         check_parity,
-        is_index_like,
+        index_scenarios,
         load_case,
     )
 
@@ -247,13 +247,8 @@ def check_case(
     if first is not None:
         for name in _free_sizes(ref):
             scenarios.append(Scenario(first, {**variants[0], name: 0}, optional=True))
-        for i, value in enumerate(case.call_values(variants[0], first)):
-            if is_index_like(value):
-                scenarios.append(Scenario(first, variants[0], far_index=i, optional=True))
-                if value.dtype.is_signed:
-                    scenarios.append(
-                        Scenario(first, variants[0], negative_index=i, optional=True)
-                    )
+        values = case.call_values(variants[0], first)
+        scenarios += index_scenarios(values, first, variants[0])
     # The call it was captured on: a refusal there is a port that serves nothing.
     captured = case.manifest.get("capture_dtype", "float32")
     must_serve = None

@@ -309,13 +309,7 @@ class Case:
                 ):
                     out.append(Scenario(dtype, small, args={i: None}, optional=True))
             # Each int tensor argument holding an index far out of range.
-            for i, value in enumerate(values):
-                if is_index_like(value):
-                    out.append(Scenario(dtype, small, far_index=i, optional=True))
-                    if value.dtype.is_signed:
-                        out.append(
-                            Scenario(dtype, small, negative_index=i, optional=True)
-                        )
+            out += index_scenarios(values, dtype, small)
             # Each size-1 axis of a tensor argument made as long as the axis
             # it broadcasts against: eager broadcasts, the scaffold follows or refuses.
             for pos, axis in _widenable(values):
@@ -601,6 +595,19 @@ def with_args(case: Case, values: list[Any], args: dict[int, Any]) -> list[Any]:
 
 # Past any size a test makes, and small enough that index * stride stays in int64.
 FAR_INDEX = 1 << 20
+
+
+def index_scenarios(values: list[Any], dtype: str, sizes: dict) -> list[Scenario]:
+    """For each int tensor argument, a call with an index far out of range
+    and, where signed, one with a negative index: eager raises or wraps, the
+    scaffold follows or refuses."""
+    out = []
+    for i, value in enumerate(values):
+        if is_index_like(value):
+            out.append(Scenario(dtype, sizes, far_index=i, optional=True))
+            if value.dtype.is_signed:
+                out.append(Scenario(dtype, sizes, negative_index=i, optional=True))
+    return out
 
 
 def is_index_like(v: Any) -> bool:

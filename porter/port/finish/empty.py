@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import re
 
-from porter.port.bind.generalize import launcher_expr
-from porter.port.launch.launcher import spell_dims
+from porter.port.launch.launcher import param_for, spell_dims
 from porter.port.model import KernelPort, PortState
 
 # Reductions with no value over an empty axis, which eager refuses.
@@ -83,8 +82,4 @@ def _reduced_size(kp: KernelPort) -> str | None:
     for p in kp.params:
         if p.original in _REDUCED:
             return p.value
-    for name in _REDUCED:
-        b = kp.bindings.get(name)
-        if b is not None and b.kind != "literal":
-            return launcher_expr(b.expr or b.value)
-    return None
+    return next((param_for(kp, n) for n in _REDUCED if n in kp.bindings), None)

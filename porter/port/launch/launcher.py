@@ -333,7 +333,7 @@ def plan_launcher(
     for gi in module.inputs:
         m = re.fullmatch(r"L\['(\w+)'\]\.size\(\)\[\d+\]", gi.source or "")
         sized = m.group(1) if m else None
-        if sized in cap.input_ranks and sized not in dict(ranked):
+        if sized in cap.input_ranks and all(sized != t for t, _ in ranked):
             ranked.append((sized, cap.input_ranks[sized]))
     ranks = dict(ranked)
     if ranked:
@@ -1026,7 +1026,7 @@ def _reduced_into(ports, inputs: set[str], cap: Capture) -> list[str]:
 
     out = []
     for kp in ports:
-        row, rows = _param_for(kp, "r0_numel"), _param_for(kp, "xnumel")
+        row, rows = param_for(kp, "r0_numel"), param_for(kp, "xnumel")
         if reads_per_call(row) and not reads_per_call(rows):
             out += sorted(written_tensors([kp]) & inputs - set(out))
     return out
@@ -1225,7 +1225,7 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
     args = []
     for p in kp.params:
         args.append((p.name, p.value))
-    numel = _param_for(kp, "xnumel")
+    numel = param_for(kp, "xnumel")
     kwargs = ""
     elem_bytes = _elem_bytes(kp, inputs)
     elem = f", {elem_bytes}" if elem_bytes else ""  # launch_settings' last argument
@@ -1236,11 +1236,11 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
         _, cols, rows = kp.tile
         # libdevice (tanh) marks a kernel with much arithmetic a byte; a
         # kernel loading one block of columns (a quantizer) packs more rows.
-        heavy = ", heavy=True" if kp.heavy_math else ""
+        work = ", heavy=True" if kp.heavy_math else ""
         if not kp.heavy_math and _column_loads(kp.tree) == 1:
-            heavy = ", loads=1"
+            work = ", loads=1"
         setup.append(
-            f"BLOCK_ROWS, BLOCK_COLS, num_warps = tile_settings({rows}, {cols}{elem}{heavy})"
+            f"BLOCK_ROWS, BLOCK_COLS, num_warps = tile_settings({rows}, {cols}{elem}{work})"
         )
         setup.append(f"COL_BLOCKS = triton.cdiv({cols}, BLOCK_COLS)")
         grid = f"(triton.cdiv({rows}, BLOCK_ROWS) * COL_BLOCKS,)"
@@ -1261,7 +1261,7 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
         grid = f"(triton.cdiv({numel}, BLOCK_SIZE),)"
         warps = "num_warps"
     else:
-        row = _param_for(kp, "r0_numel")
+        row = param_for(kp, "r0_numel")
         rows_per_program = cfg.kwargs.get("XBLOCK", 1) if cfg else 1
         # launch_settings' row_tensors: one row takes that many tensors' bytes.
         tensors = f", row_tensors={_row_tensors(kp)}" if elem else ""
@@ -1473,7 +1473,7 @@ def _indent(lines: list[str]) -> str:
     return "\n".join("    " + line for line in lines)
 
 
-def _param_for(kp: KernelPort, original: str) -> str:
+def param_for(kp: KernelPort, original: str) -> str:
     """The launcher expression for an Inductor size argument (xnumel, r0_numel)."""
     b = kp.bindings.get(original)
     if b is None:
