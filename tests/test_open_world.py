@@ -970,6 +970,12 @@ def test_a_repeated_scale_sliced_to_a_width_checks_the_width(tmp_path):
     wide = torch.arange(32.0).view(4, 8)
     _refuses(case, wide[:, :5], torch.ones(4, 2), match=r"w \(_, 4 \* s.shape\[1\]\)")
     _check(case, {"rows": 3, "cols": 16})
+    # The suite's 97 columns (s of 25) break the graph's tie, which Dynamo
+    # would compile another graph for: a refusal there, not a failure; at 96
+    # the tie holds and the scaffold must serve.
+    with pytest.raises(ScaffoldRefuses, match=r"ties these sizes: w.shape\[1\] != 4"):
+        _check(case, {"rows": 3, "cols": 97})
+    _check(case, {"rows": 3, "cols": 96})
 
 
 EMBEDDING = """

@@ -1015,6 +1015,31 @@ class ScaffoldRefuses(Exception):
 _CRASHES = (ArithmeticError, NameError, KeyError, AttributeError)
 
 
+def broken_tie(case: Case, sc: Scenario, inputs: list[Any]) -> str | None:
+    """A size the captured graph ties to another tensor's size that these
+    inputs break (w's columns bound to 4 * s.shape[1], make_inputs giving w 97
+    columns and s 25), said as `w.shape[1] != 4 * s.shape[1]`; else None.
+    Dynamo compiles another graph for such a call, so the scaffold may refuse it."""
+    values = dict(zip(case.manifest["input_names"], inputs))
+    scope = {**sc.sizes, **values}
+    for module in case.manifest.get("modules", []):
+        for gi in module["inputs"]:
+            tensor = values.get(gi["target"])
+            if gi["kind"] != "tensor" or not isinstance(tensor, torch.Tensor):
+                continue
+            for axis, size in enumerate(gi["sizes"][: tensor.dim()]):
+                if ".size(" not in str(size):
+                    continue
+                expr = re.sub(r"(\w+)\.size\((\d+)\)", r"\1.shape[\2]", str(size))
+                try:
+                    want = eval(expr, {"__builtins__": {}}, scope)  # noqa: S307
+                except Exception:  # noqa: BLE001 - an expression of names not at hand
+                    continue
+                if tensor.shape[axis] != want:
+                    return f"{gi['target']}.shape[{axis}] != {expr}"
+    return None
+
+
 def _refused_too(sc: Scenario, inputs, reference, scaffold, where: str, err) -> bool:
     """Where eager rejects a call's sizes or arguments in float64 too (a view
     into groups a size does not split into), the scaffold must not answer it:
@@ -1153,6 +1178,11 @@ def check_parity(
     except NotImplementedError as err:
         if sc.optional:
             raise ScaffoldRefuses(str(err)) from err
+        tie = broken_tie(case, sc, inputs)
+        if tie:
+            raise ScaffoldRefuses(
+                f"{err} (the captured graph ties these sizes: {tie} here)"
+            ) from err
         raise ParityError(
             f"{where}: the scaffold refused a call it must serve: {err}"
         ) from err
