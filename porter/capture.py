@@ -852,6 +852,7 @@ def run_capture(
         },
         input_follows=_followers(ref, dtype),
         dtypes_served=served,
+        contiguous_only=_contiguous_only(ref, dtype, device, arguments),
     )
     return capture, sources
 
@@ -906,12 +907,20 @@ def _same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
     )
 
 
-def _aliasing(ref: Reference, dtype: str, device: str) -> tuple | None:
+def _aliasing(
+    ref: Reference, dtype: str, device: str, strided: int | None = None
+) -> tuple | None:
     """Which input each output of eager's is (or shares memory with), and
     which inputs it changes, in `dtype`: `x.float().mul_(2)` returns x itself
-    and changes it in float32 alone, a new tensor in bfloat16, in one graph."""
+    and changes it in float32 alone, a new tensor in bfloat16, in one graph.
+    `strided`: the input at that index comes as every other column of a wider
+    tensor, with the same values."""
     try:
         fn, inputs = _built_in(ref, dtype, device)
+        if strided is not None:
+            v = inputs[strided]
+            wide = v.new_empty((*v.shape[:-1], 2 * v.shape[-1]))
+            inputs[strided] = wide[..., ::2].copy_(v)
         before = [v.clone() if isinstance(v, torch.Tensor) else None for v in inputs]
         with torch.no_grad():
             out = fn(*inputs)
@@ -937,6 +946,30 @@ def _aliasing(ref: Reference, dtype: str, device: str) -> tuple | None:
         if b is not None and not _same_values(v, b)
     )
     return shared, changed
+
+
+def _contiguous_only(
+    ref: Reference, dtype: str, device: str, arguments: dict[str, Any]
+) -> list[str]:
+    """The inputs eager changes in place, or returns, only where they come
+    contiguous: `logits.contiguous().div_(t)` divides the caller's logits, and
+    a copy of strided ones (so does a `.reshape()` it cannot view). The
+    scaffold, which changes its inputs at any layout, refuses those strided."""
+    aliasing = _aliasing(ref, dtype, device)
+    if aliasing is None:
+        return []
+    shared, changed = aliasing
+    held = {*changed, *(i for i in shared if i is not None)}
+    out = []
+    for i, name in enumerate(ref.input_names):
+        v = arguments.get(name)
+        if i not in held or not isinstance(v, torch.Tensor):
+            continue
+        if v.dim() == 0 or v.shape[-1] < 2:
+            continue  # every layout of it is contiguous
+        if _aliasing(ref, dtype, device, strided=i) != aliasing:
+            out.append(name)
+    return out
 
 
 _DTYPE_LITERAL = re.compile(r"\btorch\.(float64|float32|float16|bfloat16)\b")

@@ -254,6 +254,10 @@ class Capture:
     # Float dtypes whose traced graph is the capture dtype's (the scaffold
     # serves these); empty: not checked (an older capture), all of them.
     dtypes_served: list[str] = field(default_factory=list)
+    # Tensor arguments eager changes in place (or returns) only where they
+    # come contiguous (`x.contiguous().div_(t)` copies a strided x): the
+    # scaffold refuses other layouts of these.
+    contiguous_only: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -928,6 +928,48 @@ def test_an_alias_eager_makes_in_one_dtype_alone_is_served_in_that_dtype(tmp_pat
     _check(case, {"n": 3, "d": 8})
 
 
+def test_an_alias_eager_makes_at_one_layout_alone_is_served_at_that_layout(tmp_path):
+    # logits.contiguous().div_(t): eager divides the caller's logits where they
+    # come contiguous and a copy of strided ones; the scaffold divided the
+    # caller's strided logits too (its suite failed it; no one-line refusal).
+    ref = _porter_ref(
+        """
+        def make_inputs(n, vocab, dtype=torch.float32, device="cpu"):
+            logits = torch.randn(n, vocab, dtype=dtype, device=device)
+            return logits, 0.5 + torch.rand(n, device=device)
+
+        def apply_temperature(logits, t):
+            return logits.contiguous().div_(t[:, None])
+
+        REFERENCE = apply_temperature
+        """,
+        '{"n": 4, "vocab": 16}',
+    )
+    case = _capture(tmp_path, "temp", ref)
+    assert case.manifest["contiguous_only"] == ["logits"]
+    wide = torch.randn(3, 32)
+    _refuses(case, wide[:, ::2], torch.ones(3), match="only where it is contiguous")
+    with pytest.raises(ScaffoldRefuses, match="only where it is contiguous"):
+        _check(case, {"n": 3, "vocab": 16}, layout="row_sliced")
+    _check(case, {"n": 3, "vocab": 16})
+    # x.mul_(2) changes a strided x too: served at every layout
+    ref = _porter_ref(
+        """
+        def make_inputs(n, d, dtype=torch.float32, device="cpu"):
+            return (torch.randn(n, d, dtype=dtype, device=device),)
+
+        def double_(x):
+            return x.mul_(2.0)
+
+        REFERENCE = double_
+        """,
+        '{"n": 4, "d": 8}',
+    )
+    case = _capture(tmp_path, "double_", ref)
+    assert case.manifest["contiguous_only"] == []
+    _check(case, {"n": 3, "d": 8}, layout="row_sliced")
+
+
 def test_a_repeated_scale_sliced_to_a_width_checks_the_width(tmp_path):
     # s.repeat_interleave(4)[:n]: Dynamo's `x.size()[1] <= 4*s.size()[0]` was
     # dropped, and a short s was read wrapped where eager raises; along a 2-d

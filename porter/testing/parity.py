@@ -1015,12 +1015,18 @@ class ScaffoldRefuses(Exception):
 _CRASHES = (ArithmeticError, NameError, KeyError, AttributeError)
 
 
-def broken_tie(case: Case, sc: Scenario, inputs: list[Any]) -> str | None:
-    """A size the captured graph ties to another tensor's size that these
-    inputs break (w's columns bound to 4 * s.shape[1], make_inputs giving w 97
-    columns and s 25), said as `w.shape[1] != 4 * s.shape[1]`; else None.
-    Dynamo compiles another graph for such a call, so the scaffold may refuse it."""
+def excused_refusal(case: Case, sc: Scenario, inputs: list[Any]) -> str | None:
+    """Why the scaffold may refuse these inputs though eager serves them, or
+    None: a strided input eager changes in place only where it is contiguous
+    (the manifest's contiguous_only), or a size the captured graph ties to
+    another tensor's size that they break (w's columns bound to 4 *
+    s.shape[1], make_inputs giving w 97 columns and s 25), which Dynamo
+    would compile another graph for."""
     values = dict(zip(case.manifest["input_names"], inputs))
+    for name in case.manifest.get("contiguous_only", []):
+        v = values.get(name)
+        if isinstance(v, torch.Tensor) and not v.is_contiguous():
+            return f"eager changes {name} in place only where it is contiguous"
     scope = {**sc.sizes, **values}
     for module in case.manifest.get("modules", []):
         for gi in module["inputs"]:
@@ -1036,7 +1042,10 @@ def broken_tie(case: Case, sc: Scenario, inputs: list[Any]) -> str | None:
                 except Exception:  # noqa: BLE001 - an expression of names not at hand
                     continue
                 if tensor.shape[axis] != want:
-                    return f"{gi['target']}.shape[{axis}] != {expr}"
+                    return (
+                        "the captured graph ties these sizes: "
+                        f"{gi['target']}.shape[{axis}] != {expr} here"
+                    )
     return None
 
 
@@ -1178,11 +1187,9 @@ def check_parity(
     except NotImplementedError as err:
         if sc.optional:
             raise ScaffoldRefuses(str(err)) from err
-        tie = broken_tie(case, sc, inputs)
-        if tie:
-            raise ScaffoldRefuses(
-                f"{err} (the captured graph ties these sizes: {tie} here)"
-            ) from err
+        excuse = excused_refusal(case, sc, inputs)
+        if excuse:
+            raise ScaffoldRefuses(f"{err} ({excuse})") from err
         raise ParityError(
             f"{where}: the scaffold refused a call it must serve: {err}"
         ) from err

@@ -582,6 +582,12 @@ def bind_layouts(launcher: Launcher, cap: Capture, module: CompiledModule) -> No
     viewed = _viewed(launcher)
     prelude, epilogue, given_of, whole = [], [], {}, {}
     returned = {m["name"] for m in cap.output_map if m.get("kind") == "input"}
+    for name in cap.contiguous_only:
+        said = (
+            f"eager changes {name} in place only where it is contiguous (a strided "
+            f"one it copies first); pass {name} contiguous"
+        )
+        prelude.append(f"if not {name}.is_contiguous():\n    refuse({said!r})")
     # An extern call's outputs may follow its input's layout (a sort of a
     # column-major x gives column-major values), which a kernel after it would
     # index as the capture's: its inputs take the captured strides too.
