@@ -619,7 +619,10 @@ def _settle_dims(ref: Reference, modules: list) -> None:
         for axis, size in enumerate(gi.sizes)
     }
     for dim in ref.dims:
-        seen = [sizes.get(a) for a in dim.axes if a in sizes]
+        # a dim only an input's multiple holds (x of 2 * channels) by that axis:
+        # F.glu's graph fixes it at 16
+        held = dim.axes or dim.derived
+        seen = [sizes.get(a) for a in held if a in sizes]
         if seen and all(str(s).isdigit() for s in seen):
             dim.symbolic = False
 
@@ -764,9 +767,17 @@ def run_capture(
             "to see torch's full log"
         )
     per_call = [d for d in ref.dims if d.role == "runtime" and d.symbolic]
+    derived = [d for d in ref.dims if not d.axes and d.symbolic]
     _settle_dims(ref, modules)
-    for dim in per_call:
+    for dim in derived:
         if not dim.symbolic:
+            notes.append(
+                f"torch.compile fixed {dim.name} at {dim.size} (the sizes made from "
+                f"it are constants in its graph); the scaffold serves {dim.name} = "
+                f"{dim.size} alone and refuses other sizes in one line"
+            )
+    for dim in per_call:
+        if not dim.symbolic and dim not in derived:
             notes.append(
                 f"{dim.name} varies per call (DYNAMIC), but torch.compile fixed it "
                 f"at {dim.size}: the reference decides on it in Python (a loop "
@@ -838,7 +849,10 @@ def run_capture(
         kernels=kernels,
         date=datetime.date.today().isoformat(),
         warnings=notes + config_warnings,
-        constants=_mode_free(ref, dtype, device, _constants(state.constants)),
+        constants=_constants(
+            _mode_free(ref, dtype, device, _constants(state.constants)),
+            _none_parameters(fn),
+        ),
         guards=branches,
         training=getattr(fn, "training", None),
         overrides=dict(ref.overrides),
@@ -1175,7 +1189,7 @@ def _traced(
         by_name = dict(zip(ref.input_names, inputs))
         for name, axis in unbacked or []:
             torch._dynamo.decorators.mark_unbacked(by_name[name], axis)
-        with _no_duck_shapes(), torch.no_grad(), warnings.catch_warnings():
+        with _tracing(), torch.no_grad(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             # an unbacked size: a branch on it must fail, not break the graph
             torch._dynamo.optimize(
@@ -1351,7 +1365,7 @@ def _compile(
         quiet_output_code(state.records, chatter),
         target_ctx,
         V.set_choices_handler(WholeRows()),
-        _no_duck_shapes(),
+        _tracing(),
     ):
         with torch._inductor.config.patch(patches), torch.no_grad():
             try:
@@ -1564,7 +1578,33 @@ def guard_expr(name: str) -> str | None:
     return text
 
 
-def _constants(found: list[tuple[str, Any]]) -> list[dict[str, Any]]:
+def _none_parameters(fn: Any) -> list[dict[str, Any]]:
+    """A module's parameters and buffers registered as None (nn.Linear with
+    bias=False), as constants of the capture: the kernels add no bias, so
+    the scaffold refuses a module that has one."""
+    if not isinstance(fn, torch.nn.Module):
+        return []
+    return [
+        {
+            "expr": module_attr(f"{path}.{name}".lstrip(".")),
+            "value": None,
+            "tuple": False,
+        }
+        for path, sub in fn.named_modules()
+        for table in (sub._parameters, sub._buffers)
+        for name, value in table.items()
+        if value is None
+    ]
+
+
+def _constants(
+    found: list[tuple[str, Any]] | list[dict[str, Any]],
+    more: list[dict[str, Any]] = (),
+) -> list[dict[str, Any]]:
+    """Dynamo's constants as launcher expressions, each once; `more` (entries
+    already) adds those of other exprs."""
+    if found and isinstance(found[0], dict):
+        return found + [m for m in more if all(c["expr"] != m["expr"] for c in found)]
     out = []
     for name, value in found:
         expr = guard_expr(name)
@@ -1620,15 +1660,19 @@ def _graph_inputs(graph: _Graph) -> list[GraphInput]:
 
 
 @contextlib.contextmanager
-def _no_duck_shapes() -> Iterator[None]:
-    """Two inputs' axes of one example size stay two symbols unless the
-    reference ties them (a square example matrix is not a square-only op)."""
-    try:
-        from torch.fx.experimental import _config as fx_config
-    except ImportError:  # pragma: no cover - every supported torch has it
-        yield
-        return
-    with fx_config.patch(use_duck_shape=False):
+def _tracing() -> Iterator[None]:
+    """Dynamo's settings for every trace of the reference: two inputs' axes of
+    one example size stay two symbols unless the reference ties them (a square
+    example matrix is not a square-only op); a warning or print in the
+    reference (InstanceNorm's about num_features) is replayed after the graph
+    instead of breaking it in two."""
+    from torch.fx.experimental import _config as fx_config
+
+    logging = {warnings.warn, print}
+    with (
+        fx_config.patch(use_duck_shape=False),
+        torch._dynamo.config.patch(reorderable_logging_functions=logging),
+    ):
         yield
 
 

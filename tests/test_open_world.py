@@ -169,6 +169,48 @@ def test_float_arguments_run_at_call_time_and_a_fixed_dim_is_refused(tmp_path):
         _check(case, sizes, init={1: 0}, optional=True)
 
 
+LINEAR_BIAS = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def __init__(self, in_features, out_features, bias=True):
+            super().__init__()
+            self.gemm = nn.Linear(in_features, out_features, bias=bias)
+
+        def forward(self, x):
+            return torch.relu(self.gemm(x)) * 2.0
+
+    batch_size = 6
+    in_features = 16
+    out_features = 8
+
+    def get_inputs():
+        return [torch.randn(batch_size, in_features)]
+
+    def get_init_inputs():
+        return [in_features, out_features, BIAS]
+"""
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_a_parameter_another_constructor_argument_leaves_none_is_checked(
+    tmp_path, bias
+):
+    # nn.Linear(..., bias=False): the scaffold of a capture with a bias read
+    # self.gemm.bias.shape and raised AttributeError; one without a bias
+    # added none where a module had one. An fp32 module called with a bf16 x
+    # returned bf16 where eager promotes to fp32.
+    case = _capture(tmp_path, "lin", LINEAR_BIAS.replace("BIAS", str(bias)))
+    sizes = {"batch_size": 5, "in_features": 16, "out_features": 8}
+    _check(case, sizes)
+    said = "self.gemm.bias must be tensors of x's" if bias else "self.gemm.bias is None"
+    with pytest.raises(ScaffoldRefuses, match=said):
+        _check(case, sizes, init={2: not bias}, optional=True)
+    x = torch.randn(3, 16, dtype=torch.bfloat16)
+    _refuses(case, x, match="must be (a tensor|tensors) of x's dtype")
+
+
 SCALED_RMS = """
     import torch
     import torch.nn as nn
@@ -968,6 +1010,58 @@ def test_an_alias_eager_makes_at_one_layout_alone_is_served_at_that_layout(tmp_p
     case = _capture(tmp_path, "double_", ref)
     assert case.manifest["contiguous_only"] == []
     _check(case, {"n": 3, "d": 8}, layout="row_sliced")
+
+
+def test_a_dim_only_a_multiple_of_sizes_is_checked_where_the_graph_fixes_it(tmp_path):
+    # F.glu(x, dim=1) of x with 2 * channels: Dynamo fixes x.shape[1] at 16
+    # and channels had no axis of its own, so it stayed "symbolic" and nothing
+    # checked it: 22 channels gave outputs of 8 (values for a reduction).
+    ref = _porter_ref(
+        """
+        import torch.nn.functional as F
+
+        def make_inputs(batch, channels, time, dtype=torch.float32, device="cpu"):
+            x = torch.randn(batch, 2 * channels, time, dtype=dtype, device=device)
+            return (x,)
+
+        def glu_gate(x):
+            return F.glu(x, dim=1)
+
+        REFERENCE = glu_gate
+        """,
+        '{"batch": 2, "channels": 8, "time": 7}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "glu", ref)
+    assert any("fixed channels at 8" in w for w in case.manifest["warnings"])
+    _refuses(case, torch.randn(2, 22, 5), match=r"x \(_, 16, _\)")
+    _check(case, {"batch": 3, "channels": 8, "time": 5})
+
+
+def test_a_warning_in_the_reference_does_not_break_the_graph(tmp_path):
+    # nn.InstanceNorm2d warns when num_features does not match (KernelBench
+    # level 2's BMM_InstanceNorm): Dynamo broke the graph at warnings.warn and
+    # the capture was refused as two graphs.
+    ref = _porter_ref(
+        """
+        import warnings
+
+        def make_inputs(n, d, dtype=torch.float32, device="cpu"):
+            return (torch.randn(n, d, dtype=dtype, device=device),)
+
+        def noisy(x):
+            y = torch.sigmoid(x)
+            warnings.warn("a size the module did not expect")
+            print("also a print")
+            return y * x
+
+        REFERENCE = noisy
+        """,
+        '{"n": 4, "d": 8}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "noisy", ref)
+    _check(case, {"n": 3, "d": 8})
 
 
 def test_a_repeated_scale_sliced_to_a_width_checks_the_width(tmp_path):

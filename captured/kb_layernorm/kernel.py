@@ -77,6 +77,10 @@ class ModelNew(nn.Module):
             refuse(
                 "x must be float32, float16, bfloat16 (float64: capture with --dtype)"
             )
+        if any(t is None or t.dtype != x.dtype for t in (self.ln.weight, self.ln.bias)):
+            refuse(
+                "self.ln.weight, self.ln.bias must be tensors of x's dtype, as at capture"
+            )
         batch_size = x.shape[0]
         if (
             x.shape[1] != 768

@@ -63,6 +63,8 @@ class ModelNew(nn.Module):
             refuse(
                 "x must be float32, float16, bfloat16 (float64: capture with --dtype)"
             )
+        if self.weight is None or self.weight.dtype != x.dtype:
+            refuse("self.weight must be a tensor of x's dtype, as at capture")
         batch_size = x.shape[0]
         if x.shape[1] != 512 or self.weight.shape != (512,):
             refuse(

@@ -290,10 +290,15 @@ def plan_launcher(
     for pname in sig.parameters:
         if pname in scalars and pname not in inputs:
             checks.append(_refuse_non_number(pname))
-    # So is a module attribute the kernels take (ModelNew(torch.tensor(0.5))).
+    # So is a module attribute the kernels take (ModelNew(torch.tensor(0.5))),
+    # and a parameter they read that another constructor argument leaves None
+    # (nn.Linear(..., bias=False)).
+    held = {}  # the module's tensors the kernels read: followed the call's dtype?
     for gi in module.inputs:
         if gi.kind == "scalar" and gi.source.startswith("L['self']"):
             checks.append(_refuse_non_number(module_attr(gi.target)))
+        elif gi.kind == "tensor" and gi.source.startswith("L['self']"):
+            held[module_attr(gi.target)] = gi.dtype == f"torch.{cap.capture_dtype}"
     # Values the compiled graph holds as constants (a reduction dim, a
     # module's training flag): Dynamo would recompile for another value.
     for c in cap.constants:
@@ -428,6 +433,8 @@ def plan_launcher(
             )
         checks.append(f"if {first_float}.dtype {test}:\n    refuse({said!r})")
     checks += _dtype_ties(cap, first_float if decides else None)
+    if held:
+        checks.append(_module_tensors(held, first_float if decides else None))
     device = f"{holder}.device" if holder else "'cuda'"
 
     dims = []
@@ -517,7 +524,9 @@ def plan_launcher(
         for n in ast.walk(ast.parse(step.call))
         if isinstance(n, ast.Constant) and type(n.value) is int and n.value > 1
     }
-    specialized = {tuple(a) for d in cap.dims if not d.symbolic for a in d.axes}
+    specialized = {
+        tuple(a) for d in cap.dims if not d.symbolic for a in d.axes or d.derived
+    }
     shape_checks = _shape_checks(module, inputs, dims, literal, specialized)
     state = sorted(
         gi.target
@@ -908,6 +917,32 @@ def _shape_checks(
     cond = " or ".join(conds)
     message = f"captured for shapes {', '.join(said)}; re-capture for other sizes"
     return [f"if {cond}:\n    refuse({message!r})"]
+
+
+def _module_tensors(held: dict[str, bool], first: str | None) -> str:
+    """The check of the module's parameters and buffers the kernels read:
+    each a tensor (nn.Linear(bias=False) leaves one None) and, where it
+    followed the call's dtype at capture, of `first`'s dtype (eager promotes a
+    bf16 x times an fp32 weight to fp32; the kernels return x's dtype)."""
+    names = ", ".join(held)
+    follow = [n for n, f in held.items() if f and first is not None]
+    every = f"({names})" if len(held) > 1 else f"({names},)"
+    if len(follow) == len(held) == 1:
+        test = f"{names} is None or {names}.dtype != {first}.dtype"
+        said = f"{names} must be a tensor of {first}'s dtype, as at capture"
+    elif follow and len(follow) == len(held):
+        test = f"any(t is None or t.dtype != {first}.dtype for t in {every})"
+        said = f"{names} must be tensors of {first}'s dtype, as at capture"
+    elif follow:
+        test = (
+            f"any(t is None for t in {every}) or "
+            f"any(t.dtype != {first}.dtype for t in ({', '.join(follow)}{',' * (len(follow) == 1)}))"
+        )
+        said = f"{names} must be tensors, {', '.join(follow)} of {first}'s dtype, as at capture"
+    else:
+        test = f"any(t is None for t in {every})"
+        said = f"captured with {names} tensors; re-capture with the values you need"
+    return f"if {test}:\n    refuse({said!r})"
 
 
 def _dtype_ties(cap: Capture, first: str | None) -> list[str]:
