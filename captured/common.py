@@ -57,8 +57,17 @@ LOOPED_BLOCK_COLS = 4096
 LOOPED_WARPS = 16
 
 
-def looped_settings(num_rows, row_size, elem_bytes=2):
+# A looped kernel reading its row once (an argmax) with about 4 rows an SM or
+# more: programs of 512 threads, 4 an SM, keep more rows' loads in flight than
+# one of 1024 (docs/benchmarks/launch-rules.md#persistent-or-looped).
+ONCE_MIN_ROWS = 512
+ONCE_BLOCK_COLS = 2048
+
+
+def looped_settings(num_rows, row_size, elem_bytes=2, once=False):
     """(block, warps) of the looped kernel."""
+    if once and num_rows >= ONCE_MIN_ROWS:
+        return ONCE_BLOCK_COLS, LOOPED_WARPS
     if row_size >= 32768:
         if elem_bytes <= 2:
             return 8192, 32

@@ -1340,10 +1340,11 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
             if only:
                 setup.append(f"{PERSISTENT_ARGS} = {{{', '.join(only)}}}")
                 kwargs = PERSISTENT_ARGS
+            once = ", once=True" if key[0] == 1 else ""
             looped = [
                 "# Wide rows: stream the row in blocks, re-reading it from cache.",
                 "BLOCK_ROWS = 1",
-                f"BLOCK_COLS, num_warps = looped_settings({numel}, {row}{elem})",
+                f"BLOCK_COLS, num_warps = looped_settings({numel}, {row}{elem}{once})",
                 f"kernel = {kp.looped_name}",
             ] + ([f"{PERSISTENT_ARGS} = {{}}"] if only else [])
             wide = "BLOCK_COLS > MAX_FUSED_COLS"

@@ -1,0 +1,529 @@
+"""What the kernels porter ported into this folder share: the launch rules, the
+PDL switch, layout helpers and Triton helpers. Each case's kernel.py imports the
+names it uses; take this file along with any of them.
+
+Written by porter 0.1.0. The figures behind each rule are in porter's
+docs/benchmarks/launch-rules.md; edit the rules here and every case follows.
+"""
+
+import os
+
+import torch
+import triton
+import triton.language as tl
+from torch._subclasses.fake_tensor import FakeTensor
+
+# Kernels launch with programmatic dependent launch on Hopper and later: each may
+# start while the one before drains (docs/benchmarks/launch-rules.md#pdl).
+# PORTER_PDL=0 turns it off for the process, PDL = False from the next launch.
+PDL = os.environ.get("PORTER_PDL", "1") != "0"
+_HOPPER = {}  # device -> compute capability 9.0 or later, asked once
+
+
+def pdl_enabled(device):
+    """Whether kernels on this device launch with PDL (never under the interpreter)."""
+    if not PDL or triton.knobs.runtime.interpret or device.type != "cuda":
+        return False
+    if device not in _HOPPER:
+        _HOPPER[device] = (
+            torch.version.hip is None
+            and torch.cuda.get_device_capability(device)[0] >= 9
+        )
+    return _HOPPER[device]
+
+
+@triton.jit
+def pdl_wait(LAUNCH_PDL: tl.constexpr, EARLY_TRIGGER: tl.constexpr = True):
+    """A kernel's first step under PDL: wait for the kernel before it, whose
+    writes it may read; with EARLY_TRIGGER, let the next kernel launch now."""
+    if LAUNCH_PDL:
+        tl.extra.cuda.gdc_wait()
+        if EARLY_TRIGGER:
+            tl.extra.cuda.gdc_launch_dependents()
+
+
+@triton.jit
+def pdl_release(LAUNCH_PDL: tl.constexpr, EARLY_TRIGGER: tl.constexpr):
+    """Let the next kernel launch where pdl_wait did not, once the loads are issued."""
+    if LAUNCH_PDL:
+        if not EARLY_TRIGGER:
+            tl.extra.cuda.gdc_launch_dependents()
+
+
+# Rows up to MAX_FUSED_COLS stay in one program's registers; wider rows take the
+# looped kernel (docs/benchmarks/launch-rules.md#persistent-or-looped).
+MAX_FUSED_COLS = 8192
+LOOPED_BLOCK_COLS = 4096
+LOOPED_WARPS = 16
+
+
+# A looped kernel reading its row once (an argmax) with about 4 rows an SM or
+# more: programs of 512 threads, 4 an SM, keep more rows' loads in flight than
+# one of 1024 (docs/benchmarks/launch-rules.md#persistent-or-looped).
+ONCE_MIN_ROWS = 512
+ONCE_BLOCK_COLS = 2048
+
+
+def looped_settings(num_rows, row_size, elem_bytes=2, once=False):
+    """(block, warps) of the looped kernel."""
+    if once and num_rows >= ONCE_MIN_ROWS:
+        return ONCE_BLOCK_COLS, LOOPED_WARPS
+    if row_size >= 32768:
+        if elem_bytes <= 2:
+            return 8192, 32
+        return (16384 if num_rows >= 4096 else 2048), 32
+    if row_size * elem_bytes < 16384:
+        return LOOPED_BLOCK_COLS, LOOPED_WARPS // 2
+    return LOOPED_BLOCK_COLS, LOOPED_WARPS
+
+
+# Rows of LOOPED_MIN_ROW_BYTES[reads, inputs] bytes or more take the looped kernel:
+# it re-reads them from cache instead of holding them (docs/benchmarks/launch-rules.md#persistent-or-looped).
+LOOPED_MIN_ROW_BYTES = {(2, 1): 8192, (3, 1): 16384, (2, 2): 16384}
+# Rows read twice stay held up to HELD_MAX_BYTES at decode sizes, or always
+# where nothing but the row is read (row_only).
+HELD_DECODE_MAX_ROWS = 256
+HELD_MAX_BYTES = 16384
+
+
+def looped_min_row_bytes(key, num_rows, elem_bytes=2, row_only=False):
+    """LOOPED_MIN_ROW_BYTES[key] for num_rows rows of elem_bytes elements."""
+    if key[0] >= 3 and elem_bytes <= 2:
+        return float("inf")
+    if key == (2, 2) and (num_rows <= 64 or num_rows >= 1024):
+        return 2 * LOOPED_MIN_ROW_BYTES[key]
+    if key == (2, 1) and (row_only or num_rows <= HELD_DECODE_MAX_ROWS):
+        return max(LOOPED_MIN_ROW_BYTES[key], 2 * HELD_MAX_BYTES)
+    return LOOPED_MIN_ROW_BYTES[key]
+
+
+# Many wide rows take the single-pass kernel: small programs streaming a row hide
+# memory latency better than one holding it (docs/benchmarks/launch-rules.md#online).
+ONLINE_MIN_COLS = 32768
+ONLINE_MIN_ROWS = 1024
+ONLINE_BLOCK_BYTES = 8192
+
+
+def online_block_cols(elem_bytes=4):
+    """The single-pass kernel's block: ONLINE_BLOCK_BYTES of elem_bytes elements."""
+    return ONLINE_BLOCK_BYTES // elem_bytes
+
+
+def online_min_rows(elem_bytes=2):
+    """ONLINE_MIN_ROWS for rows of elem_bytes elements (2-byte rows: four times as many)."""
+    return ONLINE_MIN_ROWS * (4 if elem_bytes <= 2 else 1)
+
+
+# Row loads are marked evict_first while the tensor fits well in L2, and carry no
+# hint from STREAM_MIN_BYTES on; a runtime branch, so no variant compiles mid-prefill
+# (docs/benchmarks/launch-rules.md#stream).
+STREAM_MIN_BYTES = 32 << 20
+
+
+def stream_rows(row_size, elem_bytes=2):
+    """Rows from which the tensor is STREAM_MIN_BYTES or more (the kernel's STREAM_ROWS)."""
+    return triton.cdiv(STREAM_MIN_BYTES, max(row_size, 1) * elem_bytes)
+
+
+# Up to this many rows of 4096, a kernel re-reading held rows keeps 32 bytes a
+# thread; past them 4 warps (docs/benchmarks/launch-rules.md#row-launch).
+REREAD_MANY_WARPS_MAX_ROWS = 2048
+
+
+def launch_settings(
+    num_rows,
+    row_size,
+    elem_bytes=2,
+    row_tensors=2,
+    row_only=False,
+    reread=False,
+    reduced_twice=False,
+):
+    """(rows a program, block, warps) for a reduction over rows of row_size
+    elements: narrow rows packed 4 KB a program, one row a program at decode sizes
+    or where a row moves 16 KB, 32 bytes a thread for wide rows
+    (docs/benchmarks/launch-rules.md#row-launch)."""
+    block = triton.next_power_of_2(max(row_size, 1))  # an empty row: one masked block
+    if block <= 1024 and num_rows <= 256:
+        return 1, block, min(8, max(1, block * elem_bytes // 512))
+    if block <= 1024 and row_size * elem_bytes * row_tensors >= 16384:
+        return 1, block, 1
+    if block <= 1024:
+        rows = max(2, 4096 // (block * elem_bytes))
+        return rows, block, min(rows * (2 if row_only else 1), 8)
+    if block == 4096 and num_rows > (REREAD_MANY_WARPS_MAX_ROWS if reread else 512):
+        warps = 4
+    else:
+        warps = min(32, block * elem_bytes // 1024)
+    if reduced_twice:
+        # A held row reduced twice (its mean, then deviations from it) pays for a
+        # padded block's masked lanes in warps that only synchronize: no more
+        # warps than 32 bytes a thread of the row itself
+        # (docs/benchmarks/launch-rules.md#row-launch).
+        live = max(1, row_size * elem_bytes // 1024)
+        warps = min(warps, 1 << (live.bit_length() - 1))
+    return 1, block, warps
+
+
+# Blocks of at most DECODE_BLOCK elements let the next kernel launch right after
+# their wait; longer ones after their loads (docs/benchmarks/launch-rules.md#pdl).
+DECODE_BLOCK = 512
+# A column block pads the row at most this much more than blocks of 256 would.
+PAD_MAX = 33 / 32
+# Above decode sizes a program reads at least this much of its rows: under PDL a
+# program reading 2 KB took 1.2x the time (docs/benchmarks/launch-rules.md#tile).
+TILE_MIN_READ_BYTES = 4096
+
+
+def tile_settings(num_rows, row_size, elem_bytes=2, heavy=False, loads=2):
+    """(rows, columns, warps) of a block of a (rows, column blocks) pointwise
+    launch: up to 4096 columns, 16 bytes a thread, rows packed until a program
+    reads TILE_MIN_READ_BYTES in its `loads` blocks of columns; at decode sizes
+    blocks of 512; heavy (libdevice) kernels two elements a thread
+    (docs/benchmarks/launch-rules.md#tile)."""
+    block_cols = triton.next_power_of_2(max(row_size, 1))
+    elements = num_rows * row_size
+    if elements <= (1 << 19 if heavy else 1 << 18):
+        block_cols = min(block_cols, DECODE_BLOCK)
+        return DECODE_BLOCK // block_cols, block_cols, 8 if heavy else 4
+    block_cols = min(block_cols, 1024 if heavy and elem_bytes <= 2 else 4096)
+    # Masked lanes cost as much as live ones: halve a block that pads the row
+    # past PAD_MAX (docs/benchmarks/launch-rules.md#tile).
+    least = 256 * triton.cdiv(row_size, 256)
+    while (
+        block_cols > 256
+        and block_cols * triton.cdiv(row_size, block_cols) > PAD_MAX * least
+    ):
+        block_cols //= 2
+    elements = 1024 if heavy else max(1024, TILE_MIN_READ_BYTES // (elem_bytes * loads))
+    block_rows = max(1, elements // block_cols)
+    warps = block_rows * block_cols * elem_bytes // 512
+    return block_rows, block_cols, min(32, max(4, warps))
+
+
+def flat_settings(numel, block, warps, heavy=False):
+    """(block, warps) of a 1-D pointwise launch: the capture's choice, or blocks
+    of 512 at decode sizes (docs/benchmarks/launch-rules.md#flat)."""
+    if numel <= (1 << 19 if heavy else 1 << 18):
+        return 512, 8 if heavy else 4
+    return block, warps
+
+
+# Small matmuls run with their epilogue as one Triton kernel instead of cuBLAS and a
+# second kernel (docs/benchmarks/launch-rules.md#matmul).
+MATMUL_EPILOGUE_MAX_ROWS = 1024
+MATMUL_EPILOGUE_MAX_MACS = 1 << 28
+# Past those rows, by output element bytes: the widest inner size measured to win.
+MATMUL_WIDE_MAX_INNER = {2: 512, 4: 128}
+# fp32 goes through tl.dot as three TF32 products; one row only up to this size,
+# past which cuBLAS's matrix-vector kernel wins.
+MATMUL_FP32_ONE_ROW_MAX_MACS = 1 << 15
+
+
+def matmul_in_one_kernel(num_rows, inner_size, num_cols, elem_bytes):
+    """Whether a num_rows x inner_size x num_cols matmul and its epilogue run as one kernel."""
+    if num_rows > MATMUL_EPILOGUE_MAX_ROWS:
+        return inner_size <= MATMUL_WIDE_MAX_INNER.get(elem_bytes, 0)
+    if num_rows * inner_size * num_cols > MATMUL_EPILOGUE_MAX_MACS:
+        return False
+    if elem_bytes == 4:
+        return num_rows > 1 or inner_size * num_cols <= MATMUL_FP32_ONE_ROW_MAX_MACS
+    return elem_bytes == 2
+
+
+def matmul_settings(num_rows, inner_size, elem_bytes=2):
+    """(rows, columns, inner block, warps, stages) of a block of the matmul kernel (docs/benchmarks/launch-rules.md#matmul)."""
+    k_block = max(16, triton.next_power_of_2(inner_size))
+    if num_rows > MATMUL_EPILOGUE_MAX_ROWS:
+        if elem_bytes == 4:
+            return 64, 64, min(k_block, 32), 4, 3
+        return 64, 128, min(k_block, 64), 8, (2 if inner_size <= 128 else 3)
+    block_rows = 16 if num_rows <= 16 else 32
+    if elem_bytes == 4:
+        return block_rows, 32, min(k_block, 64), 4, 3
+    return block_rows, 32, min(k_block, 128), 4, 4
+
+
+def refuse(message):
+    """Stop a call the kernels were not captured for, in one sentence."""
+    raise NotImplementedError(message)
+
+
+def is_fake(t):
+    """Whether t is a tensor the compiler traces with (fake or meta): a launcher
+    given one returns its outputs unwritten, as the op's fake implementation."""
+    return isinstance(t, FakeTensor) or t.is_meta
+
+
+_OPS = {}  # (namespace, name) -> (the Library that holds the op, its function)
+
+
+def define_op(namespace, schema, impl, fake=None):
+    """The custom op torch.ops.<namespace>.<name> of `schema`, defined once: impl
+    runs it on every device, called straight from the dispatcher; fake (default:
+    impl, whose launcher returns before its launches for fake tensors) gives the
+    compiler its outputs (docs/engine.md)."""
+    name = schema.split("(", 1)[0]
+    if (namespace, name) not in _OPS:
+        lib = torch.library.Library(namespace, "FRAGMENT")
+        lib.define(schema)
+        lib.impl(name, impl, "CompositeExplicitAutograd")
+        torch.library.register_fake(f"{namespace}::{name}", fake or impl, lib=lib)
+        _OPS[namespace, name] = lib, impl
+    elif _OPS[namespace, name][1] is not impl:
+        raise ValueError(
+            f"{namespace}::{name} is another case's op; register this one under "
+            "another namespace"
+        )
+    return getattr(getattr(torch.ops, namespace), name)
+
+
+def strided_as(t, strides):
+    """t where its strides are those the kernels index it with (None: any) on
+    every axis longer than one, else a contiguous copy of it, else a copy laid
+    out with those strides (a column-major one where the capture saw x.t()).
+    `strides` may be a function of the tensor (strides given by its own)."""
+    want = strides(t) if callable(strides) else strides
+    if t.numel() == 0 or all(
+        s is None or n <= 1 or t.stride(i) == s
+        for i, (n, s) in enumerate(zip(t.shape, want))
+    ):
+        return t
+    t = t.contiguous()
+    want = strides(t) if callable(strides) else strides
+    if all(
+        s is None or n <= 1 or t.stride(i) == s
+        for i, (n, s) in enumerate(zip(t.shape, want))
+    ):
+        return t
+    # Strides that pack the tensor in another axis order: a copy that has them.
+    packed = 1
+    for i in sorted(range(t.dim()), key=lambda i: want[i] or 0):
+        if want[i] is None or (t.shape[i] > 1 and want[i] != packed):
+            raise NotImplementedError(
+                f"the kernels index a tensor with strides {tuple(want)}, which a "
+                f"{tuple(t.shape)} tensor cannot have; re-capture with this layout"
+            )
+        packed *= t.shape[i]
+    return torch.empty_strided(t.shape, want, dtype=t.dtype, device=t.device).copy_(t)
+
+
+def reinterpret(t, size, stride, offset):
+    """A view of t's elements as Inductor's wrapper laid them out (it assumed a
+    contiguous tensor); offset counts from t's first element, not its storage."""
+    t = t.contiguous()
+    return t.as_strided(size, stride, t.storage_offset() + offset)
+
+
+@triton.jit
+def maximum_nan(a, b):
+    # Like torch.maximum: a NaN on either side wins. One max.NaN instruction on
+    # the GPU; with a tl.where of compares, row maxima took up to 1.2x as long
+    # on an H200.
+    return tl.maximum(a, b, propagate_nan=tl.PropagateNan.ALL)
+
+
+@triton.jit
+def minimum_nan(a, b):
+    # Like torch.minimum: a NaN on either side wins.
+    return tl.minimum(a, b, propagate_nan=tl.PropagateNan.ALL)
+
+
+@triton.jit
+def max_nan(x, axis):
+    # tl.max drops NaN on some targets; torch.amax keeps it.
+    return tl.reduce(x, axis, maximum_nan)
+
+
+@triton.jit
+def min_nan(x, axis):
+    return tl.reduce(x, axis, minimum_nan)
+
+
+@triton.jit
+def any_true(x, axis):
+    return tl.max(x, axis) != 0
+
+
+@triton.jit
+def welford_accumulate(value, mean, m2, count, first_block):
+    # One step of Welford's running mean/variance per lane: numerically
+    # stable where sum(x^2) - sum(x)^2 cancels.
+    if first_block:
+        new_mean = value
+        new_m2 = tl.zeros_like(m2)
+        new_count = tl.full(count.shape, 1, count.dtype)
+    else:
+        delta = value - mean
+        new_count = count + 1
+        new_mean = mean + delta / new_count
+        new_m2 = m2 + delta * (value - new_mean)
+    return new_mean, new_m2, new_count
+
+
+@triton.jit
+def welford_merge(mean_a, m2_a, count_a, mean_b, m2_b, count_b):
+    # Chan et al.'s pairwise merge; equal means give delta 0 so inf - inf
+    # cannot turn an overflowed row into NaN.
+    count = count_a + count_b
+    delta = tl.where(mean_a == mean_b, 0.0, mean_b - mean_a)
+    frac_b = tl.where(count == 0.0, 0.0, count_b / count)
+    mean = mean_a + delta * frac_b
+    m2 = m2_a + m2_b + delta * delta * count_a * frac_b
+    return mean, m2, count
+
+
+@triton.jit
+def welford_finish(mean, m2, count, axis):
+    # Merge the per-lane partial statistics into one (mean, m2, count) per row.
+    return tl.reduce((mean, m2, count), axis, welford_merge)
+
+
+@triton.jit
+def row_mean_m2(value, mask, axis, count):
+    # The whole row is in registers: mean, then the sum of squared deviations
+    # from it (as exact as Welford, without its per-step divisions). count:
+    # the elements mask keeps in a stored row; the row size, where known,
+    # spares a reduction (and its barriers) counting them.
+    mean = tl.sum(tl.where(mask, value, 0.0), axis) / count
+    delta = tl.where(mask, value - tl.expand_dims(mean, axis), 0.0)
+    return mean, tl.sum(delta * delta, axis), tl.zeros_like(mean) + count
+
+
+# exp_ftz's PTX where the kernels compile for an NVIDIA GPU. Triton's
+# interpreter runs no inline assembly, and other GPUs take other assembly:
+# there it is tl.exp. Read when the module is imported, as @triton.jit itself
+# reads TRITON_INTERPRET.
+EXP_FTZ = tl.constexpr(not triton.knobs.runtime.interpret and torch.version.hip is None)
+
+
+@triton.jit
+def exp_ftz(x):
+    # tl.exp's own approximation (ex2.approx of x * log2(e)) with results under
+    # 2^-126 flushed to 0: tl.exp keeps them at a compare and two multiplies an
+    # element. Over 32768 columns on an H200 this took 0.91-0.96 of tl.exp's
+    # time in bf16 and fp16; LLVM then leaves loops that call it rolled, so
+    # a looped kernel unrolls a row of two blocks itself (lab/NOTES.md).
+    if EXP_FTZ and x.dtype == tl.float32:
+        return tl.inline_asm_elementwise(
+            "ex2.approx.ftz.f32 $0, $1;",
+            "=f,f",
+            [x * 1.4426950408889634],
+            dtype=tl.float32,
+            is_pure=True,
+            pack=1,
+        )
+    else:
+        return tl.exp(x)
+
+
+@triton.jit
+def online_softmax_accumulate(running_max, running_sum, block_max):
+    # Rescale the running sum to the new maximum; each new element adds exp(0) = 1.
+    new_max = maximum_nan(running_max, block_max)
+    keep = tl.where(new_max == float("-inf"), 1.0, exp_ftz(running_max - new_max))
+    add = tl.where(new_max == float("-inf"), 1.0, exp_ftz(block_max - new_max))
+    return new_max, running_sum * keep + add
+
+
+@triton.jit
+def online_softmax_finish(lane_max, lane_sum, axis):
+    # Combine per-lane (max, sum) pairs into the row's max and sum of exp(x - max).
+    row_max = max_nan(lane_max, axis)
+    shift = tl.where(
+        tl.expand_dims(row_max, axis) == float("-inf"),
+        0.0,
+        lane_max - tl.expand_dims(row_max, axis),
+    )
+    return row_max, tl.sum(lane_sum * exp_ftz(shift), axis)
+
+
+@triton.jit
+def rescale_sum(acc, shift_old, shift_new):
+    # acc holds sum(exp(x - shift_old)): the same sum against shift_new. An
+    # empty sum stays 0 (0 * exp(inf) would be NaN); a NaN sum stays NaN.
+    return tl.where(acc == 0, 0.0, acc * exp_ftz(shift_old - shift_new))
+
+
+@triton.jit
+def argmax_step(a, a_index, b, b_index):
+    # Like torch.argmax: NaN counts as the largest value, and of equal values
+    # (NaN equal to NaN) the lower index wins.
+    a_nan = a != a
+    b_nan = b != b
+    same = (a == b) | (a_nan & b_nan)
+    take_a = (a > b) | (a_nan & ~b_nan) | (same & (a_index < b_index))
+    return tl.where(take_a, a, b), tl.where(take_a, a_index, b_index)
+
+
+@triton.jit
+def argmax_rows(values, indices, axis):
+    return tl.reduce((values, indices), axis, argmax_step)
+
+
+@triton.jit
+def argmin_step(a, a_index, b, b_index):
+    # Like torch.argmin: NaN counts as the smallest value, and of equal values
+    # (NaN equal to NaN) the lower index wins.
+    a_nan = a != a
+    b_nan = b != b
+    same = (a == b) | (a_nan & b_nan)
+    take_a = (a < b) | (a_nan & ~b_nan) | (same & (a_index < b_index))
+    return tl.where(take_a, a, b), tl.where(take_a, a_index, b_index)
+
+
+@triton.jit
+def argmin_rows(values, indices, axis):
+    return tl.reduce((values, indices), axis, argmin_step)
+
+
+@triton.jit
+def select_masked(x, mask, dim, keep_dims=False):
+    # The one element of each row where mask is set, bit for bit: sum its raw
+    # bits with zeros elsewhere, then read them back as x's type.
+    bits = x.to(tl.core.get_int_dtype(x.dtype.primitive_bitwidth, False), bitcast=True)
+    picked = tl.sum(tl.where(mask, bits, 0), dim, keep_dims=keep_dims)
+    return picked.to(bits.dtype).to(x.dtype, bitcast=True)
+
+
+@triton.jit
+def floor_div(a, b):
+    # Integer division rounding toward minus infinity, as torch's //; Triton's
+    # // truncates toward zero.
+    quotient = a // b
+    inexact = (a % b) != 0
+    return tl.where(inexact & ((a < 0) != (b < 0)), quotient - 1, quotient)
+
+
+@triton.jit
+def floor_mod(a, b):
+    # The remainder with b's sign, as torch's %; Triton's % takes a's.
+    rest = a % b
+    return tl.where((rest != 0) & ((rest < 0) != (b < 0)), rest + b, rest)
+
+
+@triton.jit
+def int_pow(base, exponent):
+    # base ** exponent for integers by squaring; a negative exponent gives 0
+    # (1 for base 1, +-1 for base -1), as torch's integer pow.
+    result = tl.full(base.shape, 1, base.dtype)
+    square = base
+    left = exponent
+    while tl.max(left) > 0:
+        result = tl.where((left & 1) != 0, result * square, result)
+        square = square * square
+        left = left >> 1
+    negative = tl.where(
+        base == -1, tl.where((exponent & 1) != 0, -1, 1), tl.where(base == 1, 1, 0)
+    )
+    return tl.where(exponent < 0, negative.to(base.dtype), result)
+
+
+@triton.jit
+def multiply(a, b):
+    return a * b
+
+
+@triton.jit
+def row_product(x, axis):
+    return tl.reduce(x, axis, multiply)
