@@ -921,20 +921,12 @@ def _same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
     )
 
 
-def _aliasing(
-    ref: Reference, dtype: str, device: str, strided: int | None = None
-) -> tuple | None:
+def _aliasing(ref: Reference, dtype: str, device: str) -> tuple | None:
     """Which input each output of eager's is (or shares memory with), and
     which inputs it changes, in `dtype`: `x.float().mul_(2)` returns x itself
-    and changes it in float32 alone, a new tensor in bfloat16, in one graph.
-    `strided`: the input at that index comes as every other column of a wider
-    tensor, with the same values."""
+    and changes it in float32 alone, a new tensor in bfloat16, in one graph."""
     try:
         fn, inputs = _built_in(ref, dtype, device)
-        if strided is not None:
-            v = inputs[strided]
-            wide = v.new_empty((*v.shape[:-1], 2 * v.shape[-1]))
-            inputs[strided] = wide[..., ::2].copy_(v)
         before = [v.clone() if isinstance(v, torch.Tensor) else None for v in inputs]
         with torch.no_grad():
             out = fn(*inputs)
@@ -969,21 +961,41 @@ def _contiguous_only(
     contiguous: `logits.contiguous().div_(t)` divides the caller's logits, and
     a copy of strided ones (so does a `.reshape()` it cannot view). The
     scaffold, which changes its inputs at any layout, refuses those strided."""
-    aliasing = _aliasing(ref, dtype, device)
-    if aliasing is None:
-        return []
-    shared, changed = aliasing
-    held = {*changed, *(i for i in shared if i is not None)}
     out = []
     for i, name in enumerate(ref.input_names):
         v = arguments.get(name)
-        if i not in held or not isinstance(v, torch.Tensor):
-            continue
-        if v.dim() == 0 or v.shape[-1] < 2:
+        if not isinstance(v, torch.Tensor) or v.dim() == 0 or v.shape[-1] < 2:
             continue  # every layout of it is contiguous
-        if _aliasing(ref, dtype, device, strided=i) != aliasing:
+        held = _held(ref, dtype, device, i)
+        if (
+            held not in (None, (False, False))
+            and _held(ref, dtype, device, i, True) != held
+        ):
             out.append(name)
     return out
+
+
+def _held(
+    ref: Reference, dtype: str, device: str, i: int, strided: bool = False
+) -> tuple[bool, bool] | None:
+    """Whether eager changes input i in place, and returns it (or a view at
+    its first element); `strided`: input i comes as every other column of a
+    wider tensor. Input i alone: others may be views of one buffer with it."""
+    try:
+        fn, inputs = _built_in(ref, dtype, device)
+        v = inputs[i]
+        if strided:
+            wide = v.new_empty((*v.shape[:-1], 2 * v.shape[-1]))
+            v = inputs[i] = wide[..., ::2].copy_(v)
+        before = v.clone()
+        with torch.no_grad():
+            outs = _flat(fn(*inputs))
+    except Exception:  # noqa: BLE001 - eager rejects it: nothing to compare
+        return None
+    returned = any(
+        isinstance(o, torch.Tensor) and o.data_ptr() == v.data_ptr() for o in outs
+    )
+    return not _same_values(v, before), returned
 
 
 _DTYPE_LITERAL = re.compile(r"\btorch\.(float64|float32|float16|bfloat16)\b")

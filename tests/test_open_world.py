@@ -1010,6 +1010,27 @@ def test_an_alias_eager_makes_at_one_layout_alone_is_served_at_that_layout(tmp_p
     case = _capture(tmp_path, "double_", ref)
     assert case.manifest["contiguous_only"] == []
     _check(case, {"n": 3, "d": 8}, layout="row_sliced")
+    # nor do two halves of one buffer changed in place (a KV cache's k and v):
+    # laying one out strided changed which storage the other shares
+    ref = _porter_ref(
+        """
+        def make_inputs(n, d, dtype=torch.float32, device="cpu"):
+            x = torch.randn(n, d, dtype=dtype, device=device)
+            buf = torch.randn(n, 2, d, dtype=dtype, device=device)
+            return x, buf[:, 0], buf[:, 1]
+
+        def halves_(x, a, b):
+            a.add_(x)
+            b.mul_(2.0)
+            return a, b
+
+        REFERENCE = halves_
+        """,
+        '{"n": 4, "d": 8}',
+    )
+    case = _capture(tmp_path, "halves_", ref)
+    assert case.manifest["contiguous_only"] == []
+    _check(case, {"n": 3, "d": 8}, layout="row_sliced")
 
 
 def test_a_dim_only_a_multiple_of_sizes_is_checked_where_the_graph_fixes_it(tmp_path):
