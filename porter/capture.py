@@ -729,6 +729,7 @@ def run_capture(
                 graph.source, index, _graph_inputs(graph), ref
             )
             _refuse_host_only_calls(ref, module)
+            _refuse_unnamed_inputs(ref, module, inputs)
             modules.append(module)
             kernels.extend(module_kernels)
         if kernels:
@@ -1447,6 +1448,36 @@ def _flat(out: Any) -> list[Any]:
     if isinstance(out, (tuple, list)):
         return [v for o in out for v in _flat(o)]
     return [out]
+
+
+def _refuse_unnamed_inputs(
+    ref: Reference, module: CompiledModule, inputs: list[Any]
+) -> None:
+    """Inputs of Inductor's code porter could not match to the graph's: where
+    make_inputs gives views of one tensor that are changed in place (k and v as
+    kv[:, 0] and kv[:, 1]), torch.compile passes their one base instead, and
+    the scaffold would read names it never binds."""
+    if all(gi.wrapper_name for gi in module.inputs):
+        return
+    tensors = [
+        (n, v) for n, v in zip(ref.input_names, inputs) if isinstance(v, torch.Tensor)
+    ]
+    shared = [
+        (a, b)
+        for i, (a, u) in enumerate(tensors)
+        for b, w in tensors[i + 1 :]
+        if u.untyped_storage().data_ptr() == w.untyped_storage().data_ptr()
+    ]
+    why = (
+        f"make_inputs gives {shared[0][0]} and {shared[0][1]} as views of one tensor, "
+        "which torch.compile passes as their one base; give each its own tensor"
+        if shared
+        else "torch.compile's code takes other inputs than its graph"
+    )
+    raise PorterError(
+        f"{ref.path}: porter cannot name the compiled code's inputs ({why}); "
+        "nothing was written"
+    )
 
 
 def _refuse_host_only_calls(ref: Reference, module: CompiledModule) -> None:

@@ -1085,6 +1085,34 @@ def test_a_warning_in_the_reference_does_not_break_the_graph(tmp_path):
     _check(case, {"n": 3, "d": 8})
 
 
+def test_views_of_one_tensor_changed_in_place_are_refused_at_capture(tmp_path):
+    # k and v caches of heads as kv[:, 0] and kv[:, 1] (vLLM's [blocks, 2,
+    # ...]): torch compiles their one base, and the scaffold read names it
+    # never bound (arg1_1, scratch_None) and refused its own capture's call.
+    ref = _porter_ref(
+        """
+        def make_inputs(n, slots, d, dtype=torch.float32, device="cpu"):
+            k = torch.randn(n, 2, d, dtype=dtype, device=device)
+            v = torch.randn(n, 2, d, dtype=dtype, device=device)
+            ids = torch.randperm(slots, device=device)[:n]
+            kv = torch.randn(slots, 2, 2, d, dtype=dtype, device=device)
+            return k, v, kv[:, 0], kv[:, 1], ids
+
+        def kv_write(k, v, k_cache, v_cache, ids):
+            k_cache.index_copy_(0, ids, k)
+            v_cache.index_copy_(0, ids, v)
+            return k_cache, v_cache
+
+        REFERENCE = kv_write
+        """,
+        '{"n": 3, "slots": 8, "d": 4}',
+        '["float32"]',
+    )
+    with pytest.raises(PorterError, match="k_cache and v_cache as views of one tensor"):
+        _capture(tmp_path, "kv_write", ref)
+    assert not (tmp_path / "cases" / "kv_write").exists()
+
+
 def test_a_repeated_scale_sliced_to_a_width_checks_the_width(tmp_path):
     # s.repeat_interleave(4)[:n]: Dynamo's `x.size()[1] <= 4*s.size()[0]` was
     # dropped, and a short s was read wrapped where eager raises; along a 2-d
