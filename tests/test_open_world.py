@@ -209,6 +209,16 @@ def test_a_parameter_another_constructor_argument_leaves_none_is_checked(
         _check(case, sizes, init={2: not bias}, optional=True)
     x = torch.randn(3, 16, dtype=torch.bfloat16)
     _refuses(case, x, match="must be (a tensor|tensors) of x's dtype")
+    # called as a drop-in, gradients enabled: the extern matmul's out= raised
+    # "functions with out=... arguments don't support automatic differentiation"
+    from porter.testing.parity import import_kernel
+
+    kernel = import_kernel(case.folder / "kernel.py", f"lin_{bias}")
+    model = case.reference.module.Model(16, 8, bias)
+    new = kernel.ModelNew(16, 8, bias)
+    new.load_state_dict(model.state_dict())
+    x = torch.randn(3, 16)
+    torch.testing.assert_close(new(x), model(x).detach())
 
 
 SCALED_RMS = """
