@@ -730,6 +730,7 @@ def run_capture(
             )
             _refuse_host_only_calls(ref, module)
             _refuse_unnamed_inputs(ref, module, inputs)
+            _refuse_float64_math(ref, module_kernels, dtype)
             modules.append(module)
             kernels.extend(module_kernels)
         if kernels:
@@ -1448,6 +1449,20 @@ def _flat(out: Any) -> list[Any]:
     if isinstance(out, (tuple, list)):
         return [v for o in out for v in _flat(o)]
     return [out]
+
+
+def _refuse_float64_math(ref: Reference, kernels: list, dtype: str) -> None:
+    """A kernel computing in float64 (a float64 table times positions cast to
+    float64): porter's kernels compute in fp32 and the scaffold serves fp32,
+    fp16 and bf16 calls. A float64 input the reference casts down first
+    (`t.float()`) is ported."""
+    found = next((k.name for k in kernels if "tl.float64" in k.source), None)
+    if found and dtype != "float64":
+        raise PorterError(
+            f"{ref.path}: {ref.name} computes in float64 ({found}), which porter's "
+            "kernels compute in fp32; nothing was written: give its float64 inputs "
+            "in float32, or cast them down first"
+        )
 
 
 def _refuse_unnamed_inputs(

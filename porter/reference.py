@@ -623,4 +623,10 @@ def _dtypes(path: Path, names: Any) -> list[str]:
         out.append(n)
     if not out:
         raise PorterError(f"{path}: DTYPES is empty; list at least one dtype")
+    if not any(n in FLOAT_DTYPES for n in out):
+        # float64 alone: the kernels compute in fp32 and serve these
+        raise PorterError(
+            f"{path}: DTYPES lists {', '.join(out)}; porter's kernels compute in "
+            f"fp32 and serve {', '.join(FLOAT_DTYPES)}: list one of those"
+        )
     return out

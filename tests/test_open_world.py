@@ -1123,6 +1123,42 @@ def test_views_of_one_tensor_changed_in_place_are_refused_at_capture(tmp_path):
     assert not (tmp_path / "cases" / "kv_write").exists()
 
 
+def test_float64_math_is_refused_at_capture_and_a_float64_cast_down_is_ported(
+    tmp_path,
+):
+    # cos of a float64 table times positions cast to float64: the scaffold
+    # loaded the table as fp32 and refused its own capture's call (float64
+    # is not served); DTYPES of float64 alone left a suite of skips.
+    body = """
+        def make_inputs(n, half, dtype=torch.float32, device="cpu"):
+            pos = torch.randint(0, 4096, (n,), device=device)
+            freq = torch.rand(half, dtype=torch.float64, device=device)
+            return pos, freq
+
+        def cos_cache(pos, freq):
+            return torch.cos(pos.to(torch.float64)[:, None] * FREQ).to(torch.float32)
+
+        REFERENCE = cos_cache
+        """
+    ref = _porter_ref(
+        body.replace("FREQ", "freq[None, :]"), '{"n": 4, "half": 8}', '["float32"]'
+    )
+    with pytest.raises(PorterError, match="computes in float64"):
+        _capture(tmp_path, "f64", ref)
+    down = body.replace("pos.to(torch.float64)", "pos.float()").replace(
+        "FREQ", "freq.float()[None, :]"
+    )
+    case = _capture(
+        tmp_path, "f32", _porter_ref(down, '{"n": 4, "half": 8}', '["float32"]')
+    )
+    _check(case, {"n": 3, "half": 8})
+    only = _porter_ref(
+        body.replace("FREQ", "freq"), '{"n": 4, "half": 8}', '["float64"]'
+    )
+    with pytest.raises(PorterError, match="DTYPES lists float64"):
+        _capture(tmp_path, "only", only)
+
+
 def test_a_repeated_scale_sliced_to_a_width_checks_the_width(tmp_path):
     # s.repeat_interleave(4)[:n]: Dynamo's `x.size()[1] <= 4*s.size()[0]` was
     # dropped, and a short s was read wrapped where eager raises; along a 2-d

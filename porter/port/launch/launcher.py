@@ -380,7 +380,15 @@ def plan_launcher(
     # activation): a bf16 call had been refused for the weights' dtype.
     follows = set(cap.input_follows or [])
     in_dtype.sort(key=lambda gi: gi.target not in follows)
-    floats = [gi for gi in tensors if "float" in gi.dtype]
+    # (not an argument of its own fixed dtype: a float64 table cast down first)
+    floats = [
+        gi
+        for gi in tensors
+        if "float" in gi.dtype
+        and (
+            cap.input_follows is None or gi.target in follows or gi.target not in inputs
+        )
+    ]
     ranked = (
         [gi for gi in in_dtype if gi.target in inputs]
         + [gi for gi in in_dtype if gi.target not in inputs]
