@@ -254,3 +254,17 @@ def test_a_load_too_long_for_a_line_casts_on_the_next():
     ]
     # too long alone, short already, or with a comment after it: as it was
     assert lines[3:6] == source.split("\n")[2:5]
+
+
+def test_strided_as_packs_any_stride_axes_outermost():
+    # a column-major capture's (1, None): a contiguous (3, 8) tensor was
+    # refused as one that "cannot have" those strides
+    strided_as = common_module(
+        import_kernel(CAPTURED / "rmsnorm" / "kernel.py", "sa")
+    ).strided_as
+    t = torch.randn(3, 8)
+    out = strided_as(t, (1, None))
+    assert out.stride() == (1, 3) and torch.equal(out, t)
+    assert strided_as(t, (8, 1)) is t
+    with pytest.raises(NotImplementedError, match="cannot have"):
+        strided_as(t, (2, 1))

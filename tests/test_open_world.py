@@ -1159,6 +1159,26 @@ def test_float64_math_is_refused_at_capture_and_a_float64_cast_down_is_ported(
         _capture(tmp_path, "only", only)
 
 
+def test_a_zero_d_tensor_argument_given_as_a_number_is_refused_in_a_line(tmp_path):
+    # x * scale with a 0-d scale: eager takes scale=0.5 too; the scaffold
+    # raised AttributeError ('float' object has no attribute 'dim')
+    ref = _porter_ref(
+        """
+        def make_inputs(n, d, dtype=torch.float32, device="cpu"):
+            return torch.randn(n, d, dtype=dtype, device=device), torch.tensor(0.5)
+
+        def mul_t(x, scale):
+            return x * scale
+
+        REFERENCE = mul_t
+        """,
+        '{"n": 4, "d": 8}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "mul_t", ref)
+    _refuses(case, torch.randn(3, 8), 0.5, match=r"pass torch.tensor\(scale\)")
+
+
 def test_a_repeated_scale_sliced_to_a_width_checks_the_width(tmp_path):
     # s.repeat_interleave(4)[:n]: Dynamo's `x.size()[1] <= 4*s.size()[0]` was
     # dropped, and a short s was read wrapped where eager raises; along a 2-d

@@ -341,6 +341,10 @@ def plan_launcher(
         if sized in cap.input_ranks and all(sized != t for t, _ in ranked):
             ranked.append((sized, cap.input_ranks[sized]))
     ranks = dict(ranked)
+    # A 0-d tensor (a scale) may come as a number, which eager takes.
+    for t in [t for t, n in ranked if n == 0 and t in inputs]:
+        said = f"captured with {t} a tensor; pass torch.tensor({t})"
+        checks.append(f"if not isinstance({t}, torch.Tensor):\n    refuse({said!r})")
     if ranked:
         dims_now = ", ".join(f"{t}.dim()" for t, _ in ranked)
         dims_then = ", ".join(str(n) for _, n in ranked)
