@@ -730,7 +730,7 @@ def run_capture(
             )
             _refuse_host_only_calls(ref, module)
             _refuse_unnamed_inputs(ref, module, inputs)
-            _refuse_float64_math(ref, module_kernels, dtype)
+            _refuse_float64_math(ref, graph.source, dtype)
             modules.append(module)
             kernels.extend(module_kernels)
         if kernels:
@@ -1451,17 +1451,26 @@ def _flat(out: Any) -> list[Any]:
     return [out]
 
 
-def _refuse_float64_math(ref: Reference, kernels: list, dtype: str) -> None:
-    """A kernel computing in float64 (a float64 table times positions cast to
-    float64): porter's kernels compute in fp32 and the scaffold serves fp32,
-    fp16 and bf16 calls. A float64 input the reference casts down first
-    (`t.float()`) is ported."""
-    found = next((k.name for k in kernels if "tl.float64" in k.source), None)
+_F64_OP = re.compile(
+    r'%\w+ : Tensor "f64\[[^\]].*= call_function\[target=torch\.ops\.\w+\.(\w+)\.'
+)
+# Views of a float64 input compute nothing in float64 (t[:, None].float()); a
+# 0-d one is a Python number's math (x.shape[1] ** 0.5), as eager does it.
+_VIEWS = {"unsqueeze", "squeeze", "view", "expand", "slice", "select", "permute"}
+
+
+def _refuse_float64_math(ref: Reference, source: str, dtype: str) -> None:
+    """An op of the compiled graph computing a float64 tensor (a float64
+    table times positions cast to float64): porter's kernels compute in fp32
+    and serve fp32, fp16 and bf16 calls. A float64 input the reference casts
+    down first (`t.float()`), or a size's square root, is ported."""
+    ops = [m.group(1) for m in _F64_OP.finditer(source)]
+    found = next((op for op in ops if op not in _VIEWS), None)
     if found and dtype != "float64":
         raise PorterError(
-            f"{ref.path}: {ref.name} computes in float64 ({found}), which porter's "
-            "kernels compute in fp32; nothing was written: give its float64 inputs "
-            "in float32, or cast them down first"
+            f"{ref.path}: {ref.name} computes in float64 (its graph's {found}), which "
+            "porter's kernels compute in fp32; nothing was written: give its "
+            "float64 inputs in float32, or cast them down first"
         )
 
 
