@@ -296,16 +296,20 @@ def strided_as(t, strides):
         for i, (n, s) in enumerate(zip(t.shape, want))
     ):
         return t
-    # Strides that pack the tensor in another axis order: a copy that has them.
-    packed = 1
-    for i in sorted(range(t.dim()), key=lambda i: want[i] or 0):
-        if want[i] is None or (t.shape[i] > 1 and want[i] != packed):
+    # Strides that pack the tensor in another axis order: a copy that has them,
+    # any-stride axes outermost (a column-major capture's (1, None)).
+    packed, strides = 1, list(want)
+    for i in sorted(range(t.dim()), key=lambda i: (want[i] is None, want[i] or 0)):
+        if want[i] is not None and t.shape[i] > 1 and want[i] != packed:
             raise NotImplementedError(
                 f"the kernels index a tensor with strides {tuple(want)}, which a "
                 f"{tuple(t.shape)} tensor cannot have; re-capture with this layout"
             )
+        strides[i] = packed
         packed *= t.shape[i]
-    return torch.empty_strided(t.shape, want, dtype=t.dtype, device=t.device).copy_(t)
+    return torch.empty_strided(t.shape, strides, dtype=t.dtype, device=t.device).copy_(
+        t
+    )
 
 
 def reinterpret(t, size, stride, offset):
