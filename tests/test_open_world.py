@@ -1180,6 +1180,28 @@ def test_a_zero_d_tensor_argument_given_as_a_number_is_refused_in_a_line(tmp_pat
     _refuses(case, torch.randn(3, 8), 0.5, match=r"pass torch.tensor\(scale\)")
 
 
+def test_an_int_compiled_apart_at_1_is_not_called_only_a_branch(tmp_path):
+    # top_k == 1 (Switch routing): Dynamo gives 1 a graph of its own, and the
+    # scaffold said "the reference branches on it in Python", which it does not
+    ref = _porter_ref(
+        """
+        def make_inputs(n, e, dtype=torch.float32, device="cpu"):
+            return (torch.randn(n, e, dtype=dtype, device=device),)
+
+        def route(logits, top_k: int = 2):
+            w = torch.softmax(logits, dim=-1).topk(top_k, dim=-1).values
+            return w / w.sum(dim=-1, keepdim=True)
+
+        REFERENCE = route
+        """,
+        '{"n": 4, "e": 8}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "route", ref)
+    _refuses(case, torch.randn(3, 8), 1, match="torch.compile gives 0 and 1 graphs")
+    _check(case, {"n": 3, "e": 8}, args={1: 3})
+
+
 def test_a_repeated_scale_sliced_to_a_width_checks_the_width(tmp_path):
     # s.repeat_interleave(4)[:n]: Dynamo's `x.size()[1] <= 4*s.size()[0]` was
     # dropped, and a short s was read wrapped where eager raises; along a 2-d

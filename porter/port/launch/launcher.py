@@ -1033,6 +1033,15 @@ def _refuse_branch(reference: str, cond: str) -> str:
         "capture again with values on the other side for those calls (a size: "
         "--set NAME=V; a float argument: its default or make_inputs)"
     )
+    if re.fullmatch(r"[A-Za-z_][\w.\[\]]* != [01]|\d+ <= \S*\.shape\[.*", cond):
+        # Dynamo compiles an int or a size at 0 or 1 apart (top_k == 1, a
+        # group of one), branch or none: say both
+        said = (
+            f"captured where {cond}: torch.compile gives 0 and 1 graphs of their "
+            "own, or the reference branches on it in Python; capture again with "
+            "a value on the other side for those calls (a size: --set NAME=V; an "
+            "argument: its default or make_inputs)"
+        )
     if is_tie(cond):
         # a view or reshape into groups or halves: eager raises on the other side
         said = f"the kernels assume {cond}, as the reference's view of it does"
