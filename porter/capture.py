@@ -851,9 +851,8 @@ def run_capture(
         kernels=kernels,
         date=datetime.date.today().isoformat(),
         warnings=notes + config_warnings,
-        constants=_constants(
-            _mode_free(ref, dtype, device, _constants(state.constants)),
-            _none_parameters(fn),
+        constants=_none_parameters(
+            fn, _mode_free(ref, dtype, device, _constants(state.constants))
         ),
         guards=branches,
         training=getattr(fn, "training", None),
@@ -1645,33 +1644,26 @@ def guard_expr(name: str) -> str | None:
     return text
 
 
-def _none_parameters(fn: Any) -> list[dict[str, Any]]:
-    """A module's parameters and buffers registered as None (nn.Linear with
-    bias=False), as constants of the capture: the kernels add no bias, so
-    the scaffold refuses a module that has one."""
+def _none_parameters(fn: Any, constants: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`constants` and a module's parameters and buffers registered as None
+    (nn.Linear with bias=False) that Dynamo did not guard: the kernels add no
+    bias, so the scaffold refuses a module that has one."""
     if not isinstance(fn, torch.nn.Module):
-        return []
-    return [
-        {
-            "expr": module_attr(f"{path}.{name}".lstrip(".")),
-            "value": None,
-            "tuple": False,
-        }
+        return constants
+    said = {c["expr"] for c in constants}
+    nones = [
+        module_attr(f"{path}.{name}".lstrip("."))
         for path, sub in fn.named_modules()
         for table in (sub._parameters, sub._buffers)
         for name, value in table.items()
         if value is None
     ]
+    return constants + [
+        {"expr": e, "value": None, "tuple": False} for e in nones if e not in said
+    ]
 
 
-def _constants(
-    found: list[tuple[str, Any]] | list[dict[str, Any]],
-    more: list[dict[str, Any]] = (),
-) -> list[dict[str, Any]]:
-    """Dynamo's constants as launcher expressions, each once; `more` (entries
-    already) adds those of other exprs."""
-    if found and isinstance(found[0], dict):
-        return found + [m for m in more if all(c["expr"] != m["expr"] for c in found)]
+def _constants(found: list[tuple[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for name, value in found:
         expr = guard_expr(name)
