@@ -938,23 +938,29 @@ def _module_tensors(held: dict[str, bool], first: str | None) -> str:
     bf16 x times an fp32 weight to fp32; the kernels return x's dtype)."""
     names = ", ".join(held)
     follow = [n for n, f in held.items() if f and first is not None]
-    every = f"({names})" if len(held) > 1 else f"({names},)"
     if len(follow) == len(held) == 1:
         test = f"{names} is None or {names}.dtype != {first}.dtype"
         said = f"{names} must be a tensor of {first}'s dtype, as at capture"
     elif follow and len(follow) == len(held):
-        test = f"any(t is None or t.dtype != {first}.dtype for t in {every})"
+        test = f"any(t is None or t.dtype != {first}.dtype for t in {_tuple(held)})"
         said = f"{names} must be tensors of {first}'s dtype, as at capture"
     elif follow:
         test = (
-            f"any(t is None for t in {every}) or "
-            f"any(t.dtype != {first}.dtype for t in ({', '.join(follow)}{',' * (len(follow) == 1)}))"
+            f"any(t is None for t in {_tuple(held)}) or "
+            f"any(t.dtype != {first}.dtype for t in {_tuple(follow)})"
         )
         said = f"{names} must be tensors, {', '.join(follow)} of {first}'s dtype, as at capture"
     else:
-        test = f"any(t is None for t in {every})"
+        test = f"any(t is None for t in {_tuple(held)})"
         said = f"captured with {names} tensors; re-capture with the values you need"
     return f"if {test}:\n    refuse({said!r})"
+
+
+def _tuple(names) -> str:
+    """A tuple's text: `(a,)` for one, `(a, b)` for more (no trailing comma,
+    which black would spread over a line each)."""
+    names = list(names)
+    return f"({', '.join(names)}{',' if len(names) == 1 else ''})"
 
 
 def _dtype_ties(cap: Capture, first: str | None) -> list[str]:
