@@ -1202,6 +1202,27 @@ def test_an_int_compiled_apart_at_1_is_not_called_only_a_branch(tmp_path):
     _check(case, {"n": 3, "e": 8}, args={1: 3})
 
 
+def test_an_int_argument_given_as_a_tensor_is_refused_in_a_line(tmp_path):
+    # x * scale with an unannotated int default the kernels take at run time:
+    # a tensor there crashed inside Triton ('torch.dtype' has no 'is_ptr')
+    ref = _porter_ref(
+        """
+        def make_inputs(n, d, dtype=torch.float32, device="cpu"):
+            return (torch.randn(n, d, dtype=dtype, device=device),)
+
+        def mul_scale(x, scale=2):
+            return x * scale
+
+        REFERENCE = mul_scale
+        """,
+        '{"n": 4, "d": 8}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "mul_scale", ref)
+    _refuses(case, torch.randn(3, 8), torch.tensor(0.5), match="scale an int")
+    _check(case, {"n": 3, "d": 8}, args={1: 5})
+
+
 def test_a_repeated_scale_sliced_to_a_width_checks_the_width(tmp_path):
     # s.repeat_interleave(4)[:n]: Dynamo's `x.size()[1] <= 4*s.size()[0]` was
     # dropped, and a short s was read wrapped where eager raises; along a 2-d

@@ -267,6 +267,10 @@ def plan_launcher(
     symints = {gi.source for gi in module.inputs if gi.kind == "symint"}
     checked = set()
     for pname, p in sig.parameters.items():
+        if f"L['{pname}']" in symints:
+            # an int the kernels take at run time; a tensor there crashed in Triton
+            said = f"captured with {pname} an int; pass an int"
+            checks.append(f"if not isinstance({pname}, int):\n    refuse({said!r})")
         if (
             pname in inputs
             or pname in scalars
