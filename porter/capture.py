@@ -962,10 +962,25 @@ def _contiguous_only(
     contiguous: `logits.contiguous().div_(t)` divides the caller's logits, and
     a copy of strided ones (so does a `.reshape()` it cannot view). The
     scaffold, which changes its inputs at any layout, refuses those strided."""
+    aliasing = _aliasing(ref, dtype, device)
+    if aliasing is None:
+        return []
+    # inputs changed, and any sharing storage with an output (the first input
+    # of a storage stands for all of its views there)
+    shared, changed = aliasing
+    storage = {
+        i: v.untyped_storage().data_ptr()
+        for i, v in enumerate(arguments.get(n) for n in ref.input_names)
+        if isinstance(v, torch.Tensor)
+    }
+    returned = {storage.get(i) for i in shared if i is not None}
+    candidates = {*changed, *(i for i, ptr in storage.items() if ptr in returned)}
     out = []
     for i, name in enumerate(ref.input_names):
         v = arguments.get(name)
-        if not isinstance(v, torch.Tensor) or v.dim() == 0 or v.shape[-1] < 2:
+        if i not in candidates or not isinstance(v, torch.Tensor):
+            continue
+        if v.dim() == 0 or v.shape[-1] < 2:
             continue  # every layout of it is contiguous
         held = _held(ref, dtype, device, i)
         if (
