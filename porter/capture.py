@@ -815,7 +815,8 @@ def run_capture(
         for c in argument_bounds(code, ints)
         if c not in branches
     ]
-    served = _dtypes_served(ref, dtype, device, base)
+    aliasing = _aliasing(ref, dtype, device)  # eager's, once: read twice below
+    served = _dtypes_served(ref, dtype, device, base, aliasing)
     unmatched = [b for m in modules for b in m.unmatched_fp32()]
     if dtype == "float32" and unmatched and served != ["float32"]:
         served = ["float32"]
@@ -867,7 +868,7 @@ def run_capture(
         },
         input_follows=_followers(ref, dtype),
         dtypes_served=served,
-        contiguous_only=_contiguous_only(ref, dtype, device, arguments),
+        contiguous_only=_contiguous_only(ref, dtype, device, arguments, aliasing),
     )
     return capture, sources
 
@@ -890,7 +891,11 @@ def _followers(ref: Reference, dtype: str) -> list[str] | None:
 
 
 def _dtypes_served(
-    ref: Reference, dtype: str, device: str, base: list[str] | None
+    ref: Reference,
+    dtype: str,
+    device: str,
+    base: list[str] | None,
+    aliasing: tuple | None,
 ) -> list[str]:
     """The float dtypes in which Dynamo traces the reference to the same graph
     as in `dtype` (`base`, _traced's; the inputs' dtype aside, _same_graphs): where it does not
@@ -898,7 +903,6 @@ def _dtypes_served(
     kernels computed for `dtype` are wrong in the other, and the scaffold
     refuses it."""
     served = [dtype]
-    aliasing = _aliasing(ref, dtype, device)
     for other in FLOAT_DTYPES:
         if other == dtype or base is None:
             continue
@@ -956,13 +960,17 @@ def _aliasing(ref: Reference, dtype: str, device: str) -> tuple | None:
 
 
 def _contiguous_only(
-    ref: Reference, dtype: str, device: str, arguments: dict[str, Any]
+    ref: Reference,
+    dtype: str,
+    device: str,
+    arguments: dict[str, Any],
+    aliasing: tuple | None,
 ) -> list[str]:
     """The inputs eager changes in place, or returns, only where they come
     contiguous: `logits.contiguous().div_(t)` divides the caller's logits, and
     a copy of strided ones (so does a `.reshape()` it cannot view). The
-    scaffold, which changes its inputs at any layout, refuses those strided."""
-    aliasing = _aliasing(ref, dtype, device)
+    scaffold, which changes its inputs at any layout, refuses those strided.
+    `aliasing`: _aliasing's in `dtype`."""
     if aliasing is None:
         return []
     # inputs changed, and any sharing storage with an output (the first input
