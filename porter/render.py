@@ -128,7 +128,7 @@ def render_kernel(scaffold: Scaffold) -> str:
         elif isinstance(n, ast.arg):
             bound.add(n.arg)  # a parameter that happens to share a name
     used = sorted((loaded - bound) & common_names())
-    line = f"from ..common import {', '.join(used)}" if used else ""
+    line = _packed_import("..common", used)
     # Inductor's size arithmetic can call math (math.floor(math.log2(n))).
     imported = {
         a.asname or a.name
@@ -143,6 +143,18 @@ def render_kernel(scaffold: Scaffold) -> str:
 
 
 LINE = 88  # black's line length
+
+
+def _packed_import(module: str, names: list[str]) -> str:
+    """`from module import ...` lines filled up to LINE: black would list a
+    long import one name a line, a dozen lines of a scaffold saying little."""
+    lines, head = [], f"from {module} import "
+    for name in names:
+        if lines and len(lines[-1]) + 2 + len(name) <= LINE:
+            lines[-1] += f", {name}"
+        else:
+            lines.append(head + name)
+    return "\n".join(lines)
 
 
 def _split_long_loads(text: str, tree: ast.Module) -> str:

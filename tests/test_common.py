@@ -268,3 +268,21 @@ def test_strided_as_packs_any_stride_axes_outermost():
     assert strided_as(t, (8, 1)) is t
     with pytest.raises(NotImplementedError, match="cannot have"):
         strided_as(t, (2, 1))
+
+
+def test_common_names_are_imported_on_filled_lines():
+    # Before: one `from ..common import (...)` black listed a name a line,
+    # 10-18 lines of each scaffold. After: lines filled up to black's width,
+    # which black leaves as they are, every name imported once.
+    import black
+
+    from porter.render import LINE, _packed_import
+
+    names = sorted(common_names())[:20]
+    text = _packed_import("..common", names)
+    lines = text.splitlines()
+    assert 1 < len(lines) < len(names) and all(len(line) <= LINE for line in lines)
+    assert black.format_str(text + "\n", mode=black.Mode()) == text + "\n"
+    imported = [n for node in ast.parse(text).body for n in node.names]
+    assert [a.name for a in imported] == names
+    assert _packed_import("..common", []) == ""

@@ -7,21 +7,9 @@ import torch
 import triton
 import triton.language as tl
 
-from ..common import (
-    MAX_FUSED_COLS,
-    define_op,
-    is_fake,
-    launch_settings,
-    looped_settings,
-    pdl_enabled,
-    pdl_release,
-    pdl_wait,
-    refuse,
-    row_mean_m2,
-    stream_rows,
-    welford_accumulate,
-    welford_finish,
-)
+from ..common import MAX_FUSED_COLS, define_op, is_fake, launch_settings
+from ..common import looped_settings, pdl_enabled, pdl_release, pdl_wait, refuse
+from ..common import row_mean_m2, stream_rows, welford_accumulate, welford_finish
 
 
 @triton.jit(do_not_specialize=["num_tokens"])

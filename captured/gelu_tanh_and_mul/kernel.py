@@ -8,17 +8,8 @@ import triton
 import triton.language as tl
 from triton.language.extra import libdevice
 
-from ..common import (
-    DECODE_BLOCK,
-    define_op,
-    exp_ftz,
-    is_fake,
-    pdl_enabled,
-    pdl_release,
-    pdl_wait,
-    refuse,
-    tile_settings,
-)
+from ..common import DECODE_BLOCK, define_op, exp_ftz, is_fake, pdl_enabled, pdl_release
+from ..common import pdl_wait, refuse, tile_settings
 
 
 @triton.jit(do_not_specialize=["num_tokens"])

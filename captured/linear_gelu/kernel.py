@@ -8,18 +8,8 @@ import triton
 import triton.language as tl
 from triton.language.extra import libdevice
 
-from ..common import (
-    define_op,
-    exp_ftz,
-    is_fake,
-    matmul_in_one_kernel,
-    matmul_settings,
-    pdl_enabled,
-    pdl_wait,
-    refuse,
-    reinterpret,
-    tile_settings,
-)
+from ..common import define_op, exp_ftz, is_fake, matmul_in_one_kernel, matmul_settings
+from ..common import pdl_enabled, pdl_wait, refuse, reinterpret, tile_settings
 
 
 @triton.jit(do_not_specialize=["num_tokens"])

@@ -7,25 +7,10 @@ import torch
 import triton
 import triton.language as tl
 
-from ..common import (
-    MAX_FUSED_COLS,
-    ONLINE_MIN_COLS,
-    define_op,
-    exp_ftz,
-    is_fake,
-    launch_settings,
-    looped_settings,
-    max_nan,
-    maximum_nan,
-    online_block_cols,
-    online_min_rows,
-    pdl_enabled,
-    pdl_release,
-    pdl_wait,
-    refuse,
-    rescale_sum,
-    stream_rows,
-)
+from ..common import MAX_FUSED_COLS, ONLINE_MIN_COLS, define_op, exp_ftz, is_fake
+from ..common import launch_settings, looped_settings, max_nan, maximum_nan
+from ..common import online_block_cols, online_min_rows, pdl_enabled, pdl_release
+from ..common import pdl_wait, refuse, rescale_sum, stream_rows
 
 
 @triton.jit(do_not_specialize=["num_tokens"])

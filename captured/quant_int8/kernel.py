@@ -8,22 +8,10 @@ import triton
 import triton.language as tl
 from triton.language.extra import libdevice
 
-from ..common import (
-    MAX_FUSED_COLS,
-    define_op,
-    is_fake,
-    launch_settings,
-    looped_min_row_bytes,
-    looped_settings,
-    max_nan,
-    maximum_nan,
-    minimum_nan,
-    pdl_enabled,
-    pdl_release,
-    pdl_wait,
-    refuse,
-    stream_rows,
-)
+from ..common import MAX_FUSED_COLS, define_op, is_fake, launch_settings
+from ..common import looped_min_row_bytes, looped_settings, max_nan, maximum_nan
+from ..common import minimum_nan, pdl_enabled, pdl_release, pdl_wait, refuse
+from ..common import stream_rows
 
 
 @triton.jit(do_not_specialize=["num_tokens"])

@@ -7,19 +7,9 @@ import torch
 import triton
 import triton.language as tl
 
-from ..common import (
-    MAX_FUSED_COLS,
-    define_op,
-    is_fake,
-    launch_settings,
-    looped_min_row_bytes,
-    looped_settings,
-    pdl_enabled,
-    pdl_release,
-    pdl_wait,
-    refuse,
-    stream_rows,
-)
+from ..common import MAX_FUSED_COLS, define_op, is_fake, launch_settings
+from ..common import looped_min_row_bytes, looped_settings, pdl_enabled, pdl_release
+from ..common import pdl_wait, refuse, stream_rows
 
 
 @triton.jit(do_not_specialize=["num_tokens"])

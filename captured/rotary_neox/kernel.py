@@ -7,16 +7,8 @@ import torch
 import triton
 import triton.language as tl
 
-from ..common import (
-    DECODE_BLOCK,
-    define_op,
-    is_fake,
-    pdl_enabled,
-    pdl_release,
-    pdl_wait,
-    refuse,
-    tile_settings,
-)
+from ..common import DECODE_BLOCK, define_op, is_fake, pdl_enabled, pdl_release
+from ..common import pdl_wait, refuse, tile_settings
 
 
 @triton.jit(do_not_specialize=["num_rows"])
