@@ -75,6 +75,9 @@ class KernelPort:
     # The matmul-and-epilogue form of a tile kernel after a matmul
     # (porter.port.launch.matmul), launched instead of both for small matmuls.
     matmul: ast.FunctionDef | None = None
+    # The kernel whose code this one is under other names
+    # (porter.port.finish.shared): the scaffold launches that one for it.
+    same_as: str = ""
 
     @property
     def name(self) -> str:
@@ -115,12 +118,15 @@ class PortState:
         """Every launcher step, with those nested in an if/else."""
         return list(all_steps(self.launcher.steps))
 
-    def forms(self):
+    def forms(self, shared: bool = False):
         """(kernel, form, the step that launches it) for every kernel form, in
         the order the scaffold holds them: persistent, looped, online, then
-        a matmul form with its matmul step."""
+        a matmul form with its matmul step; with `shared`, the forms of
+        kernels the scaffold launches another's code for too."""
         matmul = {s.kernel: s for s in self.steps() if s.kind == "matmul"}
         for kp, step in zip(self.kernels, self.launches()):
+            if kp.same_as and not shared:
+                continue
             for form in (kp.persistent, kp.tree, kp.online):
                 if form is not None:
                     yield kp, form, step

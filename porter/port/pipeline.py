@@ -42,6 +42,7 @@ from porter.port.finish import (
     remainders,
     rows,
     scalars,
+    shared,
     sizes,
     tanh,
     tidy,
@@ -145,6 +146,7 @@ PIPELINE = [
     Pass("finish", views.refuse_short_views, "port"),
     Pass("finish", divisors.refuse_zero_divisors, "port"),
     Pass("finish", raises.refuse_sizes_eager_rejects, "port"),
+    Pass("finish", shared.share_identical_kernels, "port"),
 ]
 
 

@@ -65,7 +65,7 @@ def build_scaffold(port: PortState) -> Scaffold:
         )
         for kp, form, _ in port.forms()
     ]
-    for _, form, step in port.forms():
+    for _, form, step in port.forms(shared=True):
         # debug=True also compiles Triton's int32 overflow checks, which
         # Inductor turns off: eager wraps (a hash's x * 1000003).
         step.debug = step.debug or bool(asserts.checks(form))
