@@ -64,6 +64,13 @@ def fold_ties(conditions: list[str], at: dict[str, Any] | None = None) -> list[s
         # sections): every check would hold vacuously, so none is derived.
         return conditions
     kept = [c for c in candidates if all(low.holds(c, p) for p in holding)]
+    # A check the others imply goes, the longest first: where n > 0,
+    # `(n * q) % (h * n) == 0` says no more than `q % h == 0`.
+    for cand in sorted(kept, key=len, reverse=True):
+        others = [c for c in kept if c != cand]
+        given = [p for p in points if all(low.holds(c, p) for c in others)]
+        if others and given and all(low.holds(cand, p) for p in given):
+            kept.remove(cand)
     implied = [p for p in points if all(low.holds(c, p) for c in kept)]
     rest = [t for t in ties if not all(low.holds(t, p) for p in implied)]
     # A tie the checks and the other ties imply goes too, the longest first

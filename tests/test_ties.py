@@ -111,3 +111,18 @@ def test_ties_fold_at_the_capture_sizes():
 class _Sized:
     def __init__(self, *shape):
         self.shape = shape
+
+
+def test_a_divisibility_check_the_others_imply_goes():
+    # rotary of query and key viewed as heads of the cache's width: Dynamo
+    # kept (n * q) % (h * n) == 0 beside q % h == 0, and the scaffold checked
+    # both (five lines of launcher each saying nothing more).
+    n, q, k, h = "p.shape[0]", "q.shape[1]", "k.shape[1]", "c.shape[1]"
+    guards = [
+        f"{n} * {q} % ({h} * {n}) == 0",
+        f"{q} % {h} == 0",
+        f"{h} % 2 == 0",
+        f"{k} * {n} % ({h} * {n}) == 0",
+        f"{k} % {h} == 0",
+    ]
+    assert fold_ties(guards) == [f"{q} % {h} == 0", f"{h} % 2 == 0", f"{k} % {h} == 0"]
