@@ -3320,3 +3320,17 @@ def test_fp32_weights_beside_the_activation_take_the_activations_dtype(tmp_path)
     x, w = torch.randn(6, 16), torch.rand(3, 2, dtype=torch.bfloat16)
     with pytest.raises(NotImplementedError, match="captured with w float32"):
         loaded.kernel.weighted_sum(x, w)
+
+
+def test_an_expanded_tensor_changed_in_place_is_refused(tmp_path):
+    # cache.index_copy_(0, slots, x) on an expanded cache: eager raises (its
+    # elements share memory); the scaffold had written rows into the one row
+    # they share and returned.
+    case = tmp_path / "index_copy_rows"
+    shutil.copytree(Path(__file__).parent / "cases" / "index_copy_rows", case)
+    port(case, progress=lambda _: None)
+    kernel = load_case(case).kernel
+    x, cache = torch.randn(2, 16), torch.zeros(1, 16).expand(8, 16)
+    with pytest.raises(NotImplementedError, match="cache is expanded"):
+        kernel.index_copy_rows(x, cache, torch.tensor([0, 1]))
+    assert not cache.any()

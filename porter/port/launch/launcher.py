@@ -613,6 +613,15 @@ def bind_layouts(launcher: Launcher, cap: Capture, module: CompiledModule) -> No
             f"one it copies first); pass {name} contiguous"
         )
         prelude.append(f"if not {name}.is_contiguous():\n    refuse({said!r})")
+    for name in sorted(launcher.written & inputs):
+        # An expanded tensor: every program would write the one row its
+        # elements share, where eager refuses to change it in place.
+        said = (
+            f"{name} is expanded (a stride of 0 over a size past 1), so its "
+            "elements share memory; eager refuses to change it in place"
+        )
+        overlap = f"any(s == 0 and n > 1 for n, s in zip({name}.shape, {name}.stride()))"
+        prelude.append(f"if {overlap}:\n    refuse({said!r})")
     # An extern call's outputs may follow its input's layout (a sort of a
     # column-major x gives column-major values), which a kernel after it would
     # index as the capture's: its inputs take the captured strides too.
