@@ -56,6 +56,25 @@ def test_leaves_an_unshifted_exp_alone():
     assert ast.unparse(fn) == ast.unparse(_fn(src))
 
 
+def test_leaves_the_exp_of_a_kernel_that_logs_its_terms_alone():
+    # log(softmax(x)) fused in one kernel (a sampler's logprobs): a term
+    # exp(-100) flushed to 0 gave log -inf on an H100 where eager gives -101.3.
+    src = """
+        def k(x_ptr, out_ptr):
+            x = tl.load(x_ptr)
+            row_max = max_nan(x, 0)
+            e = tl.exp(x - row_max)
+            row_sum = tl.sum(e, 0)
+            p = e * (1.0 / row_sum)
+            tl.store(out_ptr, tl.log(p))
+        """
+    fn = _fn(src)
+    assert exp_ftz(fn) == 0
+    # the same kernel storing p alone: the flush is invisible there
+    fn = _fn(src.replace("tl.log(p)", "p"))
+    assert exp_ftz(fn) == 1
+
+
 def test_leaves_a_kernel_without_exp_alone():
     src = """
         def k(x_ptr):

@@ -23,6 +23,8 @@ load of two bytes. In silu_and_mul, a pointwise kernel at the copy rate, it
 took 0.95 of tl.exp's time at one token and 1.00 at 256-65536 (bf16 over 512
 columns), so pointwise kernels keep tl.exp.
 
+A kernel that logs, divides by or compares a value made of those terms
+(log(softmax(x)): exp(-100) flushed gave log -inf on an H100) keeps tl.exp.
 The pass swaps each `tl.exp(x)` of a kernel whose x is a value less its row's
 maximum (so the row's sum holds exp(0) = 1; a sum of unshifted exp(x) keeps
 tl.exp, as its terms may all be subnormal) for the helper `exp_ftz(x)`
@@ -70,9 +72,63 @@ def _less_a_max(fn: ast.FunctionDef, arg: ast.AST) -> bool:
     return False
 
 
+# Where a flushed term shows: a log of it (-inf for -90), a division by it,
+# a comparison of it with 0.
+_SEES_TINY = ("log", "log2", "log10", "log1p", "rsqrt", "pow")
+
+
+def _tiny_shows(fn: ast.FunctionDef) -> bool:
+    """Some value computed from a shifted exp, not through a row's sum (at
+    least 1: a flushed term moves it by nothing), is logged, divided by or
+    compared: there a term under 2^-126 and 0 differ (log(softmax(x)), a
+    sampler's logprobs)."""
+    tainted: set[str] = set()
+    sums = ("tl.sum", "sum_rows", "tl.reduce")
+
+    def through(node: ast.AST) -> bool:
+        """node reads a tainted value other than inside a row's sum."""
+        if isinstance(node, ast.Call) and any(is_call(node, f) for f in sums):
+            return False
+        if isinstance(node, ast.Name):
+            return node.id in tainted
+        if is_call(node, "tl.exp") and node.args and _less_a_max(fn, node.args[0]):
+            return True
+        return any(through(c) for c in ast.iter_child_nodes(node))
+
+    for _ in range(4):  # loops carry values backwards: a few sweeps
+        for stmt in ast.walk(fn):
+            if isinstance(stmt, (ast.Assign, ast.AugAssign)) and through(stmt.value):
+                targets = (
+                    stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                )
+                tainted |= {
+                    n.id
+                    for t in targets
+                    for n in ast.walk(t)
+                    if isinstance(n, ast.Name)
+                }
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call):
+            name = ast.unparse(node.func).rsplit(".", 1)[-1]
+            if name in _SEES_TINY and any(through(a) for a in node.args):
+                return True
+        elif isinstance(node, ast.BinOp) and isinstance(
+            node.op, (ast.Div, ast.FloorDiv)
+        ):
+            if through(node.right):
+                return True
+        elif isinstance(node, ast.Compare):
+            if any(through(x) for x in [node.left, *node.comparators]):
+                return True
+    return False
+
+
 def exp_ftz(fn: ast.FunctionDef) -> int:
     """Swap each `tl.exp(x)` in fn of a value less a row maximum for
-    `exp_ftz(x)`, in place; how many."""
+    `exp_ftz(x)`, in place; how many. None where the kernel logs, divides by
+    or compares a value made of such terms."""
+    if _tiny_shows(fn):
+        return 0
     swapped = 0
 
     class Swap(ast.NodeTransformer):
@@ -143,7 +199,8 @@ def unroll_two_blocks(fn: ast.FunctionDef) -> int:
 
 def fast_exp(port: PortState) -> None:
     """A reduction's exp of a value less its row's max becomes exp_ftz, with
-    no subnormal results; a loop of it unrolls two blocks."""
+    no subnormal results, unless the kernel logs, divides by or compares its
+    terms; a loop of it unrolls two blocks."""
     for kp, form, _ in port.forms():
         if form is not kp.matmul and kp.record.kind in KINDS and exp_ftz(form):
             kp.helpers.add(HELPER)
