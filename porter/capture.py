@@ -817,6 +817,14 @@ def run_capture(
     ]
     aliasing = _aliasing(ref, dtype, device)  # eager's, once: read twice below
     served = _dtypes_served(ref, dtype, device, base, aliasing)
+    limits = _dtype_limits(kernels, dtype)
+    if limits and served != [dtype]:
+        served = [dtype]
+        notes.append(
+            f"served in {dtype} alone: the kernels hold {dtype}'s {limits} (a "
+            "default of torch.nan_to_num, a mask's fill), which another dtype's "
+            "would not; capture with --dtype for the others"
+        )
     unmatched = [b for m in modules for b in m.unmatched_fp32()]
     if dtype == "float32" and unmatched and served != ["float32"]:
         served = ["float32"]
@@ -888,6 +896,30 @@ def _followers(ref: Reference, dtype: str) -> list[str] | None:
         and isinstance(b, torch.Tensor)
         and a.dtype != b.dtype
     ]
+
+
+def _dtype_limits(kernels: list, dtype: str) -> str:
+    """Which of the dtype's limits (torch.finfo's max, min, tiny, eps) some
+    kernel holds as a number: Inductor writes them in where an op's
+    decomposition reads the dtype (torch.nan_to_num's posinf), in a graph
+    Dynamo traces alike for every dtype."""
+    info = torch.finfo(getattr(torch, dtype))
+    named = {info.max: "max", info.min: "min", info.tiny: "tiny", info.eps: "eps"}
+    found = []
+    for k in kernels:
+        try:
+            tree = ast.parse(k.source)
+        except SyntaxError:
+            continue
+        for n in ast.walk(tree):
+            if (
+                isinstance(n, ast.Constant)
+                and type(n.value) is float
+                and n.value in named
+                and named[n.value] not in found
+            ):
+                found.append(named[n.value])
+    return " and ".join(f"finfo().{f}" for f in found)
 
 
 def _dtypes_served(

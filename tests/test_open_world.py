@@ -3334,3 +3334,25 @@ def test_an_expanded_tensor_changed_in_place_is_refused(tmp_path):
     with pytest.raises(NotImplementedError, match="cache is expanded"):
         kernel.index_copy_rows(x, cache, torch.tensor([0, 1]))
     assert not cache.any()
+
+
+def test_kernels_holding_the_dtypes_limits_serve_that_dtype_alone(tmp_path):
+    # torch.nan_to_num(x): its decomposition writes fp32's finite max into the
+    # kernel, in a graph Dynamo traces alike for every dtype; the scaffold
+    # served bf16 and stored inf where eager gives bf16's max.
+    ref = _porter_ref(
+        """
+        def make_inputs(n, d, dtype=torch.float32, device="cpu"):
+            return (torch.randn(n, d, dtype=dtype, device=device),)
+
+        def sanitize(x):
+            return torch.nan_to_num(x)
+
+        REFERENCE = sanitize
+        """,
+        '{"n": 4, "d": 8}',
+    )
+    case = _capture(tmp_path, "sanitize", ref)
+    assert case.manifest["dtypes_served"] == ["float32"]
+    x = torch.tensor([[float("inf"), 1.0]], dtype=torch.bfloat16)
+    _refuses(case, x, match="captured in float32")
