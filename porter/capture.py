@@ -347,8 +347,9 @@ def _specialized_scalar(code: str) -> list[tuple[str, Any]]:
     return [(left, value)] if _plain_constant(value) else []
 
 
-# A value the reference is called with: an argument, a module's attribute.
-_SOURCE = r"L\['\w+'\](?:\.\w+|\['\w+'\])*"
+# A value the reference is called with: an argument, a module's attribute, an
+# item of a list of them (a config's factors[0]).
+_SOURCE = r"L\['\w+'\](?:\.\w+|\['\w+'\]|\[\d+\])*"
 
 
 def _solved_scalar(left: str, value: Any) -> list[tuple[str, Any]]:

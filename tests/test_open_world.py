@@ -3356,3 +3356,38 @@ def test_kernels_holding_the_dtypes_limits_serve_that_dtype_alone(tmp_path):
     assert case.manifest["dtypes_served"] == ["float32"]
     x = torch.tensor([[float("inf"), 1.0]], dtype=torch.bfloat16)
     _refuses(case, x, match="captured in float32")
+
+
+LIST_FACTORS = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def __init__(self, factors=(1.0, 2.0, 4.0, 8.0)):
+            super().__init__()
+            self.factors = list(factors)
+
+        def forward(self, x):
+            return x * torch.tensor(self.factors, dtype=torch.float32, device=x.device)
+
+    num_tokens = 3
+
+    def get_inputs():
+        return [torch.randn(num_tokens, 4)]
+
+    def get_init_inputs():
+        return [(1.0, 2.0, 4.0, 8.0)]
+"""
+
+
+def test_a_list_of_floats_a_module_holds_is_checked_item_by_item(tmp_path):
+    # Phi-3 LongRoPE's short_factor: a config's list made a tensor in forward.
+    # Inductor wrote its items into the kernel and the scaffold checked
+    # nothing: another list gave the captured factors' numbers.
+    case = _capture(tmp_path, "factors", LIST_FACTORS)
+    assert "if self.factors[3] != 8.0:" in (case.folder / "kernel.py").read_text()
+    with pytest.raises(ScaffoldRefuses, match=r"self\.factors\[0\] == 1\.0"):
+        _check(case, {"num_tokens": 3}, init={0: (0.5, 0.5, 0.5, 0.5)}, optional=True)
+    # the generated suite tries another list too
+    scenarios = [sc for sc in case.scenarios() if sc.init]
+    assert any(isinstance(v, tuple) for sc in scenarios for v in sc.init.values())

@@ -108,6 +108,21 @@ def other_float(value: float) -> float:
     return new if new != value else value + 1.0
 
 
+def _other_init(value: Any) -> Any:
+    """Another value for a float constructor argument, or for a list or tuple
+    of floats (a config's per-channel factors) each item changed; None for
+    any other."""
+    if isinstance(value, float):
+        return other_float(value)
+    if (
+        isinstance(value, (list, tuple))
+        and value
+        and all(isinstance(v, float) for v in value)
+    ):
+        return type(value)(other_float(v) for v in value)
+    return None
+
+
 # Values where references branch on a float argument in Python (a greedy
 # temperature of 0, top_p below 1): each is taken, or refused in the
 # scaffold's words, never computed on the captured side's kernels.
@@ -324,15 +339,9 @@ class Case:
                 other = "eval" if self.manifest.get("training", True) else "train"
                 out.append(Scenario(dtype, small, mode=other, optional=True))
                 for i, value in enumerate(self.reference.init_values(small)):
-                    if isinstance(value, float):
-                        out.append(
-                            Scenario(
-                                dtype,
-                                small,
-                                init={i: other_float(value)},
-                                optional=True,
-                            )
-                        )
+                    new = _other_init(value)
+                    if new is not None:
+                        out.append(Scenario(dtype, small, init={i: new}, optional=True))
         # Each dtype of the reference the capture does not serve, once:
         # refused in the scaffold's words, or right; never the served
         # dtype's numbers (a mask of torch.finfo(like.dtype).min).
