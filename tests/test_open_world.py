@@ -3391,3 +3391,31 @@ def test_a_list_of_floats_a_module_holds_is_checked_item_by_item(tmp_path):
     # the generated suite tries another list too
     scenarios = [sc for sc in case.scenarios() if sc.init]
     assert any(isinstance(v, tuple) for sc in scenarios for v in sc.init.values())
+
+
+def test_an_integer_division_by_a_tensor_holding_0_stops_as_eager_does(tmp_path):
+    # seq // page with a per-request page size: Inductor's kernel divides by
+    # where(page == 0, 1, page) and gives 0 there; eager raises. The scaffold
+    # returned 0 silently.
+    ref = _porter_ref(
+        """
+        def make_inputs(n, d, dtype=torch.float32, device="cpu"):
+            seq = torch.arange(n, dtype=torch.int64, device=device) * 13
+            page = torch.arange(n, dtype=torch.int64, device=device) % 4 + 1
+            return seq, page
+
+        def pages(seq, page):
+            return seq // page, seq % page
+
+        REFERENCE = pages
+        """,
+        '{"n": 8, "d": 4}',
+    )
+    case = _capture(tmp_path, "pages", ref)
+    text = (case.folder / "kernel.py").read_text()
+    assert "page holds 0, which an integer division divides by" in text
+    seq, page = torch.tensor([7, 7, -7]), torch.tensor([2, 3, -2])
+    got = case.kernel.pages(seq, page)
+    assert [g.tolist() for g in got] == [[3, 2, 3], [1, 1, -1]]
+    with pytest.raises(Exception, match="page holds 0"):
+        case.kernel.pages(seq, torch.tensor([2, 0, 1]))

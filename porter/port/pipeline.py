@@ -47,6 +47,7 @@ from porter.port.finish import (
     tanh,
     tidy,
     views,
+    zero_divisors,
 )
 from porter.port.forms import online, persist, recompute
 from porter.port.launch import bias, fuse, launcher, matmul
@@ -141,6 +142,7 @@ PIPELINE = [
     Pass("finish", rows.bind_row_pointers, "port"),
     Pass("finish", sizes.tidy_launcher_sizes, "port"),
     Pass("finish", asserts.name_index_checks, "port"),
+    Pass("finish", zero_divisors.check_zero_divisors, "port"),
     Pass("finish", remainders.refuse_negative_sizes, "port"),
     Pass("finish", empty.refuse_empty_extrema, "port"),
     Pass("finish", views.refuse_short_views, "port"),

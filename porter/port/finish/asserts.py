@@ -38,7 +38,7 @@ def _bound(cond: ast.AST) -> tuple[ast.AST, ast.AST] | None:
     return None
 
 
-def _sources(node: ast.AST, bound: dict, seen: set[str]) -> set[str]:
+def loaded_from(node: ast.AST, bound: dict, seen: set[str]) -> set[str]:
     """The pointer arguments whose loads the value of `node` is computed from."""
     if is_call(node, "tl.load") and node.args:
         base = ptr_base(node.args[0])
@@ -46,7 +46,7 @@ def _sources(node: ast.AST, bound: dict, seen: set[str]) -> set[str]:
             return set()
         if base.endswith("_ptr"):
             return {base}
-        return _sources(ast.Name(base), bound, seen)  # a row pointer's name
+        return loaded_from(ast.Name(base), bound, seen)  # a row pointer's name
     if isinstance(node, ast.Name):
         if node.id in seen:
             return set()
@@ -55,11 +55,11 @@ def _sources(node: ast.AST, bound: dict, seen: set[str]) -> set[str]:
         seen.add(node.id)
         found: set[str] = set()
         for value in bound.get(node.id, []):
-            found |= _sources(value, bound, seen)
+            found |= loaded_from(value, bound, seen)
         return found
     found = set()
     for child in ast.iter_child_nodes(node):
-        found |= _sources(child, bound, seen)
+        found |= loaded_from(child, bound, seen)
     return found
 
 
@@ -71,7 +71,7 @@ def message(form: ast.FunctionDef, cond: ast.AST) -> str | None:
         return None
     index, limit = pair
     limit_text = ast.unparse(limit)
-    sources = _sources(index, bindings(form), set())
+    sources = loaded_from(index, bindings(form), set())
     if len(sources) == 1:
         tensor = sources.pop().removesuffix("_ptr")
         return f"{tensor} holds an index out of bounds (0 <= index < {limit_text})"
