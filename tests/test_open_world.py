@@ -3419,3 +3419,39 @@ def test_an_integer_division_by_a_tensor_holding_0_stops_as_eager_does(tmp_path)
     assert [g.tolist() for g in got] == [[3, 2, 3], [1, 1, -1]]
     with pytest.raises(Exception, match="page holds 0"):
         case.kernel.pages(seq, torch.tensor([2, 0, 1]))
+
+
+PLAIN_ATTR = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def __init__(self, dim=8):
+            super().__init__()
+            self.inv_freq = torch.linspace(0.5, 2.0, dim // 2)
+
+        def forward(self, x):
+            return x * torch.cat((self.inv_freq, self.inv_freq), dim=-1)
+
+    num_tokens = 3
+    dim = 8
+
+    def get_inputs():
+        return [torch.randn(num_tokens, dim)]
+
+    def get_init_inputs():
+        return [dim]
+"""
+
+
+def test_a_plain_tensor_attribute_whose_size_ties_an_input_is_checked_off_the_module(
+    tmp_path,
+):
+    # self.inv_freq = tensor (no register_buffer): its size is a symbol of the
+    # graph, and the shape check read the local inv_freq before the launcher
+    # bound it: UnboundLocalError on every call.
+    case = _capture(tmp_path, "plain", PLAIN_ATTR)
+    text = (case.folder / "kernel.py").read_text()
+    assert "x.shape[1] != 2 * self.inv_freq.shape[0]" in text
+    _check(case, {"num_tokens": 5, "dim": 8})
+    _check(case, {"num_tokens": 2, "dim": 12}, init={0: 12})

@@ -620,7 +620,9 @@ def bind_layouts(launcher: Launcher, cap: Capture, module: CompiledModule) -> No
             f"{name} is expanded (a stride of 0 over a size past 1), so its "
             "elements share memory; eager refuses to change it in place"
         )
-        overlap = f"any(s == 0 and n > 1 for n, s in zip({name}.shape, {name}.stride()))"
+        overlap = (
+            f"any(s == 0 and n > 1 for n, s in zip({name}.shape, {name}.stride()))"
+        )
         prelude.append(f"if {overlap}:\n    refuse({said!r})")
     # An extern call's outputs may follow its input's layout (a sort of a
     # column-major x gives column-major values), which a kernel after it would
@@ -661,6 +663,26 @@ def bind_layouts(launcher: Launcher, cap: Capture, module: CompiledModule) -> No
             prelude.append(line)
     launcher.prelude = prelude + launcher.prelude
     launcher.epilogue = epilogue
+    # The checks and sizes run before the prelude binds a module's tensors to
+    # names: there they read them off the module (a plain tensor attribute's
+    # size is a symbol of the graph, self.inv_freq.shape[0]).
+    held = {
+        gi.target.replace(".", "_"): module_attr(gi.target)
+        for gi in module.inputs
+        if gi.kind == "tensor" and gi.target not in inputs
+    }
+    if held:
+        early = re.compile(
+            r"(?<![\w.])(" + "|".join(map(re.escape, held)) + r")(?=\.shape\b)"
+        )
+
+        def off_module(code: str) -> str:
+            return early.sub(lambda m: held[m.group(1)], code)
+
+        launcher.checks = [off_module(c) for c in launcher.checks]
+        launcher.shape_checks = [off_module(c) for c in launcher.shape_checks]
+        for d in launcher.dims:
+            d.expr = off_module(d.expr)
     # An output that is an input changed in place is the caller's tensor.
     launcher.returns = re.sub(
         r"\b\w+\b", lambda m: given_of.get(m.group(0), m.group(0)), launcher.returns
