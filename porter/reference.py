@@ -342,6 +342,9 @@ def _kernelbench_reference(
     overrides: dict[str, Any],
     budget: int | None,
 ) -> Reference:
+    from porter.port.model_class import model_base
+
+    model_base(module.Model, path)  # refused before any compile where it cannot be held
     names = list(inspect.signature(module.Model.forward).parameters)[1:]
     ref = Reference(
         path=path,

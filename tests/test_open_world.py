@@ -3455,3 +3455,37 @@ def test_a_plain_tensor_attribute_whose_size_ties_an_input_is_checked_off_the_mo
     assert "x.shape[1] != 2 * self.inv_freq.shape[0]" in text
     _check(case, {"num_tokens": 5, "dim": 8})
     _check(case, {"num_tokens": 2, "dim": 12}, init={0: 12})
+
+
+LAYERNORM_SUBCLASS = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.LayerNorm):
+        def forward(self, x):
+            return super().forward(x.float()).to(x.dtype)
+
+    batch_size = 4
+    width = 16
+
+    def get_inputs():
+        return [torch.randn(batch_size, width)]
+
+    def get_init_inputs():
+        return [width]
+"""
+
+
+def test_a_model_subclassing_a_torch_module_keeps_its_base(tmp_path):
+    # CLIP's LayerNorm(nn.LayerNorm): ModelNew(nn.Module) had neither its
+    # constructor nor its parameters (TypeError on ModelNew(16)).
+    case = _capture(tmp_path, "ln", LAYERNORM_SUBCLASS)
+    assert "class ModelNew(nn.LayerNorm):" in (case.folder / "kernel.py").read_text()
+    _check(case, {"batch_size": 3, "width": 16})
+    # a base of the file's own is refused in a line, before any compile
+    local = LAYERNORM_SUBCLASS.replace(
+        "class Model(nn.LayerNorm):",
+        "class Base(nn.LayerNorm):\n        pass\n\n    class Model(Base):",
+    )
+    with pytest.raises(PorterError, match="Model subclasses Base"):
+        _capture(tmp_path, "ln_local", local)

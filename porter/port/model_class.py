@@ -11,6 +11,8 @@ import re
 import textwrap
 from pathlib import Path
 
+import torch
+
 from porter.errors import PorterError
 
 # Names a scaffold defines itself (its imports).
@@ -40,6 +42,24 @@ def model_init(source: str, path: Path) -> tuple[str, list[str]]:
     # The file's own text (its comments and number spellings), dedented.
     text = textwrap.dedent(_segment(source, init))
     return _SUPER.sub("super()", text), needed
+
+
+def model_base(model: type, path: Path) -> str:
+    """The class ModelNew subclasses, as the scaffold spells it: Model's own
+    base where it is torch.nn's (CLIP's LayerNorm(nn.LayerNorm), OPT's
+    positional embedding(nn.Embedding): their constructor and parameters)."""
+    bases = [b for b in model.__bases__ if b is not object]
+    if bases == [torch.nn.Module] or not bases:
+        return "nn.Module"
+    base = bases[0]
+    if len(bases) == 1 and getattr(torch.nn, base.__name__, None) is base:
+        return f"nn.{base.__name__}"
+    names = ", ".join(b.__name__ for b in bases)
+    raise PorterError(
+        f"{path}: Model subclasses {names}, which the scaffold cannot hold "
+        "(its ModelNew subclasses nn.Module or one torch.nn module); nothing "
+        "was written: make Model subclass one of those"
+    )
 
 
 # super(Model, self): ModelNew is not a Model.

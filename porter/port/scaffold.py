@@ -12,7 +12,7 @@ from porter.port.finish import asserts, fastexp
 from porter.port.custom_op import CustomOp, plan_custom_op
 from porter.port.launch.launcher import EARLY_TRIGGER_EXPR, Calls, Launcher
 from porter.port.model import KernelPort, PortState
-from porter.port.model_class import model_init
+from porter.port.model_class import model_base, model_init
 from porter.records import Capture
 from porter.reference import read_source
 
@@ -126,7 +126,8 @@ def _module_class(port: PortState) -> dict | None:
         return None
     path = Path(port.ref_module.__file__)
     init, helpers = model_init(read_source(path), path)
-    return {"init": init, "helpers": helpers}
+    base = model_base(port.ref_module.Model, path)
+    return {"init": init, "helpers": helpers, "base": base}
 
 
 def _title(port: PortState) -> str:
