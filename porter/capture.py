@@ -289,9 +289,13 @@ def argument_bounds(code: str, ints: set[str]) -> list[str]:
             and ".stride()" not in text
             and set(re.findall(r"L\['(\w+)'\]", text)) & ints
             # both sides symbolic: `length * x.size()[0] >= 2` and int32
-            # bounds on a product are Inductor's bookkeeping
-            and _number(part.left) is None
-            and _number(part.comparators[0]) is None
+            # bounds on a product are Inductor's bookkeeping; but for a sum's
+            # bound by a fixed size (a slice of a buffer of 16 positions at
+            # an offset: `offset + x.size()[1] <= 16`)
+            and (
+                (_number(part.left) is None and _number(part.comparators[0]) is None)
+                or _fixed_upper_bound(part)
+            )
         ):
             continue
         if isinstance(part.ops[0], ast.Eq):
@@ -310,6 +314,25 @@ def argument_bounds(code: str, ints: set[str]) -> list[str]:
         if spelled is not None and spelled not in out:
             out.append(spelled)
     return out
+
+
+def _fixed_upper_bound(part: ast.Compare) -> bool:
+    """`a + b <= N` (or `N >= a + b`): a sum of sources bounded by a number
+    short of an index type's end."""
+    op, left, right = part.ops[0], part.left, part.comparators[0]
+    if isinstance(op, (ast.Lt, ast.LtE)):
+        side, bound = left, _number(right)
+    elif isinstance(op, (ast.Gt, ast.GtE)):
+        side, bound = right, _number(left)
+    else:
+        return False
+    return (
+        bound is not None
+        and 0 < bound < _INDEX_BOUND
+        and isinstance(side, ast.BinOp)
+        and isinstance(side.op, ast.Add)
+        and all(_is_source(x) or _number(x) is not None for x in _leaves(side))
+    )
 
 
 def _product_of_sources(node: ast.AST) -> bool:

@@ -3489,3 +3489,46 @@ def test_a_model_subclassing_a_torch_module_keeps_its_base(tmp_path):
     )
     with pytest.raises(PorterError, match="Model subclasses Base"):
         _capture(tmp_path, "ln_local", local)
+
+
+POSITION_SLICE = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def __init__(self, max_positions=16, hidden=8):
+            super().__init__()
+            self.position_embeddings = nn.Embedding(max_positions, hidden)
+            self.register_buffer(
+                "position_ids", torch.arange(max_positions).expand((1, -1)), persistent=False
+            )
+
+        def forward(self, x, past: int = 0):
+            n = x.shape[1]
+            ids = self.position_ids[:, past : n + past]
+            return x + self.position_embeddings(ids)
+
+    batch_size = 2
+    seq_length = 4
+
+    def get_inputs():
+        return [torch.randn(batch_size, seq_length, 8)]
+
+    def get_init_inputs():
+        return [16, 8]
+"""
+
+
+def test_an_offset_into_a_fixed_buffer_is_bounded_with_the_size_it_adds(tmp_path):
+    # BertEmbeddings' position_ids[:, past : n + past]: Dynamo guards
+    # past + n <= 16; the scaffold checked past alone and read past the
+    # buffer's end where eager raises (seq 4 at past 13).
+    case = _capture(tmp_path, "positions", POSITION_SLICE)
+    text = (case.folder / "kernel.py").read_text()
+    assert "past + x.shape[1] <= 16" in text
+    x = torch.randn(2, 4, 8)
+    with pytest.raises(NotImplementedError, match=r"past \+ x.shape\[1\] <= 16"):
+        case.kernel.ModelNew(16, 8)(x, 13)
+    # the generated suite tries an offset just short of the buffer's end
+    near = [sc for sc in case.scenarios() if sc.args and 14 in sc.args.values()]
+    assert near

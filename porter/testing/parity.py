@@ -307,6 +307,11 @@ class Case:
                     # reaching past the row: eager clamps it)
                     past = value + max(small.values(), default=0) + 1
                     others = other_ints(value) + [past]
+                    # and just short of the longest fixed axis (a buffer of
+                    # positions sliced at an offset: offset + n past its end)
+                    near = self._longest_axis(small, dtype) - 2
+                    if near > 0 and near not in others and near != value:
+                        others.append(near)
                 else:
                     continue
                 out += [
@@ -350,6 +355,20 @@ class Case:
             if dtype in FLOOR and dtype not in served:
                 out.append(Scenario(dtype, small, optional=True))
         return [sc for sc in out if self.fits(sc.sizes)]
+
+    def _longest_axis(self, sizes: dict[str, int], dtype: str) -> int:
+        """The longest axis of the call's tensors and a module's own."""
+        if self.reference is None:
+            return 0
+        tensors = [v for v in self.call_values(sizes, dtype) if torch.is_tensor(v)]
+        if self.manifest.get("reference_kind") == "kernelbench":
+            try:
+                with torch.random.fork_rng(devices=[]):  # build seeds torch
+                    model = self.reference.build(sizes)
+                tensors += [*model.parameters(), *model.buffers()]
+            except Exception:  # noqa: BLE001 - a module that does not build here
+                pass
+        return max((n for t in tensors for n in t.shape), default=0)
 
     def call_values(self, sizes: dict[str, int], dtype: str) -> list[Any]:
         """The call's arguments as make_inputs gives them, then the defaults
