@@ -11,6 +11,7 @@ import os
 import torch
 import triton
 import triton.language as tl
+from triton.language.extra import libdevice
 from torch._subclasses.fake_tensor import FakeTensor
 
 # Kernels launch with programmatic dependent launch on Hopper and later: each may
@@ -497,6 +498,21 @@ def floor_div(a, b):
     quotient = a // b
     inexact = (a % b) != 0
     return tl.where(inexact & ((a < 0) != (b < 0)), quotient - 1, quotient)
+
+
+@triton.jit
+def floor_div_float(a, b):
+    # Float floor division as torch computes it (Python's //), from the exact
+    # remainder: 1.0 // 0.1 is 9, 1 // -inf is -1 and inf // 1 is NaN, where
+    # floor(a / b) gives 10, -0 and inf.
+    rest = libdevice.fmod(a, b)
+    quotient = (a - rest) / b
+    quotient = tl.where((rest != 0) & ((b < 0) != (rest < 0)), quotient - 1.0, quotient)
+    floored = tl.floor(quotient)
+    floored = tl.where(quotient - floored > 0.5, floored + 1.0, floored)
+    # a quotient of 0 keeps a / b's sign (-0.0 for -1 // inf)
+    floored = tl.where(quotient != 0, floored, (a / b) * 0.0)
+    return tl.where(b == 0, a / b, floored)
 
 
 @triton.jit

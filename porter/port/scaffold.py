@@ -181,6 +181,7 @@ _HELPER_ORDER = [
     "argmin_rows",
     "select_masked",
     "floor_div",
+    "floor_div_float",
     "floor_mod",
     "int_pow",
     "multiply",

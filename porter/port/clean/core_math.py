@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import ast
+import copy
 
-from porter.ast_tools import walk_stmts
+from porter.ast_tools import bindings, read_counts, walk_stmts
 from porter.port.model import KernelPort
 
 
@@ -100,11 +101,59 @@ UNSUPPORTED = {
 }
 
 
+def _is_division(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and ast.unparse(node.func) in ("triton.language.div_rn", "tl.div_rn")
+        and len(node.args) == 2
+    ) or (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div))
+
+
+def _operands(node: ast.AST) -> list[ast.AST]:
+    return node.args if isinstance(node, ast.Call) else [node.left, node.right]
+
+
+def float_floor_divisions(fn: ast.FunctionDef) -> int:
+    """Inductor's float floor division, `floor(a / b)`, as torch computes it
+    (floor_div_float, from the exact remainder): 1.0 // 0.1 is 9 in eager and
+    10 as floor(a / b), 1 // -inf -1 and -0, inf // 1 NaN and inf. In place;
+    how many."""
+    bound = bindings(fn)
+    reads = read_counts(fn)
+    swapped = 0
+    for node in ast.walk(fn):
+        if not (
+            isinstance(node, ast.Call)
+            and ast.unparse(node.func) in ("libdevice.floor", "tl.floor")
+            and len(node.args) == 1
+        ):
+            continue
+        arg = node.args[0]
+        if isinstance(arg, ast.Name) and len(bound.get(arg.id, [])) == 1:
+            if reads.get(arg.id) != 1:
+                continue
+            arg = bound[arg.id][0]
+        if not _is_division(arg):
+            continue
+        node.func = ast.Name("floor_div_float", ast.Load())
+        node.args = [copy.deepcopy(a) for a in _operands(arg)]
+        swapped += 1
+    return swapped
+
+
 def core_math(kp: KernelPort) -> None:
     """Use triton core ops where they are exact (tl.exp, tl.rsqrt...); keep
     libdevice only where core has none (tanh, erf...); swap Inductor's helpers
     for porter's own readable ones; flag what cannot be ported faithfully."""
-    swapped = 0
+    # Only where the kernel fuses a floor division and no floor or remainder
+    # of its own: torch.floor(x / s) is floor(a / b) in eager too.
+    aten = set(kp.record.aten)
+    floor_divides = bool(aten & {"aten.div", "aten.floor_divide"}) and not (
+        aten & {"aten.floor", "aten.remainder", "aten.fmod"}
+    )
+    swapped = float_floor_divisions(kp.tree) if floor_divides else 0
+    if swapped:
+        kp.helpers.add("floor_div_float")
 
     class Fix(ast.NodeTransformer):
         def visit_Call(self, node: ast.Call) -> ast.AST:

@@ -1,0 +1,62 @@
+"""Float floor division as torch computes it (porter.port.clean.core_math's
+float_floor_divisions and common.py's floor_div_float)."""
+
+import ast
+import textwrap
+from pathlib import Path
+
+import torch
+import triton
+import triton.language as tl
+
+from porter.port.clean.core_math import float_floor_divisions
+from porter.testing import load_case
+from porter.testing.parity import common_module
+
+CAPTURED = Path(__file__).resolve().parents[1] / "captured"
+
+
+def test_floor_of_a_division_becomes_the_helper():
+    # Before: Inductor's floor(a / b), kept as it was. After: the helper.
+    fn = ast.parse(textwrap.dedent("""
+        def k(a_ptr, b_ptr, out_ptr):
+            tmp0 = tl.load(a_ptr)
+            tmp1 = tl.load(b_ptr)
+            tmp2 = triton.language.div_rn(tmp0, tmp1)
+            tmp3 = libdevice.floor(tmp2)
+            tl.store(out_ptr, tmp3)
+        """)).body[0]
+    assert float_floor_divisions(fn) == 1
+    assert "tmp3 = floor_div_float(tmp0, tmp1)" in ast.unparse(fn)
+    # a quotient read twice (its floor and itself) stays as it is
+    twice = ast.parse(textwrap.dedent("""
+        def k(a, b, out_ptr):
+            q = a / b
+            tl.store(out_ptr, libdevice.floor(q) + q)
+        """)).body[0]
+    assert float_floor_divisions(twice) == 0
+
+
+_floor_div_float = common_module(load_case(CAPTURED / "rmsnorm").kernel).floor_div_float
+
+
+@triton.jit
+def _floor_div_kernel(a_ptr, b_ptr, out_ptr, n: tl.constexpr):
+    i = tl.arange(0, n)
+    a = tl.load(a_ptr + i)
+    b = tl.load(b_ptr + i)
+    tl.store(out_ptr + i, _floor_div_float(a, b))
+
+
+def test_the_helper_gives_eagers_floor_division(porter_device):
+    # 1.0 // 0.1 is 9 (floor(a / b): 10), 1 // -inf -1 (-0), inf // 1 NaN (inf).
+    inf = float("inf")
+    a = torch.tensor([1.0, 1.0, -1.0, inf, 5.0, 7.5, -7.5, -0.0], device=porter_device)
+    b = torch.tensor([0.1, -inf, inf, 1.0, 0.0, 2.0, 2.0, 3.0], device=porter_device)
+    out = torch.empty_like(a)
+    _floor_div_kernel[(1,)](a, b, out, 8)
+    want = torch.div(a.cpu(), b.cpu(), rounding_mode="floor")
+    out = out.cpu()
+    assert torch.equal(out.isnan(), want.isnan())
+    assert torch.equal(out.nan_to_num(), want.nan_to_num())
+    assert torch.equal(out.signbit(), want.signbit())
