@@ -161,3 +161,18 @@ def test_the_check_tries_each_size_at_zero_where_eager_may_raise(tmp_path):
     kernel.write_text(cut)
     verdict = sweep.check_case(result.case, ("float32",))
     assert verdict.status == "failed" and "seq0" in verdict.why
+
+
+def test_the_check_tries_huge_infinite_and_nan_values_too(tmp_path):
+    # A scaffold wrong at inf alone (torch.floor_divide's inf // 2.0: NaN in
+    # eager) passed the sweep while its own suite failed.
+    folder = _refs(tmp_path, leaky=POINTWISE)
+    result = capture(folder / "leaky.py", out=tmp_path / "out", device="cpu", progress=lambda _: None)
+    kernel = result.case / "kernel.py"
+    text = kernel.read_text()
+    store = next(line for line in text.splitlines() if "tl.store(" in line)
+    value = store.split("tl.store(")[1].split(",")[1].strip()
+    # the same numbers everywhere but where the input is not finite
+    kernel.write_text(text.replace(store, store.replace(value, f"tl.where({value} == {value}, {value}, 0.0)", 1)))
+    verdict = sweep.check_case(result.case, ("float32",))
+    assert verdict.status == "failed" and "difficult" in verdict.why
