@@ -3532,3 +3532,26 @@ def test_an_offset_into_a_fixed_buffer_is_bounded_with_the_size_it_adds(tmp_path
     # the generated suite tries an offset just short of the buffer's end
     near = [sc for sc in case.scenarios() if sc.args and 14 in sc.args.values()]
     assert near
+
+
+def test_kernels_that_read_one_tensor_at_other_strides_stay_apart(tmp_path):
+    # Qwen2-VL's mrope pick: cos.split(...)[0][0] and [1][1]. Inductor reads
+    # cos[0] by its strides and cos[1] at a packed offset; fused into one
+    # launch, the launcher saw cos's strides taken and copied no padded cos.
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, width, dtype=torch.float32, device="cpu"):
+            return (torch.randn(3, num_tokens, width, dtype=dtype, device=device),)
+
+        def mrope_pick(cos):
+            half = cos.shape[-1] // 2
+            parts = cos.split([half, cos.shape[-1] - half], dim=-1)
+            return torch.cat([parts[0][0], parts[1][1]], dim=-1)
+
+        REFERENCE = mrope_pick
+        """,
+        '{"num_tokens": 4, "width": 8}',
+    )
+    case = _capture(tmp_path, "mrope_pick", ref)
+    cos = torch.arange(4 * 5 * 9, dtype=torch.float32).view(4, 5, 9)[:3, :4, :8]
+    torch.testing.assert_close(case.kernel.mrope_pick(cos), case.reference.build()(cos))

@@ -83,10 +83,29 @@ ATOMICS = tuple(
 )
 
 
+def _strided_axes(kp: KernelPort) -> dict[str, set[int]]:
+    """Per tensor the kernel takes a pointer to, the axes whose strides it
+    takes as arguments (the others it assumes as captured)."""
+    out: dict[str, set[int]] = {
+        p.value: set() for p in kp.params if p.kind == "pointer"
+    }
+    for p in kp.params:
+        m = re.fullmatch(r"(\w+)\.stride\((\d+)\)", p.value)
+        if p.kind == "stride" and m and m.group(1) in out:
+            out[m.group(1)].add(int(m.group(2)))
+    return out
+
+
 def fusable(a: KernelPort, b: KernelPort) -> bool:
     if a.tile is None or b.tile is None or a.persistent or b.persistent:
         return False
     if a.tile[2] != b.tile[2]:
+        return False
+    # A tensor one kernel reads at any strides and the other at the captured
+    # ones (mrope's cos[0] by its strides, cos[1] at a packed offset): fused,
+    # the launcher would see its strides taken and copy nothing.
+    axes_a, axes_b = _strided_axes(a), _strided_axes(b)
+    if any(axes_a[t] != axes_b[t] for t in axes_a.keys() & axes_b.keys()):
         return False
     # b must not read what a writes (any view of it), nor write the same
     # tensor again (a fill, then a scatter into it): in one kernel, another
