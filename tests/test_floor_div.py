@@ -59,4 +59,5 @@ def test_the_helper_gives_eagers_floor_division(porter_device):
     out = out.cpu()
     assert torch.equal(out.isnan(), want.isnan())
     assert torch.equal(out.nan_to_num(), want.nan_to_num())
-    assert torch.equal(out.signbit(), want.signbit())
+    finite = ~want.isnan()  # a NaN's sign says nothing
+    assert torch.equal(out.signbit()[finite], want.signbit()[finite])

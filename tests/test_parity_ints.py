@@ -159,3 +159,16 @@ def test_edge_rows_of_a_per_row_op_are_scored_alone():
     case = load_case(Path(__file__).resolve().parents[1] / "captured" / "rmsnorm")
     sc = Scenario("float32", {"num_tokens": 12, "hidden": 64}, values="edge_rows")
     assert check_parity(case, sc, "cpu", 0) is not None
+
+
+def test_a_nan_converted_to_int32_may_give_a_gpus_value():
+    # vLLM's azp = round(-128 - lo / scale).to(int32) of a row holding NaN:
+    # eager on the CPU gives int32's minimum, a GPU (eager on CUDA too) 0; C++
+    # leaves the conversion undefined. Any other value is still wrong.
+    low = torch.iinfo(torch.int32).min
+    eager = torch.tensor([3, low, low], dtype=torch.int32)
+    got = torch.tensor([3, 0, torch.iinfo(torch.int32).max], dtype=torch.int32)
+    assert _compare(0, eager.double(), eager, got, "float32", "w", exact=True) > 0
+    with pytest.raises(ParityError, match=r"= 7, eager -2147483648"):
+        wrong = torch.tensor([3, 7, 0], dtype=torch.int32)
+        _compare(0, eager.double(), eager, wrong, "float32", "w", exact=True)

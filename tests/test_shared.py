@@ -31,7 +31,7 @@ def test_kernels_equal_but_for_names_read_alike_and_others_do_not():
     assert _neutral("num_heads", subjects) == "num_heads"
 
 
-def test_q_and_k_norms_share_one_kernel_and_give_the_reference(tmp_path):
+def test_q_and_k_norms_share_one_kernel_and_give_the_reference(tmp_path, porter_device):
     # Before: qk_norm_kernel_0 and qk_norm_kernel_1 (and their looped forms),
     # the same code twice, 325 code lines. After: one kernel, launched for q
     # and for k with the names both share.
@@ -45,8 +45,8 @@ def test_q_and_k_norms_share_one_kernel_and_give_the_reference(tmp_path):
     (tmp_path / "qk" / "kernel.py").write_text(text)
     (tmp_path / COMMON).write_text(render_common())
     mod = import_kernel(tmp_path / "qk" / "kernel.py", "shared_qk_norm_case")
-    q, k, qw, kw = ref.make_inputs(3, 4, 2, 16)
+    q, k, qw, kw = ref.make_inputs(3, 4, 2, 16, device=porter_device)
     got = mod.qk_norm(q, k, qw, kw)
     want = ref.qk_norm(*(t.double() for t in (q, k, qw, kw)))
     for g, w in zip(got, want):
-        torch.testing.assert_close(g.double(), w, rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(g.double().cpu(), w.cpu(), rtol=1e-5, atol=1e-5)
