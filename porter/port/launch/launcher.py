@@ -613,15 +613,19 @@ def bind_layouts(launcher: Launcher, cap: Capture, module: CompiledModule) -> No
             f"one it copies first); pass {name} contiguous"
         )
         prelude.append(f"if not {name}.is_contiguous():\n    refuse({said!r})")
-    for name in sorted(launcher.written & inputs):
+    changed = sorted(launcher.written & inputs)
+    if changed:
         # An expanded tensor: every program would write the one row its
         # elements share, where eager refuses to change it in place.
         said = (
-            f"{name} is expanded (a stride of 0 over a size past 1), so its "
-            "elements share memory; eager refuses to change it in place"
+            f"{' or '.join(changed)} is expanded (a stride of 0 over a size past "
+            "1), so its elements share memory; eager refuses to change it in place"
         )
+        tensors = changed[0] if len(changed) == 1 else f"({', '.join(changed)})"
         overlap = (
-            f"any(s == 0 and n > 1 for n, s in zip({name}.shape, {name}.stride()))"
+            f"any(s == 0 and n > 1 for n, s in zip({changed[0]}.shape, {changed[0]}.stride()))"
+            if len(changed) == 1
+            else f"any(s == 0 and n > 1 for t in {tensors} for n, s in zip(t.shape, t.stride()))"
         )
         prelude.append(f"if {overlap}:\n    refuse({said!r})")
     # An extern call's outputs may follow its input's layout (a sort of a
