@@ -32,7 +32,12 @@ def share_identical_kernels(port: PortState) -> None:
             pairs = _pairs(_forms(first), _forms(kp))
             if pairs is None:
                 continue
-            _share(first, kp, steps[i], steps[j], pairs)
+            # the launches of the kernels that share it already take its
+            # names as they become
+            sharing = [steps[i]] + [
+                steps[n] for n in range(j) if port.kernels[n].same_as == first.name
+            ]
+            _share(first, kp, sharing, steps[j], pairs)
             port.notes.append(
                 f"{kp.name} is {first.name} under other names: one kernel, "
                 "launched for each"
@@ -182,7 +187,7 @@ def _rename(fn: ast.FunctionDef, mapping: dict[str, str]) -> None:
             node.arg = mapping[node.arg]
 
 
-def _share(first: KernelPort, other: KernelPort, step_a, step_b, pairs) -> None:
+def _share(first: KernelPort, other: KernelPort, steps_a, step_b, pairs) -> None:
     forms_a, forms_b = _forms(first), _forms(other)
     params = {arg.arg: pairs[0][arg.arg] for arg in forms_b[0].args.args}
     subjects = sorted(
@@ -202,7 +207,8 @@ def _share(first: KernelPort, other: KernelPort, step_a, step_b, pairs) -> None:
         _rename(fa, {**param_names, **names})
     for p in first.params:
         p.name = param_names.get(p.name, p.name)
-    step_a.args = [(_new(p, param_names), v) for p, v in step_a.args]
+    for step in steps_a:
+        step.args = [(_new(p, param_names), v) for p, v in step.args]
     step_b.args = [(_new(params.get(p, p), param_names), v) for p, v in step_b.args]
     kernels = {fb.name: fa.name for fa, fb in zip(forms_a, forms_b)}
     if other.looped_name:
