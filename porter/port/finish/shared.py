@@ -38,11 +38,12 @@ def share_identical_kernels(port: PortState) -> None:
                 steps[n] for n in range(j) if port.kernels[n].same_as == first.name
             ]
             _share(first, kp, sharing, steps[j], pairs)
-            port.notes.append(
-                f"{kp.name} is {first.name} under other names: one kernel, "
-                "launched for each"
-            )
             break
+    if any(kp.same_as for kp in port.kernels):
+        port.notes.append(
+            "kernels Inductor wrote again under other names (one op applied to "
+            "several tensors) are written once and launched for each"
+        )
     _renumber(port)
 
 
