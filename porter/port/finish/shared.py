@@ -15,7 +15,7 @@ import ast
 import copy
 import re
 
-from porter.ast_tools import unique_name
+from porter.ast_tools import arg_names, rename_names, stored_names, unique_name
 from porter.port.model import KernelPort, PortState
 
 
@@ -89,11 +89,7 @@ def _shareable(a: KernelPort, b: KernelPort) -> bool:
 
 
 def _local_names(fn: ast.FunctionDef) -> set[str]:
-    names = {a.arg for a in fn.args.args}
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
-    return names
+    return set(arg_names(fn)) | stored_names(fn)
 
 
 def _canonical(fn: ast.FunctionDef) -> tuple[str, list[str]]:
@@ -180,14 +176,6 @@ def _renames(
     return out
 
 
-def _rename(fn: ast.FunctionDef, mapping: dict[str, str]) -> None:
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Name) and node.id in mapping:
-            node.id = mapping[node.id]
-        elif isinstance(node, ast.arg) and node.arg in mapping:
-            node.arg = mapping[node.arg]
-
-
 def _share(first: KernelPort, other: KernelPort, steps_a, step_b, pairs) -> None:
     forms_a, forms_b = _forms(first), _forms(other)
     params = {arg.arg: pairs[0][arg.arg] for arg in forms_b[0].args.args}
@@ -205,7 +193,7 @@ def _share(first: KernelPort, other: KernelPort, steps_a, step_b, pairs) -> None
     for fa, form_pairs in zip(forms_a, pairs):
         local = {b: a for b, a in form_pairs.items() if a not in params.values()}
         names = _renames(local, subjects, _local_names(fa) | set(param_names.values()))
-        _rename(fa, {**param_names, **names})
+        rename_names(fa, {**param_names, **names})
     for p in first.params:
         p.name = param_names.get(p.name, p.name)
     for step in steps_a:
