@@ -126,7 +126,7 @@ def test_exact_integers_take_no_step():
         _compare(0, eager.double(), eager, got, "float32", "w", exact=True)
 
 
-def test_a_call_of_ints_alone_is_scored_exactly(tmp_path):
+def test_a_call_of_ints_alone_is_scored_exactly(tmp_path, porter_device):
     # ids // shard, ids % shard, ids + offset on int32 ids: nothing rounds, so
     # one element one off (an off-by-one in index math) is a bug, not a tie.
     import shutil
@@ -146,10 +146,12 @@ def test_a_call_of_ints_alone_is_scored_exactly(tmp_path):
         text.replace("out2 = ids + offset\n", "out2 = ids + offset + (offsets == 2)\n")
     )
     with pytest.raises(ParityError, match=r"output 2\[2\].*exactly"):
-        check_parity(load_case(case), Scenario("float32", {"num_tokens": 5}), "cpu", 0)
+        check_parity(
+            load_case(case), Scenario("float32", {"num_tokens": 5}), porter_device, 0
+        )
 
 
-def test_edge_rows_of_a_per_row_op_are_scored_alone():
+def test_edge_rows_of_a_per_row_op_are_scored_alone(porter_device):
     # the control of the check that refuses references mixing rows (a
     # BatchNorm in training, test_open_world): a per-row op is scored
     from pathlib import Path
@@ -158,7 +160,7 @@ def test_edge_rows_of_a_per_row_op_are_scored_alone():
 
     case = load_case(Path(__file__).resolve().parents[1] / "captured" / "rmsnorm")
     sc = Scenario("float32", {"num_tokens": 12, "hidden": 64}, values="edge_rows")
-    assert check_parity(case, sc, "cpu", 0) is not None
+    assert check_parity(case, sc, porter_device, 0) is not None
 
 
 def test_a_nan_converted_to_int32_may_give_a_gpus_value():
