@@ -66,6 +66,9 @@ def test_float64_reference_keeps_float64_through_the_references_upcasts():
     with _KeepFloat64():
         assert x.float().dtype == torch.float64
         assert x.to(torch.float32).dtype == torch.float64
+        assert x.type(torch.float32).dtype == torch.float64
+        assert x.type("torch.FloatTensor").dtype == torch.float64
+        assert x.type(torch.float16).dtype == torch.float16
         assert torch.softmax(x, 0, dtype=torch.float32).dtype == torch.float64
         assert x.float().sum().item() == 1.0  # fp32 would lose the 1.0
         assert x.to(torch.bfloat16).dtype == torch.bfloat16  # real downcasts stay

@@ -823,9 +823,14 @@ def poisoned_allocations(int_poison: int = INT_SENTINEL) -> Iterator[None]:
             setattr(torch, n, fn)
 
 
+# x.type(...)'s fp32 spellings (CLIP's LayerNorm upcasts so)
+_FP32_TYPES = ((torch.float32,), ("torch.FloatTensor",))
+
+
 class _KeepFloat64(torch.overrides.TorchFunctionMode):
     """For the float64 reference: the reference's own upcasts to fp32
-    (`x.float()`, `.to(torch.float32)`, `dtype=torch.float32`) keep float64.
+    (`x.float()`, `.to(torch.float32)`, `.type(torch.float32)`,
+    `dtype=torch.float32`) keep float64.
     They are there to compute in more precision than the input; left alone they
     would make the "float64" reference an fp32 one, with fp32's cancellation."""
 
@@ -834,6 +839,8 @@ class _KeepFloat64(torch.overrides.TorchFunctionMode):
         first = args[0] if args else None
         is64 = isinstance(first, torch.Tensor) and first.dtype == torch.float64
         if is64 and func is torch.Tensor.float:
+            return first
+        if is64 and func is torch.Tensor.type and args[1:] in _FP32_TYPES:
             return first
         if is64 and func is torch.Tensor.to:
             target = kwargs.get("dtype")
