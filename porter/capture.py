@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import dataclasses
 import datetime
 import inspect
 import io
@@ -663,6 +664,54 @@ def inductor_patches(codegen_only: bool) -> dict[str, Any]:
         # A torch without the choice: no split at all (see WholeRows).
         patches["split_reductions"] = False
     return patches
+
+
+# Inductor rewrites `scaled - amax(scaled)` of softmax(x / t) as
+# `(x * sign - amax(x * sign)) / (sign * t)` behind a per-row isfinite
+# fallback to the original: two forms of one math in the kernel, the first
+# rounding unlike eager. Where t is a tensor the capture keeps the original
+# alone: a division is not contracted into a multiply-add, so it is exactly
+# 0 at the row's max. A product (x * c, or x * (1 / c) for a constant c)
+# keeps the rewrite, which port/speed/guards.py reads.
+def _divides_by_a_tensor(match: Any) -> bool:
+    other = match.kwargs.get("other")
+    value = getattr(other, "meta", {}).get("val")
+    return isinstance(value, torch.Tensor)
+
+
+@contextlib.contextmanager
+def eager_scaled_softmax() -> Iterator[None]:
+    """Inductor's rewrite of softmax(x / t), t a tensor, left out while the
+    capture compiles (a torch without it: nothing to leave out)."""
+    try:
+        from torch._inductor.fx_passes.joint_graph import pass_patterns
+
+        patterns = pass_patterns[1].patterns
+    except (ImportError, AttributeError, IndexError):
+        yield
+        return
+
+    def declining(entry: Any) -> Any:
+        check = entry.extra_check
+        return dataclasses.replace(
+            entry, extra_check=lambda m: check(m) and not _divides_by_a_tensor(m)
+        )
+
+    changed = {}
+    for key, entries in patterns.items():
+        ours = [
+            getattr(getattr(e, "handler", None), "__name__", "")
+            == "div_softmax_pattern"
+            for e in entries
+        ]
+        if any(ours):
+            changed[key] = list(entries)
+            entries[:] = [declining(e) if o else e for e, o in zip(entries, ours)]
+    try:
+        yield
+    finally:
+        for key, entries in changed.items():
+            patterns[key][:] = entries
 
 
 class WholeRows(InductorChoices):
@@ -1458,6 +1507,7 @@ def _compile(
         target_ctx,
         V.set_choices_handler(WholeRows()),
         _tracing(),
+        eager_scaled_softmax(),
     ):
         with torch._inductor.config.patch(patches), torch.no_grad():
             try:

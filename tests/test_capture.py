@@ -542,3 +542,46 @@ def test_same_values_compares_fp8_tensors_changed_in_place():
     a = torch.tensor([1.0, float("nan"), 448.0]).to(torch.float8_e4m3fn)
     assert _same_values(a, a.clone())
     assert not _same_values(a, torch.zeros(3).to(torch.float8_e4m3fn))
+
+
+def test_a_scaled_softmax_is_captured_as_the_reference_writes_it(tmp_path):
+    # Inductor rewrote softmax(x / t) as (x * sign - amax(x * sign)) / (sign
+    # * t) behind a per-row isfinite fallback to x / t - amax(x / t): two
+    # forms in the kernel, the first rounding unlike eager.
+    ref = tmp_path / "scaled_softmax.py"
+    ref.write_text(
+        "import torch\n"
+        "DIMS = {'num_tokens': 4, 'vocab': 64}\n"
+        "DYNAMIC = ['num_tokens']\n"
+        "def make_inputs(num_tokens, vocab, dtype=torch.float32, device='cpu'):\n"
+        "    x = torch.randn(num_tokens, vocab, dtype=dtype, device=device)\n"
+        "    return x, torch.rand(num_tokens, dtype=dtype, device=device) + 0.5\n"
+        "def scaled_softmax(x, t):\n"
+        "    return torch.softmax(x / t[:, None], dim=-1)\n"
+        "REFERENCE = scaled_softmax\n"
+    )
+    result = capture(ref, out=tmp_path / "out", device="cpu", progress=_quiet)
+    (kernel,) = result.capture.kernels
+    body = kernel.source[kernel.source.index("@triton.jit") :]
+    assert 'float("-inf")' in body  # the row max
+    assert 'float("inf")' not in body and ">= 0" not in body
+
+
+def test_only_the_rewrite_of_a_division_by_a_tensor_is_left_out_and_comes_back():
+    # x * c keeps Inductor's form (port/speed/guards.py reads it): its
+    # original, x * c - max, would contract into a multiply-add on a GPU.
+    from torch._inductor.fx_passes.joint_graph import pass_patterns
+
+    from porter.capture import eager_scaled_softmax
+
+    patterns = pass_patterns[1].patterns
+    before = {k: list(v) for k, v in patterns.items()}
+    with eager_scaled_softmax():
+        changed = [
+            e.handler.__name__
+            for k, entries in patterns.items()
+            for e, was in zip(entries, before[k])
+            if e is not was
+        ]
+    assert changed and set(changed) == {"div_softmax_pattern"}
+    assert all(all(e is was for e, was in zip(patterns[k], before[k])) for k in before)
