@@ -445,7 +445,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("cases", metavar="CASE", nargs="+")
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
-    p.add_argument("pytest_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     p.set_defaults(func=_test)
 
     p = sub.add_parser(
@@ -573,7 +572,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # `porter test CASE -- -x`: the words after -- are pytest's (argparse
+    # would give them to CASE)
+    cut = argv.index("--") if "--" in argv else len(argv)
+    args = parser.parse_args(argv[:cut])
+    passed = argv[cut + 1 :]
+    if args.command == "test":
+        args.pytest_args = passed
+    elif passed:
+        parser.error(f"porter {args.command} takes no arguments after --")
     if args.command is None:
         parser.print_help()
         return 2

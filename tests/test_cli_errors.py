@@ -212,3 +212,15 @@ def test_ctrl_c_while_triton_loads_waits_for_it_then_interrupts():
         [sys.executable, "-c", code], env=ENV, capture_output=True, text=True, timeout=120
     )
     assert proc.stdout.strip() == "interrupted after True True", proc.stderr
+
+
+def test_words_after_a_double_dash_go_to_pytest(capsys, monkeypatch):
+    # `porter test CASE -- -k name` as --help says: argparse gave -k to CASE
+    seen = []
+    monkeypatch.setattr(pytest, "main", lambda argv: seen.append(argv) or 0)
+    case = ROOT / "captured" / "rmsnorm"
+    assert _run(capsys, "test", case, "--", "-k", "bfloat16")[0] == 0
+    assert seen[0][0] == str(case) and seen[0][-2:] == ["-k", "bfloat16"]
+    with pytest.raises(SystemExit) as stop:
+        main(["lint", str(case), "--", "-k"])
+    assert stop.value.code == 2 and "no arguments after --" in capsys.readouterr().err
