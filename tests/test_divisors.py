@@ -17,7 +17,12 @@ from porter.records import Capture
 from porter.reference import case_reference
 from porter.store import read_manifest
 from porter.testing import check_parity, load_case
-from porter.testing.parity import ReferenceRejects, Scenario
+from porter.testing.parity import (
+    ParityError,
+    ReferenceRejects,
+    ScaffoldRefuses,
+    Scenario,
+)
 
 # ids // shard, ids % shard, ids + offset on int32 ids (shard, offset: ints)
 CASE = Path(__file__).parent / "cases" / "token_id_shard_math"
@@ -71,3 +76,24 @@ def test_a_divisor_widened_for_int64_ids_is_followed():
         if isinstance(n, ast.BinOp) and isinstance(n.op, ast.FloorDiv)
     ]
     assert "m" in _divisor_names(div.right, bound)
+
+
+def test_an_int_argument_past_int32_is_refused_and_the_suite_tries_one(tmp_path):
+    # eager wraps shard = 2**32 + 3 to an int32 id's dtype (ids // 3); the
+    # kernel divided by the whole of it and gave zeros
+    checks = _checks(None)
+    assert any(c.startswith("if not isinstance(shard, int) or") for c in checks)
+    case = tmp_path / "token_id_shard_math"
+    shutil.copytree(CASE, case)
+    port(case, progress=lambda _: None)
+    loaded = load_case(case)
+    wide = [sc for sc in loaded.scenarios() if sc.args.get(1) == 2**32 + 64]
+    assert wide and wide[0].optional
+    with pytest.raises(ScaffoldRefuses, match="int32's range"):
+        check_parity(loaded, wide[0], "cpu", 0)
+    # without the check the suite's scenario fails it
+    kernel = case / "kernel.py"
+    text = kernel.read_text()
+    kernel.write_text(text.replace(" or not -(2**31) <= shard < 2**31", ""))
+    with pytest.raises(ParityError, match="exactly"):
+        check_parity(load_case(case), wide[0], "cpu", 0)

@@ -38,6 +38,9 @@ FACTOR = 4.0
 # Inputs of a scenario hold at most this many elements: the CPU interpreter
 # runs about 40k elements in 0.1 s.
 SCENARIO_BUDGET = 1 << 18
+# An int argument this far from its captured value is past int32.
+WIDE_INT = 2**32
+
 FLOOR = {"float32": 1e-5, "float16": 2e-3, "bfloat16": 1.6e-2}
 ATOL = {"float32": 1e-6, "float16": 1e-3, "bfloat16": 1e-2}
 # An output whose typical magnitude is at most this share of its operands' is
@@ -312,6 +315,9 @@ class Case:
                     near = self._longest_axis(small, dtype) - 2
                     if near > 0 and near not in others and near != value:
                         others.append(near)
+                    # and past int32, where eager wraps it to an int32
+                    # tensor's dtype (check_parity asks the scaffold first)
+                    others.append(WIDE_INT + value)
                 else:
                     continue
                 out += [
@@ -1195,6 +1201,13 @@ def check_parity(
             case, values, sc.dtype, device, poison, sc.sizes, state, sc.mode, sc.init
         )
 
+    if any(isinstance(v, int) and abs(v) >= WIDE_INT for v in sc.args.values()):
+        # an int past int32 may be a size eager would allocate: the
+        # scaffold's refusal first
+        try:
+            scaffold(copies(inputs))
+        except NotImplementedError as err:
+            raise ScaffoldRefuses(str(err)) from err
     eager = None
     eager_state: list = []
     if not edge:

@@ -268,9 +268,15 @@ def plan_launcher(
     checked = set()
     for pname, p in sig.parameters.items():
         if f"L['{pname}']" in symints:
-            # an int the kernels take at run time; a tensor there crashed in Triton
-            said = f"captured with {pname} an int; pass an int"
-            checks.append(f"if not isinstance({pname}, int):\n    refuse({said!r})")
+            # an int the kernels take at run time; a tensor there crashed in
+            # Triton, and past int32 eager wraps it to an int32 tensor's dtype
+            # (ids // (2**32 + 3) is ids // 3) where Triton widens the math
+            said = (
+                f"{pname} must be an int within int32's range (eager wraps a "
+                "larger one to an int32 tensor's dtype; the kernels do not)"
+            )
+            test = f"not isinstance({pname}, int) or not -(2**31) <= {pname} < 2**31"
+            checks.append(f"if {test}:\n    refuse({said!r})")
         if (
             pname in inputs
             or pname in scalars
