@@ -356,15 +356,7 @@ def plan_launcher(
         said = f"captured with {t} a tensor; pass torch.tensor({t})"
         checks.append(f"if not isinstance({t}, torch.Tensor):\n    refuse({said!r})")
     if ranked:
-        dims_now = ", ".join(f"{t}.dim()" for t, _ in ranked)
-        dims_then = ", ".join(str(n) for _, n in ranked)
-        if len(ranked) != 1:
-            dims_now, dims_then = f"({dims_now})", f"({dims_then})"
-        said = ", ".join(f"{t} {n}-d" for t, n in ranked)
-        checks.append(
-            f"if {dims_now} != {dims_then}:\n    refuse("
-            f"'captured with {said}; re-capture with the ranks you need')"
-        )
+        checks.append(_rank_check(ranked))
     # Branches the reference took in Python on a scalar or a size, and the
     # ties of sizes its views rely on: the kernels are that side's alone.
     # (folded again: a manifest written before a fold learned more keeps all)
@@ -1025,6 +1017,8 @@ def _dtype_ties(cap: Capture, first: str | None) -> list[str]:
     out = []
     if follow:
         test = _differ([f"{n}.dtype" for n in follow], [f"{first}.dtype"] * len(follow))
+        if _too_long(test):  # black would give each dtype a line
+            test = f"any(t.dtype != {first}.dtype for t in ({', '.join(follow)}))"
         names = " and ".join(filter(None, [", ".join(follow[:-1]), follow[-1]]))
         said = f"{names} must have {first}'s dtype, as at capture"
         out.append(f"if {test}:\n    refuse({said!r})")
@@ -1034,6 +1028,25 @@ def _dtype_ties(cap: Capture, first: str | None) -> list[str]:
         said = f"captured with {shown}; re-capture for other dtypes"
         out.append(f"if {test}:\n    refuse({said!r})")
     return out
+
+
+def _rank_check(ranked: list[tuple[str, int]]) -> str:
+    """The check of the tensor arguments' ranks, as captured."""
+    ranks = [str(n) for _, n in ranked]
+    test = _differ([f"{t}.dim()" for t, _ in ranked], ranks)
+    if _too_long(test):  # black would give each rank a line
+        names = ", ".join(t for t, _ in ranked)
+        test = f"[t.dim() for t in ({names})] != [{', '.join(ranks)}]"
+    said = ", ".join(f"{t} {n}-d" for t, n in ranked)
+    return (
+        f"if {test}:\n    refuse("
+        f"'captured with {said}; re-capture with the ranks you need')"
+    )
+
+
+def _too_long(test: str) -> bool:
+    """`if <test>:` past black's line in a method's body."""
+    return len(f"        if {test}:") > 88
 
 
 def _differ(now: list[str], then: list[str]) -> str:
