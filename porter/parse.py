@@ -51,10 +51,13 @@ def parse_module(
         wrapper.classify_buffers()
     # A tensor read for its shape alone (one_hot's num_classes of like.shape[0])
     # gets no assert_size_stride: its layout is the example get_args() makes.
+    # Its sizes the graph takes as symbols keep them (a buffer of like's
+    # shape), so the launcher checks them where another tensor names the dim.
     examples = _example_layouts(tree)
     for gi in wrapper.inputs:
         if gi.kind == "tensor" and not gi.sizes and gi.wrapper_name in examples:
-            gi.sizes, gi.strides = examples[gi.wrapper_name]
+            sizes, gi.strides = examples[gi.wrapper_name]
+            gi.sizes = [wrapper.size_of(gi.target, a, n) for a, n in enumerate(sizes)]
     module = CompiledModule(
         index=index,
         inputs=wrapper.inputs,
@@ -482,6 +485,14 @@ class _Wrapper:
         if symbol in self.locals:
             return f"({self.locals[symbol]})"
         return symbol
+
+    def size_of(self, target: str, axis: int, example: str) -> str:
+        """A tensor's size on an axis as the graph's symbol for it names it,
+        or the example's where the graph has none."""
+        for symbol, of in self.symbols.items():
+            if of == f"{target}.size({axis})":
+                return self._name(symbol)
+        return example
 
     def symbol_targets(self) -> dict[str, str]:
         return {s: self._name(s) for s in self.symbols}

@@ -958,6 +958,36 @@ def test_a_tensor_read_only_for_a_size_is_checked_for_its_rank(tmp_path):
     _check(case, {"num_tokens": 3, "head_dim": 16})
 
 
+def test_a_tensor_read_only_for_its_shape_is_checked_against_its_dims_tie(tmp_path):
+    # vLLM's bin counts: zeros(logits.shape) scattered with the tokens of
+    # fewer rows (eager allows it); the buffer took tokens' rows, and the
+    # output had the wrong shape and a mean over the wrong count, silently.
+    ref = _porter_ref(
+        """
+        def make_inputs(num_reqs, seq, vocab, dtype=torch.float32, device="cpu"):
+            t = torch.randint(0, vocab, (num_reqs, seq), device=device)
+            return t, torch.randn(num_reqs, vocab, dtype=dtype, device=device)
+
+        def bin_counts(tokens, logits):
+            counts = torch.zeros(logits.shape, dtype=torch.float32)
+            counts.scatter_add_(1, tokens, torch.ones(tokens.shape))
+            return counts.mean(0)
+
+        REFERENCE = bin_counts
+        """,
+        '{"num_reqs": 4, "seq": 8, "vocab": 32}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "bin_counts", ref)
+    tokens = torch.tensor([[3, 3, 1, 0, 0, 0, 0, 0]])
+    _refuses(case, tokens, torch.zeros(4, 32), match=r"logits \(tokens.shape\[0\], _\)")
+    _check(case, {"num_reqs": 3, "seq": 8, "vocab": 32})
+    # the suite's scenario of logits one row longer tells a scaffold without it
+    (longer,) = [sc for sc in case.scenarios() if sc.untie == (1, "num_reqs")]
+    with pytest.raises(ParityError, match="untie1.num_reqs"):
+        check_parity(_without_check(case, "logits (tokens"), longer, "cpu", 0)
+
+
 def test_an_alias_eager_makes_in_one_dtype_alone_is_served_in_that_dtype(tmp_path):
     # x.float().mul_(2): in float32 eager changes x and returns it, in bfloat16
     # it returns a new float32 tensor; one graph, so the scaffold served bf16

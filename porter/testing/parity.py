@@ -84,6 +84,9 @@ class Scenario:
     # A tensor argument's size-1 axis, as (position, axis), made as long as the
     # first tensor's axis it broadcasts against (a [1, H] bound given per row).
     widen: tuple[int, int] | None = None
+    # A tensor argument, by position, made one longer along a dim it shares
+    # with another (a scatter's destination of more rows than its index).
+    untie: tuple[int, str] | None = None
     # The scaffold may refuse it in its own words (NotImplementedError): the
     # other module mode, other constructor arguments, an empty batch.
     optional: bool = False
@@ -101,6 +104,8 @@ class Scenario:
             far += f"-negative_index{self.negative_index}"
         if self.widen is not None:
             far += f"-widen{self.widen[0]}.{self.widen[1]}"
+        if self.untie is not None:
+            far += f"-untie{self.untie[0]}.{self.untie[1]}"
         return f"{self.dtype}-{dims}-{self.layout}-{self.values}{mode}{init}{cast}{far}"
 
 
@@ -340,6 +345,11 @@ class Case:
             # it broadcasts against: eager broadcasts, the scaffold follows or refuses.
             for pos, axis in _widenable(values):
                 out.append(Scenario(dtype, small, widen=(pos, axis), optional=True))
+            # Each tensor argument one longer along a dim it shares with
+            # another: eager serves it (a scatter into a destination of more
+            # rows than its index) or raises; the scaffold follows or refuses.
+            for pos, name in self._untied(small) if dtype == self.dtypes[0] else ():
+                out.append(Scenario(dtype, small, untie=(pos, name), optional=True))
             # Each tensor argument but the first float in another dtype.
             for i, other in _casts(values):
                 out.append(Scenario(dtype, small, cast={i: other}, optional=True))
@@ -361,6 +371,19 @@ class Case:
             if dtype in FLOOR and dtype not in served:
                 out.append(Scenario(dtype, small, optional=True))
         return [sc for sc in out if self.fits(sc.sizes)]
+
+    def _untied(self, sizes: dict[str, int]) -> list[tuple[int, str]]:
+        """(position, dim) of each tensor argument with an axis of a dim
+        another tensor argument has too (the dim free to change)."""
+        if self.reference is None:
+            return []
+        position = {p.name: i for i, p in enumerate(call_params(self))}
+        out = []
+        for d in self.manifest["dims"]:
+            tensors = {t for t, _ in d["axes"] if t in position}
+            if d.get("symbolic", True) and d["name"] in sizes and len(tensors) > 1:
+                out += [(position[t], d["name"]) for t in sorted(tensors)]
+        return out
 
     def _longest_axis(self, sizes: dict[str, int], dtype: str) -> int:
         """The longest axis of the call's tensors and a module's own."""
@@ -567,6 +590,10 @@ def make_inputs(
         raise ReferenceRejects(
             f"the reference's make_inputs rejects {sc.id} ({type(err).__name__}: {err})"
         ) from err
+    if sc.untie is not None:
+        pos, name = sc.untie
+        longer = {**sc.sizes, name: sc.sizes[name] + 1}
+        values[pos] = case.reference.make_inputs(longer, sc.dtype, device)[pos]
     values = with_args(case, values, sc.args)
     values = [
         v.to(getattr(torch, sc.cast[i])) if i in sc.cast else v
