@@ -633,9 +633,9 @@ def _mark_dims(
 
 
 def _settle_dims(ref: Reference, modules: list) -> None:
-    """A dim is symbolic where the compiled graph reads some axis of it as a
-    symbol: Dynamo specializes sizes of 0 and 1, and sizes tied to a
-    parameter's shape."""
+    """A dim is symbolic where the compiled graph reads its axes as symbols:
+    Dynamo specializes sizes of 0 and 1, sizes tied to a parameter's shape,
+    and sizes a Python loop walks."""
     sizes = {
         (gi.target, axis): size
         for m in modules
@@ -649,6 +649,10 @@ def _settle_dims(ref: Reference, modules: list) -> None:
         held = dim.axes or dim.derived
         seen = [sizes.get(a) for a in held if a in sizes]
         if seen and all(str(s).isdigit() for s in seen):
+            dim.symbolic = False
+        # and one the graph fixed on some tensor alone (a Python loop over x's
+        # rows, y's kept a symbol): the kernels hold x's size
+        if any(dim.fixed_axes(m.inputs) for m in modules):
             dim.symbolic = False
 
 

@@ -58,6 +58,7 @@ def parse_module(
         if gi.kind == "tensor" and not gi.sizes and gi.wrapper_name in examples:
             sizes, gi.strides = examples[gi.wrapper_name]
             gi.sizes = [wrapper.size_of(gi.target, a, n) for a, n in enumerate(sizes)]
+            gi.shape_only = True
     module = CompiledModule(
         index=index,
         inputs=wrapper.inputs,

@@ -30,6 +30,17 @@ class Dim:
     symbolic: bool = True
     derived: list[tuple[str, int]] = field(default_factory=list)
 
+    def fixed_axes(self, inputs: list["GraphInput"]) -> list[tuple[str, int]]:
+        """Its axes a compiled graph reads as a constant (x's rows a Python
+        loop walks, beside y's of the same dim kept a symbol)."""
+        sizes = {
+            (gi.target, axis): str(size)
+            for gi in inputs
+            if gi.kind == "tensor" and not gi.shape_only
+            for axis, size in enumerate(gi.sizes)
+        }
+        return [tuple(a) for a in self.axes if sizes.get(tuple(a), "").isdigit()]
+
 
 @dataclass
 class KernelArg:
@@ -109,6 +120,9 @@ class GraphInput:
     value: float | None = None
     # A tensor's dtype at capture ("torch.bfloat16").
     dtype: str = ""
+    # Read for its shape alone: a size the graph has no symbol for is the
+    # example's, not one the graph fixed.
+    shape_only: bool = False
 
 
 @dataclass

@@ -2340,6 +2340,35 @@ def test_a_per_call_dim_a_python_loop_fixed_is_said_and_its_other_sizes_refused(
     _check(case, {"num_tokens": 8, "hidden": 97})
 
 
+def test_a_loop_over_one_tensors_rows_beside_another_of_the_dim_fixes_it(tmp_path):
+    # Liger's chunked losses: x's rows walked in Python (fixed at 8), y's of
+    # the same dim kept a symbol with a guard 8 <= y.shape[0]; the scaffold
+    # served every size from 8 with the two-chunk loop, silently at capture.
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+            x = torch.randn(num_tokens, hidden, dtype=dtype, device=device)
+            return x, torch.rand(num_tokens, dtype=dtype, device=device)
+
+        def chunk_mean(x, y):
+            total = x.new_zeros(())
+            for i in range(0, x.shape[0], 4):
+                total = total + (x[i:i + 4] * y[i:i + 4, None]).sum()
+            return total / y.sum()
+
+        REFERENCE = chunk_mean
+        """,
+        '{"num_tokens": 8, "hidden": 16}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "chunk_mean", ref)
+    assert any("fixed it at 8" in w for w in case.manifest["warnings"])
+    _refuses(case, torch.ones(12, 16), torch.ones(12), match="re-capture")
+    others = [sc for sc in case.scenarios() if sc.sizes["num_tokens"] != 8]
+    assert others and all(sc.optional for sc in others)
+    _check(case, {"num_tokens": 8, "hidden": 16})
+
+
 def test_an_expanded_input_keeps_its_layout_in_the_suite(tmp_path):
     # A per-row scale given expanded along the row (stride 0), first among the
     # float inputs: the difficult and offset values rewrote it contiguous and
