@@ -54,6 +54,17 @@ def test_core_math_swaps_exact_ops_and_keeps_libdevice_tanh():
     assert kp.uses_libdevice and "maximum_nan" in kp.helpers
 
 
+def test_core_math_keeps_libdevices_exact_log2_exp2_and_sqrt():
+    # tl.log2 is lg2.approx on NVIDIA: floor(log2(1 - 2**-24)) may come out
+    # 0, doubling an MX block's scale; tl.sqrt is sqrt.approx
+    kp = _kp("a = libdevice.log2(x)\nb = libdevice.exp2(a)\nc = libdevice.sqrt(b)\n")
+    core_math.core_math(kp)
+    assert (
+        _body(kp) == "a = libdevice.log2(x)\nb = libdevice.exp2(a)\nc = tl.sqrt_rn(b)"
+    )
+    assert kp.uses_libdevice
+
+
 def test_core_math_flags_what_it_cannot_port():
     kp = _kp("r = tl.rand(seed, offs)\n")
     core_math.core_math(kp)

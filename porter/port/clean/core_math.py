@@ -14,13 +14,14 @@ def _todo(text: str) -> ast.stmt:
     return ast.Expr(ast.Constant(f"TODO(porter): {text}"))
 
 
+# libdevice.exp2 and log2 stay: Inductor picks them over tl's approximate
+# ex2/lg2, and an MX quantizer's floor(log2(amax)) or 2 ** e needs them exact.
 CORE_MATH = {
     "libdevice.rsqrt": "tl.rsqrt",
-    "libdevice.sqrt": "tl.sqrt",
+    # IEEE-rounded, as libdevice's (tl.sqrt is sqrt.approx on NVIDIA)
+    "libdevice.sqrt": "tl.sqrt_rn",
     "libdevice.exp": "tl.exp",
-    "libdevice.exp2": "tl.exp2",
     "libdevice.log": "tl.log",
-    "libdevice.log2": "tl.log2",
     "libdevice.sin": "tl.sin",
     "libdevice.cos": "tl.cos",
     "libdevice.abs": "tl.abs",
