@@ -354,6 +354,22 @@ def test_reciprocal_divisors_keep_a_division_that_is_rounded():
     assert body.endswith("y = x * (1.0 / s)")  # only scaled
 
 
+def test_reciprocal_divisors_keep_a_division_cast_to_fp8():
+    # per-token fp8: bf16 x / (amax / 448) was exactly -200.0 (a tie between
+    # codes -192 and -208); x * (1 / s) gave -200.00002 and the code -208
+    kp = _kp(
+        "a = maximum_nan(max_nan(tl.abs(x), 1)[:, None], 1e-12)\n"
+        "s = a / 448.0\n"
+        "q = minimum_nan(maximum_nan(x / s, -448.0), 448.0).to(tl.float8e4nv)\n"
+        "r = tl.cast(x / s, tl.float8e5)\n"
+        "y = x / s\n"
+    )
+    reciprocal.reciprocal_divisors(kp)
+    body = _body(kp)
+    assert "maximum_nan(x / s, -448.0)" in body and "tl.cast(x / s," in body
+    assert body.endswith("y = x * (1.0 / s)")
+
+
 def test_size_names_are_identifiers():
     from porter.port.bind.generalize import ident
 

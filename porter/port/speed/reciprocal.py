@@ -83,7 +83,9 @@ _ROUNDING = {
 
 
 def _discontinuous(node: ast.AST) -> bool:
-    """A rounding, a cast to an integer type or a comparison."""
+    """A rounding, a cast to an integer or fp8 type or a comparison (an fp8
+    code is a step of up to 32 at e4m3's top: a tie moved by one fp32 ulp
+    lands on the other code)."""
     if isinstance(node, ast.Compare):
         return True
     if not isinstance(node, ast.Call):
@@ -92,12 +94,15 @@ def _discontinuous(node: ast.AST) -> bool:
     if name in _ROUNDING:
         return True
     if isinstance(node.func, ast.Attribute) and node.func.attr == "to" and node.args:
-        return ".int" in ast.unparse(node.args[0]) or "uint" in ast.unparse(
-            node.args[0]
-        )
+        return _coarse(ast.unparse(node.args[0]))
     if name == "tl.cast" and len(node.args) >= 2:
-        return "int" in ast.unparse(node.args[1])
+        return _coarse(ast.unparse(node.args[1]))
     return False
+
+
+def _coarse(dtype: str) -> bool:
+    """An integer or fp8 Triton dtype's text."""
+    return any(k in dtype for k in ("int", "float8", "fp8"))
 
 
 def _rounded_names(fn: ast.FunctionDef) -> set[str]:
@@ -128,7 +133,7 @@ def reciprocal_divisors(kp: KernelPort) -> None:
     per row instead of one IEEE division per element, as hand-written kernels
     do. It can move a result by one fp32 ulp, far inside the parity verdict;
     only where the divisor cannot be subnormal (far_from_zero), and never where
-    the quotient is rounded, cast to an integer or compared (a quantizer's
+    the quotient is rounded, cast to an integer or fp8 or compared (a quantizer's
     code: one ulp is a whole step there)."""
     fn = kp.tree
     rounded = _rounded_names(fn)
