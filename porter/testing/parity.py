@@ -1044,21 +1044,28 @@ def _fp8_codes(t: torch.Tensor) -> torch.Tensor:
     return torch.where(bits >= 0x80, -magnitude, magnitude)
 
 
-def _compare_fp8(i, eager, got, where) -> float:
+def _compare_fp8(i, ref, eager, got, where) -> float:
     """fp8 outputs are quantized codes: like integer codes they may differ by one
-    grid step (a value next to a rounding boundary lands either side of it after
-    one fp32 ulp of difference upstream); NaN only where eager has NaN."""
+    grid step on a few elements (a value next to a rounding boundary lands
+    either side of it after one fp32 ulp of difference upstream), or where the
+    float64 reference's code agrees; NaN only where eager has NaN."""
     g, e = got.cpu(), eager.cpu()
     gf, ef = g.float(), e.float()
     bad_nan = torch.isnan(gf) & ~torch.isnan(ef)
-    steps = (_fp8_codes(g) - _fp8_codes(e)).abs()
-    bad = bad_nan | (~torch.isnan(gf) & ~torch.isnan(ef) & (steps > INT_TOLERANCE))
+    codes = _fp8_codes(g)
+    steps = (codes - _fp8_codes(e)).abs()
+    off = ~torch.isnan(gf) & ~torch.isnan(ef) & (steps > 0)
+    if ref is not None and ref.dtype == got.dtype and ref.shape == got.shape:
+        off &= codes != _fp8_codes(ref.detach().cpu())
+    bad = bad_nan | (off & (steps > INT_TOLERANCE))
+    if not bad.any() and int(off.sum()) > max(1, g.numel() // 64):
+        bad = off  # one step off on this many elements is no tie: a bug
     if bad.any():
         idx = tuple(bad.nonzero()[0].tolist())
         raise ParityError(
             f"{where}: {_label(i)}{list(idx)} = {gf[idx].item():.6g}, eager {ef[idx].item():.6g}"
-            f" (fp8 codes must match within {INT_TOLERANCE} step; NaN means never written"
-            " where eager has none)"
+            f" (fp8 codes must match eager within {INT_TOLERANCE} step on a few elements,"
+            " or float64's; NaN means never written where eager has none)"
         )
     ok = ~torch.isnan(gf) & ~torch.isnan(ef)
     return float(steps[ok].max()) if ok.any() else 0.0
@@ -1594,7 +1601,7 @@ def _compare(
             f"{where}: {_label(i)} is {got.dtype}, eager gives {eager.dtype}"
         )
     if got.dtype in FP8_DTYPES:
-        return _compare_fp8(i, eager, got, where)
+        return _compare_fp8(i, ref, eager, got, where)
     if not got.is_floating_point():
         # Integers (a quantizer's codes) may differ by one step: a value at a
         # rounding tie flips with the GPU's fp32 division. Seen on the H200: -63
