@@ -26,3 +26,26 @@ def test_a_scaffold_the_gpu_compiler_rejects_fails_the_check(tmp_path):
     kernel.write_text(text.replace(plant, broadcast, 1))
     launches, errors = check(folder)
     assert errors and "CompilationError" in errors[0]
+
+
+def test_a_dtype_sm_90_lacks_is_one_line_a_launch_not_a_crash(tmp_path):
+    # ROCm's float8_e4m3fnuz: the check raised KeyError, and the suite printed
+    # its traceback flattened as the reason
+    from porter.pipeline import capture
+
+    ref = tmp_path / "fnuz.py"
+    ref.write_text(
+        "import torch\n"
+        "DIMS = {'num_tokens': 4, 'hidden': 32}\n"
+        "DYNAMIC = ['num_tokens']\n"
+        "DTYPES = ['float32']\n"
+        "def make_inputs(num_tokens, hidden, dtype=torch.float32, device='cpu'):\n"
+        "    return (torch.randn(num_tokens, hidden, dtype=dtype, device=device),)\n"
+        "def q(x):\n"
+        "    return (x / 0.02).clamp(-240.0, 240.0).to(torch.float8_e4m3fnuz)\n"
+        "REFERENCE = q\n"
+    )
+    result = capture(ref, out=tmp_path / "cases", device="cpu", progress=lambda _: 0)
+    launches, errors = check(result.case)
+    assert errors and all("fp8e4b8" in e and "\n" not in e for e in errors)
+    assert not any("check itself failed" in e for e in errors)
