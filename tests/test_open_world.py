@@ -2369,6 +2369,31 @@ def test_a_loop_over_one_tensors_rows_beside_another_of_the_dim_fixes_it(tmp_pat
     _check(case, {"num_tokens": 8, "hidden": 16})
 
 
+def test_a_float_argument_in_fp32_math_and_an_fp64_power_is_passed_as_fp64(
+    tmp_path,
+):
+    # Hinton KD: x / temperature in fp32 beside temperature ** 2, which
+    # Inductor computes in fp64: the argument stayed fp32 and every call
+    # raised "libdevice.pow has no variant for ['fp32', 'fp64']"
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+            return (torch.randn(num_tokens, hidden, dtype=dtype, device=device),)
+
+        def kd_sum(x, temperature: float = 2.0):
+            return (x / temperature).sum() * temperature ** 2
+
+        REFERENCE = kd_sum
+        """,
+        '{"num_tokens": 8, "hidden": 16}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "kd_sum", ref)
+    assert "temperature: tl.float64," in (case.folder / "kernel.py").read_text()
+    _check(case, {"num_tokens": 5, "hidden": 16})
+    _check(case, {"num_tokens": 5, "hidden": 16}, args={1: 3.5})
+
+
 def test_an_expanded_input_keeps_its_layout_in_the_suite(tmp_path):
     # A per-row scale given expanded along the row (stride 0), first among the
     # float inputs: the difficult and offset values rewrote it contiguous and

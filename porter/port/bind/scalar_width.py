@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 
 from porter.ast_tools import cast_of
+from porter.port.bind.generalize import set_signature
 from porter.port.model import KernelPort
 
 FP64 = "tl.float64"
@@ -58,3 +59,6 @@ def fp64_scalars(kp: KernelPort) -> None:
             kp.notes.append(
                 f"{p.name} is passed as fp64: the kernel computes with it in fp64"
             )
+    # the signature too: a kernel no later pass re-signs kept the argument
+    # fp32 beside libdevice.pow(temperature, 2.0 in fp64), which has no variant
+    set_signature(kp)
