@@ -2944,6 +2944,9 @@ def test_a_branch_porter_cannot_spell_is_kept_unprobed_and_refused_at_port():
     with pytest.raises(PorterError, match="branches in Python on L\\['___x'\\] > 2"):
         _refuse_branch("f", "?L['___x'] > 2")
     assert "refuse(" in _refuse_branch("f", "x.shape[0] <= 64")
+    # gather's own precondition (idx.shape[1] <= src.shape[1]) is no branch
+    said = _refuse_branch("f", "idx.shape[1] <= src.shape[1]")
+    assert "an op's condition on sizes" in said and "in Python" not in said
 
 
 VOCAB_BRANCH = _porter_ref(
@@ -3004,7 +3007,15 @@ def test_an_int_argument_a_guard_fixed_is_refused_and_varied_by_the_suite(tmp_pa
     varied = [sc for sc in case.scenarios() if sc.args]
     # one more, doubled, negated, 0, past every axis (8 + 16 + 1) and just
     # short of the longest (16 - 2)
-    assert {v for sc in varied for v in sc.args.values()} == {9, 16, -8, 0, 25, 14}
+    assert {v for sc in varied for v in sc.args.values()} == {
+        9,
+        16,
+        -8,
+        0,
+        25,
+        14,
+        2**32 + 8,
+    }
     assert all(sc.optional for sc in varied)
     with pytest.raises(ScaffoldRefuses, match="buckets == 8"):
         check_parity(case, varied[0], "cpu", 0)

@@ -1093,7 +1093,8 @@ def _refuse_branch(reference: str, cond: str) -> str:
             "with torch.where, or take the branch out of the reference"
         )
     said = (
-        f"captured where {cond}: the reference branches on it in Python; "
+        f"captured where {cond}: torch.compile recorded it (a branch in the "
+        "reference, or an op's condition on sizes, where eager may raise); "
         "capture again with values on the other side for those calls (a size: "
         "--set NAME=V; a float argument: its default or make_inputs)"
     )
@@ -1102,7 +1103,7 @@ def _refuse_branch(reference: str, cond: str) -> str:
         # group of one), branch or none: say both
         said = (
             f"captured where {cond}: torch.compile gives 0 and 1 graphs of their "
-            "own, or the reference branches on it in Python; capture again with "
+            "own, or the reference branches on it; capture again with "
             "a value on the other side for those calls (a size: --set NAME=V; an "
             "argument: its default or make_inputs)"
         )
