@@ -82,7 +82,7 @@ def test_an_int_argument_past_int32_is_refused_and_the_suite_tries_one(tmp_path)
     # eager wraps shard = 2**32 + 3 to an int32 id's dtype (ids // 3); the
     # kernel divided by the whole of it and gave zeros
     checks = _checks(None)
-    assert any(c.startswith("if not isinstance(shard, int) or") for c in checks)
+    assert any("shard must be within int32's range" in c for c in checks)
     case = tmp_path / "token_id_shard_math"
     shutil.copytree(CASE, case)
     port(case, progress=lambda _: None)
@@ -94,6 +94,6 @@ def test_an_int_argument_past_int32_is_refused_and_the_suite_tries_one(tmp_path)
     # without the check the suite's scenario fails it
     kernel = case / "kernel.py"
     text = kernel.read_text()
-    kernel.write_text(text.replace(" or not -(2**31) <= shard < 2**31", ""))
+    kernel.write_text(text.replace("if not -(2**31) <= shard < 2**31:", "if False:"))
     with pytest.raises(ParityError, match="exactly"):
         check_parity(load_case(case), wide[0], "cpu", 0)

@@ -266,17 +266,21 @@ def plan_launcher(
     # constants, unless the kernels take them at run time (a float eps).
     symints = {gi.source for gi in module.inputs if gi.kind == "symint"}
     checked = set()
+    narrow_ints = any(d in _NARROW_INTS for d in cap.input_dtypes.values())
     for pname, p in sig.parameters.items():
         if f"L['{pname}']" in symints:
-            # an int the kernels take at run time; a tensor there crashed in
-            # Triton, and past int32 eager wraps it to an int32 tensor's dtype
-            # (ids // (2**32 + 3) is ids // 3) where Triton widens the math
-            said = (
-                f"{pname} must be an int within int32's range (eager wraps a "
-                "larger one to an int32 tensor's dtype; the kernels do not)"
-            )
-            test = f"not isinstance({pname}, int) or not -(2**31) <= {pname} < 2**31"
-            checks.append(f"if {test}:\n    refuse({said!r})")
+            # an int the kernels take at run time; a tensor there crashed in Triton
+            said = f"captured with {pname} an int; pass an int"
+            checks.append(f"if not isinstance({pname}, int):\n    refuse({said!r})")
+            if narrow_ints:
+                # eager wraps one past int32 to an int32 tensor's dtype (ids
+                # // (2**32 + 3) is ids // 3) where Triton widens the math
+                said = (
+                    f"{pname} must be within int32's range (eager wraps a larger "
+                    "one to an int32 tensor's dtype; the kernels do not)"
+                )
+                test = f"not -(2**31) <= {pname} < 2**31"
+                checks.append(f"if {test}:\n    refuse({said!r})")
         if (
             pname in inputs
             or pname in scalars
@@ -1028,6 +1032,10 @@ def _dtype_ties(cap: Capture, first: str | None) -> list[str]:
         said = f"captured with {shown}; re-capture for other dtypes"
         out.append(f"if {test}:\n    refuse({said!r})")
     return out
+
+
+# Int tensors an int argument past int32 is wrapped to in eager.
+_NARROW_INTS = ("torch.int32", "torch.int16", "torch.int8", "torch.uint8")
 
 
 def _rank_check(ranked: list[tuple[str, int]]) -> str:
