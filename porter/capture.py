@@ -670,13 +670,8 @@ def inductor_patches(codegen_only: bool) -> dict[str, Any]:
     return patches
 
 
-# Inductor rewrites `scaled - amax(scaled)` of softmax(x / t) as
-# `(x * sign - amax(x * sign)) / (sign * t)` behind a per-row isfinite
-# fallback to the original: two forms of one math in the kernel, the first
-# rounding unlike eager. Where t is a tensor the capture keeps the original
-# alone: a division is not contracted into a multiply-add, so it is exactly
-# 0 at the row's max. A product (x * c, or x * (1 / c) for a constant c)
-# keeps the rewrite, which port/speed/guards.py reads.
+# softmax(x / t), t a tensor, kept as written: Inductor's rewrite holds two
+# forms behind a per-row finiteness test (docs/capture.md says why products keep it).
 def _divides_by_a_tensor(match: Any) -> bool:
     other = match.kwargs.get("other")
     value = getattr(other, "meta", {}).get("val")
