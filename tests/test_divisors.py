@@ -45,7 +45,7 @@ def test_the_divisor_is_refused_at_zero_and_the_addend_is_not():
     assert "ZeroDivisionError" in check
 
 
-def test_the_scaffold_refuses_where_eager_raises(tmp_path):
+def test_the_scaffold_refuses_where_eager_raises(tmp_path, porter_device):
     case = tmp_path / "token_id_shard_math"
     shutil.copytree(CASE, case)
     port(case, progress=lambda _: None)
@@ -54,9 +54,11 @@ def test_the_scaffold_refuses_where_eager_raises(tmp_path):
     # eager raises ZeroDivisionError; the kernel had returned zeros
     zero = Scenario("float32", sizes, args={1: 0}, optional=True)
     with pytest.raises(ReferenceRejects, match="so does the scaffold"):
-        check_parity(loaded, zero, "cpu", 0)
+        check_parity(loaded, zero, porter_device, 0)
     for shard in (-7, 3):  # floor division and a remainder of either sign
-        check_parity(loaded, Scenario("float32", sizes, args={1: shard}), "cpu", 0)
+        check_parity(
+            loaded, Scenario("float32", sizes, args={1: shard}), porter_device, 0
+        )
 
 
 def test_a_divisor_widened_for_int64_ids_is_followed():
@@ -78,7 +80,9 @@ def test_a_divisor_widened_for_int64_ids_is_followed():
     assert "m" in _divisor_names(div.right, bound)
 
 
-def test_an_int_argument_past_int32_is_refused_and_the_suite_tries_one(tmp_path):
+def test_an_int_argument_past_int32_is_refused_and_the_suite_tries_one(
+    tmp_path, porter_device
+):
     # eager wraps shard = 2**32 + 3 to an int32 id's dtype (ids // 3); the
     # kernel divided by the whole of it and gave zeros
     checks = _checks(None)
@@ -90,10 +94,10 @@ def test_an_int_argument_past_int32_is_refused_and_the_suite_tries_one(tmp_path)
     wide = [sc for sc in loaded.scenarios() if sc.args.get(1) == 2**32 + 64]
     assert wide and wide[0].optional
     with pytest.raises(ScaffoldRefuses, match="int32's range"):
-        check_parity(loaded, wide[0], "cpu", 0)
+        check_parity(loaded, wide[0], porter_device, 0)
     # without the check the suite's scenario fails it
     kernel = case / "kernel.py"
     text = kernel.read_text()
     kernel.write_text(text.replace("if not -(2**31) <= shard < 2**31:", "if False:"))
     with pytest.raises(ParityError, match="exactly"):
-        check_parity(load_case(case), wide[0], "cpu", 0)
+        check_parity(load_case(case), wide[0], porter_device, 0)
