@@ -623,11 +623,10 @@ def bind_layouts(launcher: Launcher, cap: Capture, module: CompiledModule) -> No
             f"{' or '.join(changed)} is expanded (a stride of 0 over a size past "
             "1), so its elements share memory; eager refuses to change it in place"
         )
-        tensors = changed[0] if len(changed) == 1 else f"({', '.join(changed)})"
         overlap = (
             f"any(s == 0 and n > 1 for n, s in zip({changed[0]}.shape, {changed[0]}.stride()))"
             if len(changed) == 1
-            else f"any(s == 0 and n > 1 for t in {tensors} for n, s in zip(t.shape, t.stride()))"
+            else f"any(s == 0 and n > 1 for t in {_tuple(changed)} for n, s in zip(t.shape, t.stride()))"
         )
         prelude.append(f"if {overlap}:\n    refuse({said!r})")
     # An extern call's outputs may follow its input's layout (a sort of a
@@ -1022,7 +1021,7 @@ def _dtype_ties(cap: Capture, first: str | None) -> list[str]:
     if follow:
         test = _differ([f"{n}.dtype" for n in follow], [f"{first}.dtype"] * len(follow))
         if _too_long(test):  # black would give each dtype a line
-            test = f"any(t.dtype != {first}.dtype for t in ({', '.join(follow)}))"
+            test = f"any(t.dtype != {first}.dtype for t in {_tuple(follow)})"
         names = " and ".join(filter(None, [", ".join(follow[:-1]), follow[-1]]))
         said = f"{names} must have {first}'s dtype, as at capture"
         out.append(f"if {test}:\n    refuse({said!r})")
@@ -1043,8 +1042,8 @@ def _rank_check(ranked: list[tuple[str, int]]) -> str:
     ranks = [str(n) for _, n in ranked]
     test = _differ([f"{t}.dim()" for t, _ in ranked], ranks)
     if _too_long(test):  # black would give each rank a line
-        names = ", ".join(t for t, _ in ranked)
-        test = f"[t.dim() for t in ({names})] != [{', '.join(ranks)}]"
+        names = _tuple(t for t, _ in ranked)
+        test = f"[t.dim() for t in {names}] != [{', '.join(ranks)}]"
     said = ", ".join(f"{t} {n}-d" for t, n in ranked)
     return (
         f"if {test}:\n    refuse("
