@@ -713,6 +713,70 @@ def eager_scaled_softmax() -> Iterator[None]:
             patterns[key][:] = entries
 
 
+# F.layer_norm, F.rms_norm and F.group_norm as Inductor decomposes them
+# (torch._decomp, torch._refs), written so that Dynamo keeps eps a graph input:
+# the aten ops take a Python float, which fixed eps at the captured value.
+def _upcast(x: torch.Tensor) -> torch.Tensor:
+    return x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
+
+
+def _layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    x = _upcast(input)
+    dims = tuple(range(-len(normalized_shape), 0))
+    var, mean = torch.var_mean(x, dim=dims, correction=0, keepdim=True)
+    out = (x - mean) * torch.rsqrt(var + eps)
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out.to(input.dtype)
+
+
+def _rms_norm(input, normalized_shape, weight=None, eps=None):
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    x = _upcast(input)
+    eps = torch.finfo(x.dtype).eps if eps is None else eps
+    dims = tuple(range(-len(normalized_shape), 0))
+    out = x * torch.rsqrt(x.pow(2).mean(dim=dims, keepdim=True) + eps)
+    if weight is not None:
+        out = out * weight
+    return out.type_as(input)
+
+
+def _group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
+    x = _upcast(input).reshape(input.shape[0], num_groups, -1)
+    var, mean = torch.var_mean(x, dim=-1, correction=0, keepdim=True)
+    out = ((x - mean) * torch.rsqrt(var + eps)).view(input.shape)
+    channels = (1, input.shape[1]) + (1,) * (input.dim() - 2)
+    if weight is not None:
+        out = out * weight.reshape(channels)
+    if bias is not None:
+        out = out + bias.reshape(channels)
+    return out.to(input.dtype)
+
+
+_NORMS = {"layer_norm": _layer_norm, "rms_norm": _rms_norm, "group_norm": _group_norm}
+
+
+@contextlib.contextmanager
+def runtime_norm_eps() -> Iterator[None]:
+    """F's norms (nn.LayerNorm's, nn.RMSNorm's, nn.GroupNorm's too) traced
+    through the forms above while the capture compiles, so a norm's eps is a
+    kernel argument as in a norm written out in torch ops."""
+    functional = torch.nn.functional
+    originals = {n: getattr(functional, n) for n in _NORMS if hasattr(functional, n)}
+    for name in originals:
+        setattr(functional, name, _NORMS[name])
+    try:
+        yield
+    finally:
+        for name, original in originals.items():
+            setattr(functional, name, original)
+
+
 class WholeRows(InductorChoices):
     """Inductor's choices, but a reduction with several outputs (rows) is
     never split. On a GPU Inductor splits long rows into partial reductions
@@ -1507,6 +1571,7 @@ def _compile(
         V.set_choices_handler(WholeRows()),
         _tracing(),
         eager_scaled_softmax(),
+        runtime_norm_eps(),
     ):
         with torch._inductor.config.patch(patches), torch.no_grad():
             try:

@@ -585,3 +585,70 @@ def test_only_the_rewrite_of_a_division_by_a_tensor_is_left_out_and_comes_back()
         ]
     assert changed and set(changed) == {"div_softmax_pattern"}
     assert all(all(e is was for e, was in zip(patterns[k], before[k])) for k in before)
+
+
+LAYER_NORM = '''
+import torch
+
+DIMS = {"num_tokens": 4, "hidden": 48}
+DYNAMIC = ["num_tokens"]
+
+
+def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+    x = torch.randn(num_tokens, hidden, dtype=dtype, device=device)
+    weight = torch.randn(hidden, dtype=dtype, device=device)
+    return x, weight
+
+
+def layer_norm(x, weight, eps: float = 1e-5):
+    return torch.nn.functional.layer_norm(x, (x.shape[-1],), weight, None, eps)
+
+
+REFERENCE = layer_norm
+'''
+
+
+def test_a_layer_norms_eps_is_a_kernel_argument(tmp_path, porter_device):
+    # F.layer_norm's aten op takes eps as a Python float, which fixed it at
+    # capture: the scaffold refused every other eps.
+    from porter.testing import load_case
+
+    src = tmp_path / "layer_norm.py"
+    src.write_text(LAYER_NORM)
+    capture(src, out=tmp_path / "cases", device="cpu", progress=_quiet)
+    case = load_case(tmp_path / "cases" / "layer_norm")
+    torch.manual_seed(0)
+    x = torch.randn(3, 48, device=porter_device) * 1e-2
+    weight = torch.randn(48, device=porter_device)
+    for eps in (1e-5, 0.5):
+        want = torch.nn.functional.layer_norm(
+            x.double(), (48,), weight.double(), None, eps
+        )
+        got = case.kernel.layer_norm(x, weight, eps=eps)
+        torch.testing.assert_close(got.double(), want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_the_traced_norms_are_torchs(dtype):
+    from porter.capture import _NORMS, runtime_norm_eps
+
+    F = torch.nn.functional
+    torch.manual_seed(0)
+    x = torch.randn(3, 4, 6, dtype=dtype)
+    w, b = torch.randn(4, 6, dtype=dtype), torch.randn(4, 6, dtype=dtype)
+    c = torch.randn(4, dtype=dtype)
+    tol = {"rtol": 1e-5, "atol": 1e-5} if dtype == torch.float32 else {}
+    for args in ((None, None), (w, None), (None, b), (w, b)):
+        want = F.layer_norm(x, (4, 6), *args, eps=0.1)
+        torch.testing.assert_close(_NORMS["layer_norm"](x, (4, 6), *args, 0.1), want)
+        gn = (c if args[0] is not None else None, c if args[1] is not None else None)
+        want = F.group_norm(x, 2, *gn, eps=0.1)
+        got = _NORMS["group_norm"](x, 2, *gn, eps=0.1)
+        torch.testing.assert_close(got, want, **tol)
+    for args in ((), (w,), (w, 0.1)):
+        want = F.rms_norm(x, (4, 6), *args)
+        torch.testing.assert_close(_NORMS["rms_norm"](x, (4, 6), *args), want)
+    originals = {name: getattr(F, name) for name in _NORMS}
+    with runtime_norm_eps():
+        assert all(getattr(F, name) is _NORMS[name] for name in _NORMS)
+    assert all(getattr(F, name) is originals[name] for name in _NORMS)

@@ -284,7 +284,8 @@ def test_float_arguments_left_to_their_defaults_are_kernel_arguments(tmp_path):
     # make_inputs passes x alone: Dynamo (dynamic=True) still traces scale and
     # eps as inputs, so the kernel takes them at run time, as a hand-written
     # one takes eps; the branch on scale is refused. (An eps handed to an aten
-    # op that takes a Python float, F.layer_norm's, is fixed and checked.)
+    # op that takes a Python float is fixed and checked; F's norms are traced
+    # as torch ops, test_capture.py.)
     case = _capture(tmp_path, "scaled", DEFAULTED_FLOATS)
     text = (case.folder / "kernel.py").read_text()
     kernel = text[text.index("def scaled_kernel(") : text.index("):")]
