@@ -37,6 +37,7 @@ from porter.port.finish import (
     fastexp,
     int_width,
     masks,
+    params,
     pdl,
     raises,
     remainders,
@@ -148,6 +149,7 @@ PIPELINE = [
     Pass("finish", views.refuse_short_views, "port"),
     Pass("finish", divisors.refuse_zero_divisors, "port"),
     Pass("finish", raises.refuse_sizes_eager_rejects, "port"),
+    Pass("finish", params.drop_unread_parameters, "port"),
     Pass("finish", shared.share_identical_kernels, "port"),
 ]
 

@@ -1,0 +1,58 @@
+"""drop_unread_parameters: a size or stride no form of its kernel reads is not a
+parameter.
+
+Inductor passes a symbol per size it indexes by (ks2, a row stride of q read
+as a view of qkv); once the port reads that stride as x_stride0, the
+symbol it bound to a parameter of its own (q_stride_0) was left in the
+signature unread, a constexpr that compiled a variant per value and a line
+in every launch for nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from porter.ast_tools import read_counts
+from porter.port.model import KernelPort, PortState
+
+_INTS = ("runtime", "model", "stride")
+
+
+def drop_unread_parameters(port: PortState) -> None:
+    """An int parameter (a size or a stride) that no form of its kernel reads
+    is dropped from the kernel and from its launch."""
+    dropped = 0
+    for kp, step in zip(port.kernels, port.launches()):
+        names = _unread(kp)
+        if not names:
+            continue
+        for form in _forms(kp):
+            form.args.args = [a for a in form.args.args if a.arg not in names]
+        kp.params = [p for p in kp.params if p.name not in names]
+        step.args = [(p, v) for p, v in step.args if p not in names]
+        dropped += len(names)
+    if dropped:
+        what = (
+            "a size or stride parameter"
+            if dropped == 1
+            else f"{dropped} size or stride parameters"
+        )
+        port.notes.append(f"dropped {what} no kernel read")
+
+
+def _forms(kp: KernelPort) -> list[ast.FunctionDef]:
+    return [f for f in (kp.persistent, kp.tree, kp.online, kp.matmul) if f is not None]
+
+
+def _unread(kp: KernelPort) -> set[str]:
+    forms = _forms(kp)
+    read: set[str] = set()
+    for form in forms:
+        read |= set(read_counts(form))
+    return {
+        p.name
+        for p in kp.params
+        if p.kind in _INTS
+        and p.name not in read
+        and all(p.name in {a.arg for a in f.args.args} for f in forms)
+    }
