@@ -77,5 +77,10 @@ def test_a_views_row_stride_inductor_passed_is_not_left_unread(tmp_path, porter_
     text = (case.folder / "kernel.py").read_text()
     assert _unread(text) == {}
     assert "stride_0" not in text
+    # one launch of the shared kernel, in a loop over q and k (loops.py)
+    assert (
+        "for x, out, heads in ((q, out0, num_heads), (k, out1, num_kv_heads)):" in text
+    )
+    assert text.count("kernel[(triton.cdiv(") == 1
     sizes = {"num_tokens": 3, "num_heads": 4, "num_kv_heads": 2, "head_dim": 32}
     check_parity(case, Scenario("float32", sizes), porter_device, 0)

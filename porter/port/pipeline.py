@@ -35,6 +35,7 @@ from porter.port.finish import (
     divisors,
     empty,
     fastexp,
+    loops,
     int_width,
     masks,
     params,
@@ -151,6 +152,7 @@ PIPELINE = [
     Pass("finish", raises.refuse_sizes_eager_rejects, "port"),
     Pass("finish", params.drop_unread_parameters, "port"),
     Pass("finish", shared.share_identical_kernels, "port"),
+    Pass("finish", loops.loop_repeated_launches, "port"),
 ]
 
 

@@ -167,6 +167,11 @@ class LaunchStep:
     # It launches a kernel jitted debug=True (an index check): launched with
     # sanitize_overflow=False, as Inductor compiles it.
     debug: bool = False
+    # Where set, the step runs in a loop, `for {each}:` (its code in the loop's
+    # names), and the steps it repeats are `folded` into it, not written
+    # (porter.port.finish.loops).
+    each: str = ""
+    folded: bool = False
 
 
 @dataclass
