@@ -370,6 +370,24 @@ def test_reciprocal_divisors_keep_a_division_cast_to_fp8():
     assert body.endswith("y = x * (1.0 / s)")
 
 
+def test_reciprocal_divisors_keep_a_division_that_reaches_a_sin_or_cos():
+    # a timestep embedding: exp(i * -log(1e4) / xnumel) * t, t up to 1000; one
+    # ulp of i * (1 / xnumel) moved cos(t * freq) 2.7e-5 off eager's, past the
+    # bound (one ulp of the argument there is 6e-5)
+    kp = _kp(
+        "v = cols.to(tl.float32) * -9.2 / xnumel\n"
+        "f = t * tl.exp(v)\n"
+        "c = tl.cos(f)\n"
+        "d = tl.sin(x / xnumel)\n"
+        "y = x / xnumel\n"
+    )
+    reciprocal.reciprocal_divisors(kp)
+    body = _body(kp)
+    assert "v = cols.to(tl.float32) * -9.2 / xnumel" in body
+    assert "d = tl.sin(x / xnumel)" in body
+    assert body.endswith("y = x * (1.0 / xnumel)")
+
+
 def test_size_names_are_identifiers():
     from porter.port.bind.generalize import ident
 

@@ -81,17 +81,22 @@ _ROUNDING = {
     "tl.ceil",
 }
 
+# Calls whose argument is large where the result is not: one ulp of the
+# quotient in t * freq (t a timestep up to 1000) moves sin and cos by 6e-5.
+_PERIODIC = {"tl.sin", "tl.cos", "libdevice.sin", "libdevice.cos", "libdevice.tan"}
+
 
 def _discontinuous(node: ast.AST) -> bool:
-    """A rounding, a cast to an integer or fp8 type or a comparison (an fp8
+    """A rounding, a cast to an integer or fp8 type, a comparison (an fp8
     code is a step of up to 32 at e4m3's top: a tie moved by one fp32 ulp
-    lands on the other code)."""
+    lands on the other code) or a periodic function (its argument's ulp is
+    large beside its result)."""
     if isinstance(node, ast.Compare):
         return True
     if not isinstance(node, ast.Call):
         return False
     name = ast.unparse(node.func)
-    if name in _ROUNDING:
+    if name in _ROUNDING or name in _PERIODIC:
         return True
     if isinstance(node.func, ast.Attribute) and node.func.attr == "to" and node.args:
         return _coarse(ast.unparse(node.args[0]))
@@ -134,7 +139,8 @@ def reciprocal_divisors(kp: KernelPort) -> None:
     do. It can move a result by one fp32 ulp, far inside the parity verdict;
     only where the divisor cannot be subnormal (far_from_zero), and never where
     the quotient is rounded, cast to an integer or fp8 or compared (a quantizer's
-    code: one ulp is a whole step there)."""
+    code: one ulp is a whole step there), or reaches a sin or cos (a timestep
+    embedding's t * freq: one ulp of freq times t)."""
     fn = kp.tree
     rounded = _rounded_names(fn)
     uniform = {a.arg for a in fn.args.args if not a.arg.endswith("_ptr")}
