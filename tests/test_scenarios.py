@@ -73,6 +73,10 @@ def test_float64_reference_keeps_float64_through_the_references_upcasts():
         assert x.float().sum().item() == 1.0  # fp32 would lose the 1.0
         assert x.to(torch.bfloat16).dtype == torch.bfloat16  # real downcasts stay
         assert x.to(torch.int8).dtype == torch.int8
+        # tensors made from numbers: a timestep embedding's frequencies
+        assert torch.arange(0, 4, dtype=torch.float32).dtype == torch.float64
+        assert torch.full((2,), 0.1, dtype=torch.float32).dtype == torch.float64
+        assert torch.randn(2, dtype=torch.float32).dtype == torch.float32
     assert x.float().dtype == torch.float32  # outside the reference run
 
 

@@ -858,6 +858,20 @@ def poisoned_allocations(int_poison: int = INT_SENTINEL) -> Iterator[None]:
 
 # x.type(...)'s fp32 spellings (CLIP's LayerNorm upcasts so)
 _FP32_TYPES = ((torch.float32,), ("torch.FloatTensor",))
+# Tensors made from numbers alone (a timestep embedding's arange(half,
+# dtype=torch.float32)); random ones are left: float64 would draw others.
+_FACTORIES = {
+    torch.arange,
+    torch.linspace,
+    torch.logspace,
+    torch.zeros,
+    torch.ones,
+    torch.full,
+    torch.empty,
+    torch.eye,
+    torch.tensor,
+    torch.as_tensor,
+}
 
 
 class _KeepFloat64(torch.overrides.TorchFunctionMode):
@@ -882,8 +896,9 @@ class _KeepFloat64(torch.overrides.TorchFunctionMode):
                 target = args[1]
             if target == torch.float32 and not rest and set(kwargs) <= {"dtype"}:
                 return first
-        if kwargs.get("dtype") == torch.float32 and any(
-            isinstance(a, torch.Tensor) and a.dtype == torch.float64 for a in args
+        if kwargs.get("dtype") == torch.float32 and (
+            func in _FACTORIES
+            or any(isinstance(a, torch.Tensor) and a.dtype == torch.float64 for a in args)
         ):
             kwargs["dtype"] = torch.float64
         return func(*args, **kwargs)
