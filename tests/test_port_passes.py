@@ -56,13 +56,16 @@ def test_core_math_swaps_exact_ops_and_keeps_libdevice_tanh():
 
 def test_core_math_keeps_libdevices_exact_log2_exp2_and_sqrt():
     # tl.log2 is lg2.approx on NVIDIA: floor(log2(1 - 2**-24)) may come out
-    # 0, doubling an MX block's scale; tl.sqrt is sqrt.approx
-    kp = _kp("a = libdevice.log2(x)\nb = libdevice.exp2(a)\nc = libdevice.sqrt(b)\n")
+    # 0, doubling an MX block's scale; tl.sqrt is sqrt.approx, and tl.sqrt_rn
+    # takes no fp64 (math.sqrt(1 - alpha) of a float argument did not compile)
+    body = "a = libdevice.log2(x)\nb = libdevice.exp2(a)\nc = libdevice.sqrt(b)"
+    kp = _kp(body + "\n")
     core_math.core_math(kp)
-    assert (
-        _body(kp) == "a = libdevice.log2(x)\nb = libdevice.exp2(a)\nc = tl.sqrt_rn(b)"
-    )
+    assert _body(kp) == body
     assert kp.uses_libdevice
+    root = _kp("c = libdevice.sqrt(b)\n")
+    core_math.core_math(root)
+    assert not root.heavy_math  # sqrt.rn, as tl.sqrt_rn was: blocks unchanged
 
 
 def test_core_math_flags_what_it_cannot_port():

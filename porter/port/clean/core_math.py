@@ -14,12 +14,12 @@ def _todo(text: str) -> ast.stmt:
     return ast.Expr(ast.Constant(f"TODO(porter): {text}"))
 
 
-# libdevice.exp2 and log2 stay: Inductor picks them over tl's approximate
-# ex2/lg2, and an MX quantizer's floor(log2(amax)) or 2 ** e needs them exact.
+# libdevice.exp2, log2 and sqrt stay: Inductor picks them over tl's
+# approximate ex2/lg2/sqrt, and an MX quantizer's floor(log2(amax)) or 2 ** e
+# needs them exact; tl.sqrt_rn, exact too, takes no fp64 (math.sqrt(1 - a)
+# of a float argument).
 CORE_MATH = {
     "libdevice.rsqrt": "tl.rsqrt",
-    # IEEE-rounded, as libdevice's (tl.sqrt is sqrt.approx on NVIDIA)
-    "libdevice.sqrt": "tl.sqrt_rn",
     "libdevice.exp": "tl.exp",
     "libdevice.log": "tl.log",
     "libdevice.sin": "tl.sin",
@@ -91,6 +91,7 @@ ONE_INSTRUCTION = {
     "isinf",
     "fmin",
     "fmax",
+    "sqrt",  # sqrt.rn: a core op (tl.sqrt_rn), not a long libdevice routine
 }
 
 

@@ -22,6 +22,7 @@ _SAME_TYPE = {
     "tl.rsqrt",
     "tl.sqrt",
     "tl.sqrt_rn",
+    "libdevice.sqrt",
     "tl.exp",
     "tl.log",
     "tl.abs",

@@ -10,7 +10,8 @@ from porter.port.model import KernelPort
 _UNIFORM_CALLS = {
     "tl.rsqrt",
     "tl.sqrt",
-    "tl.sqrt_rn",  # what core_math makes of libdevice.sqrt
+    "tl.sqrt_rn",
+    "libdevice.sqrt",
     "tl.exp",
     "tl.log",
     "tl.abs",
