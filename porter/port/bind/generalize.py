@@ -58,6 +58,20 @@ def sym_expr(expr: str) -> sympy.Expr | None:
         return None  # not an expression sympy can read: compared as text only
 
 
+def _whole(k: sympy.Expr) -> bool:
+    """k is a whole number at any integer sizes: a polynomial with integer
+    coefficients in them (a floor division counts as one)."""
+    floors = {f: sympy.Dummy() for f in k.atoms(sympy.floor)}
+    k = k.xreplace(floors)
+    if not k.free_symbols:
+        return bool(k.is_Integer)
+    try:
+        poly = sympy.Poly(k, *sorted(k.free_symbols, key=str))
+    except sympy.PolynomialError:
+        return False
+    return all(c.is_Integer for c in poly.coeffs())
+
+
 def same_expr(a: str, b: str) -> bool:
     if a.replace(" ", "") == b.replace(" ", ""):
         return True
@@ -460,8 +474,18 @@ def _rewrite_strides(
             for coef, other in ((term.left, term.right), (term.right, term.left)):
                 if _reads_index(other) and not _reads_index(coef):
                     a = _stride_multiple(coef, strides)
-                    return set() if a is None else {a}
+                    if a is None:
+                        return set()
+                    # steps of a size's number of rows (chunk_size * H * x4,
+                    # x4 over batches and chunks) cross the outer axes too
+                    return set(range(a + 1)) if _sized(coef, strides[a]) else {a}
         return set(range(len(strides)))
+
+    def _sized(term: ast.AST, stride: str) -> bool:
+        """term is a stride times a size, not a fixed number of strides."""
+        value = sym_expr(_substitute(ast.unparse(term), original_expr))
+        step = sym_expr(stride)
+        return not sympy.simplify(value / step).is_number
 
     def _stride_multiple(term: ast.AST, strides: list[str]) -> int | None:
         """The axis `term` is a whole number of strides of (the stride not 1),
@@ -480,7 +504,9 @@ def _rewrite_strides(
                 k = sympy.simplify(value / stride)
             except TypeError:
                 continue
-            if k.is_Integer and k != 0:
+            # a number of strides, or a size's number of them (chunk_size
+            # rows; (1 + batch) // 2 of them: chunk(2)'s second half)
+            if k != 0 and (k.is_Integer or _whole(k)):
                 return a
         return None
 
