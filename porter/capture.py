@@ -120,7 +120,8 @@ def branch_guards(code: str) -> list[str]:
             continue
         left, op, right = part.left, part.ops[0], part.comparators[0]
         if not all(_is_source(x) or _number(x) is not None for x in (left, right)):
-            continue
+            if not _argument_arithmetic(part):
+                continue
         if ".size()" in text and _dynamos_own(left, op, right):
             continue
         out.append(_scaffold_terms(text) or f"?{text}")
@@ -204,6 +205,17 @@ def _leaves(node: ast.AST) -> list[ast.AST]:
     if isinstance(node, ast.UnaryOp) and not isinstance(node.operand, ast.Constant):
         return _leaves(node.operand)
     return [node]
+
+
+def _argument_arithmetic(part: ast.Compare) -> bool:
+    """A comparison of arithmetic on arguments alone, no size among them
+    (`k % 2 != 1`: get_timestep_embedding's `if dim % 2 == 1`), which only the
+    reference's Python makes."""
+    leaves = _leaves(part)
+    return any(_is_source(x) for x in leaves) and all(
+        (_is_source(x) and ".size()" not in ast.unparse(x)) or _number(x) is not None
+        for x in leaves
+    )
 
 
 def _is_source(node: ast.AST) -> bool:

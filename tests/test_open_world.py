@@ -2494,6 +2494,11 @@ def test_an_ops_own_lower_bound_stays_a_refusal(tmp_path):
             [],
         ),
         ("L['x'].size()[1] + L['y'].size()[1] >= 0", []),
+        # arithmetic on arguments alone is the reference's: an int argument's
+        # parity (get_timestep_embedding's dim % 2), a root of 1 - a (DDIM)
+        ("(L['k'] % 2) != 1", ["k % 2 != 1"]),
+        ("(1 - L['a']) >= 0", ["1 - a >= 0"]),
+        ("(L['k'] * L['x'].size()[0]) < 2147483648", []),
     ],
 )
 def test_branch_guards_keep_the_references_branches_alone(code, conditions):
