@@ -2499,6 +2499,20 @@ def test_an_ops_own_lower_bound_stays_a_refusal(tmp_path):
         ("(L['k'] % 2) != 1", ["k % 2 != 1"]),
         ("(1 - L['a']) >= 0", ["1 - a >= 0"]),
         ("(L['k'] * L['x'].size()[0]) < 2147483648", []),
+        # h = w = int(t ** 0.5); assert h * w == t (DiT's unpatchify): the
+        # reference's own check, where eager raises; the ties after it are not
+        (
+            "math.trunc(torch.sym_float(L['x'].size()[1]) ** 0.5)*math.trunc("
+            "torch.sym_float(L['x'].size()[1]) ** 0.5) == L['x'].size()[1]",
+            [
+                "int(float(x.shape[1]) ** 0.5) * int(float(x.shape[1]) ** 0.5) == x.shape[1]"
+            ],
+        ),
+        (
+            "math.trunc(torch.sym_float(L['x'].size()[1]) ** 0.5) == (L['x'].size()[1]"
+            " // (math.trunc(torch.sym_float(L['x'].size()[1]) ** 0.5)))",
+            [],
+        ),
     ],
 )
 def test_branch_guards_keep_the_references_branches_alone(code, conditions):
