@@ -30,6 +30,7 @@ from porter.ast_tools import (
     split_sum,
     walk_stmts,
     ptr_base,
+    unique_name,
 )
 from porter.records import Capture, CompiledModule
 
@@ -140,6 +141,11 @@ def bind_parameters(kp: KernelPort, cap: Capture, module: CompiledModule) -> Non
                 continue
             if twin is not None:
                 new = f"{var}_ptr"  # another view of the same tensor
+            taken = {p.name for p in kp.params}
+            if new in taken:
+                # the tensor itself after a view of it took its name (a loop's
+                # outputs stacked: out at offsets 2, 3, 1, then 0)
+                new = unique_name(new.removesuffix("_ptr"), taken) + "_ptr"
             renames[arg.name] = new
             kp.pointer_dtype[new] = arg.type
             kp.params.append(Param(new, "pointer", var, original=arg.name, view=view))
