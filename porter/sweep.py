@@ -13,7 +13,9 @@ Each reference ends in one of three verdicts:
 
 The check is independent of what porter inferred: it picks its own sizes from
 the reference file (a KernelBench file's size globals, a porter reference's
-DIMS), its own views and modes, and asks eager PyTorch for the truth.
+DIMS), its own views and modes, and asks eager PyTorch for the truth. It
+tries the generated suite's argument values as well as its own, so a pass
+here is not a failure of `porter test` there.
 """
 
 from __future__ import annotations
@@ -243,6 +245,9 @@ def check_case(
                     scenarios.append(
                         Scenario(dtype, variants[0], init={i: changed}, optional=True)
                     )
+    # The generated suite's own argument values too (0.0, 1.0, past int32):
+    # a sweep's pass where `porter test` fails there said the wrong thing.
+    scenarios += [sc for sc in case.scenarios() if sc.args and sc.dtype in dtypes]
     # Each free size at 0 and each int tensor argument holding an index far
     # out of range or negative, in the first dtype: eager's own answer, or
     # its error, which the scaffold must meet with a refusal, not numbers.

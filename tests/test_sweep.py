@@ -176,3 +176,29 @@ def test_the_check_tries_huge_infinite_and_nan_values_too(tmp_path):
     kernel.write_text(text.replace(store, store.replace(value, f"tl.where({value} == {value}, {value}, 0.0)", 1)))
     verdict = sweep.check_case(result.case, ("float32",))
     assert verdict.status == "failed" and "difficult" in verdict.why
+
+
+POSTERIOR = """
+    import torch
+
+    DIMS = {"rows": 4, "cols": 8}
+    DTYPES = ["float32"]
+
+    def make_inputs(rows, cols, dtype=torch.float32, device="cpu"):
+        return (torch.randn(rows, cols, dtype=dtype, device=device),)
+
+    def posterior_scale(x, a_t: float = 0.5, a_prev: float = 0.7):
+        return x * ((1 - a_prev) / (1 - a_t) * (1 - a_t / a_prev))
+
+    REFERENCE = posterior_scale
+"""
+
+
+def test_the_check_tries_the_generated_suites_argument_values_too(tmp_path):
+    # DDPM's (1 - a_prev) / (1 - a_t): eager raises at a_t = 1.0, one of the
+    # suite's values, where the scaffold returns inf; the sweep tried only
+    # its own values and said pass where `porter test` failed
+    folder = _refs(tmp_path, posterior=POSTERIOR)
+    result = capture(folder / "posterior.py", out=tmp_path / "out", device="cpu", progress=lambda _: None)
+    verdict = sweep.check_case(result.case, ("float32",))
+    assert verdict.status == "failed" and "arg1=1" in verdict.why
