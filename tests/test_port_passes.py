@@ -68,6 +68,20 @@ def test_core_math_keeps_libdevices_exact_log2_exp2_and_sqrt():
     assert not root.heavy_math  # sqrt.rn, as tl.sqrt_rn was: blocks unchanged
 
 
+def test_core_math_takes_a_square_root_for_a_power_of_one_half():
+    # h = int(t ** 0.5) of a size, recomputed in fp64 in the kernel: on the
+    # GPU pow(9.0, 0.5) truncated to 2 (rows left unwritten); sqrt is exact
+    kp = _kp(
+        "h = libdevice.trunc(libdevice.pow(t.to(tl.float64), "
+        "tl.full([], 0.5, tl.float64).to(tl.float64)))\n"
+        "p = libdevice.pow(x, 3.0)\n"
+    )
+    core_math.core_math(kp)
+    body = _body(kp)
+    assert "libdevice.sqrt(t.to(tl.float64))" in body and "0.5" not in body
+    assert "libdevice.pow(x, 3.0)" in body
+
+
 def test_core_math_flags_what_it_cannot_port():
     kp = _kp("r = tl.rand(seed, offs)\n")
     core_math.core_math(kp)

@@ -41,6 +41,20 @@ CORE_MATH = {
 }
 
 
+def _half(node: ast.AST) -> bool:
+    """The constant 0.5, bare or as Inductor writes an fp64 one
+    (`tl.full([], 0.5, tl.float64).to(tl.float64)`)."""
+    while (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "to"
+    ):
+        node = node.func.value
+    if isinstance(node, ast.Call) and ast.unparse(node.func) == "tl.full":
+        node = node.args[1] if len(node.args) > 1 else None
+    return isinstance(node, ast.Constant) and node.value == 0.5
+
+
 # Inductor's helpers with a porter-written equivalent in templates/helpers.py.j2.
 HELPERS = {
     "triton_helpers.maximum": "maximum_nan",
@@ -162,6 +176,13 @@ def core_math(kp: KernelPort) -> None:
             self.generic_visit(node)
             nonlocal swapped
             name = ast.unparse(node.func)
+            if name == "libdevice.pow" and len(node.args) == 2 and _half(node.args[1]):
+                # int(t ** 0.5) of a size, recomputed in the kernel: the GPU's
+                # pow(9.0, 0.5) truncated to 2 where Python's gives 3; a
+                # square root is exact there
+                node.func = ast.parse("libdevice.sqrt", mode="eval").body
+                node.args = node.args[:1]
+                name = "libdevice.sqrt"
             if name in CORE_MATH:
                 swapped += 1
                 if CORE_MATH[name] == "":
