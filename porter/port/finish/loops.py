@@ -40,7 +40,10 @@ def loop_repeated_launches(port: PortState) -> None:
 
 
 def _code(step: LaunchStep) -> str:
-    """The step as one block of Python: its setup lines and its launch."""
+    """The step as one block of Python: its setup lines and its launch (an
+    extern step's call)."""
+    if step.kind != "launch":
+        return "\n".join(step.setup + [step.call or "pass"])
     args = [f"{n}={v}" for n, v in step.args]
     extras = (step.early_trigger, step.kwargs, step.num_warps, step.num_stages)
     args += [f"_{k}={v or None}" for k, v in enumerate(extras)]
