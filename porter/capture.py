@@ -748,7 +748,7 @@ def eager_scaled_softmax() -> Iterator[None]:
             patterns[key][:] = entries
 
 
-# F.layer_norm, F.rms_norm and F.group_norm as Inductor decomposes them
+# F.layer_norm and F.rms_norm as Inductor decomposes them
 # (torch._decomp, torch._refs), written so that Dynamo keeps eps a graph input:
 # the aten ops take a Python float, which fixed eps at the captured value.
 def _upcast(x: torch.Tensor) -> torch.Tensor:
@@ -781,24 +781,14 @@ def _rms_norm(input, normalized_shape, weight=None, eps=None):
     return out.type_as(input)
 
 
-def _group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
-    x = _upcast(input).reshape(input.shape[0], num_groups, -1)
-    var, mean = torch.var_mean(x, dim=-1, correction=0, keepdim=True)
-    out = ((x - mean) * torch.rsqrt(var + eps)).view(input.shape)
-    channels = (1, input.shape[1]) + (1,) * (input.dim() - 2)
-    if weight is not None:
-        out = out * weight.reshape(channels)
-    if bias is not None:
-        out = out + bias.reshape(channels)
-    return out.to(input.dtype)
-
-
-_NORMS = {"layer_norm": _layer_norm, "rms_norm": _rms_norm, "group_norm": _group_norm}
+# F.group_norm keeps its aten op: traced as (x - mean) * rstd, a group of
+# huge values left -0.09 where eager gives 0 (KernelBench 35, difficult values).
+_NORMS = {"layer_norm": _layer_norm, "rms_norm": _rms_norm}
 
 
 @contextlib.contextmanager
 def runtime_norm_eps() -> Iterator[None]:
-    """F's norms (nn.LayerNorm's, nn.RMSNorm's, nn.GroupNorm's too) traced
+    """F's layer and RMS norms (nn.LayerNorm's and nn.RMSNorm's too) traced
     through the forms above while the capture compiles, so a norm's eps is a
     kernel argument as in a norm written out in torch ops."""
     functional = torch.nn.functional

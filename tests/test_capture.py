@@ -636,15 +636,9 @@ def test_the_traced_norms_are_torchs(dtype):
     torch.manual_seed(0)
     x = torch.randn(3, 4, 6, dtype=dtype)
     w, b = torch.randn(4, 6, dtype=dtype), torch.randn(4, 6, dtype=dtype)
-    c = torch.randn(4, dtype=dtype)
-    tol = {"rtol": 1e-5, "atol": 1e-5} if dtype == torch.float32 else {}
     for args in ((None, None), (w, None), (None, b), (w, b)):
         want = F.layer_norm(x, (4, 6), *args, eps=0.1)
         torch.testing.assert_close(_NORMS["layer_norm"](x, (4, 6), *args, 0.1), want)
-        gn = (c if args[0] is not None else None, c if args[1] is not None else None)
-        want = F.group_norm(x, 2, *gn, eps=0.1)
-        got = _NORMS["group_norm"](x, 2, *gn, eps=0.1)
-        torch.testing.assert_close(got, want, **tol)
     for args in ((), (w,), (w, 0.1)):
         want = F.rms_norm(x, (4, 6), *args)
         torch.testing.assert_close(_NORMS["rms_norm"](x, (4, 6), *args), want)
