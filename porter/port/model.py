@@ -83,6 +83,12 @@ class KernelPort:
     def name(self) -> str:
         return self.tree.name if self.tree is not None else self.record.name
 
+    def forms(self, matmul: bool = False) -> list[ast.FunctionDef]:
+        """Its kernel forms in the scaffold's order: persistent, looped, online;
+        with `matmul`, the matmul-and-epilogue form last."""
+        forms = (self.persistent, self.tree, self.online)
+        return [f for f in forms + ((self.matmul,) if matmul else ()) if f is not None]
+
 
 @dataclass(frozen=True)
 class PortOptions:
@@ -127,9 +133,8 @@ class PortState:
         for kp, step in zip(self.kernels, self.launches()):
             if kp.same_as and not shared:
                 continue
-            for form in (kp.persistent, kp.tree, kp.online):
-                if form is not None:
-                    yield kp, form, step
+            for form in kp.forms():
+                yield kp, form, step
             if kp.matmul is not None:
                 yield kp, kp.matmul, matmul[kp.matmul.name]
 

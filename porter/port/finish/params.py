@@ -10,8 +10,6 @@ in every launch for nothing.
 
 from __future__ import annotations
 
-import ast
-
 from porter.ast_tools import read_counts
 from porter.port.model import KernelPort, PortState
 
@@ -26,7 +24,7 @@ def drop_unread_parameters(port: PortState) -> None:
         names = _unread(kp)
         if not names:
             continue
-        for form in _forms(kp):
+        for form in kp.forms(matmul=True):
             form.args.args = [a for a in form.args.args if a.arg not in names]
         kp.params = [p for p in kp.params if p.name not in names]
         step.args = [(p, v) for p, v in step.args if p not in names]
@@ -40,12 +38,8 @@ def drop_unread_parameters(port: PortState) -> None:
         port.notes.append(f"dropped {what} no kernel read")
 
 
-def _forms(kp: KernelPort) -> list[ast.FunctionDef]:
-    return [f for f in (kp.persistent, kp.tree, kp.online, kp.matmul) if f is not None]
-
-
 def _unread(kp: KernelPort) -> set[str]:
-    forms = _forms(kp)
+    forms = kp.forms(matmul=True)
     read: set[str] = set()
     for form in forms:
         read |= set(read_counts(form))

@@ -29,7 +29,7 @@ def share_identical_kernels(port: PortState) -> None:
             first = port.kernels[i]
             if first.same_as or not _shareable(first, kp):
                 continue
-            pairs = _pairs(_forms(first), _forms(kp))
+            pairs = _pairs(first.forms(), kp.forms())
             if pairs is None:
                 continue
             # the launches of the kernels that share it already take its
@@ -57,7 +57,7 @@ def _renumber(port: PortState) -> None:
     for i, kp in enumerate(left):
         old = f"{base}_kernel_{port.kernels.index(kp)}"
         new = f"{base}_kernel" if len(left) == 1 else f"{base}_kernel_{i}"
-        for form in _forms(kp):
+        for form in kp.forms():
             if form.name.startswith(old) and old != new:
                 names[form.name] = new + form.name[len(old) :]
                 form.name = names[form.name]
@@ -70,10 +70,6 @@ def _renumber(port: PortState) -> None:
         step.kernel = names.get(step.kernel, step.kernel)
     for kp in port.kernels:
         kp.same_as = names.get(kp.same_as, kp.same_as)
-
-
-def _forms(kp: KernelPort) -> list[ast.FunctionDef]:
-    return [f for f in (kp.persistent, kp.tree, kp.online) if f is not None]
 
 
 def _shareable(a: KernelPort, b: KernelPort) -> bool:
@@ -177,7 +173,7 @@ def _renames(
 
 
 def _share(first: KernelPort, other: KernelPort, steps_a, step_b, pairs) -> None:
-    forms_a, forms_b = _forms(first), _forms(other)
+    forms_a, forms_b = first.forms(), other.forms()
     params = {arg.arg: pairs[0][arg.arg] for arg in forms_b[0].args.args}
     subjects = sorted(
         (
