@@ -128,7 +128,7 @@ def test_a_kernel_without_its_common_py_says_what_to_do(tmp_path):
     module = import_kernel(
         folder / "kernel.py", "common_given_rmsnorm", CAPTURED / COMMON
     )
-    assert module.launch_settings(1, 4096)[1] == 4096
+    assert common_module(module).launch_settings(1, 4096)[1] == 4096
 
 
 def test_capture_refuses_the_case_name_common(tmp_path):

@@ -26,6 +26,24 @@ def _function(case: str, name: str):
     return getattr(kernel, name, None) or getattr(common_module(kernel), name)
 
 
+def _sizing_call(case: str) -> tuple[list[str], dict[str, str]]:
+    """The first row_launch or launch_settings call of captured/<case>'s
+    launcher: (its positional arguments, its keywords), as source text."""
+    tree = ast.parse((CAPTURED / case / "kernel.py").read_text())
+    calls = sorted(
+        (
+            n
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Call)
+            and ast.unparse(n.func) in ("row_launch", "launch_settings")
+        ),
+        key=lambda n: n.lineno,
+    )
+    call = calls[0]
+    keywords = {k.arg: ast.unparse(k.value) for k in call.keywords}
+    return [ast.unparse(a) for a in call.args], keywords
+
+
 ROWS = (1, 2, 7, 64, 512, 513, 4096, 65536)
 ROW_SIZES = (1, 5, 64, 500, 512, 768, 1024, 2048, 4096, 5000, 8192, 16384, 32768)
 
@@ -95,17 +113,15 @@ def test_launch_settings_give_rows_moving_16_kb_one_warp_each(num_rows):
 def test_launchers_count_the_tensors_a_row_moves(
     case, tensors, row_only, reread, twice
 ):
-    source = (CAPTURED / case / "kernel.py").read_text()
-    # The persistent kernel's call, the first.
-    call = re.search(
-        r"BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings\((.*?)\)\n",
-        source,
-        re.S,
-    )
-    args = [a.strip() for a in call.group(1).split(",") if a.strip()]
+    # The persistent kernel's sizing: row_launch's rule, or launch_settings.
+    args, keywords = _sizing_call(case)
     assert args[2].endswith(".element_size()")
-    tail = [f"row_tensors={tensors}"] + ["row_only=True"] * row_only
-    assert args[3:] == tail + ["reread=True"] * reread + ["reduced_twice=True"] * twice
+    rule = {"row_tensors": str(tensors)}
+    rule |= {"row_only": "True"} if row_only else {}
+    rule |= {"reread": "True"} if reread else {}
+    rule |= {"reduced_twice": "True"} if twice else {}
+    options = ("reads", "once", "online", "stream")
+    assert {k: v for k, v in keywords.items() if k not in options} == rule
 
 
 @pytest.mark.parametrize("num_rows", (257, 1024, 4096, 65536))
@@ -286,19 +302,17 @@ def test_launch_settings_size_threads_by_bytes(row_size):
 def test_launchers_size_warps_by_the_reduced_input_and_loop_with_fixed_warps():
     # softmax's first pointer is its output; the element size comes from the
     # input it reduces. The looped kernel takes LOOPED_WARPS, not launch_settings.
-    source = (CAPTURED / "softmax" / "kernel.py").read_text()
-    launcher = source[source.index("def softmax(") :]
-    assert (
-        "launch_settings(\n        num_tokens, vocab, logits.element_size(), row_tensors=2, row_only=True\n"
-        in launcher
-    )
-    looped = launcher[launcher.index("BLOCK_COLS > MAX_FUSED_COLS") :]
-    assert (
-        "BLOCK_COLS, num_warps = looped_settings(\n"
-        "            num_tokens, vocab, logits.element_size()\n"
-        "        )" in looped
-    )
-    assert "launch_settings" not in looped
+    args, keywords = _sizing_call("softmax")
+    assert args == ["num_tokens", "vocab", "logits.element_size()"]
+    assert keywords["row_tensors"] == "2" and keywords["row_only"] == "True"
+    row_launch = _function("softmax", "row_launch")
+    looped_settings = _function("softmax", "looped_settings")
+    for rows in (1, 4096):
+        form, launch = row_launch(rows, 32768, 4, row_tensors=2, row_only=True)
+        assert form == "looped"
+        assert (launch["BLOCK_COLS"], launch["num_warps"]) == looped_settings(
+            rows, 32768, 4
+        )
 
 
 @pytest.mark.parametrize(
@@ -314,14 +328,10 @@ def test_looped_kernels_are_taken_from_a_row_size_by_how_they_read(case, row, ke
     # of the persistent kernel's time; softmax (3 reads) in fp32 at 4096
     # (16 KB) 0.91-0.97, in bf16 at 4096 (8 KB) 1.06-1.34; fused_add_rmsnorm
     # (2 reads of 2 rows) in bf16 at 4096 lost 2-3% from 4096 rows.
-    source = (CAPTURED / case / "kernel.py").read_text()
-    launcher = source[source.index(f"def {case}(") :]
-    elem = f"{row}.element_size()"
-    switch = f">= looped_min_row_bytes({key}, num_tokens, {elem}"
+    args, keywords = _sizing_call(case)
+    assert args[2] == f"{row}.element_size()" and keywords["reads"] == str(key)
     # softmax reads nothing beside its rows (row_only), rmsnorm a weight.
-    # black wraps the longer call: compare without whitespace.
-    switch += ", row_only=True)" if case == "softmax" else ")"
-    assert re.sub(r"\s", "", switch) in re.sub(r"\s", "", launcher)
+    assert keywords.get("row_only") == ("True" if case == "softmax" else None)
     table = "\nLOOPED_MIN_ROW_BYTES = {(2, 1): 8192, (3, 1): 16384, (2, 2): 16384}\n"
     assert table in (CAPTURED / "common.py").read_text()
 
@@ -330,14 +340,12 @@ def test_a_reduction_writing_one_value_a_row_holds_rows_up_to_max_fused_cols():
     # H200: logsumexp (2 reads of 1 row, one value a row out) in fp32 at 4096
     # (16 KB) took 0.75-0.85 of the looped kernel's time held in registers from
     # 4096 rows; rmsnorm, which writes the row, gained from the looped kernel.
-    source = (CAPTURED / "logsumexp" / "kernel.py").read_text()
-    launcher = source[source.index("def logsumexp(") :]
-    assert "looped_min_row_bytes" not in source
-    assert "    elif BLOCK_COLS > MAX_FUSED_COLS:\n" in launcher
-    assert (
-        "looped_min_row_bytes((2, 1)"
-        in (CAPTURED / "rmsnorm" / "kernel.py").read_text()
-    )
+    assert "reads" not in _sizing_call("logsumexp")[1]
+    assert _sizing_call("rmsnorm")[1]["reads"] == "(2, 1)"
+    row_launch = _function("logsumexp", "row_launch")
+    held = row_launch(4096, 4096, 4, row_tensors=1, row_only=True)
+    assert held[0] == "persistent" and held[1]["BLOCK_COLS"] == 4096
+    assert row_launch(4096, 8193, 4, row_tensors=1, row_only=True)[0] == "looped"
 
 
 def test_two_byte_rows_read_three_times_stay_in_registers():
@@ -536,15 +544,16 @@ def test_only_the_persistent_kernel_takes_the_eviction_hint_and_trigger_switch()
     launcher = source[
         source.index("def fused_add_rmsnorm(") : source.index("\ndef register_op(")
     ]
-    persistent = launcher.index("kernel = fused_add_rmsnorm_kernel\n")
-    looped = launcher.index("kernel = fused_add_rmsnorm_kernel_looped\n")
-    assert '"STREAM_ROWS": stream_rows(' in launcher[persistent:looped]
+    assert _sizing_call("fused_add_rmsnorm")[1]["stream"] == "True"
+    row_launch = _function("fused_add_rmsnorm", "row_launch")
+    stream_rows = _function("fused_add_rmsnorm", "stream_rows")
+    held = row_launch(16, 4096, 2, row_tensors=4, reads=(2, 2), stream=True)[1]
+    assert held["STREAM_ROWS"] == stream_rows(4096, 2)
+    looped = row_launch(16, 16384, 2, row_tensors=4, reads=(2, 2), stream=True)
+    assert looped[0] == "looped" and "STREAM_ROWS" not in looped[1]
     # the early trigger is the kernel's own (BLOCK_ROWS == 1): nothing passed
     assert "EARLY_TRIGGER" not in launcher
-    assert "persistent_args = {}" in launcher[looped:]
-    assert launcher.rstrip().endswith(
-        "**persistent_args,\n    )\n    return out0, out1"
-    )
+    assert launcher.rstrip().endswith("**launch,\n    )\n    return out0, out1")
     kernels = source[: source.index("def fused_add_rmsnorm_kernel_looped(")]
     assert "STREAM_ROWS: tl.constexpr" in kernels
     assert "pdl_wait(LAUNCH_PDL, BLOCK_ROWS == 1)" in kernels
@@ -694,8 +703,8 @@ def test_a_row_reduced_twice_takes_the_warps_of_its_own_bytes():
             rows, cols, elem, 4
         )
     # the launcher asks it only for the held form of a Welford (layer norm) kernel
-    source = (CAPTURED / "add_layernorm" / "kernel.py").read_text()
-    assert "row_tensors=4, reduced_twice=True" in source
+    keywords = _sizing_call("add_layernorm")[1]
+    assert (keywords["row_tensors"], keywords["reduced_twice"]) == ("4", "True")
     assert "reduced_twice" not in (CAPTURED / "rmsnorm" / "kernel.py").read_text()
 
 
@@ -731,3 +740,60 @@ def test_a_rounding_quantizer_is_not_heavy(tmp_path):
         assert "libdevice." in source
         heavy[name] = "heavy=True" in source
     assert heavy == {"quant": False, "softcap": True}
+
+
+def _branches(common, num_rows, row_size, elem, reads, once, online, stream, **rule):
+    """The persistent / looped / online choice as the launchers spelled it
+    inline before row_launch: the reference row_launch must match."""
+    rows, block, warps = common.launch_settings(num_rows, row_size, elem, **rule)
+    form, extra = "persistent", {}
+    if stream:
+        extra = {"STREAM_ROWS": common.stream_rows(row_size, elem)}
+    wide = block > common.MAX_FUSED_COLS
+    if reads:
+        row_only = rule.get("row_only", False)
+        min_bytes = common.looped_min_row_bytes(reads, num_rows, elem, row_only)
+        wide = wide or block * elem >= min_bytes
+    if (
+        online
+        and block >= common.ONLINE_MIN_COLS
+        and num_rows >= common.online_min_rows(elem)
+    ):
+        cols = common.online_block_cols(elem)
+        rows, block, warps = common.launch_settings(num_rows, cols, elem)
+        form, extra = "online", {}
+    elif wide:
+        rows = 1
+        block, warps = common.looped_settings(num_rows, row_size, elem, once)
+        form, extra = "looped", {}
+    return form, {"BLOCK_ROWS": rows, "BLOCK_COLS": block, "num_warps": warps, **extra}
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"reads": (2, 1), "stream": True, "row_tensors": 2},
+        {"reads": (2, 2), "stream": True, "row_tensors": 4},
+        {"reads": (3, 1), "row_only": True, "row_tensors": 2, "stream": True},
+        {"reads": (2, 1), "row_only": True, "reread": True, "stream": True},
+        {"row_tensors": 4, "reduced_twice": True, "stream": True},
+        {"once": True, "row_tensors": 1, "row_only": True},
+        {"online": True, "row_tensors": 1, "row_only": True, "stream": True},
+    ],
+)
+def test_row_launch_picks_the_form_the_launchers_picked_inline(options):
+    # One call in every launcher in place of a dozen lines of branches
+    # (issue 45): the same form and settings at every size.
+    common = common_module(import_kernel(CAPTURED / "rmsnorm" / "kernel.py", "rl"))
+    options = {
+        "reads": None,
+        "once": False,
+        "online": False,
+        "stream": False,
+        **options,
+    }
+    for num_rows in (1, 16, 64, 65, 256, 1024, 4096, 16384, 65536):
+        for row_size in (7, 768, 1000, 2048, 4096, 8192, 8193, 32000, 151936):
+            for elem in (1, 2, 4):
+                got = common.row_launch(num_rows, row_size, elem, **options)
+                assert got == _branches(common, num_rows, row_size, elem, **options)

@@ -37,15 +37,17 @@ def test_patched_restores_after_an_error():
 
 
 def test_patched_reaches_the_constants_common_py_holds():
-    # rmsnorm's launcher asks common.looped_min_row_bytes, which reads the table
-    # from common.py: patching the kernel module alone would change nothing.
+    # rmsnorm's launcher asks common.row_launch, which reads the table from
+    # common.py: patching the kernel module alone would change nothing.
     from porter.testing.parity import common_module
 
     kernel = import_kernel(ROOT / "captured" / "rmsnorm" / "kernel.py", "probe_rms")
     common = common_module(kernel)
     before = dict(common.LOOPED_MIN_ROW_BYTES)
+    rows_of_4_kb = (1024, 2048, 2)  # below the table's 8 KB: held
+    assert kernel.row_launch(*rows_of_4_kb, reads=(2, 1))[0] == "persistent"
     with launch_probe._patched(kernel, LOOPED_MIN_ROW_BYTES={(2, 1): 1}):
-        assert kernel.looped_min_row_bytes((2, 1), 4096) == 1
+        assert kernel.row_launch(*rows_of_4_kb, reads=(2, 1))[0] == "looped"
     assert common.LOOPED_MIN_ROW_BYTES == before
     assert not hasattr(kernel, "LOOPED_MIN_ROW_BYTES")
 

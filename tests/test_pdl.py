@@ -21,7 +21,7 @@ from porter.port.finish.pdl import (
     is_pdl_release,
     trigger_after_loads,
 )
-from porter.testing.parity import import_kernel
+from porter.testing.parity import common_module, import_kernel
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = sorted(p.parent for p in (ROOT / "captured").glob("*/kernel.py"))
@@ -324,7 +324,7 @@ def test_the_reductions_take_the_rows_trigger_switch():
     reductions = {
         c.name
         for c in CASES
-        if "= launch_settings(" in (c / "kernel.py").read_text()
+        if re.search(r"= (launch_settings|row_launch)\(", (c / "kernel.py").read_text())
         and "pdl_enabled(" in (c / "kernel.py").read_text()
     }
     assert reductions and {c.name for c in ROWS_CASES} == reductions
@@ -384,7 +384,7 @@ def test_a_reduction_triggers_late_only_where_a_program_holds_several_rows(case)
         else:
             assert not late
             assert ast.unparse(fn.body[0]) == "pdl_wait(LAUNCH_PDL)"
-    mod = import_kernel(case / "kernel.py", f"rows_trigger_{case.name}")
+    mod = common_module(import_kernel(case / "kernel.py", f"rows_trigger_{case.name}"))
     # One row a program (decode sizes, wide rows) triggers early; several
     # narrow rows a program late.
     for rows, row_size, early in (

@@ -331,8 +331,9 @@ def test_gpu_config_gives_way_to_porters_launch_heuristics():
     cap.kernels[0].config = LaunchConfig({"XBLOCK": 2, "R0_BLOCK": 2048}, 8, 1)
     text = render_kernel(port_capture(cap, module))
     assert text == plain
-    looped = text[text.index("BLOCK_COLS > MAX_FUSED_COLS") :]
-    assert "BLOCK_ROWS = 1\n" in looped and "looped_settings(" in looped
+    # row_launch sizes both forms (looped_settings for the looped one)
+    assert "form, launch = row_launch(" in text
+    assert 'kernel = rmsnorm_kernel_looped if form == "looped" else' in text
     assert "autotuner" not in text and "num_stages=1" not in text
 
 

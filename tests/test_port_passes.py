@@ -430,6 +430,7 @@ def test_a_scaffold_holds_the_sizing_helpers_its_launcher_calls_and_no_other():
 
     sizing = {
         "launch_settings",
+        "row_launch",
         "looped_settings",
         "looped_min_row_bytes",
         "stream_rows",
@@ -454,7 +455,7 @@ def test_a_scaffold_holds_the_sizing_helpers_its_launcher_calls_and_no_other():
         assert defined & sizing == called & sizing, path.parent.name
         seen |= called & sizing
     # captured/ reaches most of them, so the check above means something
-    assert len(seen) >= 6, seen
+    assert len(seen) >= 5, seen
 
 
 def test_a_cast_of_a_temporary_holding_constexpr_sizes_becomes_tl_cast():

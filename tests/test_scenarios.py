@@ -41,6 +41,16 @@ def test_the_looped_kernel_is_tested_past_the_fused_limit_along_the_row_only():
     ]
 
 
+def test_a_launcher_asking_row_launch_is_tested_past_common_pys_limit():
+    # The limit lives in common.py, beside row_launch: the kernel module holds
+    # neither MAX_FUSED_COLS nor the branch on it (issue 45).
+    common = {"MAX_FUSED_COLS": 32768}
+    row_launch = eval("lambda *args, **kw: MAX_FUSED_COLS", common)
+    case = _case(SimpleNamespace(row_launch=row_launch))
+    wide = [s.values for s in case.scenarios() if 32770 in s.sizes.values()]
+    assert wide == ["random", "difficult"]
+
+
 def test_no_wide_rows_without_a_looped_kernel():
     case = _case(SimpleNamespace())
     assert not [s for s in case.scenarios() if 32770 in s.sizes.values()]

@@ -166,7 +166,8 @@ def _candidates(mod, args) -> list[tuple[str, dict]]:
             w,
         )
         out.append((f"tile={t}", {"tile_settings": settings}))
-    if hasattr(mod, "MAX_FUSED_COLS"):  # a scaffold with a looped kernel
+    # a scaffold with a looped kernel (row_launch picks it; older ones branched)
+    if hasattr(mod, "row_launch") or hasattr(mod, "MAX_FUSED_COLS"):
         for m in args.max_fused:
             out.append((f"max_fused={m}", {"MAX_FUSED_COLS": m}))
         for spec in args.looped:
@@ -191,7 +192,7 @@ def _candidates(mod, args) -> list[tuple[str, dict]]:
         off = {"pdl_enabled": lambda device: False}
         out += [(f"{label},pdl=off", {**patch, **off}) for label, patch in out]
         out.append(("pdl=off", off))
-    if hasattr(mod, "looped_min_row_bytes"):
+    if hasattr(mod, "row_launch") or hasattr(mod, "looped_min_row_bytes"):
         for b in args.min_row_bytes:
             table = {key: b for key in _get(mod, "LOOPED_MIN_ROW_BYTES")}
             out.append((f"min_row_bytes={b}", {"LOOPED_MIN_ROW_BYTES": table}))

@@ -166,6 +166,43 @@ def launch_settings(
     return 1, block, warps
 
 
+def row_launch(
+    num_rows,
+    row_size,
+    elem_bytes=2,
+    reads=None,
+    once=False,
+    online=False,
+    stream=False,
+    **rule,
+):
+    """(form, launch keywords) of a reduction over rows that has a persistent
+    kernel and a looped one: rows held in registers (launch_settings, taking
+    `rule`) unless the block is over MAX_FUSED_COLS or, for a kernel passing
+    over its row `reads` = (passes, inputs), moves looped_min_row_bytes; then
+    one row a program, streamed in blocks (looped_settings). With online, many
+    very wide rows take the single-pass kernel; with stream, the persistent
+    kernel takes STREAM_ROWS (docs/benchmarks/launch-rules.md#persistent-or-looped)."""
+    rows, block, warps = launch_settings(num_rows, row_size, elem_bytes, **rule)
+    if online and block >= ONLINE_MIN_COLS and num_rows >= online_min_rows(elem_bytes):
+        rows, block, warps = launch_settings(
+            num_rows, online_block_cols(elem_bytes), elem_bytes
+        )
+        return "online", {"BLOCK_ROWS": rows, "BLOCK_COLS": block, "num_warps": warps}
+    row_only = rule.get("row_only", False)
+    if block > MAX_FUSED_COLS or (
+        reads
+        and block * elem_bytes
+        >= looped_min_row_bytes(reads, num_rows, elem_bytes, row_only)
+    ):
+        block, warps = looped_settings(num_rows, row_size, elem_bytes, once)
+        return "looped", {"BLOCK_ROWS": 1, "BLOCK_COLS": block, "num_warps": warps}
+    launch = {"BLOCK_ROWS": rows, "BLOCK_COLS": block, "num_warps": warps}
+    if stream:
+        launch["STREAM_ROWS"] = stream_rows(row_size, elem_bytes)
+    return "persistent", launch
+
+
 # Blocks of at most DECODE_BLOCK elements let the next kernel launch right after
 # their wait; longer ones after their loads (docs/benchmarks/launch-rules.md#pdl).
 DECODE_BLOCK = 512

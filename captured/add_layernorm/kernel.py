@@ -7,9 +7,8 @@ import torch
 import triton
 import triton.language as tl
 
-from ..common import MAX_FUSED_COLS, define_op, is_fake, launch_settings
-from ..common import looped_settings, pdl_enabled, pdl_release, pdl_wait, refuse
-from ..common import row_mean_m2, stream_rows, welford_accumulate, welford_finish
+from ..common import define_op, is_fake, pdl_enabled, pdl_release, pdl_wait, refuse
+from ..common import row_launch, row_mean_m2, welford_accumulate, welford_finish
 
 
 @triton.jit(do_not_specialize=["num_tokens"])
@@ -169,18 +168,16 @@ def add_layernorm(x, residual, weight, bias, eps: float = 1e-05):
     if is_fake(x):  # torch.compile tracing: outputs only
         return out0, out1
     pdl = pdl_enabled(x.device)
-    BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(
-        num_tokens, hidden, x.element_size(), row_tensors=4, reduced_twice=True
+    form, launch = row_launch(
+        num_tokens,
+        hidden,
+        x.element_size(),
+        row_tensors=4,
+        reduced_twice=True,
+        stream=True,
     )
-    kernel = add_layernorm_kernel
-    persistent_args = {"STREAM_ROWS": stream_rows(hidden, x.element_size())}
-    if BLOCK_COLS > MAX_FUSED_COLS:
-        # Wide rows: stream the row in blocks, re-reading it from cache.
-        BLOCK_ROWS = 1
-        BLOCK_COLS, num_warps = looped_settings(num_tokens, hidden, x.element_size())
-        kernel = add_layernorm_kernel_looped
-        persistent_args = {}
-    kernel[(triton.cdiv(num_tokens, BLOCK_ROWS),)](
+    kernel = add_layernorm_kernel_looped if form == "looped" else add_layernorm_kernel
+    kernel[(triton.cdiv(num_tokens, launch["BLOCK_ROWS"]),)](
         x_ptr=x,
         residual_ptr=residual,
         weight_ptr=weight,
@@ -193,12 +190,9 @@ def add_layernorm(x, residual, weight, bias, eps: float = 1e-05):
         out1_stride0=out1.stride(0),
         out0_stride0=out0.stride(0),
         hidden=hidden,
-        BLOCK_ROWS=BLOCK_ROWS,
-        BLOCK_COLS=BLOCK_COLS,
         LAUNCH_PDL=pdl,
-        num_warps=num_warps,
         launch_pdl=pdl,
-        **persistent_args,
+        **launch,
     )
     return out0, out1
 

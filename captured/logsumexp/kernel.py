@@ -7,10 +7,8 @@ import torch
 import triton
 import triton.language as tl
 
-from ..common import MAX_FUSED_COLS, ONLINE_MIN_COLS, define_op, exp_ftz, is_fake
-from ..common import launch_settings, looped_settings, max_nan, maximum_nan
-from ..common import online_block_cols, online_min_rows, pdl_enabled, pdl_release
-from ..common import pdl_wait, refuse, rescale_sum, stream_rows
+from ..common import define_op, exp_ftz, is_fake, max_nan, maximum_nan, pdl_enabled
+from ..common import pdl_release, pdl_wait, refuse, rescale_sum, row_launch
 
 
 @triton.jit(do_not_specialize=["num_tokens"])
@@ -161,40 +159,29 @@ def logsumexp(logits: torch.Tensor):
     if is_fake(logits):  # torch.compile tracing: outputs only
         return out
     pdl = pdl_enabled(logits.device)
-    BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(
-        num_tokens, vocab, logits.element_size(), row_tensors=1, row_only=True
+    form, launch = row_launch(
+        num_tokens,
+        vocab,
+        logits.element_size(),
+        row_tensors=1,
+        row_only=True,
+        online=True,
+        stream=True,
     )
-    kernel = logsumexp_kernel
-    persistent_args = {"STREAM_ROWS": stream_rows(vocab, logits.element_size())}
-    if BLOCK_COLS >= ONLINE_MIN_COLS and num_tokens >= online_min_rows(
-        logits.element_size()
-    ):
-        # Many very wide rows: one pass over each row, in blocks.
-        BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(
-            num_tokens, online_block_cols(logits.element_size()), logits.element_size()
-        )
-        kernel = logsumexp_kernel_online
-        persistent_args = {}
-    elif BLOCK_COLS > MAX_FUSED_COLS:
-        # Wide rows: stream the row in blocks, re-reading it from cache.
-        BLOCK_ROWS = 1
-        BLOCK_COLS, num_warps = looped_settings(
-            num_tokens, vocab, logits.element_size()
-        )
-        kernel = logsumexp_kernel_looped
-        persistent_args = {}
-    kernel[(triton.cdiv(num_tokens, BLOCK_ROWS),)](
+    kernel = {
+        "persistent": logsumexp_kernel,
+        "looped": logsumexp_kernel_looped,
+        "online": logsumexp_kernel_online,
+    }[form]
+    kernel[(triton.cdiv(num_tokens, launch["BLOCK_ROWS"]),)](
         out_ptr=out,
         logits_ptr=logits,
         num_tokens=num_tokens,
         logits_stride0=logits.stride(0),
         vocab=vocab,
-        BLOCK_ROWS=BLOCK_ROWS,
-        BLOCK_COLS=BLOCK_COLS,
         LAUNCH_PDL=pdl,
-        num_warps=num_warps,
         launch_pdl=pdl,
-        **persistent_args,
+        **launch,
     )
     return out
 

@@ -8,10 +8,8 @@ import triton
 import triton.language as tl
 from triton.language.extra import libdevice
 
-from ..common import MAX_FUSED_COLS, define_op, is_fake, launch_settings
-from ..common import looped_min_row_bytes, looped_settings, max_nan, maximum_nan
-from ..common import minimum_nan, pdl_enabled, pdl_release, pdl_wait, refuse
-from ..common import stream_rows
+from ..common import define_op, is_fake, max_nan, maximum_nan, minimum_nan, pdl_enabled
+from ..common import pdl_release, pdl_wait, refuse, row_launch
 
 
 @triton.jit(do_not_specialize=["num_tokens"])
@@ -113,22 +111,18 @@ def quant_int8(x: torch.Tensor):
         return out0, out1
     pdl = pdl_enabled(x.device)
     out1_view0 = out1.as_strided((num_tokens, 1), (1, 1), out1.storage_offset())
-    BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(
-        num_tokens, hidden, x.element_size(), row_tensors=2, row_only=True, reread=True
+    form, launch = row_launch(
+        num_tokens,
+        hidden,
+        x.element_size(),
+        row_tensors=2,
+        row_only=True,
+        reread=True,
+        reads=(2, 1),
+        stream=True,
     )
-    kernel = quant_int8_kernel
-    persistent_args = {"STREAM_ROWS": stream_rows(hidden, x.element_size())}
-    if (
-        BLOCK_COLS > MAX_FUSED_COLS
-        or BLOCK_COLS * x.element_size()
-        >= looped_min_row_bytes((2, 1), num_tokens, x.element_size(), row_only=True)
-    ):
-        # Wide rows: stream the row in blocks, re-reading it from cache.
-        BLOCK_ROWS = 1
-        BLOCK_COLS, num_warps = looped_settings(num_tokens, hidden, x.element_size())
-        kernel = quant_int8_kernel_looped
-        persistent_args = {}
-    kernel[(triton.cdiv(num_tokens, BLOCK_ROWS),)](
+    kernel = quant_int8_kernel_looped if form == "looped" else quant_int8_kernel
+    kernel[(triton.cdiv(num_tokens, launch["BLOCK_ROWS"]),)](
         out1_ptr=out1_view0,
         x_ptr=x,
         out0_ptr=out0,
@@ -136,12 +130,9 @@ def quant_int8(x: torch.Tensor):
         x_stride0=x.stride(0),
         out0_stride0=out0.stride(0),
         hidden=hidden,
-        BLOCK_ROWS=BLOCK_ROWS,
-        BLOCK_COLS=BLOCK_COLS,
         LAUNCH_PDL=pdl,
-        num_warps=num_warps,
         launch_pdl=pdl,
-        **persistent_args,
+        **launch,
     )
     return out0, out1
 

@@ -7,9 +7,8 @@ import torch
 import triton
 import triton.language as tl
 
-from ..common import MAX_FUSED_COLS, define_op, is_fake, launch_settings
-from ..common import looped_min_row_bytes, looped_settings, pdl_enabled, pdl_release
-from ..common import pdl_wait, refuse, stream_rows
+from ..common import define_op, is_fake, pdl_enabled, pdl_release, pdl_wait, refuse
+from ..common import row_launch
 
 
 @triton.jit(do_not_specialize=["num_tokens"])
@@ -114,22 +113,11 @@ def rmsnorm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-06):
     if is_fake(x):  # torch.compile tracing: outputs only
         return out
     pdl = pdl_enabled(x.device)
-    BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(
-        num_tokens, hidden, x.element_size(), row_tensors=2
+    form, launch = row_launch(
+        num_tokens, hidden, x.element_size(), row_tensors=2, reads=(2, 1), stream=True
     )
-    kernel = rmsnorm_kernel
-    persistent_args = {"STREAM_ROWS": stream_rows(hidden, x.element_size())}
-    if (
-        BLOCK_COLS > MAX_FUSED_COLS
-        or BLOCK_COLS * x.element_size()
-        >= looped_min_row_bytes((2, 1), num_tokens, x.element_size())
-    ):
-        # Wide rows: stream the row in blocks, re-reading it from cache.
-        BLOCK_ROWS = 1
-        BLOCK_COLS, num_warps = looped_settings(num_tokens, hidden, x.element_size())
-        kernel = rmsnorm_kernel_looped
-        persistent_args = {}
-    kernel[(triton.cdiv(num_tokens, BLOCK_ROWS),)](
+    kernel = rmsnorm_kernel_looped if form == "looped" else rmsnorm_kernel
+    kernel[(triton.cdiv(num_tokens, launch["BLOCK_ROWS"]),)](
         x_ptr=x,
         weight_ptr=weight,
         out_ptr=out,
@@ -137,12 +125,9 @@ def rmsnorm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-06):
         x_stride0=x.stride(0),
         out_stride0=out.stride(0),
         hidden=hidden,
-        BLOCK_ROWS=BLOCK_ROWS,
-        BLOCK_COLS=BLOCK_COLS,
         LAUNCH_PDL=pdl,
-        num_warps=num_warps,
         launch_pdl=pdl,
-        **persistent_args,
+        **launch,
     )
     return out
 

@@ -7,9 +7,8 @@ import torch
 import triton
 import triton.language as tl
 
-from ..common import MAX_FUSED_COLS, define_op, exp_ftz, is_fake, launch_settings
-from ..common import looped_min_row_bytes, looped_settings, max_nan, maximum_nan
-from ..common import pdl_enabled, pdl_release, pdl_wait, refuse, stream_rows
+from ..common import define_op, exp_ftz, is_fake, max_nan, maximum_nan, pdl_enabled
+from ..common import pdl_release, pdl_wait, refuse, row_launch
 
 
 @triton.jit(do_not_specialize=["num_tokens"])
@@ -125,38 +124,26 @@ def softmax(logits: torch.Tensor, temperature: float = 0.7):
     if is_fake(logits):  # torch.compile tracing: outputs only
         return out
     pdl = pdl_enabled(logits.device)
-    BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings(
-        num_tokens, vocab, logits.element_size(), row_tensors=2, row_only=True
+    form, launch = row_launch(
+        num_tokens,
+        vocab,
+        logits.element_size(),
+        row_tensors=2,
+        row_only=True,
+        reads=(3, 1),
+        stream=True,
     )
-    kernel = softmax_kernel
-    persistent_args = {"STREAM_ROWS": stream_rows(vocab, logits.element_size())}
-    if (
-        BLOCK_COLS > MAX_FUSED_COLS
-        or BLOCK_COLS * logits.element_size()
-        >= looped_min_row_bytes(
-            (3, 1), num_tokens, logits.element_size(), row_only=True
-        )
-    ):
-        # Wide rows: stream the row in blocks, re-reading it from cache.
-        BLOCK_ROWS = 1
-        BLOCK_COLS, num_warps = looped_settings(
-            num_tokens, vocab, logits.element_size()
-        )
-        kernel = softmax_kernel_looped
-        persistent_args = {}
-    kernel[(triton.cdiv(num_tokens, BLOCK_ROWS),)](
+    kernel = softmax_kernel_looped if form == "looped" else softmax_kernel
+    kernel[(triton.cdiv(num_tokens, launch["BLOCK_ROWS"]),)](
         out_ptr=out,
         logits_ptr=logits,
         num_tokens=num_tokens,
         logits_stride0=logits.stride(0),
         out_stride0=out.stride(0),
         vocab=vocab,
-        BLOCK_ROWS=BLOCK_ROWS,
-        BLOCK_COLS=BLOCK_COLS,
         LAUNCH_PDL=pdl,
-        num_warps=num_warps,
         launch_pdl=pdl,
-        **persistent_args,
+        **launch,
     )
     return out
 

@@ -254,7 +254,7 @@ class Case:
             # A scaffold with a persistent and a looped kernel switches at
             # MAX_FUSED_COLS: one row size past it keeps the looped kernel tested
             # (only for the dims reductions run over: others would just grow).
-            fused = getattr(self.kernel, "MAX_FUSED_COLS", None)
+            fused = max_fused_cols(self.kernel)
             rows = self.reduction_dims()
             branched = self.branched_dims()
             for d in self.model_dims():
@@ -543,6 +543,17 @@ def import_kernel(
     sys.modules[name] = sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def max_fused_cols(kernel) -> int | None:
+    """The row size past which the kernel's launcher takes its looped kernel:
+    its own MAX_FUSED_COLS, or common.py's where row_launch picks the form;
+    None for a scaffold without a looped kernel."""
+    if hasattr(kernel, "MAX_FUSED_COLS"):
+        return kernel.MAX_FUSED_COLS
+    if hasattr(kernel, "row_launch"):
+        return getattr(kernel.row_launch, "__globals__", {}).get("MAX_FUSED_COLS")
+    return None
 
 
 def common_module(kernel):

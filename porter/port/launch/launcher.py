@@ -51,9 +51,9 @@ def pdl_behind(previous: "LaunchStep | None", after_extern: bool = False) -> boo
     return after_extern or previous is None or previous.kind != "extern"
 
 
-# The launcher's dict of the arguments only the persistent kernel takes
-# (rendered `**persistent_args`); its other kernels' branches empty it.
-PERSISTENT_ARGS = "persistent_args"
+# The launcher's dict of a row kernel's blocks, warps and the arguments only
+# its form takes, as the template's row_launch returns it (rendered `**launch`).
+LAUNCH = "launch"
 
 
 @dataclass
@@ -1418,34 +1418,15 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
         options = {"row_only": bool(row_only), "reread": reread}
         if kp.persistent is not None:
             # The autotuned config was for Inductor's looped kernel; the
-            # persistent one is sized by the heuristic, from the rows and the row.
+            # persistent one is sized by the heuristic, from the rows and the
+            # row, and the template's row_launch picks the form.
             # A layer norm's held row is reduced twice: its warps follow the
             # row, not the padded block (the template's launch_settings).
             twice = ", reduced_twice=True" if elem and _keeps_welford(kp.tree) else ""
-            setup.append(
-                f"BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings({numel}, {row}{elem}{tensors}{twice})"
-            )
-            setup.append(f"kernel = {kp.persistent.name}")
-            calls = Calls({"launch_settings", "looped_settings"}, **options)
-            # Only the persistent kernel takes these; the others' branches
-            # empty the dict.
-            only = []
-            if any(a.arg == STREAM_ROWS for a in kp.persistent.args.args):
-                only.append(f'"{STREAM_ROWS}": stream_rows({row}{elem})')
-                calls.helpers.add("stream_rows")
+            calls = Calls({"row_launch"}, **options)
             # (it triggers on BLOCK_ROWS == 1 itself: launch_dependents)
             persistent_trigger = bool(pdl and loads_at_top(kp.persistent))
-            if only:
-                setup.append(f"{PERSISTENT_ARGS} = {{{', '.join(only)}}}")
-                kwargs = PERSISTENT_ARGS
-            once = ", once=True" if key[0] == 1 else ""
-            looped = [
-                "# Wide rows: stream the row in blocks, re-reading it from cache.",
-                "BLOCK_ROWS = 1",
-                f"BLOCK_COLS, num_warps = looped_settings({numel}, {row}{elem}{once})",
-                f"kernel = {kp.looped_name}",
-            ] + ([f"{PERSISTENT_ARGS} = {{}}"] if only else [])
-            wide = "BLOCK_COLS > MAX_FUSED_COLS"
+            rule = f"{tensors}{twice}"
             if (
                 elem_bytes
                 and key in LOOPED_MIN_ROW_BYTES
@@ -1455,23 +1436,28 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
                 # The looped kernel beats holding the row in registers from a
                 # row size that depends on how it reads the row (the template
                 # says why).
-                wide += f" or BLOCK_COLS * {elem_bytes} >= looped_min_row_bytes({key}, {numel}, {elem_bytes}{row_only})"
-                calls.helpers.add("looped_min_row_bytes")
+                rule += f", reads={key}"
                 calls.looped_keys.add(key)
-            branches = f"if {wide}:\n" + _indent(looped)
+            rule += ", once=True" if key[0] == 1 else ""
+            rule += ", online=True" if kp.online is not None else ""
+            # Only the persistent kernel takes STREAM_ROWS.
+            if any(a.arg == STREAM_ROWS for a in kp.persistent.args.args):
+                rule += ", stream=True"
+            setup.append(f"form, {LAUNCH} = row_launch({numel}, {row}{elem}{rule})")
+            forms = {"persistent": kp.persistent.name, "looped": kp.looped_name}
             if kp.online is not None:
-                online = [
-                    "# Many very wide rows: one pass over each row, in blocks.",
-                    f"BLOCK_ROWS, BLOCK_COLS, num_warps = launch_settings({numel}, online_block_cols({elem_bytes}){elem})",
-                    f"kernel = {kp.online.name}",
-                ] + ([f"{PERSISTENT_ARGS} = {{}}"] if only else [])
-                branches = (
-                    f"if BLOCK_COLS >= ONLINE_MIN_COLS and {numel} >= online_min_rows({elem_bytes or ''}):\n"
-                    + _indent(online)
-                    + "\nel"
-                    + branches
+                forms["online"] = kp.online.name
+                pick = ", ".join(f'"{f}": {name}' for f, name in forms.items())
+                setup.append(f"kernel = {{{pick}}}[form]")
+            else:
+                setup.append(
+                    f'kernel = {kp.looped_name} if form == "looped" else {kp.persistent.name}'
                 )
-            setup.append(branches)
+            # the launch keywords carry the blocks and the warps
+            args = [(n, v) for n, v in args if n not in ("BLOCK_ROWS", "BLOCK_COLS")]
+            kwargs = LAUNCH
+            grid = f'(triton.cdiv({numel}, {LAUNCH}["BLOCK_ROWS"]),)'
+            warps = ""
         elif kp.record.kind == "persistent_reduction" or "R0_BLOCK" in kp.static_sizes:
             # Inductor's own persistent kernel takes any number of rows a program.
             setup.append(
@@ -1491,8 +1477,9 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
                     f"num_warps = {cfg.num_warps}  # the autotuner's choice on the capture GPU"
                 )
                 stages = str(cfg.num_stages)
-        grid = f"(triton.cdiv({numel}, BLOCK_ROWS),)"
-        warps = "num_warps"
+        if kwargs != LAUNCH:
+            grid = f"(triton.cdiv({numel}, BLOCK_ROWS),)"
+            warps = "num_warps"
     return LaunchStep(
         "launch",
         kernel=kp.name,
