@@ -118,6 +118,7 @@ def render_kernel(scaffold: Scaffold) -> str:
         raise PorterError(
             f"porter generated invalid Python for kernel.py ({err}); please report it"
         ) from err
+    _refuse_clobbered_arguments(tree)
     split = _split_long_loads(text, tree)
     if split != text:
         text, tree = split, ast.parse(split)
@@ -140,6 +141,56 @@ def render_kernel(scaffold: Scaffold) -> str:
     if stdlib:
         line = "".join(f"import {m}\n" for m in stdlib) + "\n" + line
     return format_python(text.replace(_COMMON_IMPORT, line), "kernel.py.j2")
+
+
+# Reads of an argument that take only its metadata (an output allocated with
+# its dtype and device), not its values.
+_METADATA = {"dtype", "device", "shape", "ndim", "element_size", "stride", "dim"}
+
+
+def _reads_values(node: ast.AST, name: str) -> bool:
+    """Whether `node` reads `name` (or the launcher's `<name>_given`) for more
+    than its metadata."""
+    parents = {id(c): p for p in ast.walk(node) for c in ast.iter_child_nodes(p)}
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and n.id in (name, f"{name}_given"):
+            up = parents.get(id(n))
+            if not (isinstance(up, ast.Attribute) and up.attr in _METADATA):
+                return True
+    return False
+
+
+def _refuse_clobbered_arguments(tree: ast.Module) -> None:
+    """A launcher must not bind an argument's name to a value of its own (an
+    output named `out`, `pdl`, `kernel`, `launch`): the lines after would read
+    that value where the reference's argument was meant. A relayout of the
+    argument (`x = x.contiguous()`, `out = strided_as(out_given, ...)`) is the
+    argument still."""
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef) or any(
+            "jit" in ast.unparse(d) for d in fn.decorator_list
+        ):
+            continue
+        params = {a.arg for a in fn.args.args + fn.args.kwonlyargs} - {"self"}
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Assign):
+                targets, value = node.targets, node.value
+            elif isinstance(node, ast.For):
+                targets, value = [node.target], node.iter
+            else:
+                continue
+            for target in targets:
+                for n in ast.walk(target):
+                    if (
+                        isinstance(n, ast.Name)
+                        and n.id in params
+                        and not _reads_values(value, n.id)
+                    ):
+                        raise PorterError(
+                            f"the reference's argument `{n.id}` has a name the scaffold's "
+                            f"launcher gives a value of its own (`{ast.unparse(node).splitlines()[0]}`); "
+                            "rename the argument in the reference and capture again"
+                        )
 
 
 LINE = 88  # black's line length

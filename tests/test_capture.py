@@ -309,7 +309,7 @@ def test_flat_indexed_input_is_packed_for_a_row_sliced_view(tmp_path, porter_dev
     """A kernel that reads x at a flat offset has no row stride to honor: the
     launcher packs a row-sliced x first (once a silent wrong answer)."""
     from porter.testing import check_parity, load_case
-    from porter.testing.parity import Scenario, max_fused_cols
+    from porter.testing.parity import Scenario
 
     src = tmp_path / "add_scale.py"
     src.write_text(FLAT_POINTWISE)
@@ -337,7 +337,7 @@ def test_an_input_read_flat_by_one_kernel_is_packed_though_others_take_its_strid
 
     from porter.pipeline import port
     from porter.testing import check_parity, load_case
-    from porter.testing.parity import Scenario, max_fused_cols
+    from porter.testing.parity import Scenario
 
     folder = tmp_path / "softmax_split"
     shutil.copytree(ROOT / "tests" / "cases" / "softmax_split_h200", folder)
@@ -382,7 +382,7 @@ def test_an_output_returned_as_a_view_of_a_buffer(tmp_path, porter_device):
     launcher returns the same view, in the output's own dtype (fp32 here even
     for bf16 inputs). Both once failed: a NameError, then a bf16 rstd."""
     from porter.testing import check_parity, load_case
-    from porter.testing.parity import Scenario, max_fused_cols
+    from porter.testing.parity import Scenario
 
     src = tmp_path / "norm_stats.py"
     src.write_text(NORM_STATS)
@@ -422,7 +422,7 @@ def test_argmax_ports_with_porters_index_helpers(tmp_path, porter_device):
     """Inductor's max_with_index helpers become argmax_step / argmax_rows (NaN
     is the largest, ties take the lower index, as torch.argmax)."""
     from porter.testing import check_parity
-    from porter.testing.parity import Scenario, max_fused_cols
+    from porter.testing.parity import Scenario
 
     text = _row_reference(
         "argmax_tok", "Greedy sampling.", "vocab", "torch.argmax(x, dim=-1)"
@@ -503,7 +503,7 @@ def test_a_reduction_to_one_value_ports_split_and_general(tmp_path, porter_devic
     `tl.full([1, 1], 0, tl.int32).broadcast_to(XBLOCK, 1)` (once folded into a
     bare 0)."""
     from porter.testing import check_parity, load_case
-    from porter.testing.parity import Scenario, max_fused_cols
+    from porter.testing.parity import Scenario
 
     src = tmp_path / "absmax.py"
     src.write_text(ABSMAX)
