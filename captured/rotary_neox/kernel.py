@@ -72,21 +72,21 @@ def rotary_neox(q: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
         refuse(
             "captured with q 3-d, cos 2-d, sin 2-d; re-capture with the ranks you need"
         )
-    if not (q.shape[2] % 2 == 0):
-        refuse(
-            "the kernels assume q.shape[2] % 2 == 0, as the reference's view of it does"
-        )
-    if not (q.shape[2] // 2 == cos.shape[1]):
-        refuse(
-            "the kernels assume q.shape[2] // 2 == cos.shape[1], as the reference's view of it does"
-        )
-    if not (q.shape[2] // 2 == sin.shape[1]):
-        refuse(
-            "the kernels assume q.shape[2] // 2 == sin.shape[1], as the reference's view of it does"
-        )
     if (cos.dtype, sin.dtype) != (q.dtype, q.dtype):
         refuse("cos and sin must have q's dtype, as at capture")
     num_tokens, num_heads, head_dim = q.shape
+    if not (head_dim % 2 == 0):
+        refuse(
+            "the kernels assume q.shape[2] % 2 == 0, as the reference's view of it does"
+        )
+    if not (head_dim // 2 == cos.shape[1]):
+        refuse(
+            "the kernels assume q.shape[2] // 2 == cos.shape[1], as the reference's view of it does"
+        )
+    if not (head_dim // 2 == sin.shape[1]):
+        refuse(
+            "the kernels assume q.shape[2] // 2 == sin.shape[1], as the reference's view of it does"
+        )
     if cos.shape[0] != num_tokens or sin.shape[0] != num_tokens:
         refuse(
             "captured for shapes cos (q.shape[0], _), sin (q.shape[0], _); re-capture for other sizes"

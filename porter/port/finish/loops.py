@@ -14,7 +14,7 @@ import ast
 import re
 
 from porter.ast_tools import names_in, stored_names, unique_name
-from porter.port.launch.launcher import Launcher, LaunchStep, _map_step_code
+from porter.port.launch.launcher import Launcher, LaunchStep, map_step_code
 from porter.port.model import PortState
 
 
@@ -186,7 +186,7 @@ def _fold(launcher: Launcher, run: list[int]) -> None:
         key=lambda a: next((k for k, ns in enumerate(order) if a in ns), len(order)),
     )
     rows = [tuple(loop_vars)] + [tuple(p[a] for a in loop_vars) for p in pairings]
-    _map_step_code(first, lambda c: _renamed(c, renames))
+    map_step_code(first, lambda c: _renamed(c, renames))
     header = ", ".join(renames[a] for a in loop_vars)
     values = ", ".join("(" + ", ".join(r) + ")" for r in rows)
     first.each = f"{header} in ({values})"

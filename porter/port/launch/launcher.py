@@ -210,7 +210,7 @@ class Launcher:
             a.strides = [fn(c) for c in a.strides]
             a.dtype, a.device = fn(a.dtype), fn(a.device)
         for s in self.steps:
-            _map_step_code(s, fn)
+            map_step_code(s, fn)
         self.returns, self.device = fn(self.returns), fn(self.device)
         self.shape_checks = [fn(c) for c in self.shape_checks]
         self.epilogue = [fn(c) for c in self.epilogue]
@@ -235,7 +235,9 @@ class Launcher:
         return lines
 
 
-def _map_step_code(step: LaunchStep, fn: Callable[[str], str]) -> None:
+def map_step_code(step: LaunchStep, fn: Callable[[str], str]) -> None:
+    """Every piece of code a step holds (its call, grid, arguments, setup and
+    the steps it runs otherwise), each passed through `fn`."""
     for attr in ("call", "grid", "num_warps", "num_stages", "kwargs", "when"):
         if getattr(step, attr):
             setattr(step, attr, fn(getattr(step, attr)))
@@ -244,7 +246,7 @@ def _map_step_code(step: LaunchStep, fn: Callable[[str], str]) -> None:
     step.args = [(name, fn(value)) for name, value in step.args]
     step.setup = [fn(c) for c in step.setup]
     for other in step.otherwise:
-        _map_step_code(other, fn)
+        map_step_code(other, fn)
 
 
 def plan_launcher(
@@ -369,11 +371,19 @@ def plan_launcher(
     # Branches the reference took in Python on a scalar or a size, and the
     # ties of sizes its views rely on: the kernels are that side's alone.
     # (folded again: a manifest written before a fold learned more keeps all)
-    for cond in fold_ties(cap.guards):
-        checks.append(_refuse_branch(cap.reference_name, cond))
+    # Checked once the sizes are bound, their tests spelled with the sizes'
+    # names; each message keeps the caller's terms (x.shape[1]).
+    branches = [
+        (lambda spell, c=cond: _refuse_branch(cap.reference_name, c, spell))
+        for cond in fold_ties(cap.guards)
+    ]
     for cond in cap.assumed:
         said = f"the kernels assume {cond}, as the capture's arguments had it"
-        checks.append(f"if not ({_divisors_nonzero(cond)}):\n    refuse({said!r})")
+        branches.append(
+            lambda spell, c=cond, said=said: (
+                f"if not ({_divisors_nonzero(spell(c))}):\n    refuse({said!r})"
+            )
+        )
     wrapper_var = {gi.wrapper_name: gi.target.replace(".", "_") for gi in module.inputs}
     written = written_tensors(ports) | extern_written(module, wrapper_var)
     tensor_inputs = [
@@ -465,6 +475,14 @@ def plan_launcher(
         if d.axes:
             input_name, axis = d.axes[0]
             dims.append(Dim(d.name, f"{input_name}.shape[{axis}]"))
+    named = {d.expr: d.name for d in dims}
+
+    def spell(cond: str) -> str:
+        return re.sub(
+            r"(?<![\w.])\w+\.shape\[\d+\]", lambda m: named.get(m[0], m[0]), cond
+        )
+
+    size_checks = [branch(spell) for branch in branches]
 
     var_of: dict[str, str] = {}
     allocs = []
@@ -550,7 +568,9 @@ def plan_launcher(
     specialized = {
         tuple(a) for d in cap.dims if not d.symbolic for a in d.axes or d.derived
     }
-    shape_checks = _shape_checks(module, inputs, dims, literal, specialized)
+    shape_checks = size_checks + _shape_checks(
+        module, inputs, dims, literal, specialized
+    )
     state = sorted(
         gi.target
         for gi in module.inputs
@@ -1097,7 +1117,10 @@ def _refuse_non_number(name: str) -> str:
     return f"if not isinstance({name}, (int, float)):\n    refuse({said!r})"
 
 
-def _refuse_branch(reference: str, cond: str) -> str:
+def _refuse_branch(reference: str, cond: str, spell=lambda c: c) -> str:
+    """The check that the call is on the side of `cond` the capture took, its
+    test spelled by `spell` (sizes by their names), its message in the
+    caller's terms."""
     if cond.startswith("?"):
         raise PorterError(
             f"{reference} branches in Python on {cond[1:]}, which porter cannot "
@@ -1136,7 +1159,7 @@ def _refuse_branch(reference: str, cond: str) -> str:
         # bound computed from sizes (x[:, h - n:]), not a branch
         spelled = cond.replace(" + -1 * ", " - ")
         said = f"the kernels assume {spelled}, as the reference's sizes do"
-    return f"if not ({_divisors_nonzero(cond)}):\n    refuse({said!r})"
+    return f"if not ({_divisors_nonzero(spell(cond))}):\n    refuse({said!r})"
 
 
 def _argument_against_size(cond: str) -> bool:
