@@ -51,7 +51,7 @@ from porter.port.finish import (
     views,
     zero_divisors,
 )
-from porter.port.forms import online, persist, recompute
+from porter.port.forms import online, persist, recompute, scratch
 from porter.port.launch import bias, fuse, launcher, matmul
 from porter.port.model import PortState
 from porter.port.speed import guards, reciprocal, tile
@@ -127,6 +127,7 @@ PIPELINE = [
     Pass("forms", persist.derive_persistent),
     Pass("forms", online.derive_online),
     Pass("forms", recompute.recompute_looped_reloads),
+    Pass("forms", scratch.recompute_scratch_buffers, "port"),
     Pass("launch", fuse.fuse_pointwise_kernels, "port"),
     Pass("launch", generalize.name_kernels, "port"),
     Pass("launch", launcher.plan_launch, "port"),

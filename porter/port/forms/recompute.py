@@ -40,7 +40,7 @@ from porter.port.forms.persist import (
 )
 
 
-def _store_stmts(loop: ast.For) -> list[ast.Expr]:
+def store_stmts(loop: ast.For) -> list[ast.Expr]:
     return [
         s
         for s in loop.body
@@ -76,7 +76,7 @@ def _slice(value: ast.AST, at: int, body: list[ast.stmt], outside: set[str]):
     return [body[i] for i in sorted(needed)]
 
 
-def _row_loads(stmts: list[ast.stmt]) -> list[ast.Call]:
+def row_loads(stmts: list[ast.stmt]) -> list[ast.Call]:
     """The loads among stmts whose pointer moves with the row."""
     return [
         n
@@ -94,11 +94,11 @@ def recompute_reloads(fn: ast.FunctionDef) -> int:
     loops = [i for i, s in enumerate(body) if is_col_loop(s)]
     for ia in loops:
         la = body[ia]
-        for store in _store_stmts(la):
+        for store in store_stmts(la):
             key = store_key(store.value)
             base = ptr_base(store.value.args[0])
             for ib in [i for i in loops if i > ia]:
-                if _recompute_into(fn, ia, ib, store, key, base):
+                if recompute_into(fn, ia, ib, store, key, base) is not None:
                     done += 1
                     break
     if done:
@@ -106,14 +106,22 @@ def recompute_reloads(fn: ast.FunctionDef) -> int:
     return done
 
 
-def _recompute_into(fn, ia: int, ib: int, store: ast.Expr, key: str, base) -> bool:
+def recompute_into(
+    fn, ia: int, ib: int, store: ast.Expr, key: str, base, scratch: bool = False
+) -> list[ast.stmt] | None:
+    """Loop `ib` computes again the value loop `ia` stores (`store`, to
+    `base`), in place of its one reload of it; the statements it copied, or
+    None where it cannot. The store goes, unless `scratch`: then the caller
+    has checked that no one else reads `base`, and the later loop need not
+    overwrite it (a buffer of the kernel's own, reloaded by several loops;
+    forms.scratch)."""
     body = fn.body
     la, lb = body[ia], body[ib]
     if (
         ast.unparse(la.iter.args[1]) != ast.unparse(lb.iter.args[1])
         or la.target.id != lb.target.id
     ):
-        return False
+        return None
     # The later loop loads exactly the stored elements, once, and overwrites them.
     reloads = [
         (j, s)
@@ -123,10 +131,10 @@ def _recompute_into(fn, ia: int, ib: int, store: ast.Expr, key: str, base) -> bo
         and load_parts(s.value)[0] is not None
         and ptr_base(load_parts(s.value)[0].args[0]) == base
     ]
-    if len(reloads) != 1 or not any(
-        store_key(s.value) == key for s in _store_stmts(lb)
+    if len(reloads) != 1 or not (
+        scratch or any(store_key(s.value) == key for s in store_stmts(lb))
     ):
-        return False
+        return None
     j, reload = reloads[0]
     load, cast = load_parts(reload.value)
     if (
@@ -134,13 +142,13 @@ def _recompute_into(fn, ia: int, ib: int, store: ast.Expr, key: str, base) -> bo
         or ast.dump(load.args[0]) != ast.dump(store.value.args[0])
         or ast.dump(load.args[1]) != ast.dump(store.value.args[2])
     ):
-        return False
+        return None
     # Nobody else reads what the first loop stored.
     all_loads = [
         n for n in ast.walk(fn) if is_call(n, "tl.load") and ptr_base(n.args[0]) == base
     ]
-    if len(all_loads) != 1:
-        return False
+    if len(all_loads) != 1 and not scratch:
+        return None
     # What the stored value reads: computed in this loop, from names set before
     # it (and not again until the later loop), never from its accumulators.
     before = body[:ia]
@@ -160,9 +168,9 @@ def _recompute_into(fn, ia: int, ib: int, store: ast.Expr, key: str, base) -> bo
             not isinstance(s, ast.Assign) or is_call(s.value, "tl.store") for s in stmts
         )
     ):
-        return False
-    if len(_row_loads(stmts)) > 1:
-        return False
+        return None
+    if len(row_loads(stmts)) > 1:
+        return None
     # Build the copy for the later loop: statements it already has (cols,
     # col_mask), set once before the reload so they still hold that value, are
     # reused; the rest take fresh names.
@@ -198,12 +206,13 @@ def _recompute_into(fn, ia: int, ib: int, store: ast.Expr, key: str, base) -> bo
     lb.body[j:j] = copies
     # The first loop's reads are now read again: keep them in cache; the
     # recomputation is the last read.
-    for n in _row_loads(stmts):
+    for n in row_loads(stmts):
         set_hint(n, "evict_last")
-    for n in _row_loads(copies):
+    for n in row_loads(copies):
         set_hint(n, "evict_first")
-    la.body.remove(store)
-    return True
+    if not scratch:
+        la.body.remove(store)
+    return copies
 
 
 def recompute_looped_reloads(kp: KernelPort) -> None:

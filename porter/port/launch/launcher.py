@@ -1648,7 +1648,7 @@ def bind_tensor_layouts(port: PortState) -> None:
 
 
 def launch_chosen_kernel(port: PortState) -> None:
-    """A kernel with a persistent form is launched as `kernel`, the form the
-    launcher's branches chose."""
+    """A kernel with a persistent form is launched as `kernel`, the form
+    common.py's row_launch chose."""
     for step, kp in zip(port.launches(), port.kernels):
         step.kernel = "kernel" if kp.persistent is not None else kp.tree.name

@@ -1,0 +1,153 @@
+"""Before/after tests for forms.scratch: a looped kernel recomputes a value it
+kept in an fp32 buffer of its own for several later loops (min-p's
+probabilities), and the buffer leaves the launch."""
+
+import ast
+import textwrap
+from pathlib import Path
+from types import SimpleNamespace
+
+from porter.port.forms.scratch import recompute_scratch
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Inductor's looped min-p: exp(x - max) kept in scratch_ptr by the second loop,
+# reloaded by the third (its max) and the fourth (the mask).
+MIN_P = """\
+rows = tl.program_id(0) + tl.arange(0, 1)[:, None]
+col_base = tl.arange(0, BLOCK_COLS)[None, :]
+m_acc = tl.full([1, BLOCK_COLS], float('-inf'), tl.float32)
+for col_start in tl.range(0, vocab, BLOCK_COLS):
+    cols = col_start + col_base
+    col_mask = cols < vocab
+    x = tl.load(x_ptr + (cols + rows * x_stride0), col_mask, eviction_policy='evict_last', other=0.0).to(tl.float32)
+    t = maximum_nan(m_acc, x)
+    m_acc = tl.where(col_mask, t, m_acc)
+row_max = max_nan(m_acc, 1)[:, None]
+s_acc = tl.full([1, BLOCK_COLS], 0, tl.float32)
+for col_start in tl.range(0, vocab, BLOCK_COLS):
+    cols = col_start + col_base
+    col_mask = cols < vocab
+    x_2 = tl.load(x_ptr + (cols + rows * x_stride0), col_mask, eviction_policy='evict_last', other=0.0).to(tl.float32)
+    e = tl.exp(x_2 - row_max)
+    u = s_acc + e
+    s_acc = tl.where(col_mask, u, s_acc)
+    tl.store(scratch_ptr + (cols + rows * scratch_stride0), e.to(scratch_ptr.dtype.element_ty), col_mask)
+row_sum = tl.sum(s_acc, 1)[:, None]
+p_acc = tl.full([1, BLOCK_COLS], float('-inf'), tl.float32)
+tl.debug_barrier()
+for col_start in tl.range(0, vocab, BLOCK_COLS):
+    cols = col_start + col_base
+    col_mask = cols < vocab
+    p = tl.load(scratch_ptr + (cols + rows * scratch_stride0), col_mask, eviction_policy='evict_last', other=0.0).to(tl.float32)
+    q = maximum_nan(p_acc, p / row_sum)
+    p_acc = tl.where(col_mask, q, p_acc)
+row_top = max_nan(p_acc, 1)[:, None]
+for col_start in tl.range(0, vocab, BLOCK_COLS):
+    cols = col_start + col_base
+    col_mask = cols < vocab
+    p_2 = tl.load(scratch_ptr + (cols + rows * scratch_stride0), col_mask, eviction_policy='evict_first', other=0.0).to(tl.float32)
+    x_3 = tl.load(x_ptr + (cols + rows * x_stride0), col_mask, eviction_policy='evict_first', other=0.0).to(tl.float32)
+    keep = p_2 / row_sum >= 0.1 * row_top
+    tl.store(out_ptr + (cols + rows * x_stride0), tl.where(keep, x_3, float('-inf')), col_mask)
+"""
+
+HELD = """\
+x = tl.load(x_ptr + (cols + rows * x_stride0), col_mask, other=0.0).to(tl.float32)
+e = tl.exp(x - row_max)
+tl.store(scratch_ptr + (cols + rows * scratch_stride0), e.to(scratch_ptr.dtype.element_ty), col_mask)
+p = e.to(scratch_ptr.dtype.element_ty).to(tl.float32)
+tl.store(out_ptr + (cols + rows * x_stride0), p, col_mask)
+"""
+
+SIGNATURE = (
+    "def k(x_ptr, scratch_ptr, out_ptr, x_stride0, scratch_stride0, "
+    "vocab: tl.constexpr, BLOCK_COLS: tl.constexpr):\n"
+)
+
+
+def _fn(body: str) -> ast.FunctionDef:
+    return ast.parse(SIGNATURE + textwrap.indent(textwrap.dedent(body), "    ")).body[0]
+
+
+def _kernel(looped: str, persistent: str | None = HELD) -> SimpleNamespace:
+    params = [
+        SimpleNamespace(name="x_ptr", kind="pointer", value="x"),
+        SimpleNamespace(name="scratch_ptr", kind="pointer", value="scratch_buf1"),
+        SimpleNamespace(name="out_ptr", kind="pointer", value="out"),
+        SimpleNamespace(name="x_stride0", kind="stride", value="x.stride(0)"),
+        SimpleNamespace(
+            name="scratch_stride0", kind="stride", value="scratch_buf1.stride(0)"
+        ),
+    ]
+    kp = SimpleNamespace(
+        tree=_fn(looped),
+        persistent=_fn(persistent) if persistent else None,
+        online=None,
+        params=params,
+    )
+    kp.forms = lambda: [f for f in (kp.persistent, kp.tree) if f is not None]
+    return kp
+
+
+def test_every_reload_of_an_own_scratch_buffer_is_recomputed():
+    kp = _kernel(MIN_P)
+    assert recompute_scratch(kp, "scratch_ptr") == 1
+    for form in kp.forms():
+        text = ast.unparse(form)
+        assert "scratch_ptr" not in text and "scratch_stride0" not in text
+    loops = [s for s in kp.tree.body if isinstance(s, ast.For)]
+    # the third and fourth loops compute exp(x - row_max) from x themselves;
+    # the fourth reads x once (the mask's own load of x is the same one)
+    third, fourth = (ast.unparse(loop) for loop in loops[2:])
+    assert "tl.exp(" in third and "tl.exp(" in fourth
+    assert fourth.count("tl.load(") == 1 and "evict_first" in fourth
+    assert "evict_last" in third and "debug_barrier" not in ast.unparse(kp.tree)
+    assert [p.name for p in kp.params] == ["x_ptr", "out_ptr", "x_stride0"]
+    # the persistent form forwarded the value: its store goes, its value stays
+    held = ast.unparse(kp.persistent)
+    assert "p = e.to(tl.float32)" in held and held.count("tl.store(") == 1
+
+
+def test_a_scratch_buffer_read_outside_the_later_loops_is_kept():
+    # a load of the buffer after the loops (a row value read back): no change
+    body = MIN_P + (
+        "last = tl.load(scratch_ptr + rows * scratch_stride0, rows < 4)"
+        ".to(tl.float32)\n"
+    )
+    kp = _kernel(body)
+    before = ast.unparse(kp.tree)
+    assert recompute_scratch(kp, "scratch_ptr") == 0
+    assert ast.unparse(kp.tree) == before and len(kp.params) == 5
+
+
+def test_a_value_from_a_loop_accumulator_is_not_recomputed():
+    # the stored value reads the running sum: another value in a later loop
+    kp = _kernel(MIN_P.replace("e.to(scratch_ptr", "u.to(scratch_ptr"))
+    before = ast.unparse(kp.tree)
+    assert recompute_scratch(kp, "scratch_ptr") == 0
+    assert ast.unparse(kp.tree) == before
+
+
+def test_min_p_ports_without_its_scratch_buffer_and_stays_right(
+    tmp_path, porter_device
+):
+    from porter.pipeline import capture
+    from porter.testing import check_parity, load_case
+    from porter.testing.parity import Scenario
+
+    result = capture(
+        ROOT / "examples" / "engine" / "min_p_filter.py",
+        out=tmp_path,
+        device="cpu",
+        progress=lambda *_: None,
+    )
+    case = load_case(result.case)
+    text = (case.folder / "kernel.py").read_text()
+    # no scratch pointer, no scratch allocation: the output's alone
+    assert "scratch_buf1_ptr" not in text and text.count("torch.empty(") == 1
+    for vocab in (300, 8194):  # the persistent and the looped kernel
+        for values in ("random", "difficult"):
+            sizes = {"num_tokens": 5, "vocab": vocab}
+            scenario = Scenario("float32", sizes, values=values)
+            check_parity(case, scenario, porter_device, 7)
