@@ -118,7 +118,7 @@ def render_kernel(scaffold: Scaffold) -> str:
         raise PorterError(
             f"porter generated invalid Python for kernel.py ({err}); please report it"
         ) from err
-    _refuse_clobbered_arguments(tree)
+    _refuse_clobbered_arguments(tree, scaffold.launcher.name)
     split = _split_long_loads(text, tree)
     if split != text:
         text, tree = split, ast.parse(split)
@@ -160,16 +160,16 @@ def _reads_values(node: ast.AST, name: str) -> bool:
     return False
 
 
-def _refuse_clobbered_arguments(tree: ast.Module) -> None:
-    """A launcher must not bind an argument's name to a value of its own (an
-    output named `out`, `pdl`, `kernel`, `launch`): the lines after would read
-    that value where the reference's argument was meant. A relayout of the
-    argument (`x = x.contiguous()`, `out = strided_as(out_given, ...)`) is the
-    argument still."""
+def _refuse_clobbered_arguments(tree: ast.Module, launcher: str) -> None:
+    """The launcher (`launcher`, or a KernelBench module's forward) must not
+    bind an argument's name to a value of its own (an output named `out`,
+    `pdl`, `kernel`, `launch`): the lines after would read that value where
+    the reference's argument was meant. A relayout of the argument (`x =
+    x.contiguous()`, `out = strided_as(out_given, ...)`) is the argument
+    still. The reference's own code the scaffold keeps (a module's
+    __init__) is its business."""
     for fn in ast.walk(tree):
-        if not isinstance(fn, ast.FunctionDef) or any(
-            "jit" in ast.unparse(d) for d in fn.decorator_list
-        ):
+        if not isinstance(fn, ast.FunctionDef) or fn.name != launcher:
             continue
         params = {a.arg for a in fn.args.args + fn.args.kwonlyargs} - {"self"}
         for node in ast.walk(fn):

@@ -12,7 +12,7 @@ from porter.render import _refuse_clobbered_arguments
 
 
 def _check(source: str) -> None:
-    _refuse_clobbered_arguments(ast.parse(textwrap.dedent(source)))
+    _refuse_clobbered_arguments(ast.parse(textwrap.dedent(source)), "f")
 
 
 @pytest.mark.parametrize(
@@ -43,8 +43,10 @@ def test_a_launcher_value_under_an_arguments_name_is_refused(source, name):
         "def f(x):\n    x = x if x.stride(-1) == 1 else x.contiguous()\n",
         "def f(out, x):\n    out_given = out\n    out = strided_as(out_given, (4, 1))\n",
         "def f(self, x):\n    self = x\n",  # a KernelBench module's self is not an argument
-        # a kernel's own parameters are its business
+        # a kernel's own parameters are its business, and so is the
+        # reference's code the scaffold keeps (a module's __init__)
         "@triton.jit\ndef k(x_ptr, pdl):\n    pdl = 1\n",
+        "def __init__(self, eps=None):\n    eps = 1e-05\n",
     ],
 )
 def test_a_relayout_of_an_argument_is_the_argument(source):
