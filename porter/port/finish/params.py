@@ -47,7 +47,7 @@ def _drop_unused_allocs(port: PortState) -> int:
     launcher = port.launcher
     code = [launcher.returns, *launcher.epilogue, *launcher.prelude]
     for s in all_steps(launcher.steps):
-        code += [s.call, s.grid, s.when, *s.setup, *(v for _, v in s.args)]
+        code += [s.call, s.grid, s.when, s.each, *s.setup, *(v for _, v in s.args)]
     code += [" ".join(a.sizes + a.strides) for a in launcher.allocs]
     kept = []
     for a in launcher.allocs:
