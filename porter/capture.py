@@ -112,6 +112,16 @@ def branch_guards(code: str) -> list[str]:
             # before the row.
             out.append(_scaffold_terms(text) or f"?{text}")
             continue
+        negated = _negated_bound(part)
+        if negated is not None:
+            # x[-n:] (or x[:-n]) with n a size: Dynamo records n <= x's axis
+            # as (-1)*n >= (-1)*axis; eager clamps a larger n, the kernels
+            # read before x. At n = 0 eager's -0 is 0 (x[-0:] the whole axis,
+            # x[:-0] none), the kernels' the other end.
+            bound, flipped = negated
+            for cond in (flipped, f"1 <= {bound}"):
+                out.append(_scaffold_terms(cond) or f"?{cond}")
+            continue
         if _rooted_tie(part):
             # h = w = int(t ** 0.5); assert h * w == t: the reference's own
             # check, where eager raises (and a reshape by h and w with it)
@@ -177,6 +187,31 @@ def _nonnegative_difference(part: ast.Compare) -> bool:
             )
         )
     )
+
+
+_FLIPPED = {ast.GtE: "<=", ast.Gt: "<"}
+
+
+def _negated_bound(part: ast.Compare) -> tuple[str, str] | None:
+    """(a, `a <= b`) for `(-1)*a >= (-1)*b` over sources (`a < b` for >):
+    Dynamo's record that a slice's negative bound `x[-a:]` stayed within x's
+    axis b; None for any other condition."""
+
+    def negated(side: ast.AST) -> ast.AST | None:
+        if (
+            isinstance(side, ast.BinOp)
+            and isinstance(side.op, ast.Mult)
+            and _number(side.left) == -1
+            and _is_source(side.right)
+        ):
+            return side.right
+        return None
+
+    op = type(part.ops[0])
+    a, b = negated(part.left), negated(part.comparators[0])
+    if a is None or b is None or op not in _FLIPPED:
+        return None
+    return ast.unparse(a), f"{ast.unparse(a)} {_FLIPPED[op]} {ast.unparse(b)}"
 
 
 def _scaled_bound(part: ast.Compare) -> bool:

@@ -3672,3 +3672,47 @@ def test_kernels_that_read_one_tensor_at_other_strides_stay_apart(tmp_path):
     case = _capture(tmp_path, "mrope_pick", ref)
     cos = torch.arange(4 * 5 * 9, dtype=torch.float32).view(4, 5, 9)[:3, :4, :8]
     torch.testing.assert_close(case.kernel.mrope_pick(cos), case.reference.build()(cos))
+
+
+def test_a_slice_by_another_inputs_length_from_the_end_is_bounded(tmp_path):
+    # T5's decoder bias[-q:] with q a size: eager's -0 is 0 (the whole axis)
+    # and a q past the axis is clamped; the kernels took none at q = 0 and
+    # read before the tensor past it. Dynamo records q <= k as (-1)*q >=
+    # (-1)*k, which the launcher checks now, with q >= 1.
+    ref = _porter_ref(
+        """
+        DYNAMIC = ["q_len", "k_len"]
+
+        def make_inputs(q_len, k_len, dtype=torch.float32, device="cpu"):
+            hidden = torch.randn(q_len, 4, dtype=dtype, device=device)
+            return hidden, torch.randn(k_len, k_len, dtype=dtype, device=device)
+
+        def last_rows(hidden, bias):
+            return bias[-hidden.size(0):, :] * 2.0
+
+        REFERENCE = last_rows
+        """,
+        '{"q_len": 2, "k_len": 6}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "last_rows", ref)
+    bias = torch.randn(6, 6)
+    _refuses(
+        case, torch.randn(8, 4), bias, match=r"hidden.shape\[0\] <= bias.shape\[0\]"
+    )
+    _refuses(case, torch.randn(0, 4), bias, match=r"1 <= hidden.shape\[0\]")
+    _check(case, {"q_len": 1, "k_len": 6})
+    _check(case, {"q_len": 6, "k_len": 6})
+    # the suite's own scenarios (one per-call dim alone at 0, 1 and three
+    # times its size) tell a scaffold without those checks
+    plain = _without_check(case, "hidden.shape[0] <= bias.shape[0]")
+    plain = _without_check(plain, "1 <= hidden.shape[0]")
+    failed = 0
+    for scenario in plain.scenarios():
+        try:
+            check_parity(plain, scenario, "cpu", 0)
+        except ParityError:
+            failed += 1
+        except (ScaffoldRefuses, ReferenceRejects):
+            pass
+    assert failed

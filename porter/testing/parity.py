@@ -244,6 +244,15 @@ class Case:
             for k in (2, 3) if len(free) > 1 else ():
                 sizes = {**base, **{d["name"]: k * d["size"] for d in free}}
                 out.append(Scenario(dtype, sizes, optional=free_branched))
+            # ...and each alone at 0, 1 and three times its size, the others
+            # at theirs: a slice by one of another's length (T5's bias[-q:]:
+            # eager's -0 is the whole axis, a longer q is clamped) is wrong
+            # only there; refused in one line, or right.
+            for d in free if len(free) > 1 and dtype == self.dtypes[0] else ():
+                for n in (0, 1, 3 * d["size"]):
+                    sizes = {**base, d["name"]: n}
+                    if self.fits(sizes):
+                        out.append(Scenario(dtype, sizes, optional=True))
             # Many tokens, past a branch on their count; refused in the
             # scaffold's words where the capture saw the other side.
             for n in BRANCH_TOKENS if runtime else ():
