@@ -202,3 +202,41 @@ def test_the_check_tries_the_generated_suites_argument_values_too(tmp_path):
     result = capture(folder / "posterior.py", out=tmp_path / "out", device="cpu", progress=lambda _: None)
     verdict = sweep.check_case(result.case, ("float32",))
     assert verdict.status == "failed" and "arg1=1" in verdict.why
+
+
+SCALE = """
+import torch
+
+DIMS = {"n": 4, "h": 8}
+DYNAMIC = ["n"]
+DTYPES = ["float32", "bfloat16"]
+
+
+def make_inputs(n, h, dtype=torch.float32, device="cpu"):
+    return (torch.randn(n, h, dtype=dtype, device=device),)
+
+
+def scale(x):
+    return x * 2.0
+
+
+REFERENCE = scale
+"""
+
+
+def test_a_refusal_of_the_captured_call_in_a_served_dtype_fails_the_check(tmp_path):
+    # A scaffold that refused every bf16 call (a wrong dtype tie) was a pass
+    # with "refused some calls" while `porter test` failed: "the scaffold
+    # refused a call it must serve".
+    folder = _refs(tmp_path, scale=SCALE)
+    result = capture(folder / "scale.py", out=tmp_path / "out", device="cpu", progress=lambda _: None)
+    assert sweep.check_case(result.case, ("float32",)).status == "pass"
+    kernel = result.case / "kernel.py"
+    text = kernel.read_text()
+    head = '    """Same arguments and outputs as the reference scale."""\n'
+    assert head in text
+    plant = '    if x.dtype == torch.bfloat16:\n        refuse("x must be float32, as at capture")\n'
+    kernel.write_text(text.replace(head, head + plant))
+    verdict = sweep.check_case(result.case, ("float32",))
+    assert verdict.status == "failed"
+    assert "captured on in bfloat16, a dtype it serves" in verdict.why
