@@ -15,6 +15,7 @@ import datetime
 import inspect
 import io
 import logging
+import math
 import os
 import re
 import shutil
@@ -127,6 +128,12 @@ def branch_guards(code: str) -> list[str]:
             # check, where eager raises (and a reshape by h and w with it)
             out.append(_scaffold_terms(text) or f"?{text}")
             continue
+        if isinstance(part.ops[0], ast.Eq) and _fixed_argument_arithmetic(part):
+            # math.log(2048 / (beta_fast * 2 * math.pi)): Python math on an
+            # argument, which Dynamo fixed to the value it computed; the
+            # kernels hold what follows from it
+            out.append(_scaffold_terms(text) or f"?{text}")
+            continue
         if isinstance(part.ops[0], ast.Eq) or re.search(
             r"\.(stride|storage_offset)\(", text
         ):
@@ -190,6 +197,23 @@ def _nonnegative_difference(part: ast.Compare) -> bool:
 
 
 _FLIPPED = {ast.GtE: "<=", ast.Gt: "<"}
+
+
+def _fixed_argument_arithmetic(part: ast.Compare) -> bool:
+    """`f(a) == c`: arithmetic on arguments (no sizes) equal to a number, as
+    Dynamo guards a value Python math computed from them (YaRN's correction
+    range from an int beta_fast)."""
+    left, right = part.left, part.comparators[0]
+    if _number(left) is not None:
+        left, right = right, left
+    if _number(right) is None or _number(left) is not None:
+        return False
+    text = ast.unparse(left)
+    return (
+        isinstance(left, (ast.BinOp, ast.Call, ast.UnaryOp))
+        and "L[" in text
+        and not re.search(r"\.(size|stride|storage_offset)\(", text)
+    )
 
 
 def _negated_bound(part: ast.Compare) -> tuple[str, str] | None:
@@ -327,6 +351,10 @@ def _scaffold_terms(text: str) -> str | None:
     text = re.sub(r"\._(?:modules|parameters|buffers)\['(\w+)'\]", r".\1", text)
     text = re.sub(r"L\['(\w+)'\]", r"\1", text)
     text = text.replace("math.trunc(", "int(").replace("torch.sym_float(", "float(")
+    # math's constants as the numbers Dynamo read (`G['math'].pi`)
+    text = re.sub(
+        r"G\['math'\]\.(pi|e|tau)\b", lambda m: repr(getattr(math, m[1])), text
+    )
     try:
         tree = ast.parse(text, mode="eval").body
     except SyntaxError:

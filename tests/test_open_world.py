@@ -3716,3 +3716,37 @@ def test_a_slice_by_another_inputs_length_from_the_end_is_bounded(tmp_path):
         except (ScaffoldRefuses, ReferenceRejects):
             pass
     assert failed
+
+
+def test_python_math_on_an_int_argument_fixes_it_where_dynamo_did(tmp_path):
+    # YaRN's correction range: math.floor(math.log(... beta_fast ...)) in
+    # Python. Dynamo guards the float it computed (an Eq of the argument's
+    # arithmetic with a number) and the kernels hold what followed from it;
+    # the scaffold took any beta_fast and returned the captured one's ramp.
+    ref = _porter_ref(
+        """
+        import math
+
+        DYNAMIC = ["n"]
+
+        def make_inputs(n, d, dtype=torch.float32, device="cpu"):
+            return (torch.randn(n, d, dtype=dtype, device=device),)
+
+        def ramp(x, beta_fast: int = 32):
+            low = math.floor(
+                16 * math.log(2048 / (beta_fast * 2 * math.pi)) / (2 * math.log(10000.0))
+            )
+            return x * (torch.arange(x.shape[-1], dtype=torch.float32) - low).clamp(0, 1)
+
+        REFERENCE = ramp
+        """,
+        '{"n": 4, "d": 8}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "ramp", ref)
+    x = torch.ones(2, 8)
+    _refuses(case, x, 33, match=r"beta_fast\)\) == 10\.18")
+    _refuses(case, x, 4, match=r"beta_fast\)\) == 10\.18")
+    entry = scaffold_entry(case, "float32", "cpu")
+    assert torch.equal(entry(x, 32), case.reference.module.REFERENCE(x, 32))
+    _check(case, {"n": 3, "d": 8})
