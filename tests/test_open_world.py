@@ -3750,3 +3750,34 @@ def test_python_math_on_an_int_argument_fixes_it_where_dynamo_did(tmp_path):
     entry = scaffold_entry(case, "float32", "cpu")
     assert torch.equal(entry(x, 32), case.reference.module.REFERENCE(x, 32))
     _check(case, {"n": 3, "d": 8})
+
+
+def test_an_argument_read_for_its_dtype_alone_decides_the_calls_dtype(tmp_path):
+    # vLLM's _make_alibi_bias: fp32 slopes cast to the dtype of a query the
+    # kernels never read. Captured in fp32 both were fp32, and every bf16
+    # call was refused: "query must have slopes's dtype, as at capture".
+    ref = _porter_ref(
+        """
+        DYNAMIC = ["n"]
+
+        def make_inputs(n, h, dtype=torch.float32, device="cpu"):
+            query = torch.randn(n, h, dtype=dtype, device=device)
+            return query, torch.rand(h, dtype=torch.float32, device=device)
+
+        def bias_like_query(query, slopes):
+            pos = torch.arange(query.shape[0], dtype=query.dtype, device=query.device)
+            return pos[:, None] * slopes.to(query.dtype)
+
+        REFERENCE = bias_like_query
+        """,
+        '{"n": 4, "h": 8}',
+    )
+    case = _capture(tmp_path, "alibi_like", ref)
+    bf16 = Scenario("bfloat16", {"n": 5, "h": 8})
+    check_parity(case, bf16, "cpu", 0)
+    out = scaffold_entry(case, "bfloat16", "cpu")(
+        torch.randn(5, 8, dtype=torch.bfloat16), torch.rand(8)
+    )
+    assert out.dtype == torch.bfloat16
+    # the table keeps its captured dtype
+    _refuses(case, torch.randn(5, 8), torch.rand(8).double(), match="slopes float32")

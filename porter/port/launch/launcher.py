@@ -425,6 +425,13 @@ def plan_launcher(
         )
     )
     first_float = ranked[0].target.replace(".", "_") if ranked else None
+    if follows and first_float not in follows:
+        # An argument the kernels read for its dtype alone (vLLM's
+        # _make_alibi_bias's query) follows the call where the tables they
+        # read (fp32 slopes) do not: the call's dtype is its.
+        first_float = next(
+            iter(n for n in cap.input_follows if n in inputs), first_float
+        )
     if not in_dtype:
         # Only an argument's dtype reaches the graph (`.to(like.dtype)`): the
         # outputs follow that argument.
