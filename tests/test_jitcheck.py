@@ -145,11 +145,17 @@ def test_prefill_past_the_stream_size_reuses_the_largest_batchs_variant(case):
     eviction hint, chosen by the tensor's size, once made a third variant
     (H200: at 1024 tokens). Keys only: these sizes are too large to interpret."""
     from porter.testing.launches import LaunchRecorder, scaffold_kernels
-    from porter.testing.parity import Scenario, load_case, make_inputs, run_scaffold
+    from porter.testing.parity import (
+        Scenario,
+        common_module,
+        load_case,
+        make_inputs,
+        run_scaffold,
+    )
 
     loaded = load_case(CAPTURED / case)
     sizes = {d["name"]: 64 for d in loaded.manifest["dims"]}  # 256-byte fp32 rows
-    stream_rows = loaded.kernel.stream_rows(64, 4)
+    stream_rows = common_module(loaded.kernel).stream_rows(64, 4)
     assert stream_rows == 131072  # 32 MB of fp32 rows of 64
 
     def launch(rec, tokens):
@@ -220,12 +226,14 @@ def test_a_regime_between_warmup_counts_is_found_on_the_cpu(
     )
     shutil.copy(CAPTURED / "common.py", tmp_path)  # what the case imports from
     kernel = folder / "kernel.py"
-    # Later definitions win: the launcher looks launch_settings up when called.
+    # Later definitions win: the launcher looks row_launch up when called.
     kernel.write_text(
-        kernel.read_text() + "\n\n_original = launch_settings\n\n\n"
-        "def launch_settings(num_rows, row_size, elem_bytes=2, row_tensors=2):\n"
-        "    rows, block, warps = _original(num_rows, row_size, elem_bytes, row_tensors)\n"
-        "    return rows, block, (warps * 2 if 2048 <= num_rows < 8192 else warps)\n"
+        kernel.read_text() + "\n\n_original = row_launch\n\n\n"
+        "def row_launch(num_rows, row_size, elem_bytes=2, **rule):\n"
+        "    form, launch = _original(num_rows, row_size, elem_bytes, **rule)\n"
+        "    if 2048 <= num_rows < 8192:\n"
+        "        launch['num_warps'] *= 2\n"
+        "    return form, launch\n"
     )
     report = jitcheck(
         load_case(folder),

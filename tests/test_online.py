@@ -65,8 +65,16 @@ def test_logsumexp_online_kernel_reads_the_row_once():
     assert "rescale_sum" in ast.unparse(imports)  # imported from common.py
     # The launcher takes it for many very wide rows, before the two-pass one.
     launcher = ast.unparse(_function(tree, "logsumexp"))
-    online = launcher.index("num_tokens >= online_min_rows(logits.element_size())")
-    assert online < launcher.index("elif BLOCK_COLS > MAX_FUSED_COLS")
+    assert "online=True" in launcher and "'online': logsumexp_kernel_online" in launcher
+    from pathlib import Path
+
+    from porter.testing.parity import common_module, import_kernel
+
+    captured = Path(__file__).resolve().parents[1] / "captured" / "logsumexp"
+    common = common_module(import_kernel(captured / "kernel.py", "online_rule"))
+    rule = {"row_tensors": 1, "row_only": True, "online": True}
+    assert common.row_launch(16384, 65536, 2, **rule)[0] == "online"
+    assert common.row_launch(16, 65536, 2, **rule)[0] == "looped"
 
 
 @pytest.mark.parametrize("case", ["softmax", "rmsnorm", "add_layernorm"])
