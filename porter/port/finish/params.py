@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from porter.ast_tools import read_counts
-from porter.port.model import KernelPort, PortState, all_steps
+from porter.port.model import KernelPort, PortState
 
 _INTS = ("runtime", "model", "stride")
 
@@ -45,10 +45,13 @@ def _drop_unused_allocs(port: PortState) -> int:
     """A buffer the launcher allocates that no step takes and no output
     returns (a scratch buffer forms.scratch recomputes) is not allocated."""
     launcher = port.launcher
-    code = [launcher.returns, *launcher.epilogue, *launcher.prelude]
-    for s in all_steps(launcher.steps):
-        code += [s.call, s.grid, s.when, s.each, *s.setup, *(v for _, v in s.args)]
-    code += [" ".join(a.sizes + a.strides) for a in launcher.allocs]
+    code: list[str] = []
+
+    def read(c: str) -> str:
+        code.append(c)
+        return c
+
+    launcher.map_code(read)  # every piece of code the launcher holds
     kept = []
     for a in launcher.allocs:
         word = re.compile(rf"(?<![\w.]){re.escape(a.var)}\b")

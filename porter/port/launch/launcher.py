@@ -238,7 +238,7 @@ class Launcher:
 def map_step_code(step: LaunchStep, fn: Callable[[str], str]) -> None:
     """Every piece of code a step holds (its call, grid, arguments, setup and
     the steps it runs otherwise), each passed through `fn`."""
-    for attr in ("call", "grid", "num_warps", "num_stages", "kwargs", "when"):
+    for attr in ("call", "grid", "num_warps", "num_stages", "kwargs", "when", "each"):
         if getattr(step, attr):
             setattr(step, attr, fn(getattr(step, attr)))
     if step.early_trigger:
