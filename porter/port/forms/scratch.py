@@ -27,6 +27,7 @@ from porter.port.forms.persist import (
     store_key,
 )
 from porter.port.forms.recompute import recompute_into, row_loads, store_stmts
+from porter.port.launch.launcher import follows_inputs
 from porter.port.model import KernelPort, PortState
 
 
@@ -62,12 +63,13 @@ def _own_fp32_scratch(port: PortState, var: str) -> bool:
             users += any(a.value == b.name for a in step.args)
         else:
             users += bool(word.search(getattr(step, "text", "") or ""))
-    # The launcher makes an fp32 scratch buffer follow the inputs' dtype where
-    # a bf16 compile had it follow them, or an extern call reads it.
-    follows = port.cap.capture_dtype == "float32" and (
-        b.follows or b.name in module.extern_reads(matmul=True)
+    # (the launcher allocates it in the inputs' dtype where it follows them)
+    extern_read = module.extern_reads(matmul=True)
+    return (
+        users == 1
+        and b.dtype == "torch.float32"
+        and not follows_inputs(port.cap, b, extern_read)
     )
-    return users == 1 and b.dtype == "torch.float32" and not follows
 
 
 def recompute_scratch(kp: KernelPort, base: str) -> int:

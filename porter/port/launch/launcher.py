@@ -21,7 +21,7 @@ from porter.port.finish.pdl import (
     loads_at_top,
 )
 from porter.port.forms.persist import STREAM_ROWS, is_col_loop
-from porter.records import Capture, CompiledModule
+from porter.records import Buffer, Capture, CompiledModule
 from porter.ties import is_tie
 
 DEFAULT_POINTWISE_BLOCK = 1024
@@ -233,6 +233,18 @@ class Launcher:
                 lines.append(f"{self.dims[i].name} = {self.dims[i].expr}")
                 i += 1
         return lines
+
+
+def follows_inputs(cap: Capture, b: Buffer, extern_read: set[str]) -> bool:
+    """Whether a scratch buffer takes the inputs' dtype: one in the capture's
+    dtype does, but an fp32 one the capture found fp32 in a bf16 compile too
+    (a softmax of x.float() feeding a top-k) keeps fp32, unless a matmul
+    reads it (`extern_read`), which needs the inputs' dtype."""
+    return (
+        b.dtype == f"torch.{cap.capture_dtype}"
+        and b.follows is not False
+        and (b.follows or b.name in extern_read or cap.capture_dtype != "float32")
+    )
 
 
 def map_step_code(step: LaunchStep, fn: Callable[[str], str]) -> None:
@@ -520,15 +532,7 @@ def plan_launcher(
                 dtype = f"{first_float}.dtype"
             # else: no tensor holds the capture's dtype (a dtype argument set
             # it, which the launcher checks): the buffer's own dtype
-        elif (
-            dtype == f"torch.{cap.capture_dtype}"
-            and first_float
-            and b.follows is not False
-            and (b.follows or b.name in extern_read or cap.capture_dtype != "float32")
-        ):
-            # A scratch buffer in the capture's dtype follows the inputs, but
-            # an fp32 one the capture found fp32 in a bf16 compile too (a
-            # softmax of x.float() feeding a top-k) keeps fp32.
+        elif first_float and follows_inputs(cap, b, extern_read):
             dtype = f"{first_float}.dtype"
         allocs.append(
             Alloc(
