@@ -3781,3 +3781,34 @@ def test_an_argument_read_for_its_dtype_alone_decides_the_calls_dtype(tmp_path):
     assert out.dtype == torch.bfloat16
     # the table keeps its captured dtype
     _refuses(case, torch.randn(5, 8), torch.rand(8).double(), match="slopes float32")
+
+
+BINCOUNT_FIRST = '''
+    """Logits less each token's count: bincount first, a graph break before the graph."""
+    import torch
+
+    DIMS = {"vocab": 64, "out_len": 10}
+    DYNAMIC = ["out_len"]
+    DTYPES = ["float32"]
+
+
+    def make_inputs(vocab, out_len, dtype=torch.float32, device="cpu"):
+        logits = torch.randn(vocab, dtype=dtype, device=device)
+        ids = torch.randint(0, vocab, (out_len,), device=device)
+        return logits, ids
+
+
+    def minus_counts(logits, ids):
+        return logits - torch.bincount(ids, minlength=logits.shape[0])
+
+
+    REFERENCE = minus_counts
+'''
+
+
+def test_a_graph_break_before_the_only_graph_is_refused_at_capture(tmp_path):
+    # The one graph read Dynamo's ___stack0 (bincount's result, computed in
+    # Python before it): every call of the scaffold raised NameError.
+    with pytest.raises(PorterError, match="graph break.*bincount or nonzero"):
+        _capture(tmp_path, "minus_counts", BINCOUNT_FIRST)
+    assert not (tmp_path / "cases" / "minus_counts").exists()

@@ -51,6 +51,17 @@ def one_launch_a_kernel(port: PortState) -> None:
             "(graph breaks); porter ports one graph: remove the graph breaks "
             "(torch._dynamo.explain shows them)"
         )
+    # A graph break at the reference's first op (bincount, nonzero: an output
+    # sized by the data) leaves one graph, whose inputs are values Python
+    # computed before it (Dynamo's ___stack0), not the reference's arguments.
+    stacked = [gi for gi in port.cap.modules[0].inputs if gi.source.startswith("L['___")]
+    if stacked:
+        raise PorterError(
+            f"{port.cap.reference_name}: torch.compile ran its first ops in Python and "
+            "compiled only what follows (a graph break, at an op whose output size "
+            "depends on the data, such as bincount or nonzero); porter ports one "
+            "graph of the whole reference: move that op out of it or make its size fixed"
+        )
     port.cap = relaunched_apart(port.cap)
     port.module = port.cap.modules[0]
 
