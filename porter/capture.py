@@ -1057,6 +1057,14 @@ def run_capture(
             "float32 value that no lower-precision compile told apart from the "
             "inputs' dtype; capture with --dtype bfloat16 or float16 for those"
         )
+    rewritten = [b for m in modules for b in m.rewritten_extern_results()]
+    if dtype == "float32" and rewritten and served != ["float32"]:
+        served = ["float32"]
+        notes.append(
+            "served in float32 alone: a kernel keeps float32 values in an extern "
+            "call's result (a sort's), which other dtypes' calls make in their "
+            "dtype and would round; capture with --dtype bfloat16 or float16 for those"
+        )
     capture = Capture(
         porter_version=porter.__version__,
         torch_version=torch.__version__,

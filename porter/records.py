@@ -185,6 +185,24 @@ class CompiledModule:
         idx = self.output_of(buffer)
         return f"scratch_{buffer}" if idx is None else self.output_var(idx)
 
+    def rewritten_extern_results(self) -> list[str]:
+        """An extern call's results a kernel writes into and the call does
+        not return (a sort's values, then its softmax's cumsum there): they
+        take the inputs' dtype, so a bf16 call rounds what the kernels keep
+        there, which an fp32 capture held whole."""
+        return sorted(
+            {
+                a.target or a.value
+                for step in self.steps
+                if step.kind == "launch"
+                for a in step.args
+                if a.param.startswith(("out_ptr", "in_out_ptr"))
+                and a.kind == "scratch"
+                and (a.target or a.value) in self.produced
+                and self.output_of(a.target or a.value) is None
+            }
+        )
+
     def unmatched_fp32(self) -> list[str]:
         """fp32 buffers a non-matmul extern call reads that no lower-precision
         compile told apart (Buffer.follows unknown): in bf16 the reference may

@@ -3812,3 +3812,38 @@ def test_a_graph_break_before_the_only_graph_is_refused_at_capture(tmp_path):
     with pytest.raises(PorterError, match="graph break.*bincount or nonzero"):
         _capture(tmp_path, "minus_counts", BINCOUNT_FIRST)
     assert not (tmp_path / "cases" / "minus_counts").exists()
+
+
+TOP_P_REMOVE = '''
+    """Top-p removal mask (HF's TopPLogitsWarper): sort, cumsum of softmax, scatter back."""
+    import torch
+
+    DIMS = {"num_tokens": 4, "vocab": 64}
+    DYNAMIC = ["num_tokens"]
+    DTYPES = ["float32"]
+
+
+    def make_inputs(num_tokens, vocab, dtype=torch.float32, device="cpu"):
+        return (2 * torch.randn(num_tokens, vocab, dtype=dtype, device=device),)
+
+
+    def top_p_remove(scores, top_p: float = 0.8):
+        sorted_logits, sorted_indices = torch.sort(scores)
+        cum = sorted_logits.softmax(dim=-1).cumsum(dim=-1)
+        remove = cum <= 1 - top_p
+        return remove.scatter(1, sorted_indices, remove)
+
+
+    REFERENCE = top_p_remove
+'''
+
+
+def test_fp32_values_kept_in_an_extern_result_serve_float32_alone(tmp_path):
+    # The kernel writes the cumsum into the sort's values: a bf16 call made
+    # that buffer bf16 and rounded the cumsum before its threshold (0.19989
+    # to 0.2002), flipping tokens eager and float64 keep, with no error.
+    case = _capture(tmp_path, "top_p_remove", TOP_P_REMOVE)
+    assert case.manifest["dtypes_served"] == ["float32"]
+    with pytest.raises(ScaffoldRefuses, match="captured in float32"):
+        sizes = {"num_tokens": 3, "vocab": 64}
+        check_parity(case, Scenario("bfloat16", sizes, optional=True), "cpu", 0)
