@@ -1082,6 +1082,7 @@ def run_capture(
         outputs_copied=outputs_copied,
         edge_sizes=crossed,
         zero_divisors=_zero_divisors(ref, dtype, device, arguments),
+        rejected_arguments=_rejected_arguments(ref, dtype, device, arguments),
         rejected_sizes=_rejected_sizes(ref, dtype, device),
         input_ranks={
             n: v.dim() for n, v in arguments.items() if isinstance(v, torch.Tensor)
@@ -1532,17 +1533,50 @@ def _zero_divisors(
     for name, value in arguments.items():
         if type(value) not in (int, float) or value == 0:
             continue
-        try:
-            fn, inputs = _built_in(ref, dtype, device)
-            target = fn.forward if isinstance(fn, torch.nn.Module) else fn
-            bound = inspect.signature(target).bind_partial(*inputs)
-            bound.arguments[name] = type(value)(0)
-            with torch.no_grad():
-                target(*bound.args, **bound.kwargs)
-        except Exception as err:  # noqa: BLE001 - only a division by 0 counts
-            if isinstance(err, ZeroDivisionError) or "ZeroDivisionError" in str(err):
-                out.append(name)
+        err = _eager_error_at(ref, dtype, device, name, type(value)(0))
+        if isinstance(err, ZeroDivisionError) or "ZeroDivisionError" in str(err):
+            out.append(name)
     return out
+
+
+def _rejected_arguments(
+    ref: Reference, dtype: str, device: str, arguments: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """The int arguments at 0 of which eager raises otherwise (HF's top-k:
+    the last of topk(x, min(k, vocab)), an IndexError at k = 0): the scaffold
+    refuses 0 in eager's words, where its kernels read before a tensor.
+    {"argument": name, "error": eager's first line}."""
+    out = []
+    for name, value in arguments.items():
+        if type(value) is not int or value == 0:
+            continue
+        err = _eager_error_at(ref, dtype, device, name, 0)
+        if err is not None and not (
+            isinstance(err, ZeroDivisionError) or "ZeroDivisionError" in str(err)
+        ):
+            said = f"{type(err).__name__}: {_first_line(err)}"
+            out.append({"argument": name, "error": said[:160]})
+    return out
+
+
+def _eager_error_at(
+    ref: Reference, dtype: str, device: str, name: str, value: Any
+) -> Exception | None:
+    """What eager raises with argument `name` at `value`, the capture's inputs
+    otherwise; None where it runs (or the inputs are not built)."""
+    try:
+        fn, inputs = _built_in(ref, dtype, device)
+        target = fn.forward if isinstance(fn, torch.nn.Module) else fn
+        bound = inspect.signature(target).bind_partial(*inputs)
+    except Exception:  # noqa: BLE001 - make_inputs itself: not the reference
+        return None
+    bound.arguments[name] = value
+    try:
+        with torch.no_grad():
+            target(*bound.args, **bound.kwargs)
+    except Exception as err:  # noqa: BLE001 - any rejection
+        return err
+    return None
 
 
 def _rejected_sizes(ref: Reference, dtype: str, device: str) -> list[dict[str, Any]]:

@@ -255,6 +255,9 @@ class Capture:
     zero_divisors: list[str] = field(default_factory=list)
     # Dims at 1 or 0 of which eager raises ({"dim", "size", "error"}): refused there.
     rejected_sizes: list[dict[str, Any]] = field(default_factory=list)
+    # Int arguments at 0 of which eager raises otherwise ({"argument", "error"}):
+    # refused there.
+    rejected_arguments: list[dict[str, Any]] = field(default_factory=list)
     # Each tensor argument's rank at capture: one the graph reads only a size
     # of (`like.shape[-1]`) is checked too, as the launcher indexes its shape.
     input_ranks: dict[str, int] = field(default_factory=dict)

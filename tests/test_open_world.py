@@ -3847,3 +3847,38 @@ def test_fp32_values_kept_in_an_extern_result_serve_float32_alone(tmp_path):
     with pytest.raises(ScaffoldRefuses, match="captured in float32"):
         sizes = {"num_tokens": 3, "vocab": 64}
         check_parity(case, Scenario("bfloat16", sizes, optional=True), "cpu", 0)
+
+
+KTH_LARGEST = '''
+    """Scores below the k-th largest masked (HF's TopKLogitsWarper)."""
+    import torch
+
+    DIMS = {"num_tokens": 4, "vocab": 64}
+    DYNAMIC = ["num_tokens"]
+    DTYPES = ["float32"]
+
+
+    def make_inputs(num_tokens, vocab, dtype=torch.float32, device="cpu"):
+        return (torch.randn(num_tokens, vocab, dtype=dtype, device=device),)
+
+
+    def below_kth(scores, k: int = 10):
+        k = min(k, scores.size(-1))
+        kth = torch.topk(scores, k)[0][..., -1, None]
+        return scores.masked_fill(scores < kth, float("-inf"))
+
+
+    REFERENCE = below_kth
+'''
+
+
+def test_an_int_argument_eager_rejects_at_0_is_refused_there(tmp_path):
+    # topk(x, 0)[..., -1] raises IndexError in eager; the kernel read the
+    # element before the empty top-k's buffer (a segfault in the interpreter).
+    case = _capture(tmp_path, "below_kth", KTH_LARGEST)
+    sizes = {"num_tokens": 3, "vocab": 64}
+    text = (case.folder / "kernel.py").read_text()
+    assert "eager raises at k = 0 (IndexError" in text
+    with pytest.raises(ReferenceRejects, match="so does the scaffold"):
+        check_parity(case, Scenario("float32", sizes, args={1: 0}), "cpu", 0)
+    _check(case, sizes, args={1: 3})  # and other k stay right

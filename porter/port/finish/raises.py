@@ -5,8 +5,9 @@ batch of 1; a reference may check `if x.shape[0] == 1: raise`. Dynamo traces
 sizes of 2 and more alone (it specializes 0 and 1), so no guard says so, and
 the kernels returned numbers (zeros, a running variance of NaN written into
 the caller's tensor), or at 0 read and wrote before a tensor (`x[:, -1]` of no
-tokens). The capture tried each dim at 1 and at 0 (manifest rejected_sizes);
-the launcher refuses those calls in eager's words.
+tokens). The capture tried each dim at 1 and at 0 (manifest rejected_sizes),
+and each int argument at 0 (rejected_arguments: HF's top-k of min(k, vocab),
+then its last, at k = 0); the launcher refuses those calls in eager's words.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from porter.port.model import PortState
 
 
 def refuse_sizes_eager_rejects(port: PortState) -> None:
-    """Each dim at 1 or 0 of which eager raises on the reference's inputs, as
-    the capture tried, is refused there in the launcher with eager's error,
-    instead of the kernels returning numbers."""
+    """Each dim at 1 or 0, and each int argument at 0, of which eager raises
+    on the reference's inputs, as the capture tried, is refused there in the
+    launcher with eager's error, instead of the kernels returning numbers."""
     launcher = port.launcher
     named = {d.name for d in launcher.dims}
     axes = {d.name: d.axes for d in port.cap.dims}
@@ -36,3 +37,9 @@ def refuse_sizes_eager_rejects(port: PortState) -> None:
         port.notes.append(
             f"a call where {name} == {at} is refused, as eager raises there"
         )
+    # int arguments at 0 (a top-k of min(k, vocab), then its last)
+    for entry in port.cap.rejected_arguments:
+        name = entry["argument"]
+        said = f"eager raises at {name} = 0 ({entry['error']}); so does the scaffold"
+        launcher.checks.append(f"if {name} == 0:\n    refuse({said!r})")
+        port.notes.append(f"a call where {name} == 0 is refused, as eager raises there")
