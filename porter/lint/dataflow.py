@@ -208,6 +208,8 @@ class Flow:
     accumulations: dict[int, Site] = field(default_factory=dict)
     # Each memory op's branch path: (id of the if, branch taken) pairs.
     memop_paths: dict[int, tuple] = field(default_factory=dict)
+    # The test of each `if` on constexpr parameters alone, by the if's id.
+    compile_time_tests: dict[int, ast.expr] = field(default_factory=dict)
 
 
 def analyze(
@@ -339,6 +341,8 @@ class _Interpreter:
         elif isinstance(s, ast.If):
             self._tested(s.test)
             self.expr(s.test)
+            if self._compile_time(s.test):
+                self.flow.compile_time_tests[id(s)] = s.test
             before, path = dict(self.env), self.path
             self.path = path + ((id(s), True),)
             self.block(s.body)

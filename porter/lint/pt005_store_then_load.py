@@ -22,10 +22,31 @@ RULE = Rule(
 )
 
 
-def _exclusive(a: tuple, b: tuple) -> bool:
-    """Two branch paths that took different sides of one `if` never both run."""
+def _exclusive(a: tuple, b: tuple, tests: dict[int, ast.expr]) -> bool:
+    """Two branch paths that took different sides of one `if` never both run;
+    nor do two that took sides of constexpr tests no value meets together
+    (`if PHASE == 0:` and `if PHASE > 0:`: one compiled kernel holds one)."""
     taken = dict(a)
-    return any(taken.get(if_id, side) != side for if_id, side in b)
+    if any(taken.get(if_id, side) != side for if_id, side in b):
+        return True
+    sides = [(tests[i], side) for i, side in a + b if i in tests]
+    names = {
+        n.id for test, _ in sides for n in ast.walk(test) if isinstance(n, ast.Name)
+    }
+    if len(names) != 1 or len(sides) < 2:
+        return False
+    (name,) = names
+    try:
+        codes = [
+            (compile(ast.Expression(test), "<test>", "eval"), side)
+            for test, side in sides
+        ]
+        return not any(
+            all(bool(eval(code, {}, {name: v})) == side for code, side in codes)
+            for v in range(-8, 257)
+        )
+    except Exception:  # noqa: BLE001 - a test that is not plain integer arithmetic
+        return False
 
 
 def _same_elements(store: ast.Call, load: ast.Call) -> bool:
@@ -45,7 +66,7 @@ def _same_elements(store: ast.Call, load: ast.Call) -> bool:
 
 def check(ctx: Context) -> Iterator[Hit]:
     for kc in ctx.kernels:
-        paths = kc.flow.memop_paths
+        paths, tests = kc.flow.memop_paths, kc.flow.compile_time_tests
         stored = {}  # base pointer -> plain stores since the last barrier
         for op in kc.flow.memops:
             if op.kind == "barrier":
@@ -56,7 +77,7 @@ def check(ctx: Context) -> Iterator[Hit]:
                 racing = [
                     s
                     for s in stored[op.base]
-                    if not _exclusive(paths[id(s)], paths[id(op.node)])
+                    if not _exclusive(paths[id(s)], paths[id(op.node)], tests)
                     and not _same_elements(s, op.node)
                 ]
                 if not racing:

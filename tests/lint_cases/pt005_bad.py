@@ -31,3 +31,14 @@ def looped_kernel(buf_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
         cols = start + tl.arange(0, BLOCK)
         v = tl.load(buf_ptr + cols + 1, mask=cols + 1 < n_cols)  # PT005: a neighbour
         tl.store(out_ptr + row * n_cols + cols, v, mask=cols < n_cols)
+
+
+@triton.jit
+def phased_kernel(part_ptr, n_splits, PHASE: tl.constexpr, MAX: tl.constexpr):
+    split = tl.program_id(1)
+    splits = tl.arange(0, MAX)
+    if PHASE >= 0:
+        tl.store(part_ptr + split, 1.0)
+    if PHASE < 2:  # PHASE 0 and 1 hold both
+        v = tl.load(part_ptr + splits, mask=splits < n_splits)  # PT005
+        tl.store(part_ptr + MAX + split, tl.sum(v.to(tl.float32)))

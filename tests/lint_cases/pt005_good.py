@@ -51,3 +51,18 @@ def either_branch_kernel(q_ptr, n_cols, FUSED: tl.constexpr, BLOCK: tl.constexpr
     else:
         half = tl.load(q_ptr + n_cols - 1 - cols, mask=cols < n_cols)
         tl.store(q_ptr + cols, half, mask=cols < n_cols)
+
+
+@triton.jit
+def phased_kernel(part_ptr, n_splits, PHASE: tl.constexpr, MAX: tl.constexpr):
+    # A store in one phase and a load in the later ones: two ifs on one
+    # constexpr that no value meets together, so one compiled kernel holds one.
+    split = tl.program_id(1)
+    splits = tl.arange(0, MAX)
+    if PHASE == 0:
+        tl.store(part_ptr + split, 1.0)
+    if PHASE > 0:
+        total = tl.sum(
+            tl.load(part_ptr + splits, mask=splits < n_splits, other=0.0).to(tl.float32)
+        )
+        tl.store(part_ptr + MAX + split, total)
