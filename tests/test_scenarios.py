@@ -51,6 +51,17 @@ def test_a_launcher_asking_row_launch_is_tested_past_common_pys_limit():
     assert wide == ["random", "difficult"]
 
 
+def test_each_dtype_served_beyond_the_references_own_is_tested():
+    # An fp32 reference whose scaffold serves bf16 too: the suite had tested
+    # fp32 alone, and a bf16 call that rounded an fp32 intermediate passed.
+    case = _case(SimpleNamespace())
+    case.manifest["dtypes_served"] = ["float32", "bfloat16"]
+    extra = [(s.sizes, s.values) for s in case.scenarios() if s.dtype == "bfloat16"]
+    assert ({"num_tokens": 4, "num_heads": 8, "head_dim": 128}, "random") in extra
+    assert any(values == "difficult" for _, values in extra)
+    assert not [s for s in _case(SimpleNamespace()).scenarios() if s.dtype != "float32"]
+
+
 def test_no_wide_rows_without_a_looped_kernel():
     case = _case(SimpleNamespace())
     assert not [s for s in case.scenarios() if 32770 in s.sizes.values()]

@@ -379,6 +379,13 @@ class Case:
         for dtype in self.manifest["dtypes"]:
             if dtype in FLOOR and dtype not in served:
                 out.append(Scenario(dtype, small, optional=True))
+        # Each dtype the scaffold serves beyond the reference's own list: the
+        # captured call and difficult values, right (a buffer Inductor reused
+        # for fp32 values, in the inputs' dtype, rounds them in bf16).
+        for dtype in self.manifest.get("dtypes_served", []):
+            if dtype in FLOOR and dtype not in self.manifest["dtypes"]:
+                out.append(Scenario(dtype, base))
+                out.append(Scenario(dtype, small, values="difficult"))
         return [sc for sc in out if self.fits(sc.sizes)]
 
     def _untied(self, sizes: dict[str, int]) -> list[tuple[int, str]]:
