@@ -38,13 +38,16 @@ from porter.testing.parity import (
     scaffold_entry,
 )
 
-# Decode sizes (1, an odd count, a multiple of 16); jitcheck adds the sweep's
-# largest count, as an engine's profile run at its largest batch does: porter's
-# launch heuristics pick their blocks and warps from the token count (decode or
+# Decode sizes (1, an odd count, a multiple of 16) and 512, the largest batch
+# vLLM captures a CUDA graph for by default; jitcheck adds the sweep's largest
+# count, as an engine's profile run at its largest batch does: porter's launch
+# heuristics pick their blocks and warps from the token count (decode or
 # prefill), switching once as the count grows, and that warmup compiles both
-# sides. A choice that switched at another count (the persistent kernels'
-# eviction hint once did) leaves a variant between them, which the sweep finds.
-WARMUP_TOKENS = (1, 7, 64)
+# sides; few wide rows split over several programs (under 512 rows) is the one
+# regime before them. A choice that switched at another count (the persistent
+# kernels' eviction hint once did) leaves a variant between them, which the
+# sweep finds.
+WARMUP_TOKENS = (1, 7, 64, 512)
 GPU_SWEEP = (1, 2, 4, 16, 64, 256, 1024, 4096, 16384, 32768)
 # On the CPU the interpreter takes about 0.1 s per 40k elements, so from
 # KEYS_ONLY_FROM tokens on the launches are keyed, not run: the launcher sees
@@ -135,7 +138,7 @@ def jitcheck(
     dtype = dtype or case.dtypes[0]
     tokens = tokens or (GPU_SWEEP if device == "cuda" else CPU_SWEEP)
     if warm_tokens is None:
-        warm_tokens = (*WARMUP_TOKENS, max(tokens))
+        warm_tokens = (*(n for n in WARMUP_TOKENS if n < max(tokens)), max(tokens))
     kernels = scaffold_kernels(case.kernel)
     keys_only = set()
 

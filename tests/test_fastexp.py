@@ -92,7 +92,9 @@ def test_scaffolds_call_exp_only_through_the_helper(case):
     tree = ast.parse(source)
     functions = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
     # The helper comes from common.py, which defines it once.
-    imported = {a.name for n in tree.body if isinstance(n, ast.ImportFrom) for a in n.names}
+    imported = {
+        a.name for n in tree.body if isinstance(n, ast.ImportFrom) for a in n.names
+    }
     assert HELPER in imported and all(f.name != HELPER for f in functions)
     common = ast.parse((CAPTURED / "common.py").read_text())
     assert [n.name for n in common.body if getattr(n, "name", "") == HELPER] == [HELPER]
@@ -257,7 +259,9 @@ left = []
 for vocab, block in zip(*[iter(map(int, sys.argv[1:]))] * 2):
     x = torch.empty(4096, vocab)
     bound = inspect.signature(kernel.fn).bind(
-        torch.empty_like(x), x, 4096, vocab, vocab, vocab, 1, block, True
+        out_ptr=torch.empty_like(x), logits_ptr=x, partials_ptr=x, num_tokens=4096,
+        logits_stride0=vocab, out_stride0=vocab, SPLITS=1, vocab=vocab,
+        BLOCK_ROWS=1, BLOCK_COLS=block, SPLITS_BLOCK=1, PHASE=-1, LAUNCH_PDL=True,
     )
     src, _ = regcount.source_of(kernel, bound)
     compiled = triton.compile(
@@ -292,15 +296,15 @@ def test_softmax_looped_kernel_matches_float64_unrolled_or_not(vocab, porter_dev
     out = torch.full_like(x, float("nan"))
     pdl = _softmax.pdl_enabled(x.device)
     _softmax.softmax_kernel_looped[(x.shape[0],)](
-        out,
-        x,
-        x.shape[0],
-        x.stride(0),
-        out.stride(0),
-        vocab,
-        1,
-        32,
-        pdl,
+        out_ptr=out,
+        logits_ptr=x,
+        num_tokens=x.shape[0],
+        logits_stride0=x.stride(0),
+        out_stride0=out.stride(0),
+        vocab=vocab,
+        BLOCK_ROWS=1,
+        BLOCK_COLS=32,
+        LAUNCH_PDL=pdl,
         num_warps=1,
         launch_pdl=pdl,
     )

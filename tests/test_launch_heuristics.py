@@ -120,7 +120,7 @@ def test_launchers_count_the_tensors_a_row_moves(
     rule |= {"row_only": "True"} if row_only else {}
     rule |= {"reread": "True"} if reread else {}
     rule |= {"reduced_twice": "True"} if twice else {}
-    options = ("reads", "once", "online", "stream")
+    options = ("reads", "once", "online", "split", "stream")
     assert {k: v for k, v in keywords.items() if k not in options} == rule
 
 

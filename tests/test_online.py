@@ -31,7 +31,8 @@ def _function(tree: ast.Module, name: str) -> ast.FunctionDef:
 
 
 def _loops(fn: ast.FunctionDef) -> list[ast.For]:
-    return [s for s in fn.body if isinstance(s, ast.For)]
+    """Its loops, in order: a rendered looped kernel runs each under `if PHASE`."""
+    return [s for s in ast.walk(fn) if isinstance(s, ast.For)]
 
 
 def test_logsumexp_online_kernel_reads_the_row_once():

@@ -333,7 +333,10 @@ def test_gpu_config_gives_way_to_porters_launch_heuristics():
     assert text == plain
     # row_launch sizes both forms (looped_settings for the looped one)
     assert "form, launch = row_launch(" in text
-    assert 'kernel = rmsnorm_kernel_looped if form == "looped" else' in text
+    assert (
+        'kernel = rmsnorm_kernel if form == "persistent" else rmsnorm_kernel_looped'
+        in text
+    )
     assert "autotuner" not in text and "num_stages=1" not in text
 
 

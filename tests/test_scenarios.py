@@ -51,6 +51,19 @@ def test_a_launcher_asking_row_launch_is_tested_past_common_pys_limit():
     assert wide == ["random", "difficult"]
 
 
+def test_a_looped_kernel_that_splits_rows_is_tested_past_the_split_limit():
+    # A row this wide takes the split launch (common.py's SplitRows): uneven
+    # slices, splits past the row's end (tests/test_split.py: inf and NaN).
+    common = {"MAX_FUSED_COLS": 32768, "SPLIT_MIN_COLS": 16384}
+    row_launch = eval("lambda *args, **kw: MAX_FUSED_COLS", common)
+    SplitRows = type("SplitRows", (), {})
+    case = _case(SimpleNamespace(row_launch=row_launch, kernel_looped=SplitRows()))
+    split = [(s.sizes, s.values) for s in case.scenarios() if 16387 in s.sizes.values()]
+    assert split == [({"num_tokens": 1, "num_heads": 8, "head_dim": 16387}, "random")]
+    plain = _case(SimpleNamespace(row_launch=row_launch))
+    assert not [s for s in plain.scenarios() if 16387 in s.sizes.values()]
+
+
 def test_each_dtype_served_beyond_the_references_own_is_tested():
     # An fp32 reference whose scaffold serves bf16 too: the suite had tested
     # fp32 alone, and a bf16 call that rounded an fp32 intermediate passed.

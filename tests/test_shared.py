@@ -40,7 +40,7 @@ def test_q_and_k_norms_share_one_kernel_and_give_the_reference(tmp_path, porter_
     text = render_kernel(port_capture(cap, ref))
     assert text.count("@triton.jit") == 2, text
     # launched for q and for k from one loop (loop_repeated_launches)
-    assert text.count("kernel = qk_norm_kernel_looped if form == ") == 1
+    assert text.count('kernel = qk_norm_kernel if form == "persistent" else') == 1
     assert "(q, q_weight, out0, num_heads)" in text and "x_ptr=x," in text
     assert "(k, k_weight, out1, num_kv_heads)" in text and "q_ptr" not in text
     (tmp_path / "qk").mkdir()

@@ -256,7 +256,7 @@ def main() -> int:
         "'trigger_at')",
     )
     args = ap.parse_args()
-    case = load_case(f"captured/{args.case}")
+    case = load_case(args.case if os.sep in args.case else f"captured/{args.case}")
     files = {"kernel.py": case.kernel}
     common = case.folder.parent / "common.py"  # where a variant's folder has none
     files.update(

@@ -166,6 +166,25 @@ def launch_settings(
     return 1, block, warps
 
 
+# Few rows of SPLIT_MIN_COLS or more are split over several programs each, up
+# to SPLIT_PROGRAMS in all (one an SM of an H100 or H200): one program a row
+# leaves most SMs idle (docs/benchmarks/launch-rules.md#split). MAX_SPLITS, a
+# power of two, is the kernels' SPLITS_BLOCK: the partials a row they reduce.
+SPLIT_MIN_COLS = 65536
+SPLIT_PROGRAMS = 132
+MAX_SPLITS = 128
+SPLIT_BLOCK_COLS = 1024
+SPLIT_WARPS = 4
+
+
+def split_count(num_rows, row_size):
+    """Programs a row of the split-row kernel; 1: not split."""
+    if row_size < SPLIT_MIN_COLS:
+        return 1
+    most = min(MAX_SPLITS, SPLIT_PROGRAMS // max(num_rows, 1))
+    return max(1, min(most, row_size // (2 * SPLIT_BLOCK_COLS)))
+
+
 def row_launch(
     num_rows,
     row_size,
@@ -173,6 +192,7 @@ def row_launch(
     reads=None,
     once=False,
     online=False,
+    split=False,
     stream=False,
     **rule,
 ):
@@ -181,14 +201,23 @@ def row_launch(
     `rule`) unless the block is over MAX_FUSED_COLS or, for a kernel passing
     over its row `reads` = (passes, inputs), moves looped_min_row_bytes; then
     one row a program, streamed in blocks (looped_settings). With online, many
-    very wide rows take the single-pass kernel; with stream, the persistent
-    kernel takes STREAM_ROWS (docs/benchmarks/launch-rules.md#persistent-or-looped)."""
+    very wide rows take the single-pass kernel; with split, few wide rows the
+    split-row kernel; with stream, the persistent kernel takes STREAM_ROWS
+    (docs/benchmarks/launch-rules.md#persistent-or-looped)."""
     rows, block, warps = launch_settings(num_rows, row_size, elem_bytes, **rule)
     if online and block >= ONLINE_MIN_COLS and num_rows >= online_min_rows(elem_bytes):
         rows, block, warps = launch_settings(
             num_rows, online_block_cols(elem_bytes), elem_bytes
         )
         return "online", {"BLOCK_ROWS": rows, "BLOCK_COLS": block, "num_warps": warps}
+    splits = split_count(num_rows, row_size) if split else 1
+    if splits > 1:
+        launch = {
+            "BLOCK_ROWS": 1,
+            "BLOCK_COLS": SPLIT_BLOCK_COLS,
+            "num_warps": SPLIT_WARPS,
+        }
+        return "split", {**launch, "SPLITS": splits}
     row_only = rule.get("row_only", False)
     if block > MAX_FUSED_COLS or (
         reads
@@ -201,6 +230,52 @@ def row_launch(
     if stream:
         launch["STREAM_ROWS"] = stream_rows(row_size, elem_bytes)
     return "persistent", launch
+
+
+class SplitRows:
+    """A looped kernel that can also run split over each row. Launch keywords
+    without SPLITS: one launch of every loop (PHASE -1). With SPLITS: a (rows,
+    SPLITS) grid launched once a phase, each phase handing the next `partials`
+    fp32 values a row and split (docs/benchmarks/launch-rules.md#split)."""
+
+    def __init__(self, kernel, phases, partials):
+        self.kernel, self.phases, self.partials = kernel, phases, partials
+
+    def __getattr__(self, name):  # fn, run, device_caches: the kernel's own
+        return getattr(self.kernel, name)
+
+    def __getitem__(self, grid):
+        def launch(**args):
+            tensor = next(v for v in args.values() if isinstance(v, torch.Tensor))
+            if "SPLITS" not in args:
+                # PHASE -1 reads no partials: any tensor stands in for them
+                whole = {
+                    "partials_ptr": tensor,
+                    "SPLITS": 1,
+                    "SPLITS_BLOCK": 1,
+                    "PHASE": -1,
+                }
+                return self.run(grid=grid, warmup=False, **whole, **args)
+            rows, splits = grid[0] * args["BLOCK_ROWS"], args["SPLITS"]
+            partials = torch.empty(
+                (rows, self.partials, splits), dtype=torch.float32, device=tensor.device
+            )
+            for phase in range(self.phases):
+                self.run(
+                    grid=(grid[0], splits),
+                    warmup=False,
+                    partials_ptr=partials,
+                    SPLITS_BLOCK=MAX_SPLITS,
+                    PHASE=phase,
+                    **args,
+                )
+
+        return launch
+
+
+def split_rows(phases, partials):
+    """Decorates a looped kernel that can run split over each row (SplitRows)."""
+    return lambda kernel: SplitRows(kernel, phases, partials)
 
 
 # Blocks of at most DECODE_BLOCK elements let the next kernel launch right after

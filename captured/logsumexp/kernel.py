@@ -8,7 +8,7 @@ import triton
 import triton.language as tl
 
 from ..common import define_op, exp_ftz, is_fake, max_nan, maximum_nan, pdl_enabled
-from ..common import pdl_release, pdl_wait, refuse, rescale_sum, row_launch
+from ..common import pdl_release, pdl_wait, refuse, rescale_sum, row_launch, split_rows
 
 
 @triton.jit(do_not_specialize=["num_tokens"])
@@ -50,15 +50,20 @@ def logsumexp_kernel(
     tl.store(out_ptr + rows, out.to(out_ptr.dtype.element_ty), row_mask)
 
 
-@triton.jit(do_not_specialize=["num_tokens"])
+@split_rows(phases=3, partials=2)
+@triton.jit(do_not_specialize=["num_tokens", "SPLITS"])
 def logsumexp_kernel_looped(
     out_ptr,
     logits_ptr,
+    partials_ptr,
     num_tokens,
     logits_stride0: tl.int64,
+    SPLITS,
     vocab: tl.constexpr,
     BLOCK_ROWS: tl.constexpr,
     BLOCK_COLS: tl.constexpr,
+    SPLITS_BLOCK: tl.constexpr,
+    PHASE: tl.constexpr,
     LAUNCH_PDL: tl.constexpr,
 ):
     pdl_wait(LAUNCH_PDL)
@@ -66,39 +71,63 @@ def logsumexp_kernel_looped(
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
     col_base = tl.arange(0, BLOCK_COLS)[None, :]
+    # PHASE -1 runs every loop over whole rows; PHASE j, loop j over a slice
+    split = 0 if PHASE < 0 else tl.program_id(1)
+    split_size = tl.cdiv(tl.cdiv(vocab, SPLITS), BLOCK_COLS) * BLOCK_COLS
+    start = 0 if PHASE < 0 else split * split_size
+    stop = vocab if PHASE < 0 else tl.minimum(start + split_size, vocab)
+    partials = partials_ptr + rows * (2 * SPLITS)
+    splits = tl.arange(0, SPLITS_BLOCK)[None, :]
+    split_mask = row_mask & (splits < SPLITS)
     acc = tl.full([BLOCK_ROWS, BLOCK_COLS], float("-inf"), tl.float32)
     # LLVM leaves loops with exp_ftz rolled: unroll a row of two blocks
     LOOP_UNROLL: tl.constexpr = 2 if (vocab + BLOCK_COLS - 1) // BLOCK_COLS == 2 else 1
     logits_rows = logits_ptr + rows * logits_stride0
-    for col_start in tl.range(0, vocab, BLOCK_COLS, loop_unroll_factor=LOOP_UNROLL):
-        cols = col_start + col_base
-        col_mask = cols < vocab
-        mask = col_mask & row_mask
-        logits = tl.load(
-            logits_rows + cols, mask, eviction_policy="evict_last", other=0.0
-        ).to(tl.float32)
-        maximum_nan_acc = maximum_nan(acc, logits)
-        acc = tl.where(mask, maximum_nan_acc, acc)
+    if PHASE <= 0:
+        for col_start in tl.range(
+            start, stop, BLOCK_COLS, loop_unroll_factor=LOOP_UNROLL
+        ):
+            cols = col_start + col_base
+            col_mask = cols < vocab
+            mask = col_mask & row_mask
+            logits = tl.load(
+                logits_rows + cols, mask, eviction_policy="evict_last", other=0.0
+            ).to(tl.float32)
+            maximum_nan_acc = maximum_nan(acc, logits)
+            acc = tl.where(mask, maximum_nan_acc, acc)
+    if PHASE == 0:
+        tl.store(partials + split, max_nan(acc, 1)[:, None], row_mask)
+    if PHASE > 0:
+        acc = tl.load(partials + splits, split_mask, other=float("-inf"))
     row_max = max_nan(acc, 1)[:, None]
     acc_2 = tl.full([BLOCK_ROWS, BLOCK_COLS], 0, tl.float32)
-    for col_start in tl.range(0, vocab, BLOCK_COLS, loop_unroll_factor=LOOP_UNROLL):
-        cols = col_start + col_base
-        col_mask = cols < vocab
-        mask = col_mask & row_mask
-        logits_2 = tl.load(
-            logits_rows + cols, mask, eviction_policy="evict_first", other=0.0
-        ).to(tl.float32)
-        abs_row_max_is_inf_2 = tl.abs(row_max) == tl.full(
-            [1, 1], float("inf"), tl.float32
-        )
-        exp = exp_ftz(logits_2 - tl.where(abs_row_max_is_inf_2, 0.0, row_max))
-        acc_2_plus_exp = acc_2 + exp
-        acc_2 = tl.where(mask, acc_2_plus_exp, acc_2)
+    if PHASE < 0 or PHASE == 1:
+        for col_start in tl.range(
+            start, stop, BLOCK_COLS, loop_unroll_factor=LOOP_UNROLL
+        ):
+            cols = col_start + col_base
+            col_mask = cols < vocab
+            mask = col_mask & row_mask
+            logits_2 = tl.load(
+                logits_rows + cols, mask, eviction_policy="evict_first", other=0.0
+            ).to(tl.float32)
+            abs_row_max_is_inf_2 = tl.abs(row_max) == tl.full(
+                [1, 1], float("inf"), tl.float32
+            )
+            exp = exp_ftz(logits_2 - tl.where(abs_row_max_is_inf_2, 0.0, row_max))
+            acc_2_plus_exp = acc_2 + exp
+            acc_2 = tl.where(mask, acc_2_plus_exp, acc_2)
+    if PHASE == 1:
+        tl.store(partials + SPLITS + split, tl.sum(acc_2, 1)[:, None], row_mask)
+    if PHASE > 1:
+        acc_2 = tl.load(partials + SPLITS + splits, split_mask, other=0)
     row_sum = tl.sum(acc_2, 1)[:, None]
     log_row_sum = tl.log(row_sum)
     abs_row_max_is_inf = tl.abs(row_max) == tl.full([1, 1], float("inf"), tl.float32)
     out = log_row_sum + tl.where(abs_row_max_is_inf, 0.0, row_max)
-    tl.store(out_ptr + rows, out.to(out_ptr.dtype.element_ty), row_mask)
+    if PHASE < 0 or PHASE == 2:
+        if split == 0:
+            tl.store(out_ptr + rows, out.to(out_ptr.dtype.element_ty), row_mask)
 
 
 @triton.jit(do_not_specialize=["num_tokens"])
@@ -166,12 +195,14 @@ def logsumexp(logits: torch.Tensor):
         row_tensors=1,
         row_only=True,
         online=True,
+        split=True,
         stream=True,
     )
     kernel = {
         "persistent": logsumexp_kernel,
         "looped": logsumexp_kernel_looped,
         "online": logsumexp_kernel_online,
+        "split": logsumexp_kernel_looped,
     }[form]
     kernel[(triton.cdiv(num_tokens, launch["BLOCK_ROWS"]),)](
         out_ptr=out,

@@ -9,7 +9,7 @@ import triton.language as tl
 from triton.language.extra import libdevice
 
 from ..common import define_op, is_fake, max_nan, maximum_nan, minimum_nan, pdl_enabled
-from ..common import pdl_release, pdl_wait, refuse, row_launch
+from ..common import pdl_release, pdl_wait, refuse, row_launch, split_rows
 
 
 @triton.jit(do_not_specialize=["num_tokens"])
@@ -52,17 +52,22 @@ def quant_int8_kernel(
     tl.store(out0_rows + cols, out0, mask)
 
 
-@triton.jit(do_not_specialize=["num_tokens"])
+@split_rows(phases=2, partials=1)
+@triton.jit(do_not_specialize=["num_tokens", "SPLITS"])
 def quant_int8_kernel_looped(
     out1_ptr,
     x_ptr,
     out0_ptr,
+    partials_ptr,
     num_tokens,
     x_stride0: tl.int64,
     out0_stride0: tl.int64,
+    SPLITS,
     hidden: tl.constexpr,
     BLOCK_ROWS: tl.constexpr,
     BLOCK_COLS: tl.constexpr,
+    SPLITS_BLOCK: tl.constexpr,
+    PHASE: tl.constexpr,
     LAUNCH_PDL: tl.constexpr,
 ):
     pdl_wait(LAUNCH_PDL)
@@ -70,29 +75,45 @@ def quant_int8_kernel_looped(
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
     col_base = tl.arange(0, BLOCK_COLS)[None, :]
+    # PHASE -1 runs every loop over whole rows; PHASE j, loop j over a slice
+    split = 0 if PHASE < 0 else tl.program_id(1)
+    split_size = tl.cdiv(tl.cdiv(hidden, SPLITS), BLOCK_COLS) * BLOCK_COLS
+    start = 0 if PHASE < 0 else split * split_size
+    stop = hidden if PHASE < 0 else tl.minimum(start + split_size, hidden)
+    partials = partials_ptr + rows * (1 * SPLITS)
+    splits = tl.arange(0, SPLITS_BLOCK)[None, :]
+    split_mask = row_mask & (splits < SPLITS)
     acc = tl.full([BLOCK_ROWS, BLOCK_COLS], float("-inf"), tl.float32)
     x_rows = x_ptr + rows * x_stride0
     out0_rows = out0_ptr + rows * out0_stride0
-    for col_start in tl.range(0, hidden, BLOCK_COLS):
-        cols = col_start + col_base
-        col_mask = cols < hidden
-        mask = col_mask & row_mask
-        x = tl.load(x_rows + cols, mask, eviction_policy="evict_last", other=0.0)
-        x = x.to(tl.float32)
-        maximum_nan_acc = maximum_nan(acc, tl.abs(x))
-        acc = tl.where(mask, maximum_nan_acc, acc)
+    if PHASE <= 0:
+        for col_start in tl.range(start, stop, BLOCK_COLS):
+            cols = col_start + col_base
+            col_mask = cols < hidden
+            mask = col_mask & row_mask
+            x = tl.load(x_rows + cols, mask, eviction_policy="evict_last", other=0.0)
+            x = x.to(tl.float32)
+            maximum_nan_acc = maximum_nan(acc, tl.abs(x))
+            acc = tl.where(mask, maximum_nan_acc, acc)
+    if PHASE == 0:
+        tl.store(partials + split, max_nan(acc, 1)[:, None], row_mask)
+    if PHASE > 0:
+        acc = tl.load(partials + splits, split_mask, other=float("-inf"))
     row_max = max_nan(acc, 1)[:, None]
     out1 = maximum_nan(row_max, 1e-10) / 127.0
-    tl.store(out1_ptr + rows, out1.to(out1_ptr.dtype.element_ty), row_mask)
-    for col_start in tl.range(0, hidden, BLOCK_COLS):
-        cols = col_start + col_base
-        col_mask = cols < hidden
-        mask = col_mask & row_mask
-        x_2 = tl.load(x_rows + cols, mask, eviction_policy="evict_first", other=0.0)
-        x_2 = x_2.to(tl.float32)
-        maximum_nan_2 = maximum_nan(libdevice.nearbyint(x_2 / out1), -128.0)
-        out0 = minimum_nan(maximum_nan_2, 127.0).to(tl.int8)
-        tl.store(out0_rows + cols, out0, mask)
+    if PHASE < 0 or PHASE == 1:
+        if split == 0:
+            tl.store(out1_ptr + rows, out1.to(out1_ptr.dtype.element_ty), row_mask)
+    if PHASE < 0 or PHASE == 1:
+        for col_start in tl.range(start, stop, BLOCK_COLS):
+            cols = col_start + col_base
+            col_mask = cols < hidden
+            mask = col_mask & row_mask
+            x_2 = tl.load(x_rows + cols, mask, eviction_policy="evict_first", other=0.0)
+            x_2 = x_2.to(tl.float32)
+            maximum_nan_2 = maximum_nan(libdevice.nearbyint(x_2 / out1), -128.0)
+            out0 = minimum_nan(maximum_nan_2, 127.0).to(tl.int8)
+            tl.store(out0_rows + cols, out0, mask)
 
 
 def quant_int8(x: torch.Tensor):
@@ -119,9 +140,10 @@ def quant_int8(x: torch.Tensor):
         row_only=True,
         reread=True,
         reads=(2, 1),
+        split=True,
         stream=True,
     )
-    kernel = quant_int8_kernel_looped if form == "looped" else quant_int8_kernel
+    kernel = quant_int8_kernel if form == "persistent" else quant_int8_kernel_looped
     kernel[(triton.cdiv(num_tokens, launch["BLOCK_ROWS"]),)](
         out1_ptr=out1_view0,
         x_ptr=x,

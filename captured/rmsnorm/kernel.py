@@ -8,7 +8,7 @@ import triton
 import triton.language as tl
 
 from ..common import define_op, is_fake, pdl_enabled, pdl_release, pdl_wait, refuse
-from ..common import row_launch
+from ..common import row_launch, split_rows
 
 
 @triton.jit(do_not_specialize=["num_tokens"])
@@ -52,17 +52,22 @@ def rmsnorm_kernel(
     tl.store(out_rows + cols, out.to(out_ptr.dtype.element_ty), mask)
 
 
-@triton.jit(do_not_specialize=["num_tokens"])
+@split_rows(phases=2, partials=1)
+@triton.jit(do_not_specialize=["num_tokens", "SPLITS"])
 def rmsnorm_kernel_looped(
     x_ptr,
     weight_ptr,
     out_ptr,
+    partials_ptr,
     num_tokens,
     x_stride0: tl.int64,
     out_stride0: tl.int64,
+    SPLITS,
     hidden: tl.constexpr,
     BLOCK_ROWS: tl.constexpr,
     BLOCK_COLS: tl.constexpr,
+    SPLITS_BLOCK: tl.constexpr,
+    PHASE: tl.constexpr,
     LAUNCH_PDL: tl.constexpr,
 ):
     pdl_wait(LAUNCH_PDL)
@@ -70,30 +75,44 @@ def rmsnorm_kernel_looped(
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
     col_base = tl.arange(0, BLOCK_COLS)[None, :]
+    # PHASE -1 runs every loop over whole rows; PHASE j, loop j over a slice
+    split = 0 if PHASE < 0 else tl.program_id(1)
+    split_size = tl.cdiv(tl.cdiv(hidden, SPLITS), BLOCK_COLS) * BLOCK_COLS
+    start = 0 if PHASE < 0 else split * split_size
+    stop = hidden if PHASE < 0 else tl.minimum(start + split_size, hidden)
+    partials = partials_ptr + rows * (1 * SPLITS)
+    splits = tl.arange(0, SPLITS_BLOCK)[None, :]
+    split_mask = row_mask & (splits < SPLITS)
     acc = tl.full([BLOCK_ROWS, BLOCK_COLS], 0, tl.float32)
     x_rows = x_ptr + rows * x_stride0
     out_rows = out_ptr + rows * out_stride0
-    for col_start in tl.range(0, hidden, BLOCK_COLS):
-        cols = col_start + col_base
-        col_mask = cols < hidden
-        mask = col_mask & row_mask
-        x = tl.load(x_rows + cols, mask, eviction_policy="evict_last", other=0.0)
-        x = x.to(tl.float32)
-        val = acc + x * x
-        acc = tl.where(mask, val, acc)
+    if PHASE <= 0:
+        for col_start in tl.range(start, stop, BLOCK_COLS):
+            cols = col_start + col_base
+            col_mask = cols < hidden
+            mask = col_mask & row_mask
+            x = tl.load(x_rows + cols, mask, eviction_policy="evict_last", other=0.0)
+            x = x.to(tl.float32)
+            val = acc + x * x
+            acc = tl.where(mask, val, acc)
+    if PHASE == 0:
+        tl.store(partials + split, tl.sum(acc, 1)[:, None], row_mask)
+    if PHASE > 0:
+        acc = tl.load(partials + splits, split_mask, other=0)
     row_sum = tl.sum(acc, 1)[:, None]
-    for col_start in tl.range(0, hidden, BLOCK_COLS):
-        cols = col_start + col_base
-        col_mask = cols < hidden
-        mask = col_mask & row_mask
-        x_2 = tl.load(x_rows + cols, mask, eviction_policy="evict_first", other=0.0)
-        x_2 = x_2.to(tl.float32)
-        weight = tl.load(
-            weight_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
-        ).to(tl.float32)
-        rstd = tl.rsqrt(row_sum / hidden + 1e-06)
-        out = x_2 * rstd * weight
-        tl.store(out_rows + cols, out.to(out_ptr.dtype.element_ty), mask)
+    if PHASE < 0 or PHASE == 1:
+        for col_start in tl.range(start, stop, BLOCK_COLS):
+            cols = col_start + col_base
+            col_mask = cols < hidden
+            mask = col_mask & row_mask
+            x_2 = tl.load(x_rows + cols, mask, eviction_policy="evict_first", other=0.0)
+            x_2 = x_2.to(tl.float32)
+            weight = tl.load(
+                weight_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
+            ).to(tl.float32)
+            rstd = tl.rsqrt(row_sum / tl.cast(hidden, tl.float32) + 1e-06)
+            out = x_2 * rstd * weight
+            tl.store(out_rows + cols, out.to(out_ptr.dtype.element_ty), mask)
 
 
 def rmsnorm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-06):
@@ -114,9 +133,15 @@ def rmsnorm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-06):
         return out
     pdl = pdl_enabled(x.device)
     form, launch = row_launch(
-        num_tokens, hidden, x.element_size(), row_tensors=2, reads=(2, 1), stream=True
+        num_tokens,
+        hidden,
+        x.element_size(),
+        row_tensors=2,
+        reads=(2, 1),
+        split=True,
+        stream=True,
     )
-    kernel = rmsnorm_kernel_looped if form == "looped" else rmsnorm_kernel
+    kernel = rmsnorm_kernel if form == "persistent" else rmsnorm_kernel_looped
     kernel[(triton.cdiv(num_tokens, launch["BLOCK_ROWS"]),)](
         x_ptr=x,
         weight_ptr=weight,

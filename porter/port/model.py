@@ -61,6 +61,10 @@ class KernelPort:
     # A single-pass form of the looped kernel (porter.port.forms.online), which the
     # launcher takes for many very wide rows.
     online: ast.FunctionDef | None = None
+    # The looped kernel's launch split over each row for few wide rows
+    # (porter.port.forms.split): (phases, partials a row and split); 0 phases
+    # where it has none.
+    split_launch: tuple[int, int] = (0, 0)
     # (K param, K launcher expr, rows launcher expr) of a (rows, cols) launch
     # (porter.port.speed.tile); None keeps the flat 1-D launch.
     tile: tuple[str, str, str] | None = None

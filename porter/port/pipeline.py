@@ -51,7 +51,7 @@ from porter.port.finish import (
     views,
     zero_divisors,
 )
-from porter.port.forms import online, persist, recompute, scratch
+from porter.port.forms import online, persist, recompute, scratch, split
 from porter.port.launch import bias, fuse, launcher, matmul
 from porter.port.model import PortState
 from porter.port.speed import guards, reciprocal, tile
@@ -62,7 +62,7 @@ PHASES = {
     "clean": "Inductor's code cleaned up, kernel by kernel",
     "bind": "parameters bound to the launch, dtypes made explicit, names given",
     "speed": "rewrites for speed that read those names",
-    "forms": "a reduction's other forms: persistent, single-pass",
+    "forms": "a reduction's other forms: persistent, single-pass, split over rows",
     "launch": "kernels fused and named, the launcher planned",
     "finish": "the last rewrites of every kernel form",
 }
@@ -128,6 +128,7 @@ PIPELINE = [
     Pass("forms", online.derive_online),
     Pass("forms", recompute.recompute_looped_reloads),
     Pass("forms", scratch.recompute_scratch_buffers, "port"),
+    Pass("forms", split.plan_split),
     Pass("launch", fuse.fuse_pointwise_kernels, "port"),
     Pass("launch", generalize.name_kernels, "port"),
     Pass("launch", launcher.plan_launch, "port"),
@@ -136,6 +137,7 @@ PIPELINE = [
     Pass("launch", launcher.bind_tensor_layouts, "port"),
     Pass("launch", launcher.launch_chosen_kernel, "port"),
     Pass("finish", fastexp.fast_exp, "port"),
+    Pass("finish", split.split_looped_kernel),
     Pass("finish", tanh.sigmoid_gelu, "port"),
     Pass("finish", pdl.launch_dependents, "port"),
     Pass("finish", scalars.drop_number_casts, "port"),

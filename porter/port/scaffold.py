@@ -23,6 +23,9 @@ class KernelSource:
     do_not_specialize: list[str]
     # It holds an index check (tl.device_assert), which only debug compiles in.
     debug: bool = False
+    # A decorator above @triton.jit: a looped kernel that can run split over
+    # each row (common.py's split_rows).
+    decorator: str = ""
 
 
 @dataclass
@@ -42,7 +45,7 @@ class Scaffold:
     module_class: dict | None = None
     # Every scaffold helper the launcher calls, with the options it passes.
     calls: Calls = field(default_factory=Calls)
-    # The forms some kernel has: "tile", "persistent", "online", "matmul".
+    # The forms some kernel has: "tile", "persistent", "online", "split", "matmul".
     forms: set[str] = field(default_factory=set)
     libdevice: bool = False
     # Some kernel launches with programmatic dependent launch.
@@ -57,14 +60,7 @@ def build_scaffold(port: PortState) -> Scaffold:
     """The scaffold of a port the pipeline has run on."""
     cap, ports, launcher = port.cap, port.kernels, port.launcher
     every_step = port.steps()
-    kernels = [
-        KernelSource(
-            ast.unparse(form),
-            [p.name for p in kp.params if p.kind == "runtime"],
-            bool(asserts.checks(form)),
-        )
-        for kp, form, _ in port.forms()
-    ]
+    kernels = [_kernel_source(kp, form) for kp, form, _ in port.forms()]
     for _, form, step in port.forms(shared=True):
         # debug=True also compiles Triton's int32 overflow checks, which
         # Inductor turns off: eager wraps (a hash's x * 1000003).
@@ -85,6 +81,7 @@ def build_scaffold(port: PortState) -> Scaffold:
             ("tile", kp.tile),
             ("persistent", kp.persistent),
             ("online", kp.online),
+            ("split", kp.tree if kp.split_launch[0] else None),
             ("matmul", kp.matmul),
         )
         if form is not None
@@ -110,6 +107,19 @@ def build_scaffold(port: PortState) -> Scaffold:
             step.early_trigger == EARLY_TRIGGER_EXPR for step in port.launches()
         ),
         matmul_fp32=port.options.matmul_fp32 is not None,
+    )
+
+
+def _kernel_source(kp: KernelPort, form: ast.FunctionDef) -> KernelSource:
+    runtime = [p.name for p in kp.params if p.kind == "runtime"]
+    if form is not kp.tree or not kp.split_launch[0]:
+        return KernelSource(ast.unparse(form), runtime, bool(asserts.checks(form)))
+    phases, partials = kp.split_launch
+    return KernelSource(
+        ast.unparse(form),
+        runtime + ["SPLITS"],
+        bool(asserts.checks(form)),
+        f"split_rows(phases={phases}, partials={partials})",
     )
 
 

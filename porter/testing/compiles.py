@@ -94,7 +94,9 @@ def source_of(kernel, bound: inspect.BoundArguments):
             raise TypeError(f"{name}: cannot type {type(value).__name__}")
         if divisible:
             attrs[(i,)] = [["tt.divisibility", 16]]
-    return ASTSource(kernel, signature, constexprs, attrs), constexprs
+    # common.py's SplitRows launches the kernel it holds: compile that one
+    jitted = getattr(kernel, "kernel", kernel) if hasattr(kernel, "phases") else kernel
+    return ASTSource(jitted, signature, constexprs, attrs), constexprs
 
 
 def compile_errors(folder: str | Path, dtype: str | None = None) -> tuple[int, list[str]]:

@@ -264,6 +264,7 @@ class Case:
             # MAX_FUSED_COLS: one row size past it keeps the looped kernel tested
             # (only for the dims reductions run over: others would just grow).
             fused = max_fused_cols(self.kernel)
+            split = split_min_cols(self.kernel)
             rows = self.reduction_dims()
             branched = self.branched_dims()
             for d in self.model_dims():
@@ -297,6 +298,11 @@ class Case:
                             optional=d["name"] in branched,
                         )
                     )
+                if split and d["name"] in rows:
+                    # A row this wide takes the split launch: uneven slices,
+                    # splits past the row's end (one row: the scenario budget).
+                    sizes = {**base, d["name"]: split + 3, **at(1)}
+                    out.append(Scenario(dtype, sizes, optional=d["name"] in branched))
             # Each per-model dim a reduction runs along, empty: eager's max of
             # nothing raises, a sum gives 0; the scaffold follows or refuses.
             for d in self.model_dims() if dtype == self.dtypes[0] else ():
@@ -570,6 +576,14 @@ def max_fused_cols(kernel) -> int | None:
     if hasattr(kernel, "row_launch"):
         return getattr(kernel.row_launch, "__globals__", {}).get("MAX_FUSED_COLS")
     return None
+
+
+def split_min_cols(kernel) -> int | None:
+    """The row size from which few rows take the kernel's split-row form
+    (common.py's SPLIT_MIN_COLS); None for a scaffold without one."""
+    if not any(type(v).__name__ == "SplitRows" for v in vars(kernel).values()):
+        return None
+    return getattr(kernel.row_launch, "__globals__", {}).get("SPLIT_MIN_COLS")
 
 
 def common_module(kernel):

@@ -78,6 +78,7 @@ def _shareable(a: KernelPort, b: KernelPort) -> bool:
         and b.matmul is None
         and [f is None for f in (a.persistent, a.online)]
         == [f is None for f in (b.persistent, b.online)]
+        and a.split_launch == b.split_launch
         and (a.tile is None) == (b.tile is None)
         and [ast.dump(f) for f in a.combine_fns] == [ast.dump(f) for f in b.combine_fns]
         and [p.kind for p in a.params] == [p.kind for p in b.params]

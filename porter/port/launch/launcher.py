@@ -354,8 +354,7 @@ def plan_launcher(
     literal |= {
         str(n.value)
         for kp in ports
-        for form in (kp.tree, kp.persistent, kp.online)
-        if form is not None
+        for form in kp.forms()
         for n in ast.walk(form)
         if isinstance(n, ast.Constant) and type(n.value) is int and n.value > 1
     }
@@ -1211,9 +1210,7 @@ def written_tensors(ports) -> set[str]:
     out = set()
     for kp in ports:
         values = {p.name: p.value for p in kp.params if p.kind == "pointer"}
-        for form in (kp.tree, kp.persistent, kp.online, kp.matmul):
-            if form is None:
-                continue
+        for form in kp.forms(matmul=True):
             for call in ast.walk(form):
                 if (
                     isinstance(call, ast.Call)
@@ -1474,6 +1471,7 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
                 calls.looped_keys.add(key)
             rule += ", once=True" if key[0] == 1 else ""
             rule += ", online=True" if kp.online is not None else ""
+            rule += ", split=True" if kp.split_launch[0] else ""
             # Only the persistent kernel takes STREAM_ROWS.
             if any(a.arg == STREAM_ROWS for a in kp.persistent.args.args):
                 rule += ", stream=True"
@@ -1481,8 +1479,16 @@ def _launch(kp: KernelPort, inputs: set[str], pdl: bool = False) -> LaunchStep:
             forms = {"persistent": kp.persistent.name, "looped": kp.looped_name}
             if kp.online is not None:
                 forms["online"] = kp.online.name
+            if kp.split_launch[0]:
+                # the looped kernel launched in phases (common.py's SplitRows)
+                forms["split"] = kp.looped_name
+            if kp.online is not None:
                 pick = ", ".join(f'"{f}": {name}' for f, name in forms.items())
                 setup.append(f"kernel = {{{pick}}}[form]")
+            elif kp.split_launch[0]:
+                setup.append(
+                    f'kernel = {kp.persistent.name} if form == "persistent" else {kp.looped_name}'
+                )
             else:
                 setup.append(
                     f'kernel = {kp.looped_name} if form == "looped" else {kp.persistent.name}'
