@@ -175,3 +175,14 @@ def test_split_rows_match_float64_with_inf_and_nan_rows(case, monkeypatch):
     for values in ("difficult", "random"):
         check_parity(loaded, Scenario("float32", sizes, values=values), "cpu", 0)
     assert taken and min(taken) == 0  # the split phases ran
+
+
+def test_a_split_kernel_copies_and_forwards_to_its_kernel():
+    # SplitRows forwards what it lacks to the kernel it holds; a copy (made
+    # before __init__ runs) must not recurse looking for that kernel.
+    import copy
+
+    module = import_kernel(CAPTURED / "softmax" / "kernel.py", "split_copy")
+    kernel = module.softmax_kernel_looped
+    assert kernel.fn is kernel.kernel.fn and kernel.phases == 3
+    assert copy.copy(kernel).kernel is kernel.kernel

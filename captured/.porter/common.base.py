@@ -242,6 +242,8 @@ class SplitRows:
         self.kernel, self.phases, self.partials = kernel, phases, partials
 
     def __getattr__(self, name):  # fn, run, device_caches: the kernel's own
+        if name == "kernel":  # not set yet: a copy being made
+            raise AttributeError(name)
         return getattr(self.kernel, name)
 
     def __getitem__(self, grid):
