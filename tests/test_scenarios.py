@@ -56,7 +56,7 @@ def test_a_looped_kernel_that_splits_rows_is_tested_past_the_split_limit():
     # slices, splits past the row's end (tests/test_split.py: inf and NaN).
     common = {"MAX_FUSED_COLS": 32768, "SPLIT_MIN_COLS": 16384}
     row_launch = eval("lambda *args, **kw: MAX_FUSED_COLS", common)
-    SplitRows = type("SplitRows", (), {})
+    SplitRows = type("SplitRows", (), {"kernel": None})
     case = _case(SimpleNamespace(row_launch=row_launch, kernel_looped=SplitRows()))
     split = [(s.sizes, s.values) for s in case.scenarios() if 16387 in s.sizes.values()]
     assert split == [({"num_tokens": 1, "num_heads": 8, "head_dim": 16387}, "random")]

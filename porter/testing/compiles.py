@@ -59,7 +59,7 @@ def source_of(kernel, bound: inspect.BoundArguments):
     import torch
     from triton.compiler import ASTSource
 
-    from porter.testing.launches import unspecialized
+    from porter.testing.launches import jit_kernel, unspecialized
 
     types = _pointer_types()
     params = inspect.signature(kernel.fn).parameters
@@ -94,9 +94,7 @@ def source_of(kernel, bound: inspect.BoundArguments):
             raise TypeError(f"{name}: cannot type {type(value).__name__}")
         if divisible:
             attrs[(i,)] = [["tt.divisibility", 16]]
-    # common.py's SplitRows launches the kernel it holds: compile that one
-    jitted = getattr(kernel, "kernel", kernel) if hasattr(kernel, "phases") else kernel
-    return ASTSource(jitted, signature, constexprs, attrs), constexprs
+    return ASTSource(jit_kernel(kernel), signature, constexprs, attrs), constexprs
 
 
 def compile_errors(folder: str | Path, dtype: str | None = None) -> tuple[int, list[str]]:

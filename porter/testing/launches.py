@@ -27,6 +27,13 @@ def scaffold_kernels(module) -> dict[str, Any]:
     return out
 
 
+def jit_kernel(obj):
+    """The @triton.jit kernel a scaffold's module attribute launches: itself,
+    or the looped kernel common.py's SplitRows holds (by its class name: each
+    scaffold folder renders a common.py of its own)."""
+    return obj.kernel if type(obj).__name__ == "SplitRows" else obj
+
+
 def _option(kernel, name: str) -> list:
     value = getattr(kernel, name, None)
     if value is None:

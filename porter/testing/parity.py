@@ -33,6 +33,7 @@ from typing import Any, Iterator
 import torch
 
 from porter.testing.fidelity import InterpreterUnsupported
+from porter.testing.launches import jit_kernel
 
 FACTOR = 4.0
 # Inputs of a scenario hold at most this many elements: the CPU interpreter
@@ -581,7 +582,7 @@ def max_fused_cols(kernel) -> int | None:
 def split_min_cols(kernel) -> int | None:
     """The row size from which few rows take the kernel's split-row form
     (common.py's SPLIT_MIN_COLS); None for a scaffold without one."""
-    if not any(type(v).__name__ == "SplitRows" for v in vars(kernel).values()):
+    if all(jit_kernel(v) is v for v in vars(kernel).values()):
         return None
     return getattr(kernel.row_launch, "__globals__", {}).get("SPLIT_MIN_COLS")
 
