@@ -153,7 +153,9 @@ def test_few_wide_rows_take_the_split_launch():
 
 
 @pytest.mark.parametrize("case", ["softmax", "logsumexp", "rmsnorm", "quant_int8"])
-def test_split_rows_match_float64_with_inf_and_nan_rows(case, monkeypatch):
+def test_split_rows_match_float64_with_inf_and_nan_rows(
+    case, monkeypatch, porter_device
+):
     # A split from 4096 columns (common.py's rule patched; the suite runs the
     # real one at SPLIT_MIN_COLS + 3): 5 rows of 4099, one each of huge, inf,
     # NaN, subnormal and mixed values, across 8 uneven slices a row. The whole
@@ -174,7 +176,9 @@ def test_split_rows_match_float64_with_inf_and_nan_rows(case, monkeypatch):
         kernel, "run", lambda *a, **kw: taken.append(kw["PHASE"]) or run(*a, **kw)
     )
     for values in ("difficult", "random"):
-        check_parity(loaded, Scenario("float32", sizes, values=values), "cpu", 0)
+        check_parity(
+            loaded, Scenario("float32", sizes, values=values), porter_device, 0
+        )
     assert taken and min(taken) == 0  # the split phases ran
 
 
