@@ -199,16 +199,18 @@ def _nonnegative_difference(part: ast.Compare) -> bool:
 _FLIPPED = {ast.GtE: "<=", ast.Gt: "<"}
 
 
-def _fixed_argument_arithmetic(part: ast.Compare) -> bool:
-    """`f(a) == c`: arithmetic on arguments (no sizes) equal to a number, as
-    Dynamo guards a value Python math computed from them (YaRN's correction
-    range from an int beta_fast)."""
+def _fixed_argument_arithmetic(part: ast.Compare, sizes: bool = False) -> bool:
+    """`f(a) == c`: arithmetic on arguments (and on sizes with them where
+    `sizes`) equal to a number, as Dynamo guards a value Python math computed
+    from them (YaRN's correction range from an int beta_fast)."""
     left, right = part.left, part.comparators[0]
     if _number(left) is not None:
         left, right = right, left
     if _number(right) is None or _number(left) is not None:
         return False
     text = ast.unparse(left)
+    if sizes:
+        text = re.sub(r"L\['\w+'\]\.size\(\)\[\d+\]", "", text)
     return (
         isinstance(left, (ast.BinOp, ast.Call, ast.UnaryOp))
         and "L[" in text
@@ -343,10 +345,12 @@ _SPELLABLE = (
 )
 
 
-def _scaffold_terms(text: str) -> str | None:
+def _scaffold_terms(
+    text: str, functions: tuple[str, ...] = ("int", "float")
+) -> str | None:
     """A guard's condition in the launcher's names (L['x'].size()[0] ->
     x.shape[0], L['self'].margin -> self.margin); None where it reads
-    something else (a global, a function)."""
+    something else (a global, a function but `functions`)."""
     text = re.sub(r"\.size\(\)\[(\d+)\]", r".shape[\1]", text)
     text = re.sub(r"\._(?:modules|parameters|buffers)\['(\w+)'\]", r".\1", text)
     text = re.sub(r"L\['(\w+)'\]", r"\1", text)
@@ -360,7 +364,7 @@ def _scaffold_terms(text: str) -> str | None:
     except SyntaxError:
         return None
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
-    if any(ast.unparse(c.func) not in ("int", "float") or c.keywords for c in calls):
+    if any(ast.unparse(c.func) not in functions or c.keywords for c in calls):
         return None
     spellable = _SPELLABLE + (ast.Call,)
     if not all(isinstance(n, spellable) for n in ast.walk(tree)):
@@ -381,6 +385,13 @@ def argument_bounds(code: str, ints: set[str]) -> list[str]:
     out = []
     for part in _conjuncts(code):
         text = ast.unparse(part)
+        # Inductor's specialization: `min(k, vocab) == 1` held at capture,
+        # and the kernel indexes a topk of one column with row stride 1
+        pinned = (
+            isinstance(part, ast.Compare)
+            and isinstance(part.ops[0], ast.Eq)
+            and _fixed_argument_arithmetic(part, sizes=True)
+        )
         if not (
             isinstance(part, ast.Compare)
             and len(part.ops) == 1
@@ -394,6 +405,7 @@ def argument_bounds(code: str, ints: set[str]) -> list[str]:
             and (
                 (_number(part.left) is None and _number(part.comparators[0]) is None)
                 or _fixed_upper_bound(part)
+                or pinned
             )
         ):
             continue
@@ -409,7 +421,9 @@ def argument_bounds(code: str, ints: set[str]) -> list[str]:
             _product_of_sources(n) for n in ast.walk(part)
         ):
             continue
-        spelled = _scaffold_terms(text)
+        # min(k, vocab): the guard reads the builtins the scaffold calls too
+        functions = ("int", "float", "min", "max") if pinned else ("int", "float")
+        spelled = _scaffold_terms(text, functions)
         if spelled is not None and spelled not in out:
             out.append(spelled)
     return out

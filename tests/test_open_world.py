@@ -460,6 +460,34 @@ def test_an_int_argument_tied_to_a_tensors_size_is_checked(tmp_path):
         _check(case, {"num_tokens": 3, "width": 32}, args={2: 17}, optional=True)
 
 
+def test_an_expression_of_an_int_argument_inductor_pinned_is_checked(tmp_path):
+    # HF's epsilon warper: topk(x, min(k, vocab)) at k = 1; Inductor guards
+    # min(k, vocab) == 1 and indexes the topk's one column with row stride 1,
+    # so at k = 2 every row after the first read another row's value.
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, vocab, dtype=torch.float32, device="cpu"):
+            return (torch.randn(num_tokens, vocab, dtype=dtype, device=device),)
+
+        def below_kth(scores, k: int = 1):
+            k = min(k, scores.size(-1))
+            kth = torch.topk(scores, k)[0][..., -1, None]
+            return scores.masked_fill(scores < kth, float("-inf"))
+
+        REFERENCE = below_kth
+        """,
+        '{"num_tokens": 4, "vocab": 64}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "kth", ref)
+    assert "min(k, scores.shape[1]) == 1" in case.manifest["assumed"]
+    _check(case, {"num_tokens": 5, "vocab": 33}, args={1: 1})
+    with pytest.raises(
+        ScaffoldRefuses, match="assume min\\(k, scores.shape\\[1\\]\\) == 1"
+    ):
+        _check(case, {"num_tokens": 5, "vocab": 33}, args={1: 2}, optional=True)
+
+
 def test_an_output_stride_dividing_by_a_size_serves_an_empty_axis(tmp_path):
     # Inductor's output strides (hidden * (frames // (frames // pt))) divided
     # by zero at 0 frames, where eager returns an empty tensor.
