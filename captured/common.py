@@ -169,10 +169,11 @@ def launch_settings(
 # Few rows of SPLIT_MIN_COLS or more are split over several programs each, up
 # to SPLIT_PROGRAMS in all (one an SM of an H100 or H200): one program a row
 # leaves most SMs idle (docs/benchmarks/launch-rules.md#split). MAX_SPLITS, a
-# power of two, is the kernels' SPLITS_BLOCK: the partials a row they reduce.
+# power of two, is the partials a row split_partial loads at once.
 SPLIT_MIN_COLS = 65536
 SPLIT_PROGRAMS = 132
 MAX_SPLITS = 128
+MAX_SPLITS_BLOCK = tl.constexpr(MAX_SPLITS)
 SPLIT_BLOCK_COLS = 1024
 SPLIT_WARPS = 4
 
@@ -251,12 +252,7 @@ class SplitRows:
             tensor = next(v for v in args.values() if isinstance(v, torch.Tensor))
             if "SPLITS" not in args:
                 # PHASE -1 reads no partials: any tensor stands in for them
-                whole = {
-                    "partials_ptr": tensor,
-                    "SPLITS": 1,
-                    "SPLITS_BLOCK": 1,
-                    "PHASE": -1,
-                }
+                whole = {"partials_ptr": tensor, "SPLITS": 1, "PHASE": -1}
                 return self.run(grid=grid, warmup=False, **whole, **args)
             rows, splits = grid[0] * args["BLOCK_ROWS"], args["SPLITS"]
             partials = torch.empty(
@@ -267,7 +263,6 @@ class SplitRows:
                     grid=(grid[0], splits),
                     warmup=False,
                     partials_ptr=partials,
-                    SPLITS_BLOCK=MAX_SPLITS,
                     PHASE=phase,
                     **args,
                 )
@@ -661,3 +656,48 @@ def multiply(a, b):
 @triton.jit
 def row_product(x, axis):
     return tl.reduce(x, axis, multiply)
+
+
+@triton.jit
+def split_cols(cols, BLOCK_COLS: tl.constexpr, SPLITS, PHASE: tl.constexpr):
+    # [start, stop) of a row this program walks: all of it at PHASE -1, else
+    # slice program_id(1) of SPLITS, in whole blocks.
+    start = 0
+    stop = cols
+    if PHASE >= 0:
+        size = tl.cdiv(tl.cdiv(cols, SPLITS), BLOCK_COLS) * BLOCK_COLS
+        start = tl.program_id(1) * size
+        stop = tl.minimum(start + size, cols)
+    return start, stop
+
+
+@triton.jit
+def split_partial(
+    acc,
+    OP: tl.constexpr,
+    partials,
+    SLOT: tl.constexpr,
+    LOOP: tl.constexpr,
+    row_mask,
+    SPLITS,
+    PHASE: tl.constexpr,
+):
+    # Loop LOOP's lane accumulator: its phase stores acc reduced over the slice
+    # as the row's partial SLOT; later phases load the row's partials in its
+    # place, which the kernel then reduces by the same OP (max, min or sum).
+    if PHASE == LOOP:
+        if OP == "max":
+            part = max_nan(acc, 1)[:, None]
+        elif OP == "min":
+            part = min_nan(acc, 1)[:, None]
+        else:
+            part = tl.sum(acc, 1)[:, None]
+        tl.store(partials + SLOT * SPLITS + tl.program_id(1), part, row_mask)
+    if PHASE > LOOP:
+        splits = tl.arange(0, MAX_SPLITS_BLOCK)[None, :]
+        mask = row_mask & (splits < SPLITS)
+        neutral = (
+            float("-inf") if OP == "max" else (float("inf") if OP == "min" else 0.0)
+        )
+        acc = tl.load(partials + SLOT * SPLITS + splits, mask, other=neutral)
+    return acc

@@ -261,7 +261,7 @@ for vocab, block in zip(*[iter(map(int, sys.argv[1:]))] * 2):
     bound = inspect.signature(kernel.fn).bind(
         out_ptr=torch.empty_like(x), logits_ptr=x, partials_ptr=x, num_tokens=4096,
         logits_stride0=vocab, out_stride0=vocab, SPLITS=1, vocab=vocab,
-        BLOCK_ROWS=1, BLOCK_COLS=block, SPLITS_BLOCK=1, PHASE=-1, LAUNCH_PDL=True,
+        BLOCK_ROWS=1, BLOCK_COLS=block, PHASE=-1, LAUNCH_PDL=True,
     )
     src, _ = regcount.source_of(kernel, bound)
     compiled = triton.compile(

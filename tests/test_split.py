@@ -39,10 +39,7 @@ def test_softmax_looped_kernel_runs_a_loop_a_phase():
     )
     text = ast.unparse(looped)
     # PHASE -1 is the looped kernel as it was: whole rows, every loop
-    assert "start = 0 if PHASE < 0 else split * split_size" in text
-    assert (
-        "stop = vocab if PHASE < 0 else tl.minimum(start + split_size, vocab)" in text
-    )
+    assert "start, stop = split_cols(vocab, BLOCK_COLS, SPLITS, PHASE)" in text
     guards = [
         ast.unparse(s.test)
         for s in looped.body
@@ -54,9 +51,14 @@ def test_softmax_looped_kernel_runs_a_loop_a_phase():
         "PHASE < 0 or PHASE == 2",
     ]
     # a slice's max goes to the workspace; later phases reduce the row's partials
-    assert "tl.store(partials + split, max_nan(acc, 1)[:, None], row_mask)" in text
-    assert "acc = tl.load(partials + splits, split_mask, other=float('-inf'))" in text
-    assert "acc_2 = tl.load(partials + SPLITS + splits, split_mask, other=0)" in text
+    assert (
+        "acc = split_partial(acc, 'max', partials, 0, 0, row_mask, SPLITS, PHASE)"
+        in text
+    )
+    assert (
+        "acc_2 = split_partial(acc_2, 'sum', partials, 1, 1, row_mask, SPLITS, PHASE)"
+        in text
+    )
     # the persistent kernel is untouched, and the launcher offers the split
     assert "PHASE" not in ast.unparse(_function(tree, "softmax_kernel"))
     launcher = ast.unparse(_function(tree, "softmax"))
@@ -96,8 +98,11 @@ def test_a_sum_then_a_scaled_write_is_split_in_two_phases():
     fn = _kernel(SUM_THEN_SCALE)
     assert split_rows(fn) == (2, 1)
     text = ast.unparse(fn)
-    assert "if PHASE == 0:\n        tl.store(partials + split, tl.sum(acc, 1)" in text
-    assert [a.arg for a in fn.args.args][-2:] == ["SPLITS_BLOCK", "PHASE"]
+    assert (
+        "acc = split_partial(acc, 'sum', partials, 0, 0, row_mask, SPLITS, PHASE)"
+        in text
+    )
+    assert [a.arg for a in fn.args.args][-1] == "PHASE"
     assert "SPLITS" in [a.arg for a in fn.args.args]
 
 
@@ -108,6 +113,8 @@ def test_a_sum_then_a_scaled_write_is_split_in_two_phases():
         (("t = acc + x * x", "t = welford_step(acc, x)"), "not a max, min or sum"),
         # an argmax's int index beside its value
         (("tl.float32)", "tl.int32)"), "an int accumulator"),
+        # a sum from 1: each slice's lanes would count the 1 again
+        (("BLOCK_COLS], 0, tl.float32", "BLOCK_COLS], 1.0, tl.float32"), "not from 0"),
         # the write loop reads a column another program writes
         (
             (

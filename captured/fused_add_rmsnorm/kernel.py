@@ -8,7 +8,7 @@ import triton
 import triton.language as tl
 
 from ..common import define_op, is_fake, pdl_enabled, pdl_release, pdl_wait, refuse
-from ..common import row_launch, split_rows
+from ..common import row_launch, split_cols, split_partial, split_rows
 
 
 @triton.jit(do_not_specialize=["num_tokens"])
@@ -83,7 +83,6 @@ def fused_add_rmsnorm_kernel_looped(
     hidden: tl.constexpr,
     BLOCK_ROWS: tl.constexpr,
     BLOCK_COLS: tl.constexpr,
-    SPLITS_BLOCK: tl.constexpr,
     PHASE: tl.constexpr,
     LAUNCH_PDL: tl.constexpr,
 ):
@@ -93,13 +92,8 @@ def fused_add_rmsnorm_kernel_looped(
     row_mask = rows < num_tokens
     col_base = tl.arange(0, BLOCK_COLS)[None, :]
     # PHASE -1 runs every loop over whole rows; PHASE j, loop j over a slice
-    split = 0 if PHASE < 0 else tl.program_id(1)
-    split_size = tl.cdiv(tl.cdiv(hidden, SPLITS), BLOCK_COLS) * BLOCK_COLS
-    start = 0 if PHASE < 0 else split * split_size
-    stop = hidden if PHASE < 0 else tl.minimum(start + split_size, hidden)
+    start, stop = split_cols(hidden, BLOCK_COLS, SPLITS, PHASE)
     partials = partials_ptr + rows * (1 * SPLITS)
-    splits = tl.arange(0, SPLITS_BLOCK)[None, :]
-    split_mask = row_mask & (splits < SPLITS)
     acc = tl.full([BLOCK_ROWS, BLOCK_COLS], 0, tl.float32)
     x_rows = x_ptr + rows * x_stride0
     residual_rows = residual_ptr + rows * residual_stride0
@@ -119,10 +113,7 @@ def fused_add_rmsnorm_kernel_looped(
             val = acc + out1_2 * out1_2
             acc = tl.where(mask, val, acc)
             tl.store(out1_rows + cols, out1_2.to(out1_ptr.dtype.element_ty), mask)
-    if PHASE == 0:
-        tl.store(partials + split, tl.sum(acc, 1)[:, None], row_mask)
-    if PHASE > 0:
-        acc = tl.load(partials + splits, split_mask, other=0)
+    acc = split_partial(acc, "sum", partials, 0, 0, row_mask, SPLITS, PHASE)
     row_sum = tl.sum(acc, 1)[:, None]
     tl.debug_barrier()
     if PHASE < 0 or PHASE == 1:

@@ -8,7 +8,8 @@ import triton
 import triton.language as tl
 
 from ..common import define_op, exp_ftz, is_fake, max_nan, maximum_nan, pdl_enabled
-from ..common import pdl_release, pdl_wait, refuse, rescale_sum, row_launch, split_rows
+from ..common import pdl_release, pdl_wait, refuse, rescale_sum, row_launch, split_cols
+from ..common import split_partial, split_rows
 
 
 @triton.jit(do_not_specialize=["num_tokens"])
@@ -62,7 +63,6 @@ def logsumexp_kernel_looped(
     vocab: tl.constexpr,
     BLOCK_ROWS: tl.constexpr,
     BLOCK_COLS: tl.constexpr,
-    SPLITS_BLOCK: tl.constexpr,
     PHASE: tl.constexpr,
     LAUNCH_PDL: tl.constexpr,
 ):
@@ -72,13 +72,8 @@ def logsumexp_kernel_looped(
     row_mask = rows < num_tokens
     col_base = tl.arange(0, BLOCK_COLS)[None, :]
     # PHASE -1 runs every loop over whole rows; PHASE j, loop j over a slice
-    split = 0 if PHASE < 0 else tl.program_id(1)
-    split_size = tl.cdiv(tl.cdiv(vocab, SPLITS), BLOCK_COLS) * BLOCK_COLS
-    start = 0 if PHASE < 0 else split * split_size
-    stop = vocab if PHASE < 0 else tl.minimum(start + split_size, vocab)
+    start, stop = split_cols(vocab, BLOCK_COLS, SPLITS, PHASE)
     partials = partials_ptr + rows * (2 * SPLITS)
-    splits = tl.arange(0, SPLITS_BLOCK)[None, :]
-    split_mask = row_mask & (splits < SPLITS)
     acc = tl.full([BLOCK_ROWS, BLOCK_COLS], float("-inf"), tl.float32)
     # LLVM leaves loops with exp_ftz rolled: unroll a row of two blocks
     LOOP_UNROLL: tl.constexpr = 2 if (vocab + BLOCK_COLS - 1) // BLOCK_COLS == 2 else 1
@@ -95,10 +90,7 @@ def logsumexp_kernel_looped(
             ).to(tl.float32)
             maximum_nan_acc = maximum_nan(acc, logits)
             acc = tl.where(mask, maximum_nan_acc, acc)
-    if PHASE == 0:
-        tl.store(partials + split, max_nan(acc, 1)[:, None], row_mask)
-    if PHASE > 0:
-        acc = tl.load(partials + splits, split_mask, other=float("-inf"))
+    acc = split_partial(acc, "max", partials, 0, 0, row_mask, SPLITS, PHASE)
     row_max = max_nan(acc, 1)[:, None]
     acc_2 = tl.full([BLOCK_ROWS, BLOCK_COLS], 0, tl.float32)
     if PHASE < 0 or PHASE == 1:
@@ -117,16 +109,13 @@ def logsumexp_kernel_looped(
             exp = exp_ftz(logits_2 - tl.where(abs_row_max_is_inf_2, 0.0, row_max))
             acc_2_plus_exp = acc_2 + exp
             acc_2 = tl.where(mask, acc_2_plus_exp, acc_2)
-    if PHASE == 1:
-        tl.store(partials + SPLITS + split, tl.sum(acc_2, 1)[:, None], row_mask)
-    if PHASE > 1:
-        acc_2 = tl.load(partials + SPLITS + splits, split_mask, other=0)
+    acc_2 = split_partial(acc_2, "sum", partials, 1, 1, row_mask, SPLITS, PHASE)
     row_sum = tl.sum(acc_2, 1)[:, None]
     log_row_sum = tl.log(row_sum)
     abs_row_max_is_inf = tl.abs(row_max) == tl.full([1, 1], float("inf"), tl.float32)
     out = log_row_sum + tl.where(abs_row_max_is_inf, 0.0, row_max)
     if PHASE < 0 or PHASE == 2:
-        if split == 0:
+        if start == 0:
             tl.store(out_ptr + rows, out.to(out_ptr.dtype.element_ty), row_mask)
 
 

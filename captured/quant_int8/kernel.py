@@ -9,7 +9,8 @@ import triton.language as tl
 from triton.language.extra import libdevice
 
 from ..common import define_op, is_fake, max_nan, maximum_nan, minimum_nan, pdl_enabled
-from ..common import pdl_release, pdl_wait, refuse, row_launch, split_rows
+from ..common import pdl_release, pdl_wait, refuse, row_launch, split_cols
+from ..common import split_partial, split_rows
 
 
 @triton.jit(do_not_specialize=["num_tokens"])
@@ -66,7 +67,6 @@ def quant_int8_kernel_looped(
     hidden: tl.constexpr,
     BLOCK_ROWS: tl.constexpr,
     BLOCK_COLS: tl.constexpr,
-    SPLITS_BLOCK: tl.constexpr,
     PHASE: tl.constexpr,
     LAUNCH_PDL: tl.constexpr,
 ):
@@ -76,13 +76,8 @@ def quant_int8_kernel_looped(
     row_mask = rows < num_tokens
     col_base = tl.arange(0, BLOCK_COLS)[None, :]
     # PHASE -1 runs every loop over whole rows; PHASE j, loop j over a slice
-    split = 0 if PHASE < 0 else tl.program_id(1)
-    split_size = tl.cdiv(tl.cdiv(hidden, SPLITS), BLOCK_COLS) * BLOCK_COLS
-    start = 0 if PHASE < 0 else split * split_size
-    stop = hidden if PHASE < 0 else tl.minimum(start + split_size, hidden)
+    start, stop = split_cols(hidden, BLOCK_COLS, SPLITS, PHASE)
     partials = partials_ptr + rows * (1 * SPLITS)
-    splits = tl.arange(0, SPLITS_BLOCK)[None, :]
-    split_mask = row_mask & (splits < SPLITS)
     acc = tl.full([BLOCK_ROWS, BLOCK_COLS], float("-inf"), tl.float32)
     x_rows = x_ptr + rows * x_stride0
     out0_rows = out0_ptr + rows * out0_stride0
@@ -95,14 +90,11 @@ def quant_int8_kernel_looped(
             x = x.to(tl.float32)
             maximum_nan_acc = maximum_nan(acc, tl.abs(x))
             acc = tl.where(mask, maximum_nan_acc, acc)
-    if PHASE == 0:
-        tl.store(partials + split, max_nan(acc, 1)[:, None], row_mask)
-    if PHASE > 0:
-        acc = tl.load(partials + splits, split_mask, other=float("-inf"))
+    acc = split_partial(acc, "max", partials, 0, 0, row_mask, SPLITS, PHASE)
     row_max = max_nan(acc, 1)[:, None]
     out1 = maximum_nan(row_max, 1e-10) / 127.0
     if PHASE < 0 or PHASE == 1:
-        if split == 0:
+        if start == 0:
             tl.store(out1_ptr + rows, out1.to(out1_ptr.dtype.element_ty), row_mask)
     if PHASE < 0 or PHASE == 1:
         for col_start in tl.range(start, stop, BLOCK_COLS):

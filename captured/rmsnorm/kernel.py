@@ -8,7 +8,7 @@ import triton
 import triton.language as tl
 
 from ..common import define_op, is_fake, pdl_enabled, pdl_release, pdl_wait, refuse
-from ..common import row_launch, split_rows
+from ..common import row_launch, split_cols, split_partial, split_rows
 
 
 @triton.jit(do_not_specialize=["num_tokens"])
@@ -66,7 +66,6 @@ def rmsnorm_kernel_looped(
     hidden: tl.constexpr,
     BLOCK_ROWS: tl.constexpr,
     BLOCK_COLS: tl.constexpr,
-    SPLITS_BLOCK: tl.constexpr,
     PHASE: tl.constexpr,
     LAUNCH_PDL: tl.constexpr,
 ):
@@ -76,13 +75,8 @@ def rmsnorm_kernel_looped(
     row_mask = rows < num_tokens
     col_base = tl.arange(0, BLOCK_COLS)[None, :]
     # PHASE -1 runs every loop over whole rows; PHASE j, loop j over a slice
-    split = 0 if PHASE < 0 else tl.program_id(1)
-    split_size = tl.cdiv(tl.cdiv(hidden, SPLITS), BLOCK_COLS) * BLOCK_COLS
-    start = 0 if PHASE < 0 else split * split_size
-    stop = hidden if PHASE < 0 else tl.minimum(start + split_size, hidden)
+    start, stop = split_cols(hidden, BLOCK_COLS, SPLITS, PHASE)
     partials = partials_ptr + rows * (1 * SPLITS)
-    splits = tl.arange(0, SPLITS_BLOCK)[None, :]
-    split_mask = row_mask & (splits < SPLITS)
     acc = tl.full([BLOCK_ROWS, BLOCK_COLS], 0, tl.float32)
     x_rows = x_ptr + rows * x_stride0
     out_rows = out_ptr + rows * out_stride0
@@ -95,10 +89,7 @@ def rmsnorm_kernel_looped(
             x = x.to(tl.float32)
             val = acc + x * x
             acc = tl.where(mask, val, acc)
-    if PHASE == 0:
-        tl.store(partials + split, tl.sum(acc, 1)[:, None], row_mask)
-    if PHASE > 0:
-        acc = tl.load(partials + splits, split_mask, other=0)
+    acc = split_partial(acc, "sum", partials, 0, 0, row_mask, SPLITS, PHASE)
     row_sum = tl.sum(acc, 1)[:, None]
     if PHASE < 0 or PHASE == 1:
         for col_start in tl.range(start, stop, BLOCK_COLS):

@@ -3,20 +3,19 @@
 The looped kernel runs one program a row: at 1-16 rows of a 151936-token
 vocabulary that is a few of an H200's 132 SMs doing all the work, and it took
 up to 6.4x the time of Inductor's static compile, which splits the row. Split,
-it runs on a (rows, SPLITS) grid: program (r, s) walks its slice of row r,
-columns [s * split_size, (s + 1) * split_size), in one launch a phase (a
-PHASE constexpr). Phase j runs the kernel's loop j over the slice and stores
+it runs on a (rows, SPLITS) grid: program (r, s) walks slice s of row r
+(common.py's split_cols), in one launch a phase (a PHASE constexpr). Phase j runs the kernel's loop j over the slice and stores
 each of its accumulators reduced over the slice (a partial) in an fp32
 workspace; each later phase loads the row's SPLITS partials in place of the
-accumulator, so the reduction after the loop (`max_nan(acc, 1)`,
-`tl.sum(acc, 1)`) reduces the partials to the row's value. A store outside
-the loops (one value a row) is made once a row, by split 0, in the first phase
-that has every reduction before it. There is no grid-wide barrier: phases are
+accumulator (split_partial), so the reduction after the loop
+(`max_nan(acc, 1)`, `tl.sum(acc, 1)`) reduces the partials to the row's
+value. A store outside the loops (one value a row) is made once a row, by the
+slice at its start, in the first phase that has every reduction before it. There is no grid-wide barrier: phases are
 launches, in stream order. PHASE -1 is the looped kernel as it was: every loop
 in one launch over whole rows. common.py's SplitRows launches either.
 
 It is split only where that is exact: every accumulator a lane-wise max, min
-or sum in fp32, reduced once after its loop by the same op (not a Welford
+or sum (from 0) in fp32, reduced once after its loop by the same op (not a Welford
 triple or an argmax pair), no loop reading what it writes at other columns,
 and no code outside the loops reading what the kernel writes.
 """
@@ -44,20 +43,10 @@ from porter.port.model import KernelPort
 # The in-loop update of a lane accumulator, and the reduction that combines
 # lanes, slices and partials alike.
 REDUCTIONS = {"maximum_nan": "max_nan", "minimum_nan": "min_nan", "+": "tl.sum"}
+# ... as split_partial names it
+OPS = {"maximum_nan": "max", "minimum_nan": "min", "+": "sum"}
 # Names the split adds; a kernel using any of them is not split.
-ADDED = {
-    "partials_ptr",
-    "SPLITS",
-    "SPLITS_BLOCK",
-    "PHASE",
-    "split",
-    "splits",
-    "split_size",
-    "start",
-    "stop",
-    "partials",
-    "split_mask",
-}
+ADDED = {"partials_ptr", "SPLITS", "PHASE", "start", "stop", "partials"}
 WHY = "PHASE -1 runs every loop over whole rows; PHASE j, loop j over a slice"
 
 
@@ -95,10 +84,9 @@ def split_rows(fn: ast.FunctionDef) -> tuple[int, int] | None:
         return None
     loops, slots, stores, row_mask, col_base, stop = plan
     body = fn.body
-    by_loop: dict[int, list[tuple[int, str, ast.expr, ast.expr]]] = {}
-    for slot, (i, acc, init, reduce) in enumerate(slots):
-        by_loop.setdefault(i, []).append((slot, acc, init, reduce))
-    num = len(slots)
+    by_loop: dict[int, list[tuple[int, str, str]]] = {}
+    for slot, (i, acc, op) in enumerate(slots):
+        by_loop.setdefault(i, []).append((slot, acc, op))
     phases, ready, new = len(loops), 0, []
     for k, stmt in enumerate(body):
         if k in loops:
@@ -108,27 +96,22 @@ def split_rows(fn: ast.FunctionDef) -> tuple[int, int] | None:
             guard = _stmt(f"if {runs}:\n    pass")
             guard.body = [stmt]
             new.append(guard)
-            accs = by_loop.get(k, [])
-            if accs:
-                stored = "".join(
-                    f"    tl.store(partials + {_at(slot, 'split')}, "
-                    f"{ast.unparse(reduce)}, {row_mask})\n"
-                    for slot, _, _, reduce in accs
+            for slot, acc, op in by_loop.get(k, []):
+                new.append(
+                    _stmt(
+                        f"{acc} = split_partial({acc}, {op!r}, partials, {slot}, "
+                        f"{j}, {row_mask}, SPLITS, PHASE)"
+                    )
                 )
-                loaded = "".join(
-                    f"    {acc} = tl.load(partials + {_at(slot, 'splits')}, "
-                    f"split_mask, other={ast.unparse(init)})\n"
-                    for slot, acc, init, _ in accs
-                )
-                new.append(_stmt(f"if PHASE == {j}:\n{stored}"))
-                new.append(_stmt(f"if PHASE > {j}:\n{loaded}"))
+            if k in by_loop:
                 ready = j + 1
             continue
         if stmt in stores:
-            # one value a row: written once, by split 0, once it is known
+            # one value a row: written once, by the slice at the row's start,
+            # once it is known
             phases = max(phases, ready + 1)
             guard = _stmt(
-                f"if PHASE < 0 or PHASE == {ready}:\n    if split == 0:\n        pass"
+                f"if PHASE < 0 or PHASE == {ready}:\n    if start == 0:\n        pass"
             )
             guard.body[0].body = [stmt]
             new.append(guard)
@@ -136,21 +119,15 @@ def split_rows(fn: ast.FunctionDef) -> tuple[int, int] | None:
         new.append(stmt)
         if stmt is col_base:
             new.append(comment_stmt(WHY))
-            new += [
-                _stmt(line)
-                for line in (
-                    "split = 0 if PHASE < 0 else tl.program_id(1)",
-                    f"split_size = tl.cdiv(tl.cdiv({stop}, SPLITS), BLOCK_COLS) * BLOCK_COLS",
-                    "start = 0 if PHASE < 0 else split * split_size",
-                    f"stop = {stop} if PHASE < 0 else tl.minimum(start + split_size, {stop})",
-                    f"partials = partials_ptr + rows * ({num} * SPLITS)",
-                    "splits = tl.arange(0, SPLITS_BLOCK)[None, :]",
-                    f"split_mask = {row_mask} & (splits < SPLITS)",
-                )
-            ]
+            new.append(
+                _stmt(f"start, stop = split_cols({stop}, BLOCK_COLS, SPLITS, PHASE)")
+            )
+            new.append(
+                _stmt(f"partials = partials_ptr + rows * ({len(slots)} * SPLITS)")
+            )
     fn.body = new
     _add_params(fn)
-    return phases, num
+    return phases, len(slots)
 
 
 def _plan(fn: ast.FunctionDef):
@@ -205,16 +182,16 @@ def _plan(fn: ast.FunctionDef):
 
 
 def _accumulators(body: list[ast.stmt], i: int):
-    """Loop i's accumulators as (i, acc, init value, the reduction after the
-    loop); None where one is not a lane max, min or sum in fp32 reduced once
-    after the loop by the same op, or the code after reads another of its names."""
+    """Loop i's accumulators as (i, acc, split_partial's name of its op); None
+    where one is not a lane max, min or sum (from 0) in fp32 reduced once after
+    the loop by the same op, or the code after reads another of its names."""
     loop = body[i]
     out = []
     for acc in sorted(loop_carried(loop, body[:i])):
         init = [s for s in body[:i] if full_init(s)[0] == acc]
         if not init or not is_call(init[-1].value, "tl.full"):
             return None
-        shape, value, dtype = init[-1].value.args
+        _, value, dtype = init[-1].value.args
         if ast.unparse(dtype) != "tl.float32":
             return None
         updates = [s for s in loop.body if acc in assigned_names(s)]
@@ -225,7 +202,10 @@ def _accumulators(body: list[ast.stmt], i: int):
         if len(defs) != 1:
             return None
         op, _ = op_of(defs[0].value, acc)
-        if op not in REDUCTIONS:
+        # each slice's lanes start from the init: a sum from c counts it SPLITS times
+        if op not in REDUCTIONS or (
+            op == "+" and ast.unparse(value) not in ("0", "0.0")
+        ):
             return None
         # the lane accumulator is read by its update alone
         if any(acc in names_in(s) for s in loop.body if s not in (defs[0], updates[0])):
@@ -238,11 +218,9 @@ def _accumulators(body: list[ast.stmt], i: int):
             and ast.unparse(users[0].value) == text
         ):
             return None
-        out.append((i, acc, value, users[0].value))
+        out.append((i, acc, OPS[op]))
     # what else the loop binds stays inside it
-    local = {t for s in loop.body for t in assigned_names(s)} - {
-        a for _, a, _, _ in out
-    }
+    local = {t for s in loop.body for t in assigned_names(s)} - {a for _, a, _ in out}
     local.add(loop.target.id)
     later = set().union(*(names_in(s) for s in body[i + 1 :]), set())
     rebound = set().union(*(stored_names(s) for s in body[i + 1 :]), set())
@@ -286,13 +264,6 @@ def _row_stores(fn: ast.FunctionDef, loops: list[int], col_base: ast.stmt):
     return stores
 
 
-def _at(slot: int, split: str) -> str:
-    """The offset of a slot's partial in a row's partials."""
-    if slot < 2:
-        return f"SPLITS + {split}" if slot else split
-    return f"({slot} * SPLITS + {split})"
-
-
 def _assigned(body: list[ast.stmt], prefix: str) -> str | None:
     for s in body:
         if (
@@ -306,7 +277,7 @@ def _assigned(body: list[ast.stmt], prefix: str) -> str | None:
 
 def _add_params(fn: ast.FunctionDef) -> None:
     """partials_ptr after the pointers, SPLITS after the runtime arguments,
-    SPLITS_BLOCK and PHASE last."""
+    PHASE last."""
     args = fn.args.args
     constexpr = [
         i
@@ -317,8 +288,7 @@ def _add_params(fn: ast.FunctionDef) -> None:
     first_constexpr = constexpr[0] if constexpr else len(args)
     args.insert(first_constexpr, ast.arg("SPLITS"))
     args.insert(pointers[-1] + 1 if pointers else 0, ast.arg("partials_ptr"))
-    for name in ("SPLITS_BLOCK", "PHASE"):
-        args.append(ast.arg(name, _expr("tl.constexpr")))
+    args.append(ast.arg("PHASE", _expr("tl.constexpr")))
 
 
 def _expr(text: str) -> ast.expr:
