@@ -523,9 +523,17 @@ _SIZE_FUNCTIONS = {
 
 
 def _size_arithmetic(node: ast.AST) -> bool:
-    """Arithmetic of sizes whose every call is one of _SIZE_FUNCTIONS."""
+    """Arithmetic of sizes whose every call is one of _SIZE_FUNCTIONS or of
+    math's (BLOOM's ALiBi: `min(2 ** math.floor(math.log2(n)), ...)`)."""
     calls = [n for n in ast.walk(node) if isinstance(n, ast.Call)]
-    return all(ast.unparse(c.func) in _SIZE_FUNCTIONS and not c.keywords for c in calls)
+    return all(
+        (ast.unparse(c.func) in _SIZE_FUNCTIONS or _MATH.fullmatch(ast.unparse(c.func)))
+        and not c.keywords
+        for c in calls
+    )
+
+
+_MATH = re.compile(r"math\.\w+")
 
 
 def _plain_arithmetic(node: ast.AST) -> ast.AST:

@@ -53,6 +53,34 @@ def test_size_arithmetic_reads_as_a_person_writes_it():
         assert eval(plain(text), {}, values) == eval(text, {}, values)
 
 
+# BLOOM's ALiBi slopes: the second kernel's xnumel is a min() over math of a
+# size; the launcher had used the wrapper's local by name, undefined there.
+MATH_XNUMEL = """
+def call(args):
+    arg0_1, = args
+    s47 = arg0_1
+    buf0 = empty_strided_cuda((8, ), (1, ), torch.float32)
+    k_1_xnumel = min(2 ** math.floor(math.log2(torch.sym_float(s47))), s47 + ((-1)*2 ** math.floor(math.log2(torch.sym_float(s47)))))
+    k_1.run(buf0, s47, k_1_xnumel, stream=raw_stream)
+    return (buf0, )
+"""
+
+
+def test_a_launch_size_of_math_on_sizes_is_inlined():
+    from porter.parse import _Wrapper
+
+    wrapper = _Wrapper([GraphInput("arg0_1", "L['n']", "symint", "n")], {}, None)
+    call = next(
+        n for n in ast.parse(MATH_XNUMEL).body if isinstance(n, ast.FunctionDef)
+    )
+    wrapper.walk(call.body)
+    text = wrapper.expr(ast.parse("k_1_xnumel", mode="eval").body)
+    assert "xnumel" not in text
+    log2 = "2 ** math.floor(math.log2(float(n)))"
+    assert eval(text, {"math": __import__("math")}, {"n": 6}) == 2
+    assert text == f"(min({log2}, n - {log2}))"
+
+
 def test_a_buffer_returned_as_a_view_is_named_as_the_output():
     # Before: quant_int8's scale buffer, returned as a view of its storage,
     # was `scratch_buf0` in kernel and launcher. After: `out1`, like a
@@ -90,7 +118,9 @@ def call(args):
     return (buf3, )
 """
     inputs = [
-        GraphInput("arg0_1", "L['x']", "tensor", "x", ["2", "4", "4"], ["16", "4", "1"]),
+        GraphInput(
+            "arg0_1", "L['x']", "tensor", "x", ["2", "4", "4"], ["16", "4", "1"]
+        ),
         GraphInput("arg1_1", "L['w']", "tensor", "w", ["4", "4"], ["4", "1"]),
     ]
     module, _ = parse_module(wrapper, 0, inputs)

@@ -412,6 +412,11 @@ def test_size_names_are_identifiers():
     assert ident("head_dim + -1 * (head_dim // 2)") == "head_dim_minus_head_dim_div_2"
     assert ident("1 + head_dim // 2") == "size_1_plus_head_dim_div_2"
     assert ident("1 + head_dim // 2").isidentifier()
+    # BLOOM's ALiBi: a size spelled out past 40 characters is named by its dims
+    log2 = "2 ** math.floor(math.log2(float(num_heads)))"
+    assert ident(f"seq * min({log2}, num_heads - {log2}) + seq * {log2}") == (
+        "seq_num_heads_size"
+    )
 
 
 def test_set_hint_replaces_or_adds_the_eviction_policy():

@@ -40,6 +40,7 @@ LOW_PRECISION = {"bfloat16": "tl.bfloat16", "float16": "tl.float16"}
 
 def ident(text: str) -> str:
     """A Python identifier for a launcher expression: x.size(1) // 2 -> x_size1_div2."""
+    expr = text
     text = re.sub(r"\.size\((\d+)\)", r"_size\1", text)
     text = re.sub(r"\+\s*-\s*1\s*\*", " minus ", text)  # Inductor's `a + -1*b`
     text = text.replace("//", " div ").replace("*", " times ").replace("+", " plus ")
@@ -47,7 +48,18 @@ def ident(text: str) -> str:
     text = re.sub(r"[^0-9a-zA-Z_]+", "_", text).strip("_")
     if text[:1].isdigit():
         text = f"size_{text}"  # `1 + head_dim // 2`: an identifier cannot start with 1
+    if len(text) > _MAX_IDENT:
+        # min(2 ** math.floor(math.log2(float(n))), ...) spelled out is
+        # unreadable: a size of the dims it reads
+        dims = re.findall(
+            r"\b(?!(?:min|max|math|floor|ceil|log2|float|int)\b)[A-Za-z_]\w*", expr
+        )
+        text = "_".join(dict.fromkeys(dims))
+        text = f"{text}_size" if text and len(text) <= _MAX_IDENT else "size"
     return text or "size"
+
+
+_MAX_IDENT = 40
 
 
 def sym_expr(expr: str) -> sympy.Expr | None:
