@@ -1097,7 +1097,7 @@ def run_capture(
         edge_sizes=crossed,
         zero_divisors=_zero_divisors(ref, dtype, device, arguments),
         rejected_arguments=_rejected_arguments(ref, dtype, device, arguments),
-        rejected_sizes=_rejected_sizes(ref, dtype, device),
+        rejected_sizes=_rejected_sizes(ref, dtype, device, crossed),
         input_ranks={
             n: v.dim() for n, v in arguments.items() if isinstance(v, torch.Tensor)
         },
@@ -1593,16 +1593,22 @@ def _eager_error_at(
     return None
 
 
-def _rejected_sizes(ref: Reference, dtype: str, device: str) -> list[dict[str, Any]]:
+def _rejected_sizes(
+    ref: Reference, dtype: str, device: str, edges: list[dict[str, int]] = ()
+) -> list[dict[str, Any]]:
     """Each dim at 1, and at 0, where eager raises on the reference's own
     inputs (a BatchNorm in training: "Expected more than 1 value per
     channel"; `x[:, -1]` of no tokens): Dynamo traces sizes of 2 and more
     alone, so no guard says so, and the kernels would return numbers, or
-    read and write before a tensor. {"dim": name, "size": 1 or 0, "error":
-    eager's first line}."""
+    read and write before a tensor. And at 2, and each edge size of one dim
+    (the other side of a guard): HF's dynamic NTK's `dim / (dim - 2)` raises
+    at a head_dim of 2, where the kernels' constexpr division does not
+    compile. {"dim": name, "size": the size, "error": eager's first line}."""
     out = []
+    single = [next(iter(e.items())) for e in edges if len(e) == 1]
     for dim in ref.dims:
-        for at in (1, 0):
+        tried = [1, 0, 2] + [v for name, v in single if name == dim.name]
+        for at in dict.fromkeys(tried):
             if dim.size == at:
                 continue
             sizes = {d.name: d.size for d in ref.dims} | {dim.name: at}

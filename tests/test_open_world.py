@@ -940,6 +940,35 @@ def test_a_size_of_0_at_which_eager_raises_is_refused(tmp_path):
     _check(case, {"batch": 2, "seq": 1, "channels": 16})
 
 
+def test_a_size_of_2_at_which_eager_divides_by_zero_is_refused(tmp_path):
+    # HF's dynamic NTK: x ** (dim / (dim - 2)) raises ZeroDivisionError at
+    # dim = 2; the kernel's constexpr division there did not compile.
+    ref = _porter_ref(
+        """
+        def make_inputs(rows, dim, dtype=torch.float32, device="cpu"):
+            return (torch.rand(rows, dim, dtype=dtype, device=device) + 1.0,)
+
+        def size_ratio(x):
+            dim = x.shape[-1]
+            return x ** (dim / (dim - 2))
+
+        REFERENCE = size_ratio
+        """,
+        '{"rows": 3, "dim": 16}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "size_ratio", ref)
+    assert {"dim": "dim", "size": 2} in [
+        {k: v for k, v in e.items() if k != "error"}
+        for e in case.manifest["rejected_sizes"]
+    ]
+    with pytest.raises(ReferenceRejects, match="so does the scaffold"):
+        _check(case, {"rows": 3, "dim": 2})
+    _check(case, {"rows": 3, "dim": 3})
+    # the suite tries every per-model dim at 2
+    assert any(sc.sizes.get("dim") == 2 for sc in case.scenarios())
+
+
 def test_an_extern_sorts_output_of_a_column_major_input_is_indexed_as_laid_out(
     tmp_path,
 ):

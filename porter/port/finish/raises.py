@@ -5,7 +5,9 @@ batch of 1; a reference may check `if x.shape[0] == 1: raise`. Dynamo traces
 sizes of 2 and more alone (it specializes 0 and 1), so no guard says so, and
 the kernels returned numbers (zeros, a running variance of NaN written into
 the caller's tensor), or at 0 read and wrote before a tensor (`x[:, -1]` of no
-tokens). The capture tried each dim at 1 and at 0 (manifest rejected_sizes),
+tokens), or a Python `dim / (dim - 2)` raise at 2 where the kernels' constexpr
+division does not compile. The capture tried each dim at 1, 0 and 2 and at its
+edge sizes (manifest rejected_sizes),
 and each int argument at 0 (rejected_arguments: HF's top-k of min(k, vocab),
 then its last, at k = 0); the launcher refuses those calls in eager's words.
 """
@@ -16,7 +18,7 @@ from porter.port.model import PortState
 
 
 def refuse_sizes_eager_rejects(port: PortState) -> None:
-    """Each dim at 1 or 0, and each int argument at 0, of which eager raises
+    """Each dim at 1, 0 or 2, and each int argument at 0, of which eager raises
     on the reference's inputs, as the capture tried, is refused there in the
     launcher with eager's error, instead of the kernels returning numbers."""
     launcher = port.launcher
