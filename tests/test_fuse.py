@@ -159,6 +159,24 @@ def test_loads_before_stores_moves_loads_and_what_they_read():
     ]
 
 
+def test_loads_before_stores_moves_an_index_check_with_the_gather_after_it():
+    # mrope's second row of positions: its check had stayed behind the first
+    # kernel's store while the gather it guards moved up, reading outside t
+    first = _parse_body("i = tl.load(p + c)\na = tl.load(t + i)\ntl.store(q + c, a)\n")
+    second = _parse_body(
+        "j = tl.load(p + k + c)\n"
+        "tl.device_assert((0 <= j) & (j < n))\n"
+        "b = tl.load(t + j)\n"
+        "tl.store(r + c, b)\n"
+    )
+    out = _unparsed(
+        loads_before_stores(first, second, {"p", "q", "r", "t", "n", "k", "c"})
+    )
+    check = "tl.device_assert((0 <= j) & (j < n))"
+    assert out.index(check) < out.index("b = tl.load(t + j)")
+    assert out.index("b = tl.load(t + j)") < out.index("tl.store(q + c, a)")
+
+
 def test_loads_before_stores_keeps_the_order_where_a_value_would_change():
     params = {"p", "q", "r", "n", "c"}
     # first reassigns c after its store: the moved load would read the old c.

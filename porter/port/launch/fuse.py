@@ -161,6 +161,19 @@ def loads_before_stores(
     ]
     if not any(_is_load(st) for st in moved):
         return None
+    # an index check goes with the loads after it: a gather by an index out of
+    # range read outside its table before the check stopped it
+    last = max(i for i, st in enumerate(second) if st in moved and _is_load(st))
+    moved = [
+        st
+        for i, st in enumerate(second)
+        if st in moved
+        or (
+            i < last
+            and isinstance(st, ast.Expr)
+            and is_call(st.value, "tl.device_assert")
+        )
+    ]
     # A moved statement reads names assigned before the cut and not again
     # after it, parameters, or names moved before it, each assigned once.
     later = {n for st in first[cut:] for n in assigned_names(st)}
