@@ -41,3 +41,19 @@ def test_other_casts_stay():
     text, n = _plain(before)
     assert n == 0
     assert text == ast.unparse(ast.parse(textwrap.dedent(before)))
+
+
+def test_a_cast_meeting_an_int32_value_stays_for_eagers_wrap():
+    # fairseq's position ids: mask.int() + past; eager adds in int32 and wraps
+    # at past = 2**31, as the cast does; read whole, Triton added in int64.
+    before = """
+        def k(ids_ptr, past: tl.constexpr, start: tl.constexpr):
+            ids = tl.load(ids_ptr)
+            val = tl.cast(past, tl.int32)
+            out = (ids.to(tl.int32) + val).to(tl.int64)
+            local = ids - tl.cast(start, tl.int32)
+        """
+    text, n = _plain(before, ints=("past", "start"))
+    assert n == 1
+    assert "val = tl.cast(past, tl.int32)" in text
+    assert "local = ids - start" in text
