@@ -1713,6 +1713,8 @@ def _compile(
         guard_filter_fn=state.guard_filter,
     )(fn)
     quiet = contextlib.nullcontext() if debug else silenced_fds(chatter)
+    breaks = torch._dynamo.utils.counters["graph_break"]
+    breaks.clear()
     with (
         private_inductor_cache(),
         quiet,
@@ -1734,6 +1736,8 @@ def _compile(
                     else f"{type(err).__name__}: {_first_line(err)}"
                 )
                 raise _CompileFailed(why) from err
+            else:
+                _refuse_data_dependent_sizes(ref, list(breaks))
             finally:
                 torch._dynamo.reset()
                 if debug:
@@ -1857,6 +1861,23 @@ def _refuse_host_only_calls(ref: Reference, module: CompiledModule) -> None:
             raise PorterError(
                 f"{ref.path}: the compiled graph of {ref.name} calls {found.group(0)}, "
                 "a CPU-only kernel the scaffold could not run on a GPU; capture on a GPU"
+            )
+
+
+def _refuse_data_dependent_sizes(ref: Reference, breaks: list[str]) -> None:
+    """A graph break at an op whose output size depends on the data (the
+    nonzero of a boolean-mask index): the ops after it ran eagerly, outside
+    any graph porter sees, so a scaffold would leave them out."""
+    for reason in breaks:
+        found = re.search(r"Operator `([\w.]+)`'s output shape depends on", reason)
+        if found:
+            op = re.sub(r"\.default$", "", found[1])
+            raise PorterError(
+                f"{ref.path}: {ref.name} calls {op} (a boolean-mask index calls "
+                "aten.nonzero), whose output size depends on the data: a graph "
+                "break, which porter cannot port; nothing was written: compute at "
+                "sizes the inputs fix (torch.where over every row, scatter_add_ "
+                "into a tensor of known size)"
             )
 
 

@@ -3870,9 +3870,36 @@ BINCOUNT_FIRST = '''
 def test_a_graph_break_before_the_only_graph_is_refused_at_capture(tmp_path):
     # The one graph read Dynamo's ___stack0 (bincount's result, computed in
     # Python before it): every call of the scaffold raised NameError.
-    with pytest.raises(PorterError, match="graph break.*bincount or nonzero"):
+    with pytest.raises(PorterError, match="calls aten.bincount .*graph break"):
         _capture(tmp_path, "minus_counts", BINCOUNT_FIRST)
     assert not (tmp_path / "cases" / "minus_counts").exists()
+
+
+def test_a_data_dependent_size_after_the_graph_is_refused_at_capture(tmp_path):
+    # reshape_and_cache skipping slot -1 by a boolean mask: the graph held
+    # `slots >= 0` alone and index_copy_ ran eagerly after the break; capture
+    # wrote a case, and porting it failed with "1 against 1".
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, hidden, num_slots, dtype=torch.float32, device="cpu"):
+            x = torch.randn(num_tokens, hidden, dtype=dtype, device=device)
+            cache = torch.zeros(num_slots, hidden, dtype=dtype, device=device)
+            slots = torch.arange(num_tokens, device=device) - 2
+            return x, cache, slots
+
+        def masked_index_copy(x, cache, slots):
+            keep = slots >= 0
+            cache.index_copy_(0, slots[keep], x[keep])
+            return cache
+
+        REFERENCE = masked_index_copy
+        """,
+        '{"num_tokens": 6, "hidden": 8, "num_slots": 16}',
+        '["float32"]',
+    )
+    with pytest.raises(PorterError, match="calls aten.nonzero .*graph break"):
+        _capture(tmp_path, "masked_index_copy", ref)
+    assert not (tmp_path / "cases" / "masked_index_copy").exists()
 
 
 TOP_P_REMOVE = '''
