@@ -3028,6 +3028,10 @@ def test_a_branch_porter_cannot_spell_is_kept_unprobed_and_refused_at_port():
     # gather's own precondition (idx.shape[1] <= src.shape[1]) is no branch
     said = _refuse_branch("f", "idx.shape[1] <= src.shape[1]")
     assert "an op's condition on sizes" in said and "in Python" not in said
+    # T5's math.log(max_distance / (n // 4)): a number, not a view
+    said = _refuse_branch("f", "max_distance / (x.shape[1] // 4) == 16.0")
+    assert "computes in Python" in said and "view" not in said
+    assert "view of it" in _refuse_branch("f", "x.shape[1] // 4 == 8")
 
 
 VOCAB_BRANCH = _porter_ref(

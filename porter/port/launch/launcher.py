@@ -1152,7 +1152,15 @@ def _refuse_branch(reference: str, cond: str, spell=lambda c: c) -> str:
             "a value on the other side for those calls (a size: --set NAME=V; an "
             "argument: its default or make_inputs)"
         )
-    if is_tie(cond):
+    if is_tie(cond) and "/" in cond.replace("//", ""):
+        # math.log(max_distance / (n // 4)): a float Python computed from an
+        # argument and a size, which the kernels hold as the capture's value
+        said = (
+            f"the kernels assume {cond}, a number the reference computes in Python "
+            "from its arguments and sizes, as at capture; capture again with the "
+            "values you need"
+        )
+    elif is_tie(cond):
         # a view or reshape into groups or halves: eager raises on the other side
         said = f"the kernels assume {cond}, as the reference's view of it does"
     elif _argument_against_size(cond):
