@@ -40,11 +40,13 @@ from porter.port.forms.online import loop_carried
 from porter.port.forms.persist import full_init, is_col_loop, masked_update, op_of
 from porter.port.model import KernelPort
 
-# The in-loop update of a lane accumulator, and the reduction that combines
-# lanes, slices and partials alike.
-REDUCTIONS = {"maximum_nan": "max_nan", "minimum_nan": "min_nan", "+": "tl.sum"}
-# ... as split_partial names it
-OPS = {"maximum_nan": "max", "minimum_nan": "min", "+": "sum"}
+# The in-loop update of a lane accumulator: the reduction that combines
+# lanes, slices and partials alike, and split_partial's name for it.
+REDUCTIONS = {
+    "maximum_nan": ("max_nan", "max"),
+    "minimum_nan": ("min_nan", "min"),
+    "+": ("tl.sum", "sum"),
+}
 # Names the split adds; a kernel using any of them is not split.
 ADDED = {"partials_ptr", "SPLITS", "PHASE", "start", "stop", "partials"}
 WHY = "PHASE -1 runs every loop over whole rows; PHASE j, loop j over a slice"
@@ -211,14 +213,15 @@ def _accumulators(body: list[ast.stmt], i: int):
         if any(acc in names_in(s) for s in loop.body if s not in (defs[0], updates[0])):
             return None
         users = [s for s in body[i + 1 :] if acc in names_in(s)]
-        text = f"{REDUCTIONS[op]}({acc}, 1)[:, None]"
+        reduce, name = REDUCTIONS[op]
+        text = f"{reduce}({acc}, 1)[:, None]"
         if not (
             len(users) == 1
             and isinstance(users[0], ast.Assign)
             and ast.unparse(users[0].value) == text
         ):
             return None
-        out.append((i, acc, OPS[op]))
+        out.append((i, acc, name))
     # what else the loop binds stays inside it
     local = {t for s in loop.body for t in assigned_names(s)} - {a for _, a, _ in out}
     local.add(loop.target.id)
