@@ -462,8 +462,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--tokens",
         type=int,
         nargs="+",
-        help="token counts to sweep (on the CPU, from 1024 the launches are keyed "
-        "without running the kernels)",
+        help="token counts to sweep (on the CPU, from 1024, or past 2^18 input "
+        "elements, the launches are keyed without running the kernels)",
     )
     p.add_argument(
         "--dtype",

@@ -54,7 +54,10 @@ GPU_SWEEP = (1, 2, 4, 16, 64, 256, 1024, 4096, 16384, 32768)
 # uninitialized inputs of the same shapes and layouts, and the kernels are not
 # called. That is enough for the key, and it reaches the prefill sizes where
 # launch heuristics switch (a switch at 1024 tokens once went unseen on the CPU).
+# Wide rows are keyed from fewer tokens: past KEYS_ONLY_ELEMENTS input elements
+# (about 0.6 s interpreted) a run adds seconds and no key.
 KEYS_ONLY_FROM = 1024
+KEYS_ONLY_ELEMENTS = 1 << 18
 CPU_SWEEP = (1, 2, 3, 4, 7, 8, 16, 17, 31, 32, 63, 64, 100, 128, 255, 256) + tuple(
     n for n in GPU_SWEEP if n >= KEYS_ONLY_FROM
 )
@@ -112,17 +115,27 @@ class JitReport:
 
 
 def _launch(
-    case: Case, tokens: int, layout: str, dtype: str, device: str, run: bool = True
-) -> None:
+    rec: LaunchRecorder, case: Case, tokens: int, layout: str, dtype: str, device: str
+) -> bool:
+    """Launch the scaffold at `tokens`; False where it was keyed, not run."""
+    rec.context = (tokens, layout)
     sizes = {d["name"]: d["size"] for d in case.manifest["dims"]}
     sizes.update({d["name"]: tokens for d in case.runtime_dims()})
     sc = Scenario(dtype, sizes, layout=layout)
-    inputs = make_inputs(case, sc, device, seed=0, filled=run)
+    inputs = make_inputs(case, sc, device, seed=0, filled=False)
+    run = device != "cpu" or (
+        tokens < KEYS_ONLY_FROM
+        and sum(t.numel() for t in inputs if isinstance(t, torch.Tensor))
+        <= KEYS_ONLY_ELEMENTS
+    )
+    rec.execute = run
     if run:
+        inputs = make_inputs(case, sc, device, seed=0)
         run_scaffold(case, inputs, dtype, device)
     else:
         with torch.no_grad():  # the kernels are not called: nothing to poison
             scaffold_entry(case, dtype, device)(*inputs)
+    return run
 
 
 def jitcheck(
@@ -143,11 +156,8 @@ def jitcheck(
     keys_only = set()
 
     def launch(rec: LaunchRecorder, n: int, layout: str) -> None:
-        rec.context = (n, layout)
-        rec.execute = device != "cpu" or n < KEYS_ONLY_FROM
-        if not rec.execute:
+        if not _launch(rec, case, n, layout, dtype, device):
             keys_only.add(n)
-        _launch(case, n, layout, dtype, device, run=rec.execute)
 
     with LaunchRecorder(kernels) as rec:
         for layout in warm_layouts:
