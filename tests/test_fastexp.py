@@ -284,7 +284,7 @@ def test_a_row_of_two_blocks_compiles_without_loops():
 
 @pytest.mark.parametrize("vocab", [64, 96], ids=["two-blocks", "three-blocks"])
 def test_softmax_looped_kernel_matches_float64_unrolled_or_not(vocab, porter_device):
-    # Blocks of 32: a row of 64 is unrolled (LOOP_UNROLL 2), one of 96 not.
+    # Blocks of 32: a row of 64 is unrolled (UNROLL 2), one of 96 not.
     gen = torch.Generator().manual_seed(vocab)
     x = 4.0 * torch.randn(5, vocab, generator=gen)
     x[1, 7] = float("-inf")

@@ -109,3 +109,63 @@ def test_a_binding_at_the_top_is_not_repeated_inside_its_branches():
     text, n = _bind(before)
     assert n == 1 and text.count("mask = col_mask & row_mask") == 1
     assert text.count("col_mask & row_mask") == 1
+
+
+def _inline(src: str) -> tuple[str, int]:
+    from porter.port.finish.masks import inline_single_mask
+
+    fn = ast.parse(textwrap.dedent(src)).body[0]
+    n = inline_single_mask(fn)
+    return ast.unparse(fn), n
+
+
+def test_a_column_mask_read_only_by_the_next_line_is_written_into_it():
+    before = """
+        def k(x_ptr, n, BLOCK_COLS: tl.constexpr):
+            row_mask = tl.program_id(0) < n
+            for start in tl.range(0, 4096, BLOCK_COLS):
+                cols = start + tl.arange(0, BLOCK_COLS)[None, :]
+                col_mask = cols < 4096
+                mask = col_mask & row_mask
+                tl.store(x_ptr + cols, 1.0, mask)
+            for start in tl.range(0, 4096, BLOCK_COLS):
+                cols = start + tl.arange(0, BLOCK_COLS)[None, :]
+                col_mask = cols < 4096
+                mask = row_mask & col_mask
+                tl.store(x_ptr + cols, 2.0, mask)
+        """
+    after = """
+        def k(x_ptr, n, BLOCK_COLS: tl.constexpr):
+            row_mask = tl.program_id(0) < n
+            for start in tl.range(0, 4096, BLOCK_COLS):
+                cols = start + tl.arange(0, BLOCK_COLS)[None, :]
+                mask = (cols < 4096) & row_mask
+                tl.store(x_ptr + cols, 1.0, mask)
+            for start in tl.range(0, 4096, BLOCK_COLS):
+                cols = start + tl.arange(0, BLOCK_COLS)[None, :]
+                mask = row_mask & (cols < 4096)
+                tl.store(x_ptr + cols, 2.0, mask)
+        """
+    text, n = _inline(before)
+    assert n == 2 and _same(text, after)
+
+
+def test_a_column_mask_read_elsewhere_too_is_kept():
+    # The weight's load reads col_mask alone; a loop's mask read by its
+    # second binding only (not the next line) is kept as well.
+    before = """
+        def k(x_ptr, w_ptr, n, BLOCK_COLS: tl.constexpr):
+            row_mask = tl.program_id(0) < n
+            cols = tl.arange(0, BLOCK_COLS)[None, :]
+            col_mask = cols < 64
+            mask = col_mask & row_mask
+            w = tl.load(w_ptr + cols, col_mask)
+            tl.store(x_ptr + cols, w, mask)
+            for start in tl.range(0, 4096, BLOCK_COLS):
+                hi_mask = start + cols < 4096
+                x = tl.load(x_ptr + start + cols)
+                mask = hi_mask & row_mask
+                tl.store(x_ptr + start + cols, x, mask)
+        """
+    text, n = _inline(before)
+    assert n == 0 and _same(text, before)

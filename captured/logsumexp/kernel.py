@@ -29,8 +29,7 @@ def logsumexp_kernel(
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
     cols = tl.arange(0, BLOCK_COLS)[None, :]
-    col_mask = cols < vocab
-    mask = col_mask & row_mask
+    mask = (cols < vocab) & row_mask
     logits_rows = logits_ptr + rows * logits_stride0
     if num_tokens < STREAM_ROWS:
         logits = tl.load(
@@ -76,15 +75,12 @@ def logsumexp_kernel_looped(
     partials = partials_ptr + rows * (2 * SPLITS)
     acc = tl.full([BLOCK_ROWS, BLOCK_COLS], float("-inf"), tl.float32)
     # LLVM leaves loops with exp_ftz rolled: unroll a row of two blocks
-    LOOP_UNROLL: tl.constexpr = 2 if (vocab + BLOCK_COLS - 1) // BLOCK_COLS == 2 else 1
+    UNROLL: tl.constexpr = 2 if (vocab + BLOCK_COLS - 1) // BLOCK_COLS == 2 else 1
     logits_rows = logits_ptr + rows * logits_stride0
     if PHASE <= 0:
-        for col_start in tl.range(
-            start, stop, BLOCK_COLS, loop_unroll_factor=LOOP_UNROLL
-        ):
+        for col_start in tl.range(start, stop, BLOCK_COLS, loop_unroll_factor=UNROLL):
             cols = col_start + col_base
-            col_mask = cols < vocab
-            mask = col_mask & row_mask
+            mask = (cols < vocab) & row_mask
             logits = tl.load(
                 logits_rows + cols, mask, eviction_policy="evict_last", other=0.0
             ).to(tl.float32)
@@ -94,12 +90,9 @@ def logsumexp_kernel_looped(
     row_max = max_nan(acc, 1)[:, None]
     acc_2 = tl.full([BLOCK_ROWS, BLOCK_COLS], 0, tl.float32)
     if PHASE < 0 or PHASE == 1:
-        for col_start in tl.range(
-            start, stop, BLOCK_COLS, loop_unroll_factor=LOOP_UNROLL
-        ):
+        for col_start in tl.range(start, stop, BLOCK_COLS, loop_unroll_factor=UNROLL):
             cols = col_start + col_base
-            col_mask = cols < vocab
-            mask = col_mask & row_mask
+            mask = (cols < vocab) & row_mask
             logits_2 = tl.load(
                 logits_rows + cols, mask, eviction_policy="evict_first", other=0.0
             ).to(tl.float32)
@@ -140,12 +133,11 @@ def logsumexp_kernel_online(
     abs_acc_is_inf_run = tl.abs(acc) == tl.full([1, 1], float("inf"), tl.float32)
     safe_acc_run = tl.where(abs_acc_is_inf_run, 0.0, acc)
     # LLVM leaves loops with exp_ftz rolled: unroll a row of two blocks
-    LOOP_UNROLL: tl.constexpr = 2 if (vocab + BLOCK_COLS - 1) // BLOCK_COLS == 2 else 1
+    UNROLL: tl.constexpr = 2 if (vocab + BLOCK_COLS - 1) // BLOCK_COLS == 2 else 1
     logits_rows = logits_ptr + rows * logits_stride0
-    for col_start in tl.range(0, vocab, BLOCK_COLS, loop_unroll_factor=LOOP_UNROLL):
+    for col_start in tl.range(0, vocab, BLOCK_COLS, loop_unroll_factor=UNROLL):
         cols = col_start + col_base
-        col_mask = cols < vocab
-        mask = col_mask & row_mask
+        mask = (cols < vocab) & row_mask
         logits = tl.load(
             logits_rows + cols, mask, eviction_policy="evict_first", other=0.0
         ).to(tl.float32)

@@ -32,8 +32,7 @@ def quant_int8_kernel(
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
     cols = tl.arange(0, BLOCK_COLS)[None, :]
-    col_mask = cols < hidden
-    mask = col_mask & row_mask
+    mask = (cols < hidden) & row_mask
     x_rows = x_ptr + rows * x_stride0
     out0_rows = out0_ptr + rows * out0_stride0
     if num_tokens < STREAM_ROWS:
@@ -84,8 +83,7 @@ def quant_int8_kernel_looped(
     if PHASE <= 0:
         for col_start in tl.range(start, stop, BLOCK_COLS):
             cols = col_start + col_base
-            col_mask = cols < hidden
-            mask = col_mask & row_mask
+            mask = (cols < hidden) & row_mask
             x = tl.load(x_rows + cols, mask, eviction_policy="evict_last", other=0.0)
             x = x.to(tl.float32)
             maximum_nan_acc = maximum_nan(acc, tl.abs(x))
@@ -99,8 +97,7 @@ def quant_int8_kernel_looped(
     if PHASE < 0 or PHASE == 1:
         for col_start in tl.range(start, stop, BLOCK_COLS):
             cols = col_start + col_base
-            col_mask = cols < hidden
-            mask = col_mask & row_mask
+            mask = (cols < hidden) & row_mask
             x_2 = tl.load(x_rows + cols, mask, eviction_policy="evict_first", other=0.0)
             x_2 = x_2.to(tl.float32)
             maximum_nan_2 = maximum_nan(libdevice.nearbyint(x_2 / out1), -128.0)

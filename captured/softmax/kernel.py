@@ -30,8 +30,7 @@ def softmax_kernel(
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < num_tokens
     cols = tl.arange(0, BLOCK_COLS)[None, :]
-    col_mask = cols < vocab
-    mask = col_mask & row_mask
+    mask = (cols < vocab) & row_mask
     out_rows = out_ptr + rows * out_stride0
     logits_rows = logits_ptr + rows * logits_stride0
     if num_tokens < STREAM_ROWS:
@@ -80,16 +79,13 @@ def softmax_kernel_looped(
     partials = partials_ptr + rows * (2 * SPLITS)
     acc = tl.full([BLOCK_ROWS, BLOCK_COLS], float("-inf"), tl.float32)
     # LLVM leaves loops with exp_ftz rolled: unroll a row of two blocks
-    LOOP_UNROLL: tl.constexpr = 2 if (vocab + BLOCK_COLS - 1) // BLOCK_COLS == 2 else 1
+    UNROLL: tl.constexpr = 2 if (vocab + BLOCK_COLS - 1) // BLOCK_COLS == 2 else 1
     out_rows = out_ptr + rows * out_stride0
     logits_rows = logits_ptr + rows * logits_stride0
     if PHASE <= 0:
-        for col_start in tl.range(
-            start, stop, BLOCK_COLS, loop_unroll_factor=LOOP_UNROLL
-        ):
+        for col_start in tl.range(start, stop, BLOCK_COLS, loop_unroll_factor=UNROLL):
             cols = col_start + col_base
-            col_mask = cols < vocab
-            mask = col_mask & row_mask
+            mask = (cols < vocab) & row_mask
             logits = tl.load(
                 logits_rows + cols, mask, eviction_policy="evict_last", other=0.0
             ).to(tl.float32)
@@ -101,12 +97,9 @@ def softmax_kernel_looped(
     row_shift = tl.where(row_max * (1.0 / 0.7) < float("inf"), row_max, float("nan"))
     acc_2 = tl.full([BLOCK_ROWS, BLOCK_COLS], 0, tl.float32)
     if PHASE < 0 or PHASE == 1:
-        for col_start in tl.range(
-            start, stop, BLOCK_COLS, loop_unroll_factor=LOOP_UNROLL
-        ):
+        for col_start in tl.range(start, stop, BLOCK_COLS, loop_unroll_factor=UNROLL):
             cols = col_start + col_base
-            col_mask = cols < vocab
-            mask = col_mask & row_mask
+            mask = (cols < vocab) & row_mask
             logits_2 = tl.load(
                 logits_rows + cols, mask, eviction_policy="evict_last", other=0.0
             ).to(tl.float32)
@@ -116,12 +109,9 @@ def softmax_kernel_looped(
     acc_2 = split_partial(acc_2, "sum", partials, 1, 1, row_mask, SPLITS, PHASE)
     row_sum = tl.sum(acc_2, 1)[:, None]
     if PHASE < 0 or PHASE == 2:
-        for col_start in tl.range(
-            start, stop, BLOCK_COLS, loop_unroll_factor=LOOP_UNROLL
-        ):
+        for col_start in tl.range(start, stop, BLOCK_COLS, loop_unroll_factor=UNROLL):
             cols = col_start + col_base
-            col_mask = cols < vocab
-            mask = col_mask & row_mask
+            mask = (cols < vocab) & row_mask
             logits_3 = tl.load(
                 logits_rows + cols, mask, eviction_policy="evict_first", other=0.0
             ).to(tl.float32)

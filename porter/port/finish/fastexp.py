@@ -150,7 +150,7 @@ def exp_ftz(fn: ast.FunctionDef) -> int:
 
 
 # The constexpr a kernel computes for its column loops' loop_unroll_factor.
-UNROLL = "LOOP_UNROLL"
+UNROLL = "UNROLL"
 UNROLL_WHY = "LLVM leaves loops with exp_ftz rolled: unroll a row of two blocks"
 
 
@@ -166,7 +166,7 @@ def _is_constexpr_param(fn: ast.FunctionDef, name: str) -> bool:
 def unroll_two_blocks(fn: ast.FunctionDef) -> int:
     """Where a column loop of fn calls exp_ftz and the row size is a
     constexpr, have Triton unroll every column loop fully when the row is two
-    blocks (a LOOP_UNROLL constexpr computed before the first of them); how
+    blocks (an UNROLL constexpr computed before the first of them); how
     many loops it marked. Only loops at the kernel's top level."""
     loops = [s for s in fn.body if is_col_loop(s)]
     if len(loops) != sum(1 for n in ast.walk(fn) if is_col_loop(n)):

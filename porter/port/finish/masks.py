@@ -1,6 +1,7 @@
 """One name for a kernel's combined mask: Inductor writes `col_mask & row_mask`
 again in every load, store and where of a block; a hand-written kernel binds
-`mask = col_mask & row_mask` once where the two are known and uses the name.
+`mask = col_mask & row_mask` once where the two are known and uses the name,
+and writes a mask read only there into it: `mask = (cols < n) & row_mask`.
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 import ast
 from collections import Counter
 
-from porter.ast_tools import names_in, stmt_lists, stored_names
+from porter.ast_tools import names_in, read_counts, stmt_lists, stored_names
 from porter.port.model import PortState
 
 MASK = "mask"
@@ -90,3 +91,61 @@ def bind_masks(port: PortState) -> None:
     """Every kernel form's repeated `col_mask & row_mask` bound once as `mask` (bind_mask)."""
     for _, form, _ in port.forms():
         bind_mask(form)
+
+
+def _and_of(stmt: ast.stmt, name: str) -> ast.BinOp | None:
+    """The `name & other` (or `other & name`) that stmt binds to a mask."""
+    if (
+        isinstance(stmt, ast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], ast.Name)
+        and stmt.targets[0].id.endswith("mask")
+        and isinstance(stmt.value, ast.BinOp)
+        and isinstance(stmt.value.op, ast.BitAnd)
+        and name in {ast.unparse(stmt.value.left), ast.unparse(stmt.value.right)}
+    ):
+        return stmt.value
+    return None
+
+
+def inline_single_mask(fn: ast.FunctionDef) -> int:
+    """Where every binding of a mask is read once, by the next statement's
+    `mask = that & other`, that statement ANDs its value in place and the
+    binding goes; returns how many bindings went."""
+    sites: dict[str, list[tuple[list[ast.stmt], int]]] = {}
+    stores = Counter(
+        n.id
+        for n in ast.walk(fn)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    )
+    for body in stmt_lists(fn):
+        for i, stmt in enumerate(body):
+            if (
+                isinstance(stmt, ast.Assign)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)
+                and stmt.targets[0].id.endswith("mask")
+                and stmt.targets[0].id != MASK
+                and i + 1 < len(body)
+                and _and_of(body[i + 1], stmt.targets[0].id) is not None
+            ):
+                sites.setdefault(stmt.targets[0].id, []).append((body, i))
+    reads = read_counts(fn)
+    dropped = 0
+    for name, places in sites.items():
+        if not (len(places) == stores.get(name) == reads.get(name)):
+            continue  # read elsewhere, or bound where the next line does not read it
+        for body, i in sorted(places, key=lambda p: -p[1]):
+            both = _and_of(body[i + 1], name)
+            side = "left" if ast.unparse(both.left) == name else "right"
+            setattr(both, side, body[i].value)
+            del body[i]
+            dropped += 1
+    return dropped
+
+
+def inline_single_masks(port: PortState) -> None:
+    """A mask read only by the next line's `mask = that & other` is written
+    into it, as `mask = (cols < n) & row_mask` (inline_single_mask)."""
+    for _, form, _ in port.forms():
+        inline_single_mask(form)
