@@ -106,6 +106,27 @@ def test_a_sum_then_a_scaled_write_is_split_in_two_phases():
     assert "SPLITS" in [a.arg for a in fn.args.args]
 
 
+def test_a_phases_row_stores_and_its_loop_share_one_guard():
+    # quant_int8's shape: the row's scale stored, then the loop that uses it;
+    # both run in phase 1, under one `if` (and one `if start == 0`).
+    body = SUM_THEN_SCALE.replace(
+        "row_sum = tl.sum(acc, 1)[:, None]\n",
+        "row_sum = tl.sum(acc, 1)[:, None]\n"
+        "tl.store(out_ptr + rows, row_sum, row_mask)\n"
+        "tl.store(out_ptr + rows + 1, row_sum, row_mask)\n",
+    )
+    fn = _kernel(body)
+    assert split_rows(fn) == (2, 1)
+    (phase_1,) = [
+        s
+        for s in fn.body
+        if isinstance(s, ast.If) and "PHASE == 1" in ast.unparse(s.test)
+    ]
+    first, loop = phase_1.body
+    assert ast.unparse(first.test) == "start == 0" and len(first.body) == 2
+    assert isinstance(loop, ast.For)
+
+
 @pytest.mark.parametrize(
     "change, why",
     [

@@ -94,7 +94,6 @@ def quant_int8_kernel_looped(
     if PHASE < 0 or PHASE == 1:
         if start == 0:
             tl.store(out1_ptr + rows, out1.to(out1_ptr.dtype.element_ty), row_mask)
-    if PHASE < 0 or PHASE == 1:
         for col_start in tl.range(start, stop, BLOCK_COLS):
             cols = col_start + col_base
             mask = (cols < hidden) & row_mask

@@ -127,9 +127,29 @@ def split_rows(fn: ast.FunctionDef) -> tuple[int, int] | None:
             new.append(
                 _stmt(f"partials = partials_ptr + rows * ({len(slots)} * SPLITS)")
             )
-    fn.body = new
+    fn.body = _merge_guards(new)
     _add_params(fn)
     return phases, len(slots)
+
+
+def _merge_guards(body: list[ast.stmt]) -> list[ast.stmt]:
+    """Back-to-back `if`s of one test (a phase's row stores, then its loop)
+    as one `if`, nested ones too; the first must not assign what the test reads."""
+    out: list[ast.stmt] = []
+    for stmt in body:
+        last = out[-1] if out else None
+        if (
+            isinstance(stmt, ast.If)
+            and isinstance(last, ast.If)
+            and not stmt.orelse
+            and not last.orelse
+            and ast.dump(stmt.test) == ast.dump(last.test)
+            and not stored_names(last) & names_in(last.test)
+        ):
+            last.body = _merge_guards(last.body + stmt.body)
+            continue
+        out.append(stmt)
+    return out
 
 
 def _plan(fn: ast.FunctionDef):
