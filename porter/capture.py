@@ -1488,7 +1488,7 @@ def _traced(
     codes: list[str] = []
 
     def backend(gm, _):
-        codes.append(gm.code)
+        codes.append(gm.code + "".join(_bit_views(gm)))
         return gm.forward
 
     def guard_filter(entries):
@@ -1518,6 +1518,22 @@ def _traced(
     finally:
         torch._dynamo.reset()
     return codes
+
+
+def _bit_views(gm: torch.fx.GraphModule) -> list[str]:
+    """A line for each `.view(dtype)` of a float value in gm, naming that
+    float's dtype: the same graph text reads other bits (and gives another
+    shape) in another input dtype, so no other is served."""
+    out = []
+    for node in gm.graph.nodes:
+        if node.op != "call_method" or node.target != "view":
+            continue
+        to = node.kwargs.get("dtype", node.args[1] if len(node.args) == 2 else None)
+        source = node.args[0].meta.get("example_value") if node.args else None
+        if isinstance(to, torch.dtype) and isinstance(source, torch.Tensor):
+            if source.dtype.is_floating_point:
+                out.append(f"\n# reads the bits of {str(source.dtype)[6:]}")
+    return out
 
 
 def _arguments(ref: Reference, dtype: str, device: str) -> dict[str, Any]:

@@ -3974,3 +3974,35 @@ def test_an_int_argument_eager_rejects_at_0_is_refused_there(tmp_path):
     with pytest.raises(ReferenceRejects, match="so does the scaffold"):
         check_parity(case, Scenario("float32", sizes, args={1: 0}), "cpu", 0)
     _check(case, sizes, args={1: 3})  # and other k stay right
+
+
+FLOAT_BITS = '''
+    """A float's bits as int32 (MX exponents, sign bits): x.view(torch.int32)."""
+    import torch
+
+    DIMS = {"num_tokens": 4, "hidden": 8}
+    DYNAMIC = ["num_tokens"]
+    DTYPES = ["float32"]
+
+
+    def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+        return (torch.randn(num_tokens, hidden, dtype=dtype, device=device),)
+
+
+    def float_bits(x):
+        return x.view(torch.int32) & 0x7FFFFFFF
+
+
+    REFERENCE = float_bits
+'''
+
+
+def test_a_view_of_an_inputs_float_bits_serves_the_captured_dtype_alone(tmp_path):
+    # The graph's text is the same in fp16, where eager's view halves the last
+    # axis and reads other bits: the scaffold returned fp32 bits of the upcast
+    # values in eager's place, shape and all, with no error.
+    case = _capture(tmp_path, "float_bits", FLOAT_BITS)
+    assert case.manifest["dtypes_served"] == ["float32"]
+    with pytest.raises(ScaffoldRefuses, match="captured in float32"):
+        sizes = {"num_tokens": 3, "hidden": 8}
+        check_parity(case, Scenario("float16", sizes, optional=True), "cpu", 0)
