@@ -4006,3 +4006,34 @@ def test_a_view_of_an_inputs_float_bits_serves_the_captured_dtype_alone(tmp_path
     with pytest.raises(ScaffoldRefuses, match="captured in float32"):
         sizes = {"num_tokens": 3, "hidden": 8}
         check_parity(case, Scenario("float16", sizes, optional=True), "cpu", 0)
+
+
+ROWS_IN_BLOCKS = '''
+    """bitsandbytes-style blocks: rows regrouped in blocks of 64, one scale each."""
+    import torch
+
+    DIMS = {"num_rows": 4, "hidden": 128}
+    DYNAMIC = ["num_rows"]
+    DTYPES = ["float32"]
+
+
+    def make_inputs(num_rows, hidden, dtype=torch.float32, device="cpu"):
+        x = torch.randn(num_rows, hidden, dtype=dtype, device=device)
+        absmax = torch.rand(num_rows * hidden // 64, dtype=dtype, device=device)
+        return x, absmax
+
+
+    def block_scale(x, absmax):
+        return (x.reshape(-1, 64) * absmax.unsqueeze(-1)).reshape(x.shape)
+
+
+    REFERENCE = block_scale
+'''
+
+
+def test_a_dim_named_num_rows_beside_a_tiles_row_count_keeps_both(tmp_path):
+    # The second kernel's row count and the dim it also reads were both named
+    # num_rows: `def kernel(..., num_rows, num_rows, ...)` did not import.
+    case = _capture(tmp_path, "block_scale", ROWS_IN_BLOCKS)
+    sizes = {"num_rows": 3, "hidden": 128}
+    check_parity(case, Scenario("float32", sizes), "cpu", 0)

@@ -54,7 +54,7 @@ import sympy
 
 from porter.port.bind.generalize import sym_expr, ident, set_signature
 from porter.port.model import KernelPort, Param
-from porter.ast_tools import full_names, is_call, names_in, rename_names
+from porter.ast_tools import full_names, is_call, names_in, rename_names, unique_name
 
 PREAMBLE = [
     "block_start = tl.program_id(0).to(tl.int64) * BLOCK_SIZE",
@@ -335,6 +335,11 @@ def tile_rows_by_cols(kp: KernelPort) -> bool:
         in {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} - head_names
     ):
         rows_name = "num_rows"
+    # A parameter already named num_rows (a dim of that name the kernel reads
+    # besides its row count) keeps its name; the row count takes another.
+    others = {name for name in params if name != numel}
+    if rows_name in others:
+        rows_name = unique_name(rows_name, others)
     fn.body[at_mask] = ast.parse(f"mask = (rows < {rows_name}) & (cols < {k})").body[0]
     rename_names(fn, {**aliases, numel: rows_name})
     kp.params = [
