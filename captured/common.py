@@ -167,20 +167,23 @@ def launch_settings(
 
 
 # Few rows of SPLIT_MIN_COLS or more are split over several programs each, up
-# to SPLIT_PROGRAMS in all (one an SM of an H100 or H200): one program a row
-# leaves most SMs idle (docs/benchmarks/launch-rules.md#split). MAX_SPLITS, a
-# power of two, is the partials a row split_partial loads at once.
-SPLIT_MIN_COLS = 65536
-SPLIT_PROGRAMS = 132
+# to SPLIT_PROGRAMS in all (8 an SM of an H100 or H200), while the rows are no
+# more than the row's SPLIT_ROW_COLS-column blocks: one program a row leaves
+# most SMs idle, and past that the split's extra launches cost more than the
+# idle SMs (docs/benchmarks/launch-rules.md#split). MAX_SPLITS, a power of
+# two, is the partials a row split_partial loads at once.
+SPLIT_MIN_COLS = 16384
+SPLIT_ROW_COLS = 1024
+SPLIT_PROGRAMS = 1056
 MAX_SPLITS = 128
 MAX_SPLITS_BLOCK = tl.constexpr(MAX_SPLITS)
-SPLIT_BLOCK_COLS = 1024
-SPLIT_WARPS = 4
+SPLIT_BLOCK_COLS = 2048
+SPLIT_WARPS = 8
 
 
 def split_count(num_rows, row_size):
     """Programs a row of the split-row kernel; 1: not split."""
-    if row_size < SPLIT_MIN_COLS:
+    if row_size < SPLIT_MIN_COLS or num_rows * SPLIT_ROW_COLS > row_size:
         return 1
     most = min(MAX_SPLITS, SPLIT_PROGRAMS // max(num_rows, 1))
     return max(1, min(most, row_size // (2 * SPLIT_BLOCK_COLS)))

@@ -263,5 +263,5 @@ def test_wide_rows_are_keyed_from_fewer_tokens_on_the_cpu():
         warm_tokens=(1,),
         sweep_layouts=("contiguous",),
     )
-    assert report.clean and report.launches == 4
+    assert report.clean
     assert report.keys_only_tokens == [9]

@@ -184,8 +184,8 @@ def test_few_wide_rows_take_the_split_launch():
 def test_split_rows_match_float64_with_inf_and_nan_rows(
     case, monkeypatch, porter_device
 ):
-    # A split from 4096 columns (common.py's rule patched; the suite runs the
-    # real one at SPLIT_MIN_COLS + 3): 5 rows of 4099, one each of huge, inf,
+    # A split from 4096 columns, up to a row a 256-column block (common.py's
+    # rule patched; the suite runs the real one at SPLIT_MIN_COLS + 3): 5 rows of 4099, one each of huge, inf,
     # NaN, subnormal and mixed values, across 8 uneven slices a row. The whole
     # row's result must come back from the partials, NaN where float64 has it.
     from porter.testing.parity import Scenario, check_parity, load_case
@@ -193,6 +193,7 @@ def test_split_rows_match_float64_with_inf_and_nan_rows(
     loaded = load_case(CAPTURED / case)
     common = common_module(loaded.kernel)
     monkeypatch.setattr(common, "SPLIT_MIN_COLS", 4096)
+    monkeypatch.setattr(common, "SPLIT_ROW_COLS", 256)
     monkeypatch.setattr(common, "SPLIT_BLOCK_COLS", 256)
     dim = next(d["name"] for d in loaded.runtime_dims())
     width = next(d["name"] for d in loaded.model_dims())
