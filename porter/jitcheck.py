@@ -114,6 +114,12 @@ class JitReport:
         return not self.new_variants and not self.compiled_after_warmup
 
 
+def _elements(case: Case, sc: Scenario) -> int:
+    """The elements of the scenario's input tensors, from shapes alone."""
+    shapes = case.reference.make_inputs(sc.sizes, sc.dtype, "meta")
+    return sum(v.numel() for v in shapes if isinstance(v, torch.Tensor))
+
+
 def _launch(
     rec: LaunchRecorder, case: Case, tokens: int, layout: str, dtype: str, device: str
 ) -> bool:
@@ -122,15 +128,12 @@ def _launch(
     sizes = {d["name"]: d["size"] for d in case.manifest["dims"]}
     sizes.update({d["name"]: tokens for d in case.runtime_dims()})
     sc = Scenario(dtype, sizes, layout=layout)
-    inputs = make_inputs(case, sc, device, seed=0, filled=False)
     run = device != "cpu" or (
-        tokens < KEYS_ONLY_FROM
-        and sum(t.numel() for t in inputs if isinstance(t, torch.Tensor))
-        <= KEYS_ONLY_ELEMENTS
+        tokens < KEYS_ONLY_FROM and _elements(case, sc) <= KEYS_ONLY_ELEMENTS
     )
     rec.execute = run
+    inputs = make_inputs(case, sc, device, seed=0, filled=run)
     if run:
-        inputs = make_inputs(case, sc, device, seed=0)
         run_scaffold(case, inputs, dtype, device)
     else:
         with torch.no_grad():  # the kernels are not called: nothing to poison

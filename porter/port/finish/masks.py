@@ -93,13 +93,22 @@ def bind_masks(port: PortState) -> None:
         bind_mask(form)
 
 
-def _and_of(stmt: ast.stmt, name: str) -> ast.BinOp | None:
-    """The `name & other` (or `other & name`) that stmt binds to a mask."""
+def _bound_mask(stmt: ast.stmt) -> str | None:
+    """The name stmt binds, where it is one name ending in `mask`."""
     if (
         isinstance(stmt, ast.Assign)
         and len(stmt.targets) == 1
         and isinstance(stmt.targets[0], ast.Name)
         and stmt.targets[0].id.endswith("mask")
+    ):
+        return stmt.targets[0].id
+    return None
+
+
+def _and_of(stmt: ast.stmt, name: str) -> ast.BinOp | None:
+    """The `name & other` (or `other & name`) that stmt binds to a mask."""
+    if (
+        _bound_mask(stmt) is not None
         and isinstance(stmt.value, ast.BinOp)
         and isinstance(stmt.value.op, ast.BitAnd)
         and name in {ast.unparse(stmt.value.left), ast.unparse(stmt.value.right)}
@@ -120,16 +129,13 @@ def inline_single_mask(fn: ast.FunctionDef) -> int:
     )
     for body in stmt_lists(fn):
         for i, stmt in enumerate(body):
+            name = _bound_mask(stmt)
             if (
-                isinstance(stmt, ast.Assign)
-                and len(stmt.targets) == 1
-                and isinstance(stmt.targets[0], ast.Name)
-                and stmt.targets[0].id.endswith("mask")
-                and stmt.targets[0].id != MASK
+                name not in (None, MASK)
                 and i + 1 < len(body)
-                and _and_of(body[i + 1], stmt.targets[0].id) is not None
+                and _and_of(body[i + 1], name) is not None
             ):
-                sites.setdefault(stmt.targets[0].id, []).append((body, i))
+                sites.setdefault(name, []).append((body, i))
     reads = read_counts(fn)
     dropped = 0
     for name, places in sites.items():
