@@ -4037,3 +4037,36 @@ def test_a_dim_named_num_rows_beside_a_tiles_row_count_keeps_both(tmp_path):
     case = _capture(tmp_path, "block_scale", ROWS_IN_BLOCKS)
     sizes = {"num_rows": 3, "hidden": 128}
     check_parity(case, Scenario("float32", sizes), "cpu", 0)
+
+
+NARROW_CASTS = '''
+    """A float narrowed to int8, int16 and uint8 with no clamp: eager wraps."""
+    import torch
+
+    DIMS = {"num_tokens": 6, "hidden": 32}
+    DTYPES = ["float32"]
+
+
+    def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+        return (torch.randn(num_tokens, hidden, dtype=dtype, device=device),)
+
+
+    def narrow(x):
+        codes = (x / 0.01).to(torch.int8)
+        pcm = (x * 20000).to(torch.int16)
+        pixels = (x * 100 + 128).to(torch.uint8)
+        return codes, pcm, pixels
+
+
+    REFERENCE = narrow
+'''
+
+
+def test_a_float_narrowed_out_of_its_range_wraps_as_eagers_cast(tmp_path):
+    # Inductor casts straight to int8 (`.to(tl.int8)`), which a GPU saturates
+    # (300 -> 127) where eager narrows through int32 (300 -> 44).
+    case = _capture(tmp_path, "narrow", NARROW_CASTS)
+    assert ".to(tl.int32).to(tl.int8)" in (case.folder / "kernel.py").read_text()
+    for values in ("random", "difficult"):
+        sizes = {"num_tokens": 7, "hidden": 40}
+        check_parity(case, Scenario("float32", sizes, values=values), "cpu", 0)

@@ -174,3 +174,33 @@ def test_a_nan_converted_to_int32_may_give_a_gpus_value():
     with pytest.raises(ParityError, match=r"= 7, eager -2147483648"):
         wrong = torch.tensor([3, 7, 0], dtype=torch.int32)
         _compare(0, eager.double(), eager, wrong, "float32", "w", exact=True)
+
+
+def test_a_float_past_int32_narrowed_may_give_a_gpus_low_bits():
+    # (x * 20000).to(int16) of a huge x: eager narrows through int32, which a
+    # CPU sets to INT_MIN (low bits 0) and a GPU saturates (all ones).
+    eager = torch.tensor([3, 0, 0], dtype=torch.int16)
+    got = torch.tensor([3, -1, 0], dtype=torch.int16)
+    assert _compare(0, eager.double(), eager, got, "float32", "w") == 1.0
+    pixels = torch.tensor([0, 7], dtype=torch.uint8)
+    assert (
+        _compare(
+            0,
+            pixels.double(),
+            pixels,
+            torch.tensor([255, 7], dtype=torch.uint8),
+            "float32",
+            "w",
+        )
+        == 255
+    )
+    with pytest.raises(ParityError, match=r"= -1, eager 5"):
+        wrong = torch.tensor([3, -1, -1], dtype=torch.int16)
+        _compare(
+            0,
+            eager.double(),
+            torch.tensor([3, 0, 5], dtype=torch.int16),
+            wrong,
+            "float32",
+            "w",
+        )

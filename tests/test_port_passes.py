@@ -122,6 +122,33 @@ def test_noop_casts_and_broadcasts():
     )  # not known to span the block
 
 
+def test_a_float_narrowed_to_a_small_int_goes_through_int32():
+    # Before: Inductor's direct casts, which a GPU saturates out of range
+    # (300.0 -> 127) where eager wraps (300.0 -> 44). After: through int32,
+    # a uint8 chain in one hop; ints and values clamped into range untouched.
+    kp = _kp(
+        "x = tl.load(in_ptr0 + xindex).to(tl.float32)\n"
+        "a = (x * 100.0).to(tl.int8)\n"
+        "b = (x + 128.0).to(tl.int16).to(tl.uint8)\n"
+        "lo = tl.full([1], -128.0, tl.float32)\n"
+        "c = minimum_nan(maximum_nan(libdevice.nearbyint(x), lo), 127.0).to(tl.int8)\n"
+        "d = minimum_nan(x, 127.0).to(tl.int8)\n"
+        "i = (xindex * 3).to(tl.int8)\n"
+    )
+    casts.narrow_int_casts(kp)
+    body = _body(kp)
+    assert "a = (x * 100.0).to(tl.int32).to(tl.int8)" in body
+    assert "b = (x + 128.0).to(tl.int32).to(tl.uint8)" in body
+    assert (
+        "c = minimum_nan(maximum_nan(libdevice.nearbyint(x), lo), 127.0).to(tl.int8)"
+        in body
+    )
+    assert (
+        "d = minimum_nan(x, 127.0).to(tl.int32).to(tl.int8)" in body
+    )  # no lower bound
+    assert "i = (xindex * 3).to(tl.int8)" in body
+
+
 def test_fold_copies_and_dead_aliases():
     kp = _kp("rnumel = r0_numel\nt1 = x * 2\nt2 = t1\ntl.store(out_ptr0 + i, t2, m)\n")
     copies.fold_copies(kp)
