@@ -195,8 +195,8 @@ def _bounds(e: ast.AST, bound: dict[str, list[ast.AST]], depth: int = 8):
 def narrow_int_casts(kp: KernelPort) -> None:
     """A float cast to int8, int16, uint8 or uint16 goes through int32
     (`v.to(tl.int32).to(tl.int8)`), as eager's cast does: out of the narrow
-    type's range eager wraps, while Triton's direct cast is undefined (the GPU
-    saturates, the interpreter differs again). A chain of narrow casts
+    type's range eager wraps, while Triton's direct cast is undefined (LLVM
+    poison: what a GPU gives depends on its lowering). A chain of narrow casts
     (Inductor's `.to(tl.int16).to(tl.uint8)`) becomes one hop. Values clamped
     into the range first, and integer values, keep their casts."""
     fn = kp.tree
