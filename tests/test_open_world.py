@@ -4070,3 +4070,33 @@ def test_a_float_narrowed_out_of_its_range_wraps_as_eagers_cast(tmp_path):
     for values in ("random", "difficult"):
         sizes = {"num_tokens": 7, "hidden": 40}
         check_parity(case, Scenario("float32", sizes, values=values), "cpu", 0)
+
+
+CHANNEL_SHUFFLE = '''
+    """ShuffleNet's channel shuffle: channels viewed as (groups, c // groups)."""
+    import torch
+
+    DIMS = {"batch": 2, "ch": 6, "n": 4}
+    DTYPES = ["float32"]
+
+
+    def make_inputs(batch, ch, n, dtype=torch.float32, device="cpu"):
+        return (torch.randn(batch, ch, n, dtype=dtype, device=device),)
+
+
+    def shuffle(x):
+        b, c, n = x.shape
+        return x.view(b, 2, c // 2, n).transpose(1, 2).reshape(b, c, n)
+
+
+    REFERENCE = shuffle
+'''
+
+
+@pytest.mark.parametrize("layout", ["padded", "far_rows"])
+def test_a_product_of_sizes_stepping_an_axis_pins_its_strides(tmp_path, layout):
+    # Inductor's `n * x1 * (c // 2)` (x1 the group) was read as a step of
+    # c // 2, no axis's stride: the kernel took x's strides as arguments for
+    # the channel term and added the group and batch terms in packed units.
+    case = _capture(tmp_path, "shuffle", CHANNEL_SHUFFLE)
+    _check(case, {"batch": 3, "ch": 8, "n": 5}, layout=layout)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import functools
 import itertools
 import re
 from collections import Counter
@@ -488,15 +489,21 @@ def _rewrite_strides(
         porter cannot tell."""
         if not _reads_index(term) or isinstance(term, ast.Name):
             return set()
-        if isinstance(term, ast.BinOp) and isinstance(term.op, ast.Mult):
-            for coef, other in ((term.left, term.right), (term.right, term.left)):
-                if _reads_index(other) and not _reads_index(coef):
-                    a = _stride_multiple(coef, strides)
-                    if a is None:
-                        return set()
-                    # steps of a size's number of rows (chunk_size * H * x4,
-                    # x4 over batches and chunks) cross the outer axes too
-                    return set(range(a + 1)) if _sized(coef, strides[a]) else {a}
+        factors = _factors(term)
+        moving = [f for f in factors if _reads_index(f)]
+        if len(factors) > 1 and len(moving) == 1:
+            # the coefficient is every other factor: `n * x1 * (c // 2)` steps
+            # x1 by n * (c // 2), half a channel axis of packed rows
+            coef = functools.reduce(
+                lambda a, b: ast.BinOp(a, ast.Mult(), b),
+                [f for f in factors if f is not moving[0]],
+            )
+            a = _stride_multiple(coef, strides)
+            if a is None:
+                return set()
+            # steps of a size's number of rows (chunk_size * H * x4,
+            # x4 over batches and chunks) cross the outer axes too
+            return set(range(a + 1)) if _sized(coef, strides[a]) else {a}
         return set(range(len(strides)))
 
     def _sized(term: ast.AST, stride: str) -> bool:
@@ -599,6 +606,13 @@ def _is_index(node: ast.AST) -> bool:
         and isinstance(node.right, ast.Constant)
         and _is_index(node.left)
     )
+
+
+def _factors(term: ast.AST) -> list[ast.AST]:
+    """The factors of a product, in order (`a * b * c` -> [a, b, c])."""
+    if isinstance(term, ast.BinOp) and isinstance(term.op, ast.Mult):
+        return _factors(term.left) + _factors(term.right)
+    return [term]
 
 
 def _reads_index(term: ast.AST) -> bool:
