@@ -25,6 +25,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
+import sympy
 import torch
 import triton
 from torch._inductor.choices import InductorChoices
@@ -1097,7 +1098,9 @@ def run_capture(
         edge_sizes=crossed,
         zero_divisors=_zero_divisors(ref, dtype, device, arguments),
         rejected_arguments=_rejected_arguments(ref, dtype, device, arguments),
-        rejected_sizes=_rejected_sizes(ref, dtype, device, crossed),
+        rejected_sizes=_rejected_sizes(
+            ref, dtype, device, crossed, [] if output_map else _output_sizes(modules)
+        ),
         input_ranks={
             n: v.dim() for n, v in arguments.items() if isinstance(v, torch.Tensor)
         },
@@ -1609,8 +1612,43 @@ def _eager_error_at(
     return None
 
 
+def _output_sizes(modules: list[CompiledModule]) -> list[list[str]]:
+    """Each output's sizes, as the graph computes them from the dims; empty
+    where an output is no buffer of a single graph's."""
+    if len(modules) != 1:
+        return []
+    buffers = {b.name: b.sizes for b in modules[0].buffers}
+    outputs = modules[0].outputs
+    return [buffers[o] for o in outputs] if all(o in buffers for o in outputs) else []
+
+
+def _shape_at(sizes: list[str], dims: dict[str, int], inputs: dict) -> tuple | None:
+    """`sizes` evaluated at these dims and input shapes; None where porter
+    cannot read them."""
+    values: dict[str, Any] = dict(dims)
+    for name, t in inputs.items():
+        if isinstance(t, torch.Tensor):
+            values.update({f"{name}__size{i}": n for i, n in enumerate(t.shape)})
+    out = []
+    for text in sizes:
+        text = re.sub(r"(\w+)\.size\((\d+)\)", r"\1__size\2", text)
+        try:
+            value = sympy.sympify(text, locals={"max": sympy.Max, "min": sympy.Min})
+            value = value.subs(values)
+        except (sympy.SympifyError, TypeError, SyntaxError, AttributeError, ValueError):
+            return None
+        if not value.is_Integer:
+            return None
+        out.append(int(value))
+    return tuple(out)
+
+
 def _rejected_sizes(
-    ref: Reference, dtype: str, device: str, edges: list[dict[str, int]] = ()
+    ref: Reference,
+    dtype: str,
+    device: str,
+    edges: list[dict[str, int]] = (),
+    shapes: list[list[str]] = (),
 ) -> list[dict[str, Any]]:
     """Each dim at 1, and at 0, where eager raises on the reference's own
     inputs (a BatchNorm in training: "Expected more than 1 value per
@@ -1619,7 +1657,11 @@ def _rejected_sizes(
     read and write before a tensor. And at 2, and each edge size of one dim
     (the other side of a guard): HF's dynamic NTK's `dim / (dim - 2)` raises
     at a head_dim of 2, where the kernels' constexpr division does not
-    compile. {"dim": name, "size": the size, "error": eager's first line}."""
+    compile. Also where eager's outputs there take another shape than the
+    graph's sizes give (`argsort(x)[:, :1]` of an empty row: Dynamo, tracing
+    sizes of 2 and more, fixed its width at 1). {"dim": name, "size": the
+    size, "error": eager's first line or the shapes, "kind": "shape" for
+    those}."""
     out = []
     single = [next(iter(e.items())) for e in edges if len(e) == 1]
     for dim in ref.dims:
@@ -1634,10 +1676,23 @@ def _rejected_sizes(
                 continue
             try:
                 with torch.no_grad():
-                    fn(*inputs)
+                    got = _flat_tensors(fn(*inputs))
             except Exception as err:  # noqa: BLE001 - any rejection
                 said = f"{type(err).__name__}: {_first_line(err)}"
                 out.append({"dim": dim.name, "size": at, "error": said[:160]})
+                continue
+            if len(got) != len(shapes):
+                continue
+            named = dict(zip(ref.input_names, inputs))
+            for i, (t, expr) in enumerate(zip(got, shapes)):
+                want = _shape_at(expr, sizes, named)
+                if want is not None and want != tuple(t.shape):
+                    at_sizes = ", ".join(f"{k}={v}" for k, v in sizes.items())
+                    said = f"output {i} is {tuple(t.shape)} at {at_sizes}, the kernels' {want}"
+                    out.append(
+                        {"dim": dim.name, "size": at, "error": said, "kind": "shape"}
+                    )
+                    break
     return out
 
 

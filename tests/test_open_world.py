@@ -3772,6 +3772,8 @@ def test_a_slice_by_another_inputs_length_from_the_end_is_bounded(tmp_path):
     # times its size) tell a scaffold without those checks
     plain = _without_check(case, "hidden.shape[0] <= bias.shape[0]")
     plain = _without_check(plain, "1 <= hidden.shape[0]")
+    # and without the capture's probe of eager's output shape at q_len = 0
+    plain = _without_check(plain, "traced q_len of 2 and more")
     failed = 0
     for scenario in plain.scenarios():
         try:
@@ -4100,3 +4102,37 @@ def test_a_product_of_sizes_stepping_an_axis_pins_its_strides(tmp_path, layout):
     # the channel term and added the group and batch terms in packed units.
     case = _capture(tmp_path, "shuffle", CHANNEL_SHUFFLE)
     _check(case, {"batch": 3, "ch": 8, "n": 5}, layout=layout)
+
+
+FIRST_OF_SORTED = '''
+    """The row's smallest value, through argsort: a literal slice of one column."""
+    import torch
+
+    DIMS = {"rows": 3, "n": 8}
+    DTYPES = ["float32"]
+
+
+    def make_inputs(rows, n, dtype=torch.float32, device="cpu"):
+        return (torch.randn(rows, n, dtype=dtype, device=device),)
+
+
+    def first_min(x):
+        return x.gather(-1, torch.argsort(x, dim=-1)[:, :1])
+
+
+    REFERENCE = first_min
+'''
+
+
+def test_an_output_dynamo_sized_for_two_or_more_is_refused_where_eager_differs(
+    tmp_path,
+):
+    # argsort(x)[:, :1] of empty rows is (rows, 0) in eager; Dynamo, tracing
+    # n of 2 or more, fixed the width at 1 with no guard: the kernel loaded
+    # one index a row from an empty tensor (out of bounds).
+    case = _capture(tmp_path, "first_min", FIRST_OF_SORTED)
+    with pytest.raises(ScaffoldRefuses, match=r"output 0 is \(3, 0\) at rows=3, n=0"):
+        _check(case, {"rows": 4, "n": 0})
+    _check(case, {"rows": 4, "n": 1})
+    _check(case, {"rows": 4, "n": 5})
+

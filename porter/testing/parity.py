@@ -949,7 +949,9 @@ class _KeepFloat64(torch.overrides.TorchFunctionMode):
                 return first
         if kwargs.get("dtype") == torch.float32 and (
             func in _FACTORIES
-            or any(isinstance(a, torch.Tensor) and a.dtype == torch.float64 for a in args)
+            or any(
+                isinstance(a, torch.Tensor) and a.dtype == torch.float64 for a in args
+            )
         ):
             kwargs["dtype"] = torch.float64
         return func(*args, **kwargs)
@@ -1168,7 +1170,12 @@ def excused_refusal(case: Case, sc: Scenario, inputs: list[Any]) -> str | None:
     (the manifest's contiguous_only), or a size the captured graph ties to
     another tensor's size that they break (w's columns bound to 4 *
     s.shape[1], make_inputs giving w 97 columns and s 25), which Dynamo
-    would compile another graph for."""
+    would compile another graph for, or a size of 0 or 1 at which eager's
+    outputs take another shape than the graph traced at 2 and more gives
+    (the manifest's rejected_sizes of kind "shape")."""
+    for entry in case.manifest.get("rejected_sizes", []):
+        if entry.get("kind") == "shape" and sc.sizes.get(entry["dim"]) == entry["size"]:
+            return f"the graph was traced at {entry['dim']} of 2 and more"
     values = dict(zip(case.manifest["input_names"], inputs))
     for name in case.manifest.get("contiguous_only", []):
         v = values.get(name)

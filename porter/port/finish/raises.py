@@ -19,8 +19,9 @@ from porter.port.model import PortState
 
 def refuse_sizes_eager_rejects(port: PortState) -> None:
     """Each dim at 1, 0 or 2, and each int argument at 0, of which eager raises
-    on the reference's inputs, as the capture tried, is refused there in the
-    launcher with eager's error, instead of the kernels returning numbers."""
+    on the reference's inputs, or gives outputs of another shape than the
+    kernels', as the capture tried, is refused there in the launcher in
+    eager's words, instead of the kernels returning numbers."""
     launcher = port.launcher
     named = {d.name for d in launcher.dims}
     axes = {d.name: d.axes for d in port.cap.dims}
@@ -34,11 +35,17 @@ def refuse_sizes_eager_rejects(port: PortState) -> None:
         else:
             continue
         at = entry.get("size", 1)  # captures before sizes of 0 were tried
-        said = f"eager raises at {name} = {at} ({entry['error']}); so does the scaffold"
+        if entry.get("kind") == "shape":
+            said = (
+                f"eager's {entry['error']}: torch.compile traced {name} of 2 and "
+                "more, and the scaffold refuses it"
+            )
+            why = "eager's outputs take another shape there"
+        else:
+            said = f"eager raises at {name} = {at} ({entry['error']}); so does the scaffold"
+            why = "eager raises there"
         launcher.shape_checks.append(f"if {size} == {at}:\n    refuse({said!r})")
-        port.notes.append(
-            f"a call where {name} == {at} is refused, as eager raises there"
-        )
+        port.notes.append(f"a call where {name} == {at} is refused, as {why}")
     # int arguments at 0 (a top-k of min(k, vocab), then its last)
     for entry in port.cap.rejected_arguments:
         name = entry["argument"]
