@@ -4136,3 +4136,36 @@ def test_an_output_dynamo_sized_for_two_or_more_is_refused_where_eager_differs(
     _check(case, {"rows": 4, "n": 1})
     _check(case, {"rows": 4, "n": 5})
 
+
+IGNORED_LABEL = '''
+    """Per-token cross entropy with an ignore_index argument."""
+    import torch
+    import torch.nn.functional as F
+
+    DIMS = {"num_tokens": 5, "vocab": 16}
+    DTYPES = ["float32"]
+
+
+    def make_inputs(num_tokens, vocab, dtype=torch.float32, device="cpu"):
+        logits = torch.randn(num_tokens, vocab, dtype=dtype, device=device)
+        labels = torch.randint(0, vocab, (num_tokens,), device=device)
+        labels[0] = -100
+        return logits, labels
+
+
+    def token_loss(logits, labels, ignore_index: int = -100):
+        return F.cross_entropy(logits, labels, ignore_index=ignore_index, reduction="none")
+
+
+    REFERENCE = token_loss
+'''
+
+
+def test_an_int_past_int32_both_reject_is_no_failure(tmp_path):
+    # ignore_index = 2**32 - 100: eager raises on the label -100 (IndexError),
+    # the scaffold's index check stops it; the suite failed the scaffold for
+    # raising anything but NotImplementedError there.
+    case = _capture(tmp_path, "token_loss", IGNORED_LABEL)
+    sc = Scenario("float32", {"num_tokens": 4, "vocab": 16}, args={2: 2**32 - 100})
+    with pytest.raises(ReferenceRejects, match="so does the scaffold"):
+        check_parity(case, sc, "cpu", 0)

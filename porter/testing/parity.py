@@ -1321,6 +1321,21 @@ def check_parity(
             scaffold(copies(inputs))
         except NotImplementedError as err:
             raise ScaffoldRefuses(str(err)) from err
+        except InterpreterUnsupported:
+            raise
+        except Exception as err:  # noqa: BLE001 - right only where eager raises too
+            if not isinstance(err, _CRASHES) and not _outside_memory(err):
+                try:
+                    reference(copies(inputs), sc.dtype)
+                except Exception as rejected:  # noqa: BLE001 - any rejection
+                    raise ReferenceRejects(
+                        f"the reference itself rejects {sc.id} ({type(rejected).__name__}: "
+                        f"{rejected}); so does the scaffold ({type(err).__name__})"
+                    ) from rejected
+            raise ParityError(
+                f"{where}: the scaffold raised {type(err).__name__} ({err}) "
+                "where eager serves the call, or crashed instead of refusing it"
+            ) from err
     eager = None
     eager_state: list = []
     if not edge:
