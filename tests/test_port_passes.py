@@ -13,6 +13,7 @@ from porter.port.clean import (
     core_math,
     dead,
     heuristics,
+    narrow_casts,
     program_id,
 )
 from porter.port.speed import reciprocal
@@ -135,7 +136,7 @@ def test_a_float_narrowed_to_a_small_int_goes_through_int32():
         "d = minimum_nan(x, 127.0).to(tl.int8)\n"
         "i = (xindex * 3).to(tl.int8)\n"
     )
-    casts.narrow_int_casts(kp)
+    narrow_casts.narrow_int_casts(kp)
     body = _body(kp)
     assert "a = (x * 100.0).to(tl.int32).to(tl.int8)" in body
     assert "b = (x + 128.0).to(tl.int32).to(tl.uint8)" in body

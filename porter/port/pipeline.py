@@ -27,6 +27,7 @@ from porter.port.clean import (
     core_math,
     dead,
     heuristics,
+    narrow_casts,
     negative_index,
     program_id,
 )
@@ -110,7 +111,7 @@ PIPELINE = [
     Pass("clean", core_math.core_math),
     Pass("clean", constants.typed_constants),
     Pass("clean", casts.noop_casts_and_broadcasts),
-    Pass("clean", casts.narrow_int_casts),
+    Pass("clean", narrow_casts.narrow_int_casts),
     Pass("clean", negative_index.keep_negative_indices),
     Pass("clean", copies.fold_copies),
     Pass("clean", dead.drop_dead_aliases),
