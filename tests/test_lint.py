@@ -40,7 +40,7 @@ EXPECTED = {
     ],
     "pt003_bad.py": [("PT003", 13), ("PT003", 14)],
     "pt004_bad.py": [("PT004", 8), ("PT004", 20), ("PT004", 21)],
-    "pt005_bad.py": [("PT005", 17), ("PT005", 32), ("PT005", 43)],
+    "pt005_bad.py": [("PT005", 17), ("PT005", 32), ("PT005", 43), ("PT005", 52)],
     "pt006_bad.py": [("PT006", 13), ("PT006", 14), ("PT006", 25), ("PT006", 34)],
     "pt007_bad.py": [("PT007", 12), ("PT007", 19)],
     "pt008_bad.py": [("PT008", 11), ("PT008", 14), ("PT008", 15)],
@@ -399,7 +399,7 @@ def test_python_dash_m(tmp_path):
         "",
     )
     bad = run(str(CASES / "pt005_bad.py"), "--format", "json")
-    assert bad.returncode == 1 and len(json.loads(bad.stdout)) == 3
+    assert bad.returncode == 1 and len(json.loads(bad.stdout)) == 4
     missing = run(str(tmp_path / "nope"))
     assert missing.returncode == 2
     assert missing.stderr.strip().count("\n") == 0 and "Traceback" not in missing.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import itertools
 from collections.abc import Iterator
 
 from porter.lint.context import Context
@@ -25,7 +26,8 @@ RULE = Rule(
 def _exclusive(a: tuple, b: tuple, tests: dict[int, ast.expr]) -> bool:
     """Two branch paths that took different sides of one `if` never both run;
     nor do two that took sides of constexpr tests no value meets together
-    (`if PHASE == 0:` and `if PHASE > 0:`: one compiled kernel holds one)."""
+    (`if PHASE == 0:` and `if PHASE > 0:`, or `PHASE == LOOP` and `PHASE >
+    LOOP` of two constexprs: one compiled kernel holds one)."""
     taken = dict(a)
     if any(taken.get(if_id, side) != side for if_id, side in b):
         return True
@@ -33,17 +35,22 @@ def _exclusive(a: tuple, b: tuple, tests: dict[int, ast.expr]) -> bool:
     names = {
         n.id for test, _ in sides for n in ast.walk(test) if isinstance(n, ast.Name)
     }
-    if len(names) != 1 or len(sides) < 2:
+    if not 1 <= len(names) <= 3 or len(sides) < 2:
         return False
-    (name,) = names
+    # One name over every small value; several (`PHASE == LOOP`, `PHASE >
+    # LOOP`) over a smaller grid of them together.
+    values = range(-8, 257) if len(names) == 1 else range(-4, 9)
     try:
         codes = [
             (compile(ast.Expression(test), "<test>", "eval"), side)
             for test, side in sides
         ]
         return not any(
-            all(bool(eval(code, {}, {name: v})) == side for code, side in codes)
-            for v in range(-8, 257)
+            all(
+                bool(eval(code, {}, dict(zip(sorted(names), point)))) == side
+                for code, side in codes
+            )
+            for point in itertools.product(values, repeat=len(names))
         )
     except Exception:  # noqa: BLE001 - a test that is not plain integer arithmetic
         return False

@@ -42,3 +42,12 @@ def phased_kernel(part_ptr, n_splits, PHASE: tl.constexpr, MAX: tl.constexpr):
     if PHASE < 2:  # PHASE 0 and 1 hold both
         v = tl.load(part_ptr + splits, mask=splits < n_splits)  # PT005
         tl.store(part_ptr + MAX + split, tl.sum(v.to(tl.float32)))
+
+
+@triton.jit
+def phase_partial(part_ptr, acc, LOOP: tl.constexpr, PHASE: tl.constexpr, MAX: tl.constexpr):
+    if PHASE >= LOOP:
+        tl.store(part_ptr + LOOP * MAX + tl.program_id(1), tl.sum(acc))
+    if PHASE <= LOOP:  # PHASE == LOOP holds both
+        acc = tl.load(part_ptr + LOOP * MAX + tl.arange(0, MAX))  # PT005
+    return acc

@@ -66,3 +66,14 @@ def phased_kernel(part_ptr, n_splits, PHASE: tl.constexpr, MAX: tl.constexpr):
             tl.load(part_ptr + splits, mask=splits < n_splits, other=0.0).to(tl.float32)
         )
         tl.store(part_ptr + MAX + split, total)
+
+
+@triton.jit
+def phase_partial(part_ptr, acc, LOOP: tl.constexpr, PHASE: tl.constexpr, MAX: tl.constexpr):
+    # Two constexprs: loop LOOP's phase stores the partial, later phases load
+    # them; no PHASE and LOOP meet both tests (porter's split_partial).
+    if PHASE == LOOP:
+        tl.store(part_ptr + LOOP * MAX + tl.program_id(1), tl.sum(acc))
+    if PHASE > LOOP:
+        acc = tl.load(part_ptr + LOOP * MAX + tl.arange(0, MAX))
+    return acc
