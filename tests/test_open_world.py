@@ -4169,3 +4169,35 @@ def test_an_int_past_int32_both_reject_is_no_failure(tmp_path):
     sc = Scenario("float32", {"num_tokens": 4, "vocab": 16}, args={2: 2**32 - 100})
     with pytest.raises(ReferenceRejects, match="so does the scaffold"):
         check_parity(case, sc, "cpu", 0)
+
+
+BUCKETS = '''
+    """Values bucketed by sorted edges, both sides (torch.bucketize, searchsorted)."""
+    import torch
+
+    DIMS = {"n": 40, "edges": 7}
+    DTYPES = ["float32"]
+
+
+    def make_inputs(n, edges, dtype=torch.float32, device="cpu"):
+        x = 2 * torch.randn(n, dtype=dtype, device=device)
+        bounds = torch.sort(2 * torch.randn(edges, dtype=dtype, device=device)).values
+        ties = min(3, n, edges)
+        x[:ties] = bounds[:ties]  # ties at an edge tell the sides apart
+        return x, bounds
+
+
+    def buckets(x, bounds):
+        return torch.bucketize(x, bounds), torch.searchsorted(bounds, x, right=True)
+
+
+    REFERENCE = buckets
+'''
+
+
+def test_bucketize_ports_with_porters_binary_search(tmp_path):
+    # Inductor's triton_helpers.bucketize_binary_search was refused at capture.
+    case = _capture(tmp_path, "buckets", BUCKETS)
+    for sizes in ({"n": 33, "edges": 1}, {"n": 5, "edges": 16}, {"n": 9, "edges": 0}):
+        _check(case, sizes)
+    _check(case, {"n": 8, "edges": 5}, values="difficult")

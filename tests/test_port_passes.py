@@ -55,6 +55,22 @@ def test_core_math_swaps_exact_ops_and_keeps_libdevice_tanh():
     assert kp.uses_libdevice and "maximum_nan" in kp.helpers
 
 
+def test_core_math_swaps_inductors_bucketize_for_porters_and_refuses_a_sorter():
+    # Before: triton_helpers.bucketize_binary_search (torch.bucketize, and
+    # searchsorted) had no porter equivalent. After: porter's bucketize, its
+    # three sorter Nones dropped; a sorter's call is still left as a todo.
+    kp = _kp(
+        "a = triton_helpers.bucketize_binary_search(t0, in_ptr1, ks0, ks0, 1, 0, tl.int64, False, None, None, None)\n"
+        "b = triton_helpers.bucketize_binary_search(t0, in_ptr1, ks0, ks0, 1, 0, tl.int64, True, in_ptr2, 1, 0)\n"
+    )
+    core_math.core_math(kp)
+    assert _body(kp).splitlines()[0] == (
+        "a = bucketize(t0, in_ptr1, ks0, ks0, 1, 0, tl.int64, False)"
+    )
+    assert "bucketize" in kp.helpers
+    assert kp.todos == ["searchsorted with a sorter has no porter equivalent yet"]
+
+
 def test_core_math_keeps_libdevices_exact_log2_exp2_and_sqrt():
     # tl.log2 is lg2.approx on NVIDIA: floor(log2(1 - 2**-24)) may come out
     # 0, doubling an MX block's scale; tl.sqrt is sqrt.approx, and tl.sqrt_rn

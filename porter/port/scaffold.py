@@ -194,6 +194,7 @@ _HELPER_ORDER = [
     "floor_div_float",
     "floor_mod",
     "int_pow",
+    "bucketize",
     "multiply",
     "row_product",
 ]

@@ -76,6 +76,7 @@ HELPERS = {
     "triton_helpers.remainder_integer": "floor_mod",
     "triton_helpers.pow_integer": "int_pow",
     "triton_helpers.prod": "row_product",
+    "triton_helpers.bucketize_binary_search": "bucketize",
 }
 
 
@@ -188,7 +189,15 @@ def core_math(kp: KernelPort) -> None:
                 if CORE_MATH[name] == "":
                     return node.args[0]
                 node.func = ast.parse(CORE_MATH[name], mode="eval").body
+            elif name == "triton_helpers.bucketize_binary_search" and not _no_sorter(
+                node
+            ):
+                kp.todos.append(
+                    "searchsorted with a sorter has no porter equivalent yet"
+                )
             elif name in HELPERS:
+                if name == "triton_helpers.bucketize_binary_search":
+                    node.args = node.args[:8]  # no sorter: its three Nones
                 swapped += 1
                 helper = HELPERS[name]
                 kp.helpers.add(helper)
@@ -217,3 +226,11 @@ def core_math(kp: KernelPort) -> None:
         kp.notes.append(
             f"replaced {swapped} Inductor helper/libdevice call(s) by core ops or porter helpers"
         )
+
+
+def _no_sorter(call: ast.Call) -> bool:
+    """Inductor's bucketize_binary_search called with no sorter (its last
+    three arguments None), as torch.bucketize and plain searchsorted do."""
+    return len(call.args) == 11 and all(
+        isinstance(a, ast.Constant) and a.value is None for a in call.args[8:]
+    )
