@@ -167,13 +167,15 @@ def launch_settings(
 
 
 # Few rows of SPLIT_MIN_COLS or more are split over several programs each, up
-# to SPLIT_PROGRAMS in all (8 an SM of an H100 or H200), while the rows are no
-# more than the row's SPLIT_ROW_COLS-column blocks: one program a row leaves
-# most SMs idle, and past that the split's extra launches cost more than the
-# idle SMs (docs/benchmarks/launch-rules.md#split). MAX_SPLITS, a power of
-# two, is the partials a row split_partial loads at once.
+# to SPLIT_PROGRAMS in all (8 an SM of an H100 or H200), where each warp of the
+# looped kernel would walk more than SPLIT_WARP_COLS columns of its row, and
+# while that excess is SPLIT_ROW_COLS columns or more a row: the split's extra
+# launches cost about one looped walk of SPLIT_WARP_COLS, and each row more
+# shares its SMs (docs/benchmarks/launch-rules.md#split). MAX_SPLITS, a power
+# of two, is the partials a row split_partial loads at once.
 SPLIT_MIN_COLS = 16384
-SPLIT_ROW_COLS = 1024
+SPLIT_WARP_COLS = 1024
+SPLIT_ROW_COLS = 40
 SPLIT_PROGRAMS = 1056
 MAX_SPLITS = 128
 MAX_SPLITS_BLOCK = tl.constexpr(MAX_SPLITS)
@@ -181,9 +183,11 @@ SPLIT_BLOCK_COLS = 2048
 SPLIT_WARPS = 8
 
 
-def split_count(num_rows, row_size):
+def split_count(num_rows, row_size, elem_bytes=2, once=False):
     """Programs a row of the split-row kernel; 1: not split."""
-    if row_size < SPLIT_MIN_COLS or num_rows * SPLIT_ROW_COLS > row_size:
+    _, warps = looped_settings(num_rows, row_size, elem_bytes, once)
+    excess = row_size // warps - SPLIT_WARP_COLS
+    if row_size < SPLIT_MIN_COLS or excess < max(num_rows, 1) * SPLIT_ROW_COLS:
         return 1
     most = min(MAX_SPLITS, SPLIT_PROGRAMS // max(num_rows, 1))
     return max(1, min(most, row_size // (2 * SPLIT_BLOCK_COLS)))
@@ -214,7 +218,7 @@ def row_launch(
             num_rows, online_block_cols(elem_bytes), elem_bytes
         )
         return "online", {"BLOCK_ROWS": rows, "BLOCK_COLS": block, "num_warps": warps}
-    splits = split_count(num_rows, row_size) if split else 1
+    splits = split_count(num_rows, row_size, elem_bytes, once) if split else 1
     if splits > 1:
         launch = {
             "BLOCK_ROWS": 1,
@@ -649,6 +653,40 @@ def int_pow(base, exponent):
         base == -1, tl.where((exponent & 1) != 0, -1, 1), tl.where(base == 1, 1, 0)
     )
     return tl.where(exponent < 0, negative.to(base.dtype), result)
+
+
+@triton.jit
+def bucketize(
+    values,
+    edges_ptr,
+    size,
+    numel,
+    stride,
+    starts,
+    INDEX: tl.constexpr,
+    RIGHT: tl.constexpr,
+):
+    # torch.bucketize: how many of each value's sorted edges lie below it (at
+    # or below it with RIGHT), by halving [low, high) once a bit of size;
+    # NaN lies past every edge, as in eager.
+    low = tl.zeros(values.shape, INDEX)
+    high = tl.full(values.shape, size, INDEX)
+    if size > 0:  # a constexpr size of 0 with the loop in did not compile
+        bits = tl.zeros([], INDEX) + size
+        while bits > 0:
+            mid = (low + high) // 2
+            where = starts + mid * stride
+            valid = (mid < high) & (where < numel)
+            edge = tl.load(edges_ptr + where, mask=valid, other=0)
+            if RIGHT:
+                below = edge <= values
+            else:
+                below = edge < values
+            below = (below | (values != values)) & valid
+            low = tl.where(below, mid + 1, low)
+            high = tl.where(below | ~valid, high, mid)
+            bits = bits // 2
+    return low
 
 
 @triton.jit

@@ -184,8 +184,8 @@ def test_few_wide_rows_take_the_split_launch():
 def test_split_rows_match_float64_with_inf_and_nan_rows(
     case, monkeypatch, porter_device
 ):
-    # A split from 4096 columns, up to a row a 256-column block (common.py's
-    # rule patched; the suite runs the real one at SPLIT_MIN_COLS + 3): 5 rows of 4099, one each of huge, inf,
+    # A split from 4096 columns, at 5 rows of any walk (common.py's rule
+    # patched; the suite runs the real one at SPLIT_MIN_COLS + 3): 5 rows of 4099, one each of huge, inf,
     # NaN, subnormal and mixed values, across 8 uneven slices a row. The whole
     # row's result must come back from the partials, NaN where float64 has it.
     from porter.testing.parity import Scenario, check_parity, load_case
@@ -193,7 +193,8 @@ def test_split_rows_match_float64_with_inf_and_nan_rows(
     loaded = load_case(CAPTURED / case)
     common = common_module(loaded.kernel)
     monkeypatch.setattr(common, "SPLIT_MIN_COLS", 4096)
-    monkeypatch.setattr(common, "SPLIT_ROW_COLS", 256)
+    monkeypatch.setattr(common, "SPLIT_WARP_COLS", 0)
+    monkeypatch.setattr(common, "SPLIT_ROW_COLS", 1)
     monkeypatch.setattr(common, "SPLIT_BLOCK_COLS", 256)
     dim = next(d["name"] for d in loaded.runtime_dims())
     width = next(d["name"] for d in loaded.model_dims())
@@ -220,3 +221,16 @@ def test_a_split_kernel_copies_and_forwards_to_its_kernel():
     kernel = module.softmax_kernel_looped
     assert kernel.fn is kernel.kernel.fn and kernel.phases == 3
     assert copy.copy(kernel).kernel is kernel.kernel
+
+
+def test_the_suites_split_row_takes_the_split_launch():
+    # The suite's one wide row must run the split form at one row, bf16 and
+    # fp32, under the scaffold's own rule: SPLIT_MIN_COLS + 3 (16387) no longer
+    # did once the rule asks for a looped walk past SPLIT_WARP_COLS a warp.
+    from porter.testing.parity import load_case, split_min_cols
+
+    loaded = load_case(CAPTURED / "softmax")
+    common = common_module(loaded.kernel)
+    width = split_min_cols(loaded.kernel) + 3
+    for elem_bytes in (2, 4):
+        assert common.row_launch(1, width, elem_bytes, split=True)[0] == "split"

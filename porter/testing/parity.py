@@ -586,11 +586,26 @@ def max_fused_cols(kernel) -> int | None:
 
 
 def split_min_cols(kernel) -> int | None:
-    """The row size from which few rows take the kernel's split-row form
-    (common.py's SPLIT_MIN_COLS); None for a scaffold without one."""
+    """The narrowest row (a multiple of 64) that one row in bf16 and in fp32
+    takes the kernel's split-row form at, by common.py's own split_count from
+    its SPLIT_MIN_COLS; None for a scaffold without one."""
     if all(jit_kernel(v) is v for v in vars(kernel).values()):
         return None
-    return getattr(kernel.row_launch, "__globals__", {}).get("SPLIT_MIN_COLS")
+    scope = getattr(kernel.row_launch, "__globals__", {})
+    start, count = scope.get("SPLIT_MIN_COLS"), scope.get("split_count")
+    if start is None or count is None:
+        return start
+    try:
+        return next(
+            (
+                n
+                for n in range(start, 4 * start, 64)
+                if min(count(1, n, 2), count(1, n, 4)) > 1
+            ),
+            start,
+        )
+    except TypeError:  # a common.py whose split_count takes the sizes alone
+        return start
 
 
 def common_module(kernel):
