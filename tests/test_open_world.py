@@ -4201,3 +4201,27 @@ def test_bucketize_ports_with_porters_binary_search(tmp_path):
     for sizes in ({"n": 33, "edges": 1}, {"n": 5, "edges": 16}, {"n": 9, "edges": 0}):
         _check(case, sizes)
     _check(case, {"n": 8, "edges": 5}, values="difficult")
+
+
+LAUNCH_KEYWORD_NAMES = '''
+    """A warmup ramp's scale, its argument named like Triton's own keyword."""
+    import torch
+
+    DIMS = {"n": 16}
+    DTYPES = ["float32"]
+
+
+    def make_inputs(n, dtype=torch.float32, device="cpu"):
+        return (torch.randn(n, dtype=dtype, device=device),)
+
+
+    def ramp(x, warmup: float = 2.0):
+        return x * warmup
+'''
+
+
+def test_arguments_named_like_launch_keywords_reach_the_kernel(tmp_path):
+    # `warmup` became a kernel parameter passed as warmup=...: Triton's run()
+    # takes that keyword for itself ("got multiple values").
+    case = _capture(tmp_path, "ramp", LAUNCH_KEYWORD_NAMES + "\n    REFERENCE = ramp\n")
+    _check(case, {"n": 7}, args={1: 0.5})

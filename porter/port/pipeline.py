@@ -18,7 +18,7 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from porter.port.bind import generalize, scalar_width
+from porter.port.bind import generalize, keywords, scalar_width
 from porter.port.clean import (
     barriers,
     casts,
@@ -122,6 +122,7 @@ PIPELINE = [
     Pass("bind", scalar_width.fp64_scalars),
     Pass("bind", generalize.explicit_dtypes),
     Pass("bind", generalize.readable_names),
+    Pass("bind", keywords.rename_launch_keywords),
     Pass("speed", reciprocal.reciprocal_divisors),
     Pass("speed", guards.drop_finite_row_guard),
     Pass("speed", tile.tile_rows_by_cols),
