@@ -4225,3 +4225,29 @@ def test_arguments_named_like_launch_keywords_reach_the_kernel(tmp_path):
     # takes that keyword for itself ("got multiple values").
     case = _capture(tmp_path, "ramp", LAUNCH_KEYWORD_NAMES + "\n    REFERENCE = ramp\n")
     _check(case, {"n": 7}, args={1: 0.5})
+
+
+STEP_BESIDE_A_MAX = '''
+    """An optimizer's 0-d step counter incremented beside a reduction."""
+    import torch
+
+    DIMS = {"n": 16}
+    DTYPES = ["float32"]
+
+
+    def make_inputs(n, dtype=torch.float32, device="cpu"):
+        return torch.randn(n, dtype=dtype, device=device), torch.tensor(3)
+
+
+    def step_and_amax(x, step):
+        step.add_(1)
+        return (x * step).abs().max()
+
+
+    REFERENCE = step_and_amax
+'''
+
+
+def test_a_zero_d_state_stored_beside_a_reduction_keeps_its_block_offset(tmp_path):
+    case = _capture(tmp_path, "step_and_amax", STEP_BESIDE_A_MAX)
+    _check(case, {"n": 9})

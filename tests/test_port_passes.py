@@ -126,6 +126,17 @@ def test_typed_constants_keep_a_fill_whose_method_is_called():
     )
 
 
+def test_typed_constants_keep_a_fill_in_a_pointer():
+    # A 0-d state (step.add_(1)) stored beside a reduction: the offset's
+    # [1, 1] shape is the stored value's; folded to 0, the scalar pointer
+    # refused the block ("Value argument cannot be block type").
+    kp = _kp(
+        "tl.store(out_ptr2 + tl.full([1, 1], 0, tl.int32), v + tl.full([1, 1], 1, tl.int32), None)\n"
+    )
+    constants.typed_constants(kp)
+    assert _body(kp) == "tl.store(out_ptr2 + tl.full([1, 1], 0, tl.int32), v + 1, None)"
+
+
 def test_noop_casts_and_broadcasts():
     kp = _kp(
         "xindex = tl.arange(0, XBLOCK)\nt0 = tl.load(in_ptr0 + xindex)\nt1 = tl.broadcast_to(t0, [XBLOCK])\n"

@@ -10,7 +10,8 @@ from porter.port.model import KernelPort
 
 def typed_constants(kp: KernelPort) -> None:
     """`tl.full([1, 1], c, tl.float32)` becomes the literal `c` (an fp32
-    constant in Triton); block-shaped fills stay."""
+    constant in Triton); block-shaped fills stay, and so does any in a load's
+    or store's pointer (its shape is the access's)."""
     count = 0
 
     class Fix(ast.NodeTransformer):
@@ -24,6 +25,13 @@ def typed_constants(kp: KernelPort) -> None:
             return node
 
         def visit_Call(self, node: ast.Call) -> ast.AST:
+            if (is_call(node, "tl.store") or is_call(node, "tl.load")) and node.args:
+                # a pointer's offset keeps its block shape: `out_ptr +
+                # tl.full([1, 1], 0, tl.int32)` stores a [1, 1] value (a 0-d
+                # output beside a reduction), which a scalar pointer refuses
+                node.args[1:] = [self.visit(a) for a in node.args[1:]]
+                node.keywords = [self.visit(k) for k in node.keywords]
+                return node
             self.generic_visit(node)
             nonlocal count
             if not is_call(node, "tl.full") or len(node.args) != 3:
