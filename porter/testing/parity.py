@@ -1339,6 +1339,13 @@ def check_parity(
         except InterpreterUnsupported:
             raise
         except Exception as err:  # noqa: BLE001 - right only where eager raises too
+            if isinstance(err, torch.OutOfMemoryError) or "allocate" in str(err):
+                # eager's outputs would be as large: not run, so as not to
+                # take the machine's memory
+                raise ScaffoldRefuses(
+                    f"the scaffold could not allocate at {sc.id} "
+                    f"({type(err).__name__}); eager is not tried there"
+                ) from err
             if not isinstance(err, _CRASHES) and not _outside_memory(err):
                 try:
                     reference(copies(inputs), sc.dtype)
