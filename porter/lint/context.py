@@ -29,9 +29,14 @@ class Context:
         helpers = set(helpers) | helper_names([module])
         kernels = []
         for k in module.kernels:
-            # A launched kernel needs a pointer to write its result; without one it is
-            # a helper that other kernels call (Inductor's triton_helpers are like that).
-            helper = k.name in helpers or not any(p.kind == POINTER for p in k.params)
+            # A launched kernel needs a pointer to write its result and returns
+            # nothing; without one, or returning a value, it is a helper that
+            # other kernels call (Inductor's triton_helpers, porter's bucketize).
+            helper = (
+                k.name in helpers
+                or not any(p.kind == POINTER for p in k.params)
+                or _returns_value(k.func)
+            )
             fp32 = frozenset() if helper else fp32_pointers(module, k)
             flow = analyze(k, module.aliases, helper, fp32)
             kernels.append(KernelContext(k, flow, helper))
@@ -91,3 +96,15 @@ def fp32_pointers(module: Module, kernel: Kernel) -> frozenset:
         if all(a is not None and _is_fp32_tensor(a, sc) for a, sc in args):
             out.add(p.name)
     return frozenset(out)
+
+
+def _returns_value(fn: ast.FunctionDef) -> bool:
+    """A `return <value>` in fn's own body (not a nested function's)."""
+    todo = list(fn.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Return) and node.value is not None:
+            return True
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(node))
+    return False

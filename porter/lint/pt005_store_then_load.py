@@ -37,9 +37,9 @@ def _exclusive(a: tuple, b: tuple, tests: dict[int, ast.expr]) -> bool:
     }
     if not 1 <= len(names) <= 3 or len(sides) < 2:
         return False
-    # One name over every small value; several (`PHASE == LOOP`, `PHASE >
-    # LOOP`) over a smaller grid of them together.
-    values = range(-8, 257) if len(names) == 1 else range(-4, 9)
+    # One name over every small value; two (`PHASE == LOOP`, `PHASE > LOOP`)
+    # or three over smaller grids of them together.
+    values = {1: range(-8, 257), 2: range(-8, 65)}.get(len(names), range(-4, 9))
     try:
         codes = [
             (compile(ast.Expression(test), "<test>", "eval"), side)

@@ -38,3 +38,12 @@ def column_block_kernel(x_ptr, N, stride_n, BLOCK_N: tl.constexpr):
     mask = offs_n < N
     x = tl.load(x_ptr + offs_n * stride_n, mask=mask, other=0.0).to(tl.float32)
     tl.store(x_ptr + offs_n * stride_n, (x + 1.0).to(x_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def first_above(values, edges_ptr, numel, BLOCK: tl.constexpr):
+    # A device helper (it returns a value, so no grid launches it), defined
+    # where no kernel of this file calls it: its ints are never specialized.
+    cols = tl.arange(0, BLOCK)
+    edges = tl.load(edges_ptr + cols, mask=cols < numel, other=float("inf"))
+    return tl.sum((edges <= values[:, None]).to(tl.int32), 1)
