@@ -1577,8 +1577,11 @@ def _rejected_arguments(
 ) -> list[dict[str, Any]]:
     """The int arguments at 0 of which eager raises otherwise (HF's top-k:
     the last of topk(x, min(k, vocab)), an IndexError at k = 0): the scaffold
-    refuses 0 in eager's words, where its kernels read before a tensor.
-    {"argument": name, "error": eager's first line}."""
+    refuses 0 in eager's words, where its kernels read before a tensor. And
+    a positive one at -1 (Adam's math.sqrt(1 - beta2 ** step) of a negative
+    step: a math domain error), which the scaffold refuses for every negative
+    value, where its kernels would answer NaN. {"argument": name, "error":
+    eager's first line, "at": -1 for those}."""
     out = []
     for name, value in arguments.items():
         if type(value) is not int or value == 0:
@@ -1589,6 +1592,10 @@ def _rejected_arguments(
         ):
             said = f"{type(err).__name__}: {_first_line(err)}"
             out.append({"argument": name, "error": said[:160]})
+        err = _eager_error_at(ref, dtype, device, name, -1) if value > 0 else None
+        if err is not None:
+            said = f"{type(err).__name__}: {_first_line(err)}"
+            out.append({"argument": name, "error": said[:160], "at": -1})
     return out
 
 

@@ -4251,3 +4251,34 @@ STEP_BESIDE_A_MAX = '''
 def test_a_zero_d_state_stored_beside_a_reduction_keeps_its_block_offset(tmp_path):
     case = _capture(tmp_path, "step_and_amax", STEP_BESIDE_A_MAX)
     _check(case, {"n": 9})
+
+
+BIAS_CORRECTION = '''
+    """Adam's bias correction computed in Python from an int step."""
+    import math
+
+    import torch
+
+    DIMS = {"n": 16}
+    DTYPES = ["float32"]
+
+
+    def make_inputs(n, dtype=torch.float32, device="cpu"):
+        return (torch.randn(n, dtype=dtype, device=device),)
+
+
+    def corrected(m, step: int = 3):
+        return m / math.sqrt(1 - 0.999**step)
+
+
+    REFERENCE = corrected
+'''
+
+
+def test_an_int_argument_eager_rejects_at_minus_one_is_refused_below_zero(tmp_path):
+    # math.sqrt of a negative at step < 0: eager raises (a math domain error),
+    # the kernels answered NaN.
+    case = _capture(tmp_path, "corrected", BIAS_CORRECTION)
+    with pytest.raises(ReferenceRejects, match="so does the scaffold"):
+        _check(case, {"n": 5}, args={1: -2})
+    _check(case, {"n": 5}, args={1: 7})

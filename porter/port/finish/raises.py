@@ -9,7 +9,8 @@ tokens), or a Python `dim / (dim - 2)` raise at 2 where the kernels' constexpr
 division does not compile. The capture tried each dim at 1, 0 and 2 and at its
 edge sizes (manifest rejected_sizes),
 and each int argument at 0 (rejected_arguments: HF's top-k of min(k, vocab),
-then its last, at k = 0); the launcher refuses those calls in eager's words.
+then its last, at k = 0) and at -1 (Adam's sqrt(1 - beta2 ** step)); the
+launcher refuses those calls in eager's words, every negative value for -1.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from porter.port.model import PortState
 
 
 def refuse_sizes_eager_rejects(port: PortState) -> None:
-    """Each dim at 1, 0 or 2, and each int argument at 0, of which eager raises
+    """Each dim at 1, 0 or 2, and each int argument at 0 or -1, of which eager raises
     on the reference's inputs, or gives outputs of another shape than the
     kernels', as the capture tried, is refused there in the launcher in
     eager's words, instead of the kernels returning numbers."""
@@ -49,6 +50,16 @@ def refuse_sizes_eager_rejects(port: PortState) -> None:
     # int arguments at 0 (a top-k of min(k, vocab), then its last)
     for entry in port.cap.rejected_arguments:
         name = entry["argument"]
+        if entry.get("at") == -1:
+            said = (
+                f"eager raises at {name} = -1 ({entry['error']}); the scaffold "
+                f"refuses every negative {name}"
+            )
+            launcher.checks.append(f"if {name} < 0:\n    refuse({said!r})")
+            port.notes.append(
+                f"a call where {name} < 0 is refused, as eager raises at -1"
+            )
+            continue
         said = f"eager raises at {name} = 0 ({entry['error']}); so does the scaffold"
         launcher.checks.append(f"if {name} == 0:\n    refuse({said!r})")
         port.notes.append(f"a call where {name} == 0 is refused, as eager raises there")
