@@ -2605,7 +2605,9 @@ def test_a_view_into_groups_of_an_int_argument_is_checked(tmp_path):
     # eager raises at -1 (a view of -128 groups): every negative is refused,
     # and Dynamo's bound on the divisor is said as such, not as a branch
     _refuses(case, torch.randn(3, 256), -32, match="every negative group_size")
-    assert "the kernels assume 0 <= group_size" in (case.folder / "kernel.py").read_text()
+    assert (
+        "the kernels assume 0 <= group_size" in (case.folder / "kernel.py").read_text()
+    )
     with pytest.raises(ReferenceRejects):  # the suite skips what both reject
         _check(case, {"num_tokens": 3, "hidden": 100})
     with pytest.raises(ParityError, match="must refuse"):

@@ -45,7 +45,9 @@ def phased_kernel(part_ptr, n_splits, PHASE: tl.constexpr, MAX: tl.constexpr):
 
 
 @triton.jit
-def phase_partial(part_ptr, acc, LOOP: tl.constexpr, PHASE: tl.constexpr, MAX: tl.constexpr):
+def phase_partial(
+    part_ptr, acc, LOOP: tl.constexpr, PHASE: tl.constexpr, MAX: tl.constexpr
+):
     if PHASE >= LOOP:
         tl.store(part_ptr + LOOP * MAX + tl.program_id(1), tl.sum(acc))
     if PHASE <= LOOP:  # PHASE == LOOP holds both

@@ -69,7 +69,9 @@ def phased_kernel(part_ptr, n_splits, PHASE: tl.constexpr, MAX: tl.constexpr):
 
 
 @triton.jit
-def phase_partial(part_ptr, acc, LOOP: tl.constexpr, PHASE: tl.constexpr, MAX: tl.constexpr):
+def phase_partial(
+    part_ptr, acc, LOOP: tl.constexpr, PHASE: tl.constexpr, MAX: tl.constexpr
+):
     # Two constexprs: loop LOOP's phase stores the partial, later phases load
     # them; no PHASE and LOOP meet both tests (porter's split_partial).
     if PHASE == LOOP:
