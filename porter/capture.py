@@ -25,7 +25,6 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-import sympy
 import torch
 import triton
 from torch._inductor.choices import InductorChoices
@@ -37,7 +36,7 @@ from porter.parse import parse_module
 from porter.port.model import module_attr
 from porter.records import Capture, CompiledModule, GraphInput, LaunchConfig
 from porter.reference import FLOAT_DTYPES, Reference
-from porter.ties import fold_ties, is_tie
+from porter.ties import fold_ties, is_tie, sym_expr
 
 OUTPUT_CODE_LOGGER = "torch._inductor.codecache.__output_code"
 CODEGEN_ONLY_ARCH = 90  # Hopper: the code is what an H100/H200 would get
@@ -1638,13 +1637,9 @@ def _shape_at(sizes: list[str], dims: dict[str, int], inputs: dict) -> tuple | N
             values.update({f"{name}__size{i}": n for i, n in enumerate(t.shape)})
     out = []
     for text in sizes:
-        text = re.sub(r"(\w+)\.size\((\d+)\)", r"\1__size\2", text)
-        try:
-            value = sympy.sympify(text, locals={"max": sympy.Max, "min": sympy.Min})
-            value = value.subs(values)
-        except (sympy.SympifyError, TypeError, SyntaxError, AttributeError, ValueError):
-            return None
-        if not value.is_Integer:
+        value = sym_expr(text)
+        value = None if value is None else value.subs(values)
+        if value is None or not value.is_Integer:
             return None
         out.append(int(value))
     return tuple(out)

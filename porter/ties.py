@@ -14,12 +14,26 @@ from __future__ import annotations
 import ast
 import itertools
 import random
+import re
 from typing import Any
 
 # Implication is tested on every small size (each name from 1 to the bound)
 # where that many points stay under the budget, else on a seeded sample.
 _POINTS = 4096
 _SMALLEST_BOUND = 6
+
+
+def sym_expr(expr: str):
+    """A size expression as sympy reads it (`x.size(1)` as the symbol
+    x__size1, a stride likewise); None where it cannot."""
+    import sympy
+
+    text = re.sub(r"(\w+)\.size\((\d+)\)", r"\1__size\2", expr)
+    text = re.sub(r"(\w+)\.stride\((\d+)\)", r"\1__stride\2", text)
+    try:
+        return sympy.sympify(text, locals={"max": sympy.Max, "min": sympy.Min})
+    except (sympy.SympifyError, TypeError, SyntaxError, AttributeError, ValueError):
+        return None  # not an expression sympy can read: compared as text only
 
 
 def is_tie(cond: str) -> bool:

@@ -99,12 +99,5 @@ def fp32_pointers(module: Module, kernel: Kernel) -> frozenset:
 
 
 def _returns_value(fn: ast.FunctionDef) -> bool:
-    """A `return <value>` in fn's own body (not a nested function's)."""
-    todo = list(fn.body)
-    while todo:
-        node = todo.pop()
-        if isinstance(node, ast.Return) and node.value is not None:
-            return True
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            todo.extend(ast.iter_child_nodes(node))
-    return False
+    """A `return <value>` in fn (a jit function holds no nested function)."""
+    return any(isinstance(n, ast.Return) and n.value is not None for n in ast.walk(fn))

@@ -21,6 +21,7 @@ import sympy
 from porter.errors import PorterError
 from porter.parse import launch_meta_params
 from porter.port.model import KernelPort, Param, PortState, module_attr
+from porter.ties import sym_expr
 from porter.ast_tools import (
     assigned_names,
     bindings,
@@ -61,15 +62,6 @@ def ident(text: str) -> str:
 
 
 _MAX_IDENT = 40
-
-
-def sym_expr(expr: str) -> sympy.Expr | None:
-    text = re.sub(r"(\w+)\.size\((\d+)\)", r"\1__size\2", expr)
-    text = re.sub(r"(\w+)\.stride\((\d+)\)", r"\1__stride\2", text)
-    try:
-        return sympy.sympify(text, locals={"max": sympy.Max, "min": sympy.Min})
-    except (sympy.SympifyError, TypeError, SyntaxError, AttributeError, ValueError):
-        return None  # not an expression sympy can read: compared as text only
 
 
 def _whole(k: sympy.Expr) -> bool:

@@ -52,8 +52,9 @@ import re
 
 import sympy
 
-from porter.port.bind.generalize import sym_expr, ident, set_signature
+from porter.port.bind.generalize import ident, set_signature
 from porter.port.model import KernelPort, Param
+from porter.ties import sym_expr
 from porter.ast_tools import full_names, is_call, names_in, rename_names, unique_name
 
 PREAMBLE = [
