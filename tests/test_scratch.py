@@ -1,13 +1,18 @@
 """Before/after tests for forms.scratch: a looped kernel recomputes a value it
 kept in an fp32 buffer of its own for several later loops (min-p's
-probabilities), and the buffer leaves the launch."""
+probabilities), and the buffer leaves the launch; a form that never reads a
+buffer of its own kernel does not store to it."""
 
 import ast
 import textwrap
 from pathlib import Path
 from types import SimpleNamespace
 
-from porter.port.forms.scratch import recompute_scratch
+from porter.port.forms.scratch import (
+    _users,
+    drop_dead_scratch_stores,
+    recompute_scratch,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -73,7 +78,9 @@ def _fn(body: str) -> ast.FunctionDef:
 def _kernel(looped: str, persistent: str | None = HELD) -> SimpleNamespace:
     params = [
         SimpleNamespace(name="x_ptr", kind="pointer", value="x"),
-        SimpleNamespace(name="scratch_ptr", kind="pointer", value="scratch_buf1"),
+        SimpleNamespace(
+            name="scratch_ptr", kind="pointer", value="scratch_buf1", view=""
+        ),
         SimpleNamespace(name="out_ptr", kind="pointer", value="out"),
         SimpleNamespace(name="x_stride0", kind="stride", value="x.stride(0)"),
         SimpleNamespace(
@@ -151,3 +158,51 @@ def test_min_p_ports_without_its_scratch_buffer_and_stays_right(
             sizes = {"num_tokens": 5, "vocab": vocab}
             scenario = Scenario("float32", sizes, values=values)
             check_parity(case, scenario, porter_device, 7)
+
+
+def _state(kp, steps) -> SimpleNamespace:
+    buf = SimpleNamespace(name="buf1", dtype="torch.bfloat16")
+    module = SimpleNamespace(
+        buffers=[buf],
+        steps=steps,
+        buffer_var=lambda name: f"scratch_{name}",
+        output_of=lambda name: None,
+    )
+    return SimpleNamespace(kernels=[kp], module=module, notes=[])
+
+
+def _launch(*args) -> SimpleNamespace:
+    return SimpleNamespace(
+        kind="launch",
+        args=[SimpleNamespace(value=v, target=t) for v, t in args],
+    )
+
+
+def test_a_form_that_never_reads_its_own_buffer_stops_storing_to_it():
+    # fused_add_rms_norm's bf16 residual + x: the persistent form forwards it
+    # and stored it anyway, a row written per row for nothing
+    kp = _kernel(MIN_P)
+    port = _state(kp, [_launch(("arg0_1", "x"), ("buf1", "buf1"))])
+    looped = ast.unparse(kp.tree)
+    drop_dead_scratch_stores(port)
+    held = ast.unparse(kp.persistent)
+    assert held.count("tl.store(") == 1 and "tl.store(out_ptr" in held
+    # the forwarded value keeps its rounding to the buffer's dtype
+    assert "p = e.to(scratch_ptr.dtype.element_ty).to(tl.float32)" in held
+    assert ast.unparse(kp.tree) == looped  # the looped form reloads it
+    assert len(kp.params) == 5 and port.notes
+
+
+def test_a_buffer_another_kernel_reads_through_a_view_keeps_its_stores():
+    # rotary's halves: kernel 1 writes buf2 as the view buf0, kernel 2 reads
+    # buf2; dropping kernel 1's stores left garbage in the output
+    steps = [
+        _launch(("arg0_1", "x"), ("buf0", "buf1")),
+        _launch(("buf1", "buf1"), ("arg1_1", "out")),
+    ]
+    assert _users(SimpleNamespace(steps=steps), "buf1") == 2
+    kp = _kernel(MIN_P)
+    port = _state(kp, steps)
+    held = ast.unparse(kp.persistent)
+    drop_dead_scratch_stores(port)
+    assert ast.unparse(kp.persistent) == held and not port.notes

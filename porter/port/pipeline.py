@@ -132,6 +132,7 @@ PIPELINE = [
     Pass("forms", online.derive_online),
     Pass("forms", recompute.recompute_looped_reloads),
     Pass("forms", scratch.recompute_scratch_buffers, "port"),
+    Pass("forms", scratch.drop_dead_scratch_stores, "port"),
     Pass("forms", split.plan_split),
     Pass("launch", fuse.fuse_pointwise_kernels, "port"),
     Pass("launch", generalize.name_kernels, "port"),

@@ -11,6 +11,13 @@ computes the value again from what the storing loop read
 an output) and the store goes; so do the stores to it in the kernel's other
 forms, which had forwarded it from registers (persist.forward_stores). The
 buffer, read by nothing then, leaves the launch (params.drop_unread_parameters).
+
+A buffer of the kernel's own in any dtype (fused_add_rms_norm's bf16
+residual + x, stored by the looped kernel for its second loop) is stored in
+vain by a form that never loads it, the persistent one holding the row in
+registers: drop_dead_scratch_stores drops those stores, which wrote a row more
+per row (a fifth of that kernel's traffic), and keeps the value's rounding to
+the buffer's dtype.
 """
 
 from __future__ import annotations
@@ -48,28 +55,84 @@ def recompute_scratch_buffers(port: PortState) -> None:
         )
 
 
-def _own_fp32_scratch(port: PortState, var: str) -> bool:
-    """Whether `var` names a scratch buffer held in fp32 that one launch alone
-    takes (no other kernel, no extern call)."""
+def drop_dead_scratch_stores(port: PortState) -> None:
+    """A form that never loads a buffer of its own kernel's (the persistent
+    form, which forwards the row from registers) does not store to it."""
+    done = 0
+    for kp in port.kernels:
+        for p in kp.params:
+            if p.kind != "pointer" or not _own_scratch(port, p.value):
+                continue
+            if sum(q.value == p.value for q in kp.params) != 1 or p.view:
+                continue  # the buffer reaches the kernel through two names
+            for form in kp.forms():
+                if _only_stored(form, p.name):
+                    _drop_stores(form, p.name, keep_casts=True)
+                    done += 1
+    if done:
+        port.notes.append(
+            "a kernel form that holds the row in registers no longer stores it "
+            "to a scratch buffer only the kernel's looped form reads back"
+        )
+
+
+def _only_stored(fn: ast.FunctionDef, base: str) -> bool:
+    """Whether `fn` stores to `base` and reads it nowhere: every use of the
+    name is a store's pointer or its dtype (`base.dtype.element_ty`)."""
+    stores = [n for n in ast.walk(fn) if is_call(n, "tl.store") and _at(n, base)]
+    seen = set()
+    for store in stores:
+        node = store.args[0]
+        while isinstance(node, ast.BinOp):
+            node = node.left
+        seen.add(id(node))
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Attribute) and n.attr == "dtype":
+            seen.add(id(n.value))
+    uses = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == base]
+    return bool(stores) and all(id(n) in seen for n in uses)
+
+
+def _own_scratch(port: PortState, var: str) -> bool:
+    """Whether `var` names a scratch buffer that one launch alone takes (no
+    other kernel, no extern call), under its name or a view's, and no output
+    returns."""
     module = port.module
     buffers = [b for b in module.buffers if module.buffer_var(b.name) == var]
     if len(buffers) != 1 or module.output_of(buffers[0].name) is not None:
         return False
-    b = buffers[0]
-    word = re.compile(rf"\b{re.escape(b.name)}\b")
+    return _users(module, buffers[0].name) == 1
+
+
+def _users(module, buffer: str) -> int:
+    """How many steps take `buffer` or a view of it (Inductor's buf0, a
+    reinterpret_tensor of buf2, which another kernel then reads as buf2)."""
+    names = {buffer} | {
+        a.value
+        for step in module.steps
+        for a in getattr(step, "args", [])
+        if a.target == buffer
+    }
+    word = re.compile(r"\b(" + "|".join(map(re.escape, sorted(names))) + r")\b")
     users = 0
     for step in module.steps:
         if step.kind == "launch":
-            users += any(a.value == b.name for a in step.args)
+            users += any(buffer in (a.target, a.value) for a in step.args)
         else:
             users += bool(word.search(getattr(step, "text", "") or ""))
+    return users
+
+
+def _own_fp32_scratch(port: PortState, var: str) -> bool:
+    """Whether `var` names a scratch buffer of the kernel's own
+    (_own_scratch) held in fp32."""
+    if not _own_scratch(port, var):
+        return False
+    module = port.module
+    b = next(b for b in module.buffers if module.buffer_var(b.name) == var)
     # (the launcher allocates it in the inputs' dtype where it follows them)
     extern_read = module.extern_reads(matmul=True)
-    return (
-        users == 1
-        and b.dtype == "torch.float32"
-        and not follows_inputs(port.cap, b, extern_read)
-    )
+    return b.dtype == "torch.float32" and not follows_inputs(port.cap, b, extern_read)
 
 
 def recompute_scratch(kp: KernelPort, base: str) -> int:
@@ -138,9 +201,10 @@ def _at(call: ast.Call, base: str) -> bool:
     return bool(call.args) and ptr_base(call.args[0]) == base
 
 
-def _drop_stores(fn: ast.FunctionDef, base: str) -> None:
+def _drop_stores(fn: ast.FunctionDef, base: str, keep_casts: bool = False) -> None:
     """The stores to `base` leave `fn`, and a value cast to its (fp32) element
-    type is the value itself."""
+    type is the value itself (unless `keep_casts`: the buffer stays, and a
+    value forwarded from it keeps its rounding to its dtype)."""
     cast = f"{base}.dtype.element_ty"
 
     class Drop(ast.NodeTransformer):
@@ -152,7 +216,8 @@ def _drop_stores(fn: ast.FunctionDef, base: str) -> None:
         def visit_Call(self, node: ast.Call):
             self.generic_visit(node)
             if (
-                isinstance(node.func, ast.Attribute)
+                not keep_casts
+                and isinstance(node.func, ast.Attribute)
                 and node.func.attr == "to"
                 and len(node.args) == 1
                 and ast.unparse(node.args[0]) == cast
