@@ -18,7 +18,7 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from porter.port.bind import generalize, keywords, scalar_width
+from porter.port.bind import float_ints, generalize, keywords, scalar_width
 from porter.port.clean import (
     barriers,
     casts,
@@ -119,6 +119,7 @@ PIPELINE = [
     Pass("clean", barriers.drop_store_only_barriers),
     Pass("clean", program_id.widen_program_id),
     Pass("bind", generalize.bind_kernel_parameters, "port"),
+    Pass("bind", float_ints.runtime_float_ints, "port"),
     Pass("bind", scalar_width.fp64_scalars),
     Pass("bind", generalize.explicit_dtypes),
     Pass("bind", generalize.readable_names),
