@@ -206,3 +206,81 @@ def test_a_buffer_another_kernel_reads_through_a_view_keeps_its_stores():
     held = ast.unparse(kp.persistent)
     drop_dead_scratch_stores(port)
     assert ast.unparse(kp.persistent) == held and not port.notes
+
+
+# silu(x) * y kept in a bf16 buffer of the kernel's own by the first loop (the
+# amax), reloaded by the second (the quantization): two row loads.
+SILU_MUL = """\
+rows = tl.program_id(0) + tl.arange(0, 1)[:, None]
+col_base = tl.arange(0, BLOCK_COLS)[None, :]
+m_acc = tl.full([1, BLOCK_COLS], float('-inf'), tl.float32)
+for col_start in tl.range(0, vocab, BLOCK_COLS):
+    cols = col_start + col_base
+    col_mask = cols < vocab
+    x = tl.load(x_ptr + (cols + rows * x_stride0), col_mask, eviction_policy='evict_last', other=0.0).to(tl.float32)
+    y = tl.load(x_ptr + (vocab + cols + rows * x_stride0), col_mask, eviction_policy='evict_last', other=0.0).to(tl.float32)
+    h = x / (1.0 + tl.exp(-x)) * y
+    t = maximum_nan(m_acc, tl.abs(h))
+    m_acc = tl.where(col_mask, t, m_acc)
+    tl.store(scratch_ptr + (cols + rows * scratch_stride0), h.to(scratch_ptr.dtype.element_ty), col_mask)
+row_max = max_nan(m_acc, 1)[:, None]
+tl.debug_barrier()
+for col_start in tl.range(0, vocab, BLOCK_COLS):
+    cols = col_start + col_base
+    col_mask = cols < vocab
+    p = tl.load(scratch_ptr + (cols + rows * scratch_stride0), col_mask, eviction_policy='evict_first', other=0.0).to(tl.float32)
+    tl.store(out_ptr + (cols + rows * x_stride0), p / row_max, col_mask)
+"""
+
+
+def test_a_buffer_in_the_inputs_dtype_is_recomputed_with_its_rounding():
+    kp = _kernel(SILU_MUL, persistent=None)
+    assert recompute_scratch(kp, "scratch_ptr", rounded=True) == 1
+    second = ast.unparse([s for s in kp.tree.body if isinstance(s, ast.For)][1])
+    # read again from both halves of x, rounded to the buffer's dtype as the
+    # reload was; no store to the buffer is left
+    assert second.count("tl.load(x_ptr") == 2 and "scratch_ptr + " not in second
+    assert ".to(scratch_ptr.dtype.element_ty).to(tl.float32)" in second
+    assert "tl.store(scratch_ptr" not in ast.unparse(kp.tree)
+    # the pointer stays for its dtype, its stride goes
+    assert [p.name for p in kp.params] == [
+        "x_ptr",
+        "scratch_ptr",
+        "out_ptr",
+        "x_stride0",
+    ]
+
+
+def test_an_input_written_before_the_later_loop_is_not_read_again():
+    # the storing loop also writes x in place: a later loop would read the new x
+    body = MIN_P.replace(
+        "    tl.store(scratch_ptr",
+        "    tl.store(x_ptr + (cols + rows * x_stride0), e, col_mask)\n"
+        "    tl.store(scratch_ptr",
+    )
+    kp = _kernel(body, persistent=None)
+    before = ast.unparse(kp.tree)
+    assert recompute_scratch(kp, "scratch_ptr") == 0
+    assert ast.unparse(kp.tree) == before
+
+
+def test_fused_add_rms_norm_in_place_ports_without_a_scratch_buffer(
+    tmp_path, porter_device
+):
+    from porter.pipeline import capture
+    from porter.testing import check_parity, load_case
+    from porter.testing.parity import Scenario
+
+    result = capture(
+        ROOT / "examples" / "engine" / "fused_add_rms_norm_inplace.py",
+        out=tmp_path,
+        device="cpu",
+        progress=lambda *_: None,
+    )
+    case = load_case(result.case)
+    text = (case.folder / "kernel.py").read_text()
+    # residual + x is not stored for nothing by either form, nor allocated
+    assert "torch.empty(" not in text and "scratch_buf1_ptr" not in text
+    for hidden in (96, 8200):  # the persistent and the looped kernel
+        scenario = Scenario("bfloat16", {"num_tokens": 3, "hidden": hidden})
+        check_parity(case, scenario, porter_device, 7)

@@ -34,6 +34,7 @@ from porter.port.clean import (
 from porter.port.finish import (
     asserts,
     divisors,
+    dtype_pointers,
     empty,
     fastexp,
     loops,
@@ -161,6 +162,7 @@ PIPELINE = [
     Pass("finish", divisors.refuse_zero_divisors, "port"),
     Pass("finish", raises.refuse_sizes_eager_rejects, "port"),
     Pass("finish", refusals.drop_repeated_refusals, "port"),
+    Pass("finish", dtype_pointers.drop_dtype_pointers, "port"),
     Pass("finish", params.drop_unread_parameters, "port"),
     Pass("finish", shared.share_identical_kernels, "port"),
     Pass("finish", loops.loop_repeated_launches, "port"),

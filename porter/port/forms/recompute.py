@@ -10,8 +10,9 @@ computes the value again from what the first one read, and the first store goes.
 
 Only where it saves traffic: the value must be computed from at most one
 row-sized load (plus per-column vectors such as a weight, and per-row scalars
-computed before the first loop), so that recomputing reads no more than the
-reload did, and the store must be a temporary (a real output written once,
+computed before the first loop; two for a buffer of the kernel's own, whose
+write goes too), so that recomputing reads no more than the reload did, from
+memory the kernel has not written since; and the store must be a temporary (a real output written once,
 such as fused_add_rmsnorm's sum, is kept and reloaded).
 """
 
@@ -107,14 +108,23 @@ def recompute_reloads(fn: ast.FunctionDef) -> int:
 
 
 def recompute_into(
-    fn, ia: int, ib: int, store: ast.Expr, key: str, base, scratch: bool = False
+    fn,
+    ia: int,
+    ib: int,
+    store: ast.Expr,
+    key: str,
+    base,
+    scratch: bool = False,
+    rounded: bool = False,
 ) -> list[ast.stmt] | None:
     """Loop `ib` computes again the value loop `ia` stores (`store`, to
     `base`), in place of its one reload of it; the statements it copied, or
     None where it cannot. The store goes, unless `scratch`: then the caller
     has checked that no one else reads `base`, and the later loop need not
     overwrite it (a buffer of the kernel's own, reloaded by several loops;
-    forms.scratch)."""
+    forms.scratch); it may read two rows then (silu(x) * y), which cost no
+    more than the buffer's write and read. With `rounded` the value keeps its
+    cast to the buffer's element type, as the reload returned it."""
     body = fn.body
     la, lb = body[ia], body[ib]
     if (
@@ -169,7 +179,22 @@ def recompute_into(
         )
     ):
         return None
-    if len(row_loads(stmts)) > 1:
+    if len(row_loads(stmts)) > (2 if scratch else 1):
+        return None
+    # What it reads is not written before the later loop reads it again (an
+    # input the kernel changes in place).
+    written = {
+        ptr_base(n.args[0])
+        for s in body[ia:ib] + lb.body[:j]
+        for n in ast.walk(s)
+        if is_call(n, "tl.store") and n.args
+    }
+    if any(
+        ptr_base(n.args[0]) in written
+        for s in stmts
+        for n in ast.walk(s)
+        if is_call(n, "tl.load") and n.args
+    ):
         return None
     # Build the copy for the later loop: statements it already has (cols,
     # col_mask), set once before the reload so they still hold that value, are
@@ -196,7 +221,7 @@ def recompute_into(
         copies.append(c)
     # The stored value was a temporary (the later loop overwrites it): the
     # recomputed one stays fp32, as eager keeps it (persist.forward_stores).
-    new_value = unrounded(copy.deepcopy(value))
+    new_value = copy.deepcopy(value) if rounded else unrounded(copy.deepcopy(value))
     rename_names(new_value, renames)
     if cast is not None:
         new_value = ast.Call(

@@ -4,13 +4,17 @@ Inductor's looped kernel keeps a value that several later loops need (min-p's
 probabilities exp(x - max): their max, then the mask) in a scratch buffer of
 its own, written once and read back by each of those loops: an fp32 element
 written and read twice where the row's 2-byte input, read again, gives the
-same value. Where no other kernel and no extern call reads that buffer and it
-holds fp32 (so a reload returns the value stored, unrounded), each later loop
-computes the value again from what the storing loop read
+same value. Where no other kernel and no extern call reads that buffer, each
+later loop computes the value again from what the storing loop read
 (recompute.recompute_into, which takes the same care for a temporary kept in
 an output) and the store goes; so do the stores to it in the kernel's other
-forms, which had forwarded it from registers (persist.forward_stores). The
-buffer, read by nothing then, leaves the launch (params.drop_unread_parameters).
+forms, which had forwarded it from registers (persist.forward_stores). An fp32
+buffer returned the value unrounded: the recomputed one is. One in the inputs'
+dtype (silu(x) * y in bf16 before an fp8 quantization, over 14336 columns)
+rounded it: the recomputed one keeps that cast, which Inductor's GPU kernel
+drops. The buffer, read by nothing then, leaves the launch
+(params.drop_unread_parameters; finish.dtype_pointers where it was kept for
+its dtype).
 
 A buffer of the kernel's own in any dtype (fused_add_rms_norm's bf16
 residual + x, stored by the looped kernel for its second loop) is stored in
@@ -40,14 +44,18 @@ from porter.port.model import KernelPort, PortState
 
 def recompute_scratch_buffers(port: PortState) -> None:
     """Each later loop of a looped kernel computes again a value the kernel
-    stored in an fp32 buffer no one else reads, instead of reloading it."""
+    stored in a buffer no one else reads, instead of reloading it."""
     done = 0
     for kp in port.kernels:
         if kp.record.kind != "reduction":
             continue
-        for p in kp.params:
-            if p.kind == "pointer" and _own_fp32_scratch(port, p.value):
-                done += recompute_scratch(kp, p.name)
+        for p in list(kp.params):
+            if p.kind != "pointer" or not _own_scratch(port, p.value):
+                continue
+            # one in the inputs' dtype keeps its rounding (the buffer stays
+            # for its dtype alone until finish.dtype_pointers)
+            rounded = not _own_fp32_scratch(port, p.value)
+            done += recompute_scratch(kp, p.name, rounded)
     if done:
         port.notes.append(
             "the looped kernel recomputes a value it kept in a buffer of its own "
@@ -135,9 +143,10 @@ def _own_fp32_scratch(port: PortState, var: str) -> bool:
     return b.dtype == "torch.float32" and not follows_inputs(port.cap, b, extern_read)
 
 
-def recompute_scratch(kp: KernelPort, base: str) -> int:
+def recompute_scratch(kp: KernelPort, base: str, rounded: bool = False) -> int:
     """1 where every reload of `base` in kp.tree became a recomputation and
-    every store to it left every form; 0 (nothing changed) otherwise."""
+    every store to it left every form; 0 (nothing changed) otherwise. With
+    `rounded` the recomputed value keeps its cast to the buffer's dtype."""
     fn = copy.deepcopy(kp.tree)
     body = fn.body
     stores = [n for n in ast.walk(fn) if is_call(n, "tl.store") and _at(n, base)]
@@ -160,7 +169,7 @@ def recompute_scratch(kp: KernelPort, base: str) -> int:
     copied = []
     for ib in later:
         copies = recompute_into(
-            fn, ia, ib, store, store_key(store.value), base, scratch=True
+            fn, ia, ib, store, store_key(store.value), base, True, rounded
         )
         if copies is None:
             return 0
@@ -180,17 +189,21 @@ def recompute_scratch(kp: KernelPort, base: str) -> int:
     drop_needless_barriers(fn)
     kp.tree = fn
     for form in others:
-        _drop_stores(form, base)
+        _drop_stores(form, base, keep_casts=rounded)
     # The buffer and its strides leave the kernel; its allocation goes once no
-    # launch takes it (params.drop_unread_parameters).
+    # launch takes it (params.drop_unread_parameters). A rounded value still
+    # reads the buffer's dtype: its pointer stays for that
+    # (finish.dtype_pointers), its strides go, so the launch counts no row of it.
     var = next(p.value for p in kp.params if p.name == base)
     gone = {base} | {
         p.name
         for p in kp.params
         if p.kind == "stride" and p.value.startswith(f"{var}.stride(")
     }
-    if any(gone & set(read_counts(f)) for f in kp.forms()):
+    read = {n for f in kp.forms() for n in read_counts(f)}
+    if (gone - {base}) & read:
         return 1  # a stride read elsewhere keeps them all (never seen)
+    gone -= read
     kp.params = [p for p in kp.params if p.name not in gone]
     for f in kp.forms():
         f.args.args = [a for a in f.args.args if a.arg not in gone]
