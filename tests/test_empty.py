@@ -100,3 +100,31 @@ def test_a_softmax_over_no_columns_is_served_as_eager_serves_it(tmp_path):
     out = capture(ref, out=tmp_path / "cases", device="cpu", progress=lambda _: None)
     loaded = load_case(out.case)
     check_parity(loaded, Scenario("float32", {"num_tokens": 3, "vocab": 0}), "cpu", 0)
+
+
+def test_the_amax_of_a_log_softmax_is_not_refused(tmp_path):
+    # F.cross_entropy over an n x n score matrix: Inductor's kernel lists the
+    # amax of log_softmax's shift; at n = 0 eager returns nan, and the
+    # scaffold had refused the call, saying eager raises.
+    from porter.pipeline import capture
+
+    ref = tmp_path / "square_ce.py"
+    ref.write_text(
+        "import torch\n"
+        "import torch.nn.functional as F\n"
+        'DIMS = {"batch": 6}\n'
+        'DYNAMIC = ["batch"]\n'
+        'DTYPES = ["float32"]\n'
+        'def make_inputs(batch, dtype=torch.float32, device="cpu"):\n'
+        "    return (torch.randn(batch, dtype=dtype, device=device),\n"
+        "            torch.randn(batch, dtype=dtype, device=device))\n"
+        "def square_ce(a, b):\n"
+        "    s = a[:, None] * b[None, :]\n"
+        "    return F.cross_entropy(s, torch.arange(s.size(0), device=s.device))\n"
+        "REFERENCE = square_ce\n"
+    )
+    out = capture(ref, out=tmp_path / "cases", device="cpu", progress=lambda _: None)
+    loaded = load_case(out.case)
+    assert "empty axis" not in (loaded.folder / "kernel.py").read_text()
+    for batch in (0, 5):
+        check_parity(loaded, Scenario("float32", {"batch": batch}), "cpu", 0)

@@ -5,7 +5,9 @@ torch.amax, amin, max, min, argmax and argmin raise on an empty reduced axis
 no value to give. Inductor's kernel reduces nothing to its identity (-inf for
 a max) and a per-tensor fp8 scale came out as 1e-12 instead of an error. A
 launcher whose reduction kernel computes one of those ops (the aten ops
-capture records above it) refuses a call whose reduced size is 0.
+capture records above it) refuses a call whose reduced size is 0. An amax
+beside a softmax, log-softmax or logsumexp is taken as theirs (the shift
+Inductor's decomposition takes), and those serve an empty axis.
 """
 
 from __future__ import annotations
@@ -25,6 +27,10 @@ NO_IDENTITY = (
     "aten.argmin",
 )
 _REDUCED = ("r0_numel", "rnumel")
+# Ops whose decomposition takes an amax of their own (the shift of a stable
+# exp) and which serve an empty axis: F.cross_entropy over a 0 x 0 score
+# matrix is nan in eager, and its kernel lists aten.amax beside them.
+SHIFTED = ("aten._softmax", "aten._log_softmax", "aten.logsumexp", "aten._safe_softmax")
 
 
 def refuse_empty_extrema(port: PortState) -> None:
@@ -35,7 +41,10 @@ def refuse_empty_extrema(port: PortState) -> None:
     named = {d.name: d.expr for d in launcher.dims}
     seen: list[str] = []
     for kp in port.kernels:
-        ops = [op for op in _aten_ops(kp) if op in NO_IDENTITY]
+        aten = _aten_ops(kp)
+        ops = [op for op in aten if op in NO_IDENTITY]
+        if any(op in SHIFTED for op in aten):
+            ops = [op for op in ops if op not in ("aten.amax", "aten.amin")]
         if not ops or kp.record.kind not in ("reduction", "persistent_reduction"):
             continue
         size = _reduced_size(kp)
