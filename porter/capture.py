@@ -1587,25 +1587,57 @@ def _rejected_arguments(
             continue
         err = _eager_error_at(ref, dtype, device, name, 0)
         if err is not None and not (
-            isinstance(err, ZeroDivisionError) or "ZeroDivisionError" in str(err)
+            isinstance(err, ZeroDivisionError)
+            or "ZeroDivisionError" in str(err)
+            or _data_error(ref, dtype, device, name, 0)
         ):
             said = f"{type(err).__name__}: {_first_line(err)}"
             out.append({"argument": name, "error": said[:160]})
         err = _eager_error_at(ref, dtype, device, name, -1) if value > 0 else None
-        if err is not None:
+        if err is not None and not _data_error(ref, dtype, device, name, -1):
             said = f"{type(err).__name__}: {_first_line(err)}"
             out.append({"argument": name, "error": said[:160], "at": -1})
     return out
 
 
+def _data_error(ref: Reference, dtype: str, device: str, name: str, value: int) -> bool:
+    """Whether eager's error at `value` comes from what the int tensors hold,
+    not from the value alone: it runs with them all 0, or all 1. An
+    ignore_index of 0 is an IndexError on labels that hold -100 (the value
+    make_inputs gave for the captured ignore_index), which eager serves on
+    other labels; a top-k at k = 0 raises on any."""
+    return any(
+        _eager_error_at(ref, dtype, device, name, value, ints=fill) is None
+        for fill in (0, 1)
+    )
+
+
 def _eager_error_at(
-    ref: Reference, dtype: str, device: str, name: str, value: Any
+    ref: Reference,
+    dtype: str,
+    device: str,
+    name: str,
+    value: Any,
+    ints: int | None = None,
 ) -> Exception | None:
     """What eager raises with argument `name` at `value`, the capture's inputs
-    otherwise; None where it runs (or the inputs are not built)."""
+    otherwise (with `ints`, every int tensor among them filled with it); None
+    where it runs (or the inputs are not built)."""
     try:
         fn, inputs = _built_in(ref, dtype, device)
         target = fn.forward if isinstance(fn, torch.nn.Module) else fn
+        if ints is not None:
+            inputs = [
+                (
+                    torch.full_like(t, ints)
+                    if isinstance(t, torch.Tensor)
+                    and not t.dtype.is_floating_point
+                    and not t.dtype.is_complex
+                    and t.dtype != torch.bool
+                    else t
+                )
+                for t in inputs
+            ]
         bound = inspect.signature(target).bind_partial(*inputs)
     except Exception:  # noqa: BLE001 - make_inputs itself: not the reference
         return None

@@ -3982,6 +3982,45 @@ def test_an_int_argument_eager_rejects_at_0_is_refused_there(tmp_path):
     _check(case, sizes, args={1: 3})  # and other k stay right
 
 
+IGNORE_INDEX = '''
+    """Cross-entropy with an int ignore_index, labels padded with -100."""
+    import torch
+    import torch.nn.functional as F
+
+    DIMS = {"num_tokens": 8, "vocab": 33}
+    DYNAMIC = ["num_tokens"]
+    DTYPES = ["float32"]
+
+
+    def make_inputs(num_tokens, vocab, dtype=torch.float32, device="cpu"):
+        logits = torch.randn(num_tokens, vocab, dtype=dtype, device=device)
+        labels = torch.randint(1, vocab, (num_tokens,), device=device)
+        labels[::3] = -100
+        return logits, labels
+
+
+    def ce(logits, labels, ignore_index: int = -100):
+        return F.cross_entropy(logits, labels, ignore_index=ignore_index)
+
+
+    REFERENCE = ce
+'''
+
+
+def test_an_int_argument_eager_rejects_only_for_the_labels_is_not_refused(tmp_path):
+    # eager's IndexError at ignore_index = 0 came from the -100 labels, which
+    # are no longer ignored: a T5-style pad id of 0 was refused on any labels
+    case = _capture(tmp_path, "ce", IGNORE_INDEX)
+    assert case.manifest["rejected_arguments"] == []
+    assert "eager raises at ignore_index" not in (case.folder / "kernel.py").read_text()
+    padded = torch.randint(1, 33, (5,))
+    padded[::2] = 0
+    logits = torch.randn(5, 33)
+    out = case.kernel.ce(logits, padded, 0)
+    want = torch.nn.functional.cross_entropy(logits.double(), padded, ignore_index=0)
+    assert torch.allclose(out.double(), want, rtol=1e-5, atol=1e-6)
+
+
 FLOAT_BITS = '''
     """A float's bits as int32 (MX exponents, sign bits): x.view(torch.int32)."""
     import torch
