@@ -3401,6 +3401,30 @@ def test_a_literal_slice_longer_than_the_row_is_refused(tmp_path):
         _check(load_case(case.folder), narrow, optional=True)
 
 
+def test_a_buffer_sized_by_a_flattened_slice_refuses_a_negative_size(tmp_path):
+    # HF's causal shift: logits[:, :-1] flattened to batch * (seq - 1) rows.
+    # At seq 0 eager's slice is empty; the scaffold's torch.empty of
+    # seq * batch - batch rows raised "negative dimension".
+    ref = _porter_ref(
+        """
+        def make_inputs(batch, seq, vocab, dtype=torch.float32, device="cpu"):
+            return (torch.randn(batch, seq, vocab, dtype=dtype, device=device),)
+
+        def shift_lse(logits):
+            x = logits[:, :-1, :].contiguous()
+            return torch.logsumexp(x.view(-1, x.size(-1)), dim=-1).mean()
+
+        REFERENCE = shift_lse
+        """,
+        '{"batch": 3, "seq": 5, "vocab": 8}',
+    )
+    case = _capture(tmp_path, "shift_lse", ref)
+    assert "if seq * batch - batch < 0:" in (case.folder / "kernel.py").read_text()
+    said = r"assume logits.shape\[1\] \* logits.shape\[0\] - logits.shape\[0\] >= 0"
+    _refuses(case, torch.randn(3, 0, 8), match=said)
+    _check(case, {"batch": 2, "seq": 7, "vocab": 9})
+
+
 def test_a_slice_start_from_a_difference_of_sizes_refuses_a_negative_start(tmp_path):
     # A LoRA delta added into the last columns: start = hidden - width. With
     # d the wider, eager raises; the kernel's mask `x0 >= hidden - width`

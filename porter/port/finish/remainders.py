@@ -11,6 +11,8 @@ columns failed. The launcher refuses such a call in one line.
 from __future__ import annotations
 
 import ast
+import itertools
+import re
 
 from porter.port.launch.launcher import spell_dims
 from porter.port.model import PortState
@@ -47,11 +49,40 @@ def size_less_a_number(expr: str) -> bool:
     return bool(sized) and sum(numbers) < 0
 
 
+# The values each size takes when a buffer's size is checked for a sign.
+_SAMPLES = (0, 1, 2, 3, 7, 64)
+
+
+def maybe_negative(expr: str) -> bool:
+    """Whether sizes (each 0 or more) can make expr negative: `seq * batch -
+    batch`, the rows of `x[:, :-1]` flattened, can (at seq 0); `2 * hidden`
+    and `h - h // 2` cannot. Tried at every combination of a few values."""
+    text = re.sub(r"(\w+)\.shape\[(\d+)\]", r"\1__size\2", expr)
+    try:
+        code = compile(text, "<size>", "eval")
+    except SyntaxError:
+        return size_less_a_number(expr)
+    names = sorted(set(code.co_names) - {"max", "min"})
+    if len(names) > 4:
+        return size_less_a_number(expr)
+    for values in itertools.product(_SAMPLES, repeat=len(names)):
+        scope = {"__builtins__": {}, "max": max, "min": min}
+        scope.update(zip(names, values))
+        try:
+            if eval(code, scope) < 0:
+                return True
+        except (ZeroDivisionError, TypeError, NameError):
+            continue
+    return False
+
+
 def refuse_negative_sizes(port: PortState) -> None:
     """Each size a kernel takes that the launcher computes by subtracting
-    (`-64 + hidden`, the rest of a row after a literal slice) is checked to be
-    at least 0: a call where it is not is refused in one line, not written
-    past the row."""
+    (`-64 + hidden`, the rest of a row after a literal slice), and each size
+    of a buffer it allocates that sizes could make negative (`seq * batch -
+    batch`: `x[:, :-1]` flattened), is checked to be at least 0: a call where
+    it is not is refused in one line, not written past the row nor failed in
+    torch.empty."""
     launcher = port.launcher
     named = {d.name: d.expr for d in launcher.dims}
     seen: list[str] = []
@@ -63,6 +94,10 @@ def refuse_negative_sizes(port: PortState) -> None:
                 and p.value not in seen
             ):
                 seen.append(p.value)
+    for alloc in launcher.allocs:
+        for size in alloc.sizes:
+            if size not in seen and not size.isdigit() and maybe_negative(size):
+                seen.append(size)
     for value in seen:
         spelled = spell_dims(value, named)
         said = f"the kernels assume {spelled} >= 0, as the capture's sizes had it"
