@@ -1095,10 +1095,13 @@ def run_capture(
         output_dtypes=output_dtypes,
         outputs_copied=outputs_copied,
         edge_sizes=crossed,
-        zero_divisors=_zero_divisors(ref, dtype, device, arguments),
-        rejected_arguments=_rejected_arguments(ref, dtype, device, arguments),
+        # Eager at values and sizes it may reject runs on the CPU: on a GPU an
+        # index it rejects is a device assert, which ends the CUDA context of
+        # the rest of the process (the capture's checks, a sweep's suite).
+        zero_divisors=_zero_divisors(ref, dtype, "cpu", arguments),
+        rejected_arguments=_rejected_arguments(ref, dtype, "cpu", arguments),
         rejected_sizes=_rejected_sizes(
-            ref, dtype, device, crossed, [] if output_map else _output_sizes(modules)
+            ref, dtype, "cpu", crossed, [] if output_map else _output_sizes(modules)
         ),
         input_ranks={
             n: v.dim() for n, v in arguments.items() if isinstance(v, torch.Tensor)

@@ -4045,6 +4045,20 @@ def test_an_int_argument_eager_rejects_only_for_the_labels_is_not_refused(tmp_pa
     assert torch.allclose(out.double(), want, rtol=1e-5, atol=1e-6)
 
 
+def test_a_probe_eager_rejects_on_the_gpu_leaves_the_process_usable(
+    tmp_path, porter_device
+):
+    # The capture tries ignore_index at 0 in eager; on a GPU the -100 labels
+    # are then a device assert, which ended the CUDA context: every scenario
+    # of the suite after it failed. The probes run eager on the CPU.
+    path = _write(tmp_path, "ce", IGNORE_INDEX)
+    result = capture(
+        path, out=tmp_path / "cases", device=porter_device, progress=lambda _: None
+    )
+    case = load_case(result.case)
+    check_parity(case, Scenario("float32", {"num_tokens": 6}), porter_device, 0)
+
+
 FLOAT_BITS = '''
     """A float's bits as int32 (MX exponents, sign bits): x.view(torch.int32)."""
     import torch
