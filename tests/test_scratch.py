@@ -12,6 +12,7 @@ from porter.port.forms.scratch import (
     _users,
     drop_dead_scratch_stores,
     recompute_scratch,
+    recompute_scratch_buffers,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,19 +76,23 @@ def _fn(body: str) -> ast.FunctionDef:
     return ast.parse(SIGNATURE + textwrap.indent(textwrap.dedent(body), "    ")).body[0]
 
 
-def _kernel(looped: str, persistent: str | None = HELD) -> SimpleNamespace:
+def _kernel(
+    looped: str, persistent: str | None = HELD, view: str = ""
+) -> SimpleNamespace:
     params = [
-        SimpleNamespace(name="x_ptr", kind="pointer", value="x"),
-        SimpleNamespace(
-            name="scratch_ptr", kind="pointer", value="scratch_buf1", view=""
-        ),
-        SimpleNamespace(name="out_ptr", kind="pointer", value="out"),
-        SimpleNamespace(name="x_stride0", kind="stride", value="x.stride(0)"),
-        SimpleNamespace(
-            name="scratch_stride0", kind="stride", value="scratch_buf1.stride(0)"
-        ),
+        SimpleNamespace(name=n, kind=k, value=v, view="")
+        for n, k, v in (
+            ("x_ptr", "pointer", "x"),
+            ("scratch_ptr", "pointer", "scratch_buf1"),
+            ("out_ptr", "pointer", "out"),
+            ("x_stride0", "stride", "x.stride(0)"),
+            ("scratch_stride0", "stride", "scratch_buf1.stride(0)"),
+        )
     ]
+    # out_ptr as a view of the scratch buffer (a kernel reading back through it)
+    params[2].view = view
     kp = SimpleNamespace(
+        record=SimpleNamespace(kind="reduction"),
         tree=_fn(looped),
         persistent=_fn(persistent) if persistent else None,
         online=None,
@@ -284,3 +289,14 @@ def test_fused_add_rms_norm_in_place_ports_without_a_scratch_buffer(
     for hidden in (96, 8200):  # the persistent and the looped kernel
         scenario = Scenario("bfloat16", {"num_tokens": 3, "hidden": hidden})
         check_parity(case, scenario, porter_device, 7)
+
+
+def test_a_buffer_the_kernel_also_takes_as_a_view_keeps_its_stores():
+    # the kernel reaches the buffer through a view as well: a load there
+    # reads what the stores wrote
+    kp = _kernel(MIN_P, view="scratch_buf1.as_strided((4, 8), (8, 1), 2)")
+    port = _state(kp, [_launch(("arg0_1", "x"), ("buf1", "buf1"))])
+    held, looped = ast.unparse(kp.persistent), ast.unparse(kp.tree)
+    recompute_scratch_buffers(port)
+    drop_dead_scratch_stores(port)
+    assert ast.unparse(kp.persistent) == held and ast.unparse(kp.tree) == looped

@@ -52,6 +52,8 @@ def recompute_scratch_buffers(port: PortState) -> None:
         for p in list(kp.params):
             if p.kind != "pointer" or not _own_scratch(port, p.value):
                 continue
+            if not _one_name(kp, p):
+                continue
             # one in the inputs' dtype keeps its rounding (the buffer stays
             # for its dtype alone until finish.dtype_pointers)
             rounded = not _own_fp32_scratch(port, p.value)
@@ -71,8 +73,8 @@ def drop_dead_scratch_stores(port: PortState) -> None:
         for p in kp.params:
             if p.kind != "pointer" or not _own_scratch(port, p.value):
                 continue
-            if sum(q.value == p.value for q in kp.params) != 1 or p.view:
-                continue  # the buffer reaches the kernel through two names
+            if not _one_name(kp, p):
+                continue
             for form in kp.forms():
                 if _only_stored(form, p.name):
                     _drop_stores(form, p.name, keep_casts=True)
@@ -82,6 +84,17 @@ def drop_dead_scratch_stores(port: PortState) -> None:
             "a kernel form that holds the row in registers no longer stores it "
             "to a scratch buffer only the kernel's looped form reads back"
         )
+
+
+def _one_name(kp: KernelPort, p) -> bool:
+    """Whether the kernel reaches p's buffer through p alone: no other
+    parameter takes it, or a view of it (a load through the view would read
+    what p stores)."""
+    word = re.compile(rf"\b{re.escape(p.value)}\b")
+    return not p.view and not any(
+        q is not p and (q.value == p.value or word.search(q.view or ""))
+        for q in kp.params
+    )
 
 
 def _only_stored(fn: ast.FunctionDef, base: str) -> bool:
