@@ -115,3 +115,59 @@ def test_a_cache_write_at_slot_minus_one_raises_instead_of_writing_the_last_slot
     with pytest.raises(Exception):
         kernel.index_copy_rows(x, cache, torch.tensor([0, -1]))
     assert not cache[7].any()
+
+
+# MoE's combine: out.index_add_(0, idx, src * w[idx][:, None]) in one kernel,
+# w[idx] (which wraps in eager) and the add at idx (which raises).
+COMBINE = """\
+def k(in_ptr0, in_ptr1, in_ptr2, out_ptr0, ks0, ks1, ks2, xnumel, XBLOCK: tl.constexpr):
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:]
+    xmask = xindex < xnumel
+    x1 = xindex // ks0
+    x0 = xindex % ks0
+    tmp0 = tl.load(in_ptr0 + x1, xmask)
+    tmp6 = tl.load(in_ptr1 + xindex, xmask)
+    tmp2 = tmp0 + ks1
+    tmp3 = tmp0 < 0
+    tmp4 = tl.where(tmp3, tmp2, tmp0)
+    tl.device_assert((0 <= tmp4) & (tmp4 < ks1) | ~xmask, 'index out of bounds: 0 <= tmp4 < ks1')
+    tmp8 = tmp0 + ks2
+    tmp9 = tl.where(tmp3, tmp8, tmp0)
+    tl.device_assert((0 <= tmp9) & (tmp9 < ks2) | ~xmask, 'index out of bounds: 0 <= tmp9 < ks2')
+    tmp11 = tl.load(in_ptr2 + tmp9, xmask)
+    tl.atomic_add(out_ptr0 + (x0 + ks0 * tmp4), tmp6 * tmp11, xmask, sem='relaxed')
+"""
+COMBINE_OPS = ["aten.index", "aten.mul", "aten.index_add"]
+
+
+def _combine(source=COMBINE, aten=COMBINE_OPS):
+    record = KernelRecord("k", source, "pointwise", [], {}, None, None, 0, aten=aten)
+    kp = KernelPort(record, None)
+    kp.tree = ast.parse(source).body[0]
+    return kp
+
+
+def test_an_add_at_the_index_a_gather_wraps_drops_both_wraps():
+    # a -1 in idx: eager's index_add_ raises; the scaffold added the row into
+    # the last one
+    kp = _combine()
+    keep_negative_indices(kp)
+    text = ast.unparse(kp.tree)
+    assert "tl.where" not in text and "tmp4 = tmp0" in text and "tmp9 = tmp0" in text
+
+
+def test_a_wrap_of_another_index_tensor_keeps_every_wrap():
+    # w[j] over another index tensor j: its -1 wraps in eager
+    source = COMBINE.replace(
+        "    tmp8 = tmp0 + ks2\n    tmp9 = tl.where(tmp3, tmp8, tmp0)",
+        "    tmp7 = tl.load(in_ptr0 + xindex, xmask)\n"
+        "    tmp8 = tmp7 + ks2\n    tmp10 = tmp7 < 0\n"
+        "    tmp9 = tl.where(tmp10, tmp8, tmp7)",
+    )
+    kp = _combine(source)
+    keep_negative_indices(kp)
+    assert ast.unparse(kp.tree).count("tl.where") == 2
+    # and where the add is x[idx] = ... (index_put, which wraps), nothing goes
+    kp = _combine(aten=["aten.index", "aten.mul", "aten.index_put"])
+    keep_negative_indices(kp)
+    assert ast.unparse(kp.tree).count("tl.where") == 2

@@ -7,7 +7,8 @@ and embedding raise on a negative index: there the scaffold read row n - 1
 and returned numbers (or wrote it: a KV cache's padding slot -1).
 In a kernel whose only indexing ops are of that kind (the aten ops Inductor
 names above the kernel), the wrap is dropped, so the bound check the kernel
-keeps stops a negative index as eager does.
+keeps stops a negative index as eager does; so it is where one of them writes
+through the one index every wrap reads (x[idx] beside index_add_ at idx).
 """
 
 from __future__ import annotations
@@ -32,6 +33,17 @@ NO_WRAP_OPS = frozenset(
         "aten.embedding",
     }
 )
+# Those of them that write at the index.
+WRITE_OPS = frozenset(
+    {
+        "aten.index_copy",
+        "aten.index_add",
+        "aten.index_reduce",
+        "aten.scatter",
+        "aten.scatter_add",
+        "aten.scatter_reduce",
+    }
+)
 # Words that make an aten op an indexing op (aten.index, aten.take,
 # aten.index_put, aten._unsafe_index wrap, as Python's x[i] does).
 _INDEXING = ("index", "take", "put", "gather", "scatter", "embedding")
@@ -44,20 +56,20 @@ def eager_rejects_negative(aten: list[str]) -> bool:
     return bool(indexing) and all(op in NO_WRAP_OPS for op in indexing)
 
 
-def unwrapped_indices(fn: ast.FunctionDef) -> int:
-    """`tmp4 = tl.where(tmp0 < 0, tmp0 + n, tmp0)` (through its named
-    condition and sum) becomes `tmp4 = tmp0`; how many did."""
+def _wraps(fn: ast.FunctionDef) -> list[ast.Assign]:
+    """The assignments `tmp4 = tl.where(tmp0 < 0, tmp0 + n, tmp0)` (through
+    its named condition and sum) of an index a bound check reads: without
+    one, an unwrapped negative index would read before the tensor instead of
+    stopping."""
     values = {n: v[0] for n, v in bindings(fn).items() if len(v) == 1}
 
     def named(node: ast.expr) -> ast.expr:
         return values.get(node.id, node) if isinstance(node, ast.Name) else node
 
-    # Only an index a bound check reads: without one, an unwrapped negative
-    # index would read before the tensor instead of stopping.
     checked = {
         n.id for check in checks(fn) for n in ast.walk(check) if isinstance(n, ast.Name)
     }
-    done = 0
+    found = []
     for node in ast.walk(fn):
         if not (
             isinstance(node, ast.Assign)
@@ -78,17 +90,47 @@ def unwrapped_indices(fn: ast.FunctionDef) -> int:
             and isinstance(node.targets[0], ast.Name)
             and node.targets[0].id in checked
         ):
-            node.value = ast.Name(raw, ast.Load())
-            done += 1
-    return done
+            found.append(node)
+    return found
+
+
+def unwrapped_indices(fn: ast.FunctionDef) -> int:
+    """`tmp4 = tl.where(tmp0 < 0, tmp0 + n, tmp0)` (through its named
+    condition and sum) becomes `tmp4 = tmp0`; how many did."""
+    found = _wraps(fn)
+    for node in found:
+        node.value = ast.Name(node.value.args[2].id, ast.Load())
+    return len(found)
+
+
+def one_index_written(fn: ast.FunctionDef, aten: list[str]) -> bool:
+    """Whether an op that raises on a negative index writes through a wrapped
+    index, and every wrapped index is of one loaded value: MoE's combine
+    `out.index_add_(0, idx, src * w[idx][:, None])` reads w[idx] (which
+    wraps) and adds at idx (which raises), so eager raises at a negative idx."""
+    if not set(aten) & WRITE_OPS:
+        return False
+    wraps = _wraps(fn)
+    if len({n.value.args[2].id for n in wraps}) != 1:
+        return False
+    wrapped = {n.targets[0].id for n in wraps}
+    return any(
+        isinstance(n, ast.Call)
+        and ast.unparse(n.func) in ("tl.store", "tl.atomic_add")
+        and n.args
+        and {m.id for m in ast.walk(n.args[0]) if isinstance(m, ast.Name)} & wrapped
+        for n in ast.walk(fn)
+    )
 
 
 def keep_negative_indices(kp: KernelPort) -> None:
     """A negative index is not wrapped (`tl.where(i < 0, i + n, i)` -> `i`) in
     a kernel whose indexing ops all raise on one in eager (index_select,
-    index_copy, index_add, gather, scatter, embedding): its bound check stops
-    it."""
-    if not eager_rejects_negative(kp.record.aten):
+    index_copy, index_add, gather, scatter, embedding), or where one of them
+    writes through the one index every wrap reads (MoE's combine, w[idx]
+    beside index_add_ at idx): its bound check stops it."""
+    aten = kp.record.aten
+    if not (eager_rejects_negative(aten) or one_index_written(kp.tree, aten)):
         return
     done = unwrapped_indices(kp.tree)
     if done:
