@@ -4059,6 +4059,33 @@ def test_a_probe_eager_rejects_on_the_gpu_leaves_the_process_usable(
     check_parity(case, Scenario("float32", {"num_tokens": 6}), porter_device, 0)
 
 
+def test_sizes_and_arguments_named_like_the_kernels_indices_keep_their_values(
+    tmp_path,
+):
+    # A dim called cols became a size parameter `cols`, which the kernel's own
+    # `cols = tl.arange(...)` shadowed: `rows // cols` read the column index
+    # and wrong numbers came out at every size but the captured one. A float
+    # argument called mask would have been shadowed alike.
+    ref = _porter_ref(
+        """
+        def make_inputs(rows, cols, dim, dtype=torch.float32, device="cpu"):
+            return (torch.randn(rows, cols, dim, dtype=dtype, device=device),)
+
+        def perm_softmax(x, mask: float = 0.5):
+            return x.permute(1, 0, 2).softmax(-1) * mask
+
+        REFERENCE = perm_softmax
+        """,
+        '{"rows": 4, "cols": 3, "dim": 8}',
+    )
+    case = _capture(tmp_path, "perm_softmax", ref)
+    text = (case.folder / "kernel.py").read_text()
+    assert "cols_size: tl.constexpr" in text and "mask_value" in text
+    for sizes in ({"rows": 1, "cols": 7, "dim": 8}, {"rows": 5, "cols": 2, "dim": 9}):
+        _check(case, sizes)
+        _check(case, sizes, args={1: 2.0})
+
+
 FLOAT_BITS = '''
     """A float's bits as int32 (MX exponents, sign bits): x.view(torch.int32)."""
     import torch

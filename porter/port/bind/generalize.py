@@ -158,6 +158,10 @@ def bind_parameters(kp: KernelPort, cap: Capture, module: CompiledModule) -> Non
             # A float argument or module attribute (eps, alpha, a scale) the
             # kernel takes at run time.
             new = _var(b.target)
+            if new in RESERVED:
+                new = (
+                    f"{new}_value"  # an argument named mask: the index would shadow it
+                )
             renames[arg.name] = new
             kp.params.append(
                 Param(new, "scalar", _scalar_value(b, cap, module), original=arg.name)
@@ -532,6 +536,8 @@ def _rewrite_strides(
         name = next((n for n, e in size_exprs.items() if same_expr(e, expr)), None)
         if name is None:
             name = ident(expr)
+            if name in RESERVED - {"num_rows"}:
+                name = f"{name}_size"  # a dim named cols: the index would shadow it
             taken = {p.name for p in kp.params} | set(renames)
             while name in taken:
                 name += "_"

@@ -52,7 +52,7 @@ import re
 
 import sympy
 
-from porter.port.bind.generalize import ident, set_signature
+from porter.port.bind.generalize import RESERVED, ident, set_signature
 from porter.port.model import KernelPort, Param
 from porter.ties import sym_expr
 from porter.ast_tools import full_names, is_call, names_in, rename_names, unique_name
@@ -293,6 +293,8 @@ def tile_rows_by_cols(kp: KernelPort) -> bool:
             replace[id(node)] = ast.Name("rows", ast.Load())
             continue
         name = ident(q)
+        if name in RESERVED - {"num_rows"}:
+            name = f"{name}_size"  # a dim named cols: the index would shadow it
         if name not in params and all(p.name != name for p in new_params):
             per_call = bool(set(re.findall(r"[A-Za-z_]\w*", q)) & kp.runtime_dims)
             kind, note = ("runtime", "") if per_call else ("model", "tl.constexpr")
