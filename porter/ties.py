@@ -129,6 +129,11 @@ def _divisibility(tie: str) -> list[str]:
     return out
 
 
+# Functions a condition may call on sizes (Dynamo's guards spell a
+# `int(t ** 0.5)` of the reference's this way).
+_CALLS = {"int": int, "float": float, "abs": abs, "max": max, "min": min}
+
+
 class _Lowered:
     """Conditions over the sizes and arguments they read (x.shape[1], group),
     compiled with those as the names v0, v1, ..."""
@@ -146,7 +151,11 @@ class _Lowered:
         self.learn(cond)
         try:
             return bool(
-                eval(self.code[cond], {}, {f"v{i}": v for i, v in enumerate(point)})
+                eval(
+                    self.code[cond],
+                    {"__builtins__": {}, **_CALLS},
+                    {f"v{i}": v for i, v in enumerate(point)},
+                )
             )
         except ZeroDivisionError:  # a group of none: eager raises there too
             return False
@@ -162,6 +171,14 @@ class _Lowered:
                 return ast.Name(id=f"v{names.index(text)}", ctx=ast.Load())
 
             visit_Name = visit_Attribute = visit_Subscript = _leaf
+
+            def visit_Call(self, node):
+                # int(float(t) ** 0.5) (DiT's unpatchify): the function is
+                # called, not a size
+                if isinstance(node.func, ast.Name) and node.func.id in _CALLS:
+                    node.args = [self.visit(a) for a in node.args]
+                    return node
+                return self._leaf(node)
 
         return Lower().visit(tree)
 

@@ -26,7 +26,12 @@ H, G, T = "x.shape[1]", "group_size", "x.shape[0]"
         ([f"({H} - 3) // 2 + 1 == {T}"], [f"({H} - 3) // 2 + 1 == {T}"]),
         # other conditions keep their place; the ties go where the first was
         (
-            ["eps > 0", f"{H} % 4 == 0", "temperature < 1", f"4 * ({H} // 4) % {H} == 0"],
+            [
+                "eps > 0",
+                f"{H} % 4 == 0",
+                "temperature < 1",
+                f"4 * ({H} // 4) % {H} == 0",
+            ],
             ["eps > 0", f"{H} % 4 == 0", "temperature < 1"],
         ),
         (["eps > 0"], ["eps > 0"]),
@@ -126,3 +131,14 @@ def test_a_divisibility_check_the_others_imply_goes():
         f"{k} % {h} == 0",
     ]
     assert fold_ties(guards) == [f"{q} % {h} == 0", f"{h} % 2 == 0", f"{k} % {h} == 0"]
+
+
+def test_a_tie_calling_int_and_float_on_a_size_folds():
+    # DiT's unpatchify: h = int(t ** 0.5), then views of h rows. Every name of
+    # the condition was lowered to a size, int and float too: "'int' object
+    # is not callable" at capture.
+    side = f"int(float({H}) ** 0.5)"
+    tie = f"2 * ({H} // {side}) % (2 * {side}) == 0"
+    folded = fold_ties([f"{T} % 2 == 0", tie], at={"x": _Sized(4, 9)})
+    assert folded[0] == f"{T} % 2 == 0"
+    assert all(eval(c, {}, {"x": _Sized(4, 9)}) for c in folded)
