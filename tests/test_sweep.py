@@ -73,20 +73,30 @@ def test_the_check_sizes_come_from_the_file_and_are_never_the_captured_ones(tmp_
     from porter.testing import load_case
 
     folder = _refs(tmp_path, leaky=POINTWISE)
-    result = capture(folder / "leaky.py", out=tmp_path / "out", device="cpu", progress=lambda _: None)
+    result = capture(
+        folder / "leaky.py", out=tmp_path / "out", device="cpu", progress=lambda _: None
+    )
     case = load_case(result.case)
     variants = sweep.size_variants(case)
     base = {"batch_size": 6, "dim": 40}
     assert base not in variants
     # each size alone, then both, then the leading one at 1 and at 0
-    assert {"batch_size": 9, "dim": 40} in variants and {"batch_size": 6, "dim": 43} in variants
+    assert {"batch_size": 9, "dim": 40} in variants and {
+        "batch_size": 6,
+        "dim": 43,
+    } in variants
     assert {"batch_size": 9, "dim": 43} in variants
-    assert {"batch_size": 1, "dim": 40} in variants and {"batch_size": 0, "dim": 40} in variants
+    assert {"batch_size": 1, "dim": 40} in variants and {
+        "batch_size": 0,
+        "dim": 40,
+    } in variants
 
 
 def test_a_wrong_scaffold_fails_the_check_and_a_right_one_passes(tmp_path):
     folder = _refs(tmp_path, leaky=POINTWISE)
-    result = capture(folder / "leaky.py", out=tmp_path / "out", device="cpu", progress=lambda _: None)
+    result = capture(
+        folder / "leaky.py", out=tmp_path / "out", device="cpu", progress=lambda _: None
+    )
     verdict = sweep.check_case(result.case, ("float32",))
     assert verdict.status == "pass" and verdict.passed and not verdict.refused
     # the slope, a constructor argument, is honoured at another value too
@@ -152,11 +162,18 @@ def test_the_check_tries_each_size_at_zero_where_eager_may_raise(tmp_path):
     import re
 
     folder = _refs(tmp_path, keep_last=KEEP_LAST)
-    result = capture(folder / "keep_last.py", out=tmp_path / "out", device="cpu", progress=lambda _: None)
+    result = capture(
+        folder / "keep_last.py",
+        out=tmp_path / "out",
+        device="cpu",
+        progress=lambda _: None,
+    )
     assert sweep.check_case(result.case, ("float32",)).status == "pass"
     kernel = result.case / "kernel.py"
     text = kernel.read_text()
-    cut = re.sub(r"\n    if seq == 0:\n        refuse\(\n.*?\n        \)", "", text, flags=re.S)
+    cut = re.sub(
+        r"\n    if seq == 0:\n        refuse\(\n.*?\n        \)", "", text, flags=re.S
+    )
     assert cut != text
     kernel.write_text(cut)
     verdict = sweep.check_case(result.case, ("float32",))
@@ -167,13 +184,20 @@ def test_the_check_tries_huge_infinite_and_nan_values_too(tmp_path):
     # A scaffold wrong at inf alone (torch.floor_divide's inf // 2.0: NaN in
     # eager) passed the sweep while its own suite failed.
     folder = _refs(tmp_path, leaky=POINTWISE)
-    result = capture(folder / "leaky.py", out=tmp_path / "out", device="cpu", progress=lambda _: None)
+    result = capture(
+        folder / "leaky.py", out=tmp_path / "out", device="cpu", progress=lambda _: None
+    )
     kernel = result.case / "kernel.py"
     text = kernel.read_text()
     store = next(line for line in text.splitlines() if "tl.store(" in line)
     value = store.split("tl.store(")[1].split(",")[1].strip()
     # the same numbers everywhere but where the input is not finite
-    kernel.write_text(text.replace(store, store.replace(value, f"tl.where({value} == {value}, {value}, 0.0)", 1)))
+    kernel.write_text(
+        text.replace(
+            store,
+            store.replace(value, f"tl.where({value} == {value}, {value}, 0.0)", 1),
+        )
+    )
     verdict = sweep.check_case(result.case, ("float32",))
     assert verdict.status == "failed" and "difficult" in verdict.why
 
@@ -199,7 +223,12 @@ def test_the_check_tries_the_generated_suites_argument_values_too(tmp_path):
     # suite's values, where the scaffold returns inf; the sweep tried only
     # its own values and said pass where `porter test` failed
     folder = _refs(tmp_path, posterior=POSTERIOR)
-    result = capture(folder / "posterior.py", out=tmp_path / "out", device="cpu", progress=lambda _: None)
+    result = capture(
+        folder / "posterior.py",
+        out=tmp_path / "out",
+        device="cpu",
+        progress=lambda _: None,
+    )
     verdict = sweep.check_case(result.case, ("float32",))
     assert verdict.status == "failed" and "arg1=1" in verdict.why
 
@@ -229,7 +258,9 @@ def test_a_refusal_of_the_captured_call_in_a_served_dtype_fails_the_check(tmp_pa
     # with "refused some calls" while `porter test` failed: "the scaffold
     # refused a call it must serve".
     folder = _refs(tmp_path, scale=SCALE)
-    result = capture(folder / "scale.py", out=tmp_path / "out", device="cpu", progress=lambda _: None)
+    result = capture(
+        folder / "scale.py", out=tmp_path / "out", device="cpu", progress=lambda _: None
+    )
     assert sweep.check_case(result.case, ("float32",)).status == "pass"
     kernel = result.case / "kernel.py"
     text = kernel.read_text()
@@ -240,3 +271,36 @@ def test_a_refusal_of_the_captured_call_in_a_served_dtype_fails_the_check(tmp_pa
     verdict = sweep.check_case(result.case, ("float32",))
     assert verdict.status == "failed"
     assert "captured on in bfloat16, a dtype it serves" in verdict.why
+
+
+SIZED_BY_ARG = """
+import torch
+
+DIMS = {"batch": 5}
+DYNAMIC = ["batch"]
+DTYPES = ["float32"]
+
+
+def make_inputs(batch, dtype=torch.float32, device="cpu"):
+    return (torch.rand(batch, dtype=dtype, device=device),)
+
+
+def embed(t, dim: int = 8):
+    return t[:, None] * torch.arange(dim, dtype=torch.float32, device=t.device)[None]
+
+
+REFERENCE = embed
+"""
+
+
+def test_a_scaffold_that_cannot_allocate_past_int32_is_a_refusal_there(tmp_path):
+    # an int argument sizing the output, tried past int32: the scaffold cannot
+    # allocate and eager is not tried; porter test counts it a refusal, the
+    # sweep failed the case
+    folder = _refs(tmp_path, embed=SIZED_BY_ARG)
+    result = capture(
+        folder / "embed.py", out=tmp_path / "out", device="cpu", progress=lambda _: None
+    )
+    verdict = sweep.check_case(result.case, ("float32",))
+    assert verdict.status == "pass" and verdict.refused >= 1
+    assert any("could not allocate" in r for r in verdict.refusals)
