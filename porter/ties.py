@@ -30,10 +30,16 @@ def sym_expr(expr: str):
 
     text = re.sub(r"(\w+)\.size\((\d+)\)", r"\1__size\2", expr)
     text = re.sub(r"(\w+)\.stride\((\d+)\)", r"\1__stride\2", text)
+    # Every name not called is a size: KernelBench's N or S is not sympy's N()
+    # or S singleton.
+    names = set(re.findall(r"\b([A-Za-z_]\w*)\b(?!\s*\()", text))
+    local = {n: sympy.Symbol(n) for n in names}
+    local.update(max=sympy.Max, min=sympy.Min)
     try:
-        return sympy.sympify(text, locals={"max": sympy.Max, "min": sympy.Min})
+        value = sympy.sympify(text, locals=local)
     except (sympy.SympifyError, TypeError, SyntaxError, AttributeError, ValueError):
         return None  # not an expression sympy can read: compared as text only
+    return value if isinstance(value, sympy.Basic) else None
 
 
 def is_tie(cond: str) -> bool:

@@ -142,3 +142,15 @@ def test_a_tie_calling_int_and_float_on_a_size_folds():
     folded = fold_ties([f"{T} % 2 == 0", tie], at={"x": _Sized(4, 9)})
     assert folded[0] == f"{T} % 2 == 0"
     assert all(eval(c, {}, {"x": _Sized(4, 9)}) for c in folded)
+
+
+def test_size_names_sympy_knows_as_its_own_are_sizes():
+    # KernelBench's matmuls size by N and M: sympify("N") is sympy's N()
+    # function, and the capture's output-shape probe stopped with "'function'
+    # object has no attribute 'subs'" on three level-1 references
+    from porter.capture import _shape_at
+    from porter.ties import sym_expr
+
+    assert str(sym_expr("N * M + S")) == "M*N + S"
+    assert sym_expr("N").is_Symbol and sym_expr("beta - 1").free_symbols
+    assert _shape_at(["N", "M // 2"], {"N": 5, "M": 8}, {}) == (5, 4)
