@@ -141,21 +141,28 @@ def test_a_value_from_a_loop_accumulator_is_not_recomputed():
     assert ast.unparse(kp.tree) == before
 
 
-def test_min_p_ports_without_its_scratch_buffer_and_stays_right(
-    tmp_path, porter_device
-):
+def _engine_case(name: str, tmp_path):
+    """examples/engine/<name>.py captured on the CPU: (the case, its kernel.py)."""
     from porter.pipeline import capture
-    from porter.testing import check_parity, load_case
-    from porter.testing.parity import Scenario
+    from porter.testing import load_case
 
     result = capture(
-        ROOT / "examples" / "engine" / "min_p_filter.py",
+        ROOT / "examples" / "engine" / f"{name}.py",
         out=tmp_path,
         device="cpu",
         progress=lambda *_: None,
     )
     case = load_case(result.case)
-    text = (case.folder / "kernel.py").read_text()
+    return case, (case.folder / "kernel.py").read_text()
+
+
+def test_min_p_ports_without_its_scratch_buffer_and_stays_right(
+    tmp_path, porter_device
+):
+    from porter.testing import check_parity
+    from porter.testing.parity import Scenario
+
+    case, text = _engine_case("min_p_filter", tmp_path)
     # no scratch pointer, no scratch allocation: the output's alone
     assert "scratch_buf1_ptr" not in text and text.count("torch.empty(") == 1
     for vocab in (300, 8194):  # the persistent and the looped kernel
@@ -272,18 +279,10 @@ def test_an_input_written_before_the_later_loop_is_not_read_again():
 def test_fused_add_rms_norm_in_place_ports_without_a_scratch_buffer(
     tmp_path, porter_device
 ):
-    from porter.pipeline import capture
-    from porter.testing import check_parity, load_case
+    from porter.testing import check_parity
     from porter.testing.parity import Scenario
 
-    result = capture(
-        ROOT / "examples" / "engine" / "fused_add_rms_norm_inplace.py",
-        out=tmp_path,
-        device="cpu",
-        progress=lambda *_: None,
-    )
-    case = load_case(result.case)
-    text = (case.folder / "kernel.py").read_text()
+    case, text = _engine_case("fused_add_rms_norm_inplace", tmp_path)
     # residual + x is not stored for nothing by either form, nor allocated
     assert "torch.empty(" not in text and "scratch_buf1_ptr" not in text
     for hidden in (96, 8200):  # the persistent and the looped kernel
