@@ -61,3 +61,29 @@ def test_the_helper_gives_eagers_floor_division(porter_device):
     assert torch.equal(out.nan_to_num(), want.nan_to_num())
     finite = ~want.isnan()  # a NaN's sign says nothing
     assert torch.equal(out.signbit()[finite], want.signbit()[finite])
+
+
+def test_a_floor_division_beside_an_fmod_becomes_the_helper():
+    # `torch.fmod(x, y), x // y` in one kernel: the kernel's aten ops name
+    # fmod, and the floor(a / b) stayed: 1.0 // 0.1 gave 10 (eager 9)
+    from porter.port.clean.core_math import core_math
+    from porter.port.model import KernelPort
+    from porter.records import KernelRecord
+
+    source = textwrap.dedent("""
+        def k(in_ptr0, in_ptr1, out_ptr0, out_ptr1):
+            tmp0 = tl.load(in_ptr0)
+            tmp1 = tl.load(in_ptr1)
+            tmp2 = libdevice.fmod(tmp0, tmp1)
+            tmp3 = triton.language.div_rn(tmp0, tmp1)
+            tmp4 = libdevice.floor(tmp3)
+            tl.store(out_ptr0, tmp2)
+            tl.store(out_ptr1, tmp4)
+        """)
+    aten = ["aten.fmod", "aten.floor_divide"]
+    record = KernelRecord("k", source, "pointwise", [], {}, None, None, 0, aten=aten)
+    kp = KernelPort(record, None)
+    kp.tree = ast.parse(source).body[0]
+    core_math(kp)
+    assert "floor_div_float(tmp0, tmp1)" in ast.unparse(kp.tree)
+    assert "floor_div_float" in kp.helpers
