@@ -177,8 +177,16 @@ class CompiledModule:
         return None
 
     def output_var(self, idx: int) -> str:
-        """The launcher's name for output idx: out, or out0, out1.. of several."""
-        return "out" if len(self.outputs) == 1 else f"out{idx}"
+        """The launcher's name for output idx: out, or out0, out1.. of several;
+        result, result0.. where an argument of the reference has such a name
+        (vLLM's ops take the output buffer as `out`)."""
+        taken = {gi.target for gi in self.inputs}
+        n = len(self.outputs)
+        for stem in ("out", "result", "output_"):
+            names = [stem] if n == 1 else [f"{stem}{i}" for i in range(n)]
+            if not taken & set(names):
+                break
+        return stem if n == 1 else f"{stem}{idx}"
 
     def buffer_var(self, buffer: str) -> str:
         """The launcher's name for a buffer: output_var's, or scratch_buf3."""

@@ -4086,6 +4086,28 @@ def test_sizes_and_arguments_named_like_the_kernels_indices_keep_their_values(
         _check(case, sizes, args={1: 2.0})
 
 
+def test_an_argument_named_out_leaves_the_name_to_the_reference(tmp_path):
+    # vLLM's ops take their output buffer as `out`: the launcher named its
+    # own output out too, and the capture refused the reference
+    ref = _porter_ref(
+        """
+        def make_inputs(num_tokens, width, dtype=torch.float32, device="cpu"):
+            out = torch.empty(num_tokens, width, dtype=dtype, device=device)
+            return out, torch.randn(num_tokens, width, dtype=dtype, device=device)
+
+        def write_into(out, a):
+            out.copy_(a * 2.0)
+            return a.sum(-1)
+
+        REFERENCE = write_into
+        """,
+        '{"num_tokens": 4, "width": 6}',
+    )
+    case = _capture(tmp_path, "write_into", ref)
+    assert "    return result\n" in (case.folder / "kernel.py").read_text()
+    _check(case, {"num_tokens": 3, "width": 9})
+
+
 FLOAT_BITS = '''
     """A float's bits as int32 (MX exponents, sign bits): x.view(torch.int32)."""
     import torch
