@@ -53,10 +53,13 @@ def test_a_relayout_of_an_argument_is_the_argument(source):
     _check(source)
 
 
-def test_a_reference_argument_named_like_an_output_is_refused_at_port(tmp_path):
+def test_a_reference_argument_named_like_an_output_keeps_its_name(tmp_path):
     # `out` read as an input beside the output porter allocates as `out`: the
-    # kernel had read the new, empty output in place of the argument.
+    # kernel had read the new, empty output in place of the argument; then
+    # the capture refused the name; now the output is called result.
     from porter.pipeline import capture
+    from porter.testing import check_parity, load_case
+    from porter.testing.parity import Scenario
 
     src = tmp_path / "rms_out.py"
     src.write_text(
@@ -70,5 +73,9 @@ def test_a_reference_argument_named_like_an_output_is_refused_at_port(tmp_path):
         "    return (out.float() * torch.rsqrt(v + eps)).to(out.dtype)\n\n\n"
         "REFERENCE = rms_out\n"
     )
-    with pytest.raises(PorterError, match="argument `out`.*rename the argument"):
-        capture(src, out=tmp_path / "cases", device="cpu", progress=lambda *_: None)
+    result = capture(
+        src, out=tmp_path / "cases", device="cpu", progress=lambda *_: None
+    )
+    case = load_case(result.case)
+    assert "result = torch.empty(" in (case.folder / "kernel.py").read_text()
+    check_parity(case, Scenario("float32", {"num_tokens": 3, "hidden": 64}), "cpu", 0)
