@@ -5,6 +5,7 @@ import ast
 import textwrap
 from pathlib import Path
 
+import pytest
 import torch
 import triton
 import triton.language as tl
@@ -87,3 +88,47 @@ def test_a_floor_division_beside_an_fmod_becomes_the_helper():
     core_math(kp)
     assert "floor_div_float(tmp0, tmp1)" in ast.unparse(kp.tree)
     assert "floor_div_float" in kp.helpers
+
+
+FMOD_FLOOR_DIV = """
+import torch
+
+DIMS = {"n": 24}
+DYNAMIC = ["n"]
+DTYPES = ["float32"]
+
+
+def make_inputs(n, dtype=torch.float32, device="cpu"):
+    return (
+        torch.randn(n, dtype=dtype, device=device),
+        torch.randn(n, dtype=dtype, device=device),
+    )
+
+
+def fmod_div(x, y):
+    return torch.fmod(x, y), x // y
+
+
+REFERENCE = fmod_div
+"""
+
+
+def test_the_difficult_values_reach_a_vector_activation(tmp_path):
+    # floor(x / y) of two vectors passed random values (and the difficult
+    # ones left a 1-d activation alone); its inf row shows floor(inf / y)
+    from porter.pipeline import capture
+    from porter.testing import check_parity
+    from porter.testing.parity import ParityError, Scenario
+
+    ref = tmp_path / "fmod_div.py"
+    ref.write_text(FMOD_FLOOR_DIV)
+    case = load_case(capture(ref, out=tmp_path / "c", device="cpu").case)
+    difficult = Scenario("float32", {"n": 24}, values="difficult")
+    check_parity(case, difficult, "cpu", 0)
+    kernel = case.folder / "kernel.py"
+    text = kernel.read_text()
+    kernel.write_text(text.replace("floor_div_float(x, y)", "tl.floor(x / y)"))
+    wrong = load_case(case.folder)
+    check_parity(wrong, Scenario("float32", {"n": 24}), "cpu", 0)
+    with pytest.raises(ParityError):
+        check_parity(wrong, difficult, "cpu", 0)

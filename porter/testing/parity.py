@@ -808,7 +808,9 @@ def _difficult(t: torch.Tensor) -> torch.Tensor:
     subnormal, the rest mixed signs), so one row cannot hide the others.
     """
     info = torch.finfo(t.dtype)
-    if t.dim() < 2 or t.shape[0] < 5 or t.numel() < 16:
+    # A 1-d activation is rows of one element each (x // y of two vectors:
+    # floor(inf / y) is inf, eager's NaN).
+    if t.dim() == 0 or t.shape[0] < 5 or (t.dim() > 1 and t.numel() < 16):
         return t
     rows = t.detach().clone().reshape(t.shape[0], -1)
     # Near the dtype's limit, but a row's sum of squares in fp32 (what norms
