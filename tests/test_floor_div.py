@@ -64,9 +64,11 @@ def test_the_helper_gives_eagers_floor_division(porter_device):
     assert torch.equal(out.signbit()[finite], want.signbit()[finite])
 
 
-def test_a_floor_division_beside_an_fmod_becomes_the_helper():
+@pytest.mark.parametrize("beside", ["aten.fmod", "aten.remainder"])
+def test_a_floor_division_beside_an_fmod_becomes_the_helper(beside):
     # `torch.fmod(x, y), x // y` in one kernel: the kernel's aten ops name
-    # fmod, and the floor(a / b) stayed: 1.0 // 0.1 gave 10 (eager 9)
+    # fmod, and the floor(a / b) stayed: 1.0 // 0.1 gave 10 (eager 9); so
+    # with a remainder (Inductor's is `a % b` with a sign fix)
     from porter.port.clean.core_math import core_math
     from porter.port.model import KernelPort
     from porter.records import KernelRecord
@@ -81,7 +83,7 @@ def test_a_floor_division_beside_an_fmod_becomes_the_helper():
             tl.store(out_ptr0, tmp2)
             tl.store(out_ptr1, tmp4)
         """)
-    aten = ["aten.fmod", "aten.floor_divide"]
+    aten = [beside, "aten.floor_divide"]
     record = KernelRecord("k", source, "pointwise", [], {}, None, None, 0, aten=aten)
     kp = KernelPort(record, None)
     kp.tree = ast.parse(source).body[0]

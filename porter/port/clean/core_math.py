@@ -162,13 +162,13 @@ def core_math(kp: KernelPort) -> None:
     """Use triton core ops where they are exact (tl.exp, tl.rsqrt...); keep
     libdevice only where core has none (tanh, erf...); swap Inductor's helpers
     for porter's own readable ones; flag what cannot be ported faithfully."""
-    # Only where the kernel fuses a floor division and no floor or remainder
-    # of its own: torch.floor(x / s) is floor(a / b) in eager too. (An fmod
-    # is libdevice.fmod, no floor of a quotient: `fmod(x, y), x // y` in one
-    # kernel gave 10 for 1.0 // 0.1, eager 9.)
+    # Only where the kernel fuses a floor division and no floor of its own:
+    # torch.floor(x / s) is floor(a / b) in eager too. (Inductor's fmod and
+    # remainder take no floor of a quotient, `a % b` with a sign fix: `fmod(x,
+    # y), x // y` in one kernel gave 10 for 1.0 // 0.1, eager 9.)
     aten = set(kp.record.aten)
     floor_divides = bool(aten & {"aten.div", "aten.floor_divide"}) and not (
-        aten & {"aten.floor", "aten.remainder"}
+        aten & {"aten.floor"}
     )
     swapped = float_floor_divisions(kp.tree) if floor_divides else 0
     if swapped:
