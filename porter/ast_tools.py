@@ -103,6 +103,13 @@ def stmt_lists(node: ast.AST):
                 yield body
 
 
+def read_only_at(tree: ast.AST, name: str, allowed: set[int]) -> bool:
+    """Whether tree mentions `name` and only as the nodes whose ids are in
+    `allowed` (a pointer only stored through, an int only cast to a float)."""
+    uses = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name]
+    return bool(uses) and all(id(n) in allowed for n in uses)
+
+
 def read_counts(tree: ast.AST) -> dict[str, int]:
     """How many times each name is read."""
     used: dict[str, int] = {}

@@ -7,6 +7,8 @@ import textwrap
 from types import SimpleNamespace
 
 from porter.port.finish.dtype_pointers import drop_dtype_pointers
+from porter.port.model import KernelPort
+from porter.records import KernelRecord
 
 KERNEL = """\
 def k(residual_ptr, x_ptr, scratch_ptr, n, scratch_stride0, BLOCK: tl.constexpr):
@@ -27,7 +29,9 @@ def _port(kernel: str = KERNEL, dtype: str = "residual.dtype"):
         p(name="scratch_stride0", kind="stride", value="scratch_buf1.stride(0)"),
     ]
     form = ast.parse(textwrap.dedent(kernel)).body[0]
-    kp = p(params=params, forms=lambda matmul=False: [form], form=form)
+    record = KernelRecord("k", kernel, "pointwise", [], {}, None, None, 0)
+    kp = KernelPort(record, None, tree=form, params=params)
+    kp.form = form
     step = p(args=[(q.name, q.value) for q in params])
     launcher = p(allocs=[p(var="scratch_buf1", dtype=dtype)])
     return p(kernels=[kp], launches=lambda: [step], launcher=launcher, notes=[])

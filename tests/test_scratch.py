@@ -8,6 +8,8 @@ import textwrap
 from pathlib import Path
 from types import SimpleNamespace
 
+from porter.port.model import KernelPort
+from porter.records import KernelRecord
 from porter.port.forms.scratch import (
     _users,
     drop_dead_scratch_stores,
@@ -76,9 +78,7 @@ def _fn(body: str) -> ast.FunctionDef:
     return ast.parse(SIGNATURE + textwrap.indent(textwrap.dedent(body), "    ")).body[0]
 
 
-def _kernel(
-    looped: str, persistent: str | None = HELD, view: str = ""
-) -> SimpleNamespace:
+def _kernel(looped: str, persistent: str | None = HELD, view: str = "") -> KernelPort:
     params = [
         SimpleNamespace(name=n, kind=k, value=v, view="")
         for n, k, v in (
@@ -91,14 +91,9 @@ def _kernel(
     ]
     # out_ptr as a view of the scratch buffer (a kernel reading back through it)
     params[2].view = view
-    kp = SimpleNamespace(
-        record=SimpleNamespace(kind="reduction"),
-        tree=_fn(looped),
-        persistent=_fn(persistent) if persistent else None,
-        online=None,
-        params=params,
-    )
-    kp.forms = lambda: [f for f in (kp.persistent, kp.tree) if f is not None]
+    record = KernelRecord("k", looped, "reduction", [], {}, None, None, 0)
+    kp = KernelPort(record, None, tree=_fn(looped), params=params)
+    kp.persistent = _fn(persistent) if persistent else None
     return kp
 
 

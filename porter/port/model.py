@@ -93,6 +93,21 @@ class KernelPort:
         forms = (self.persistent, self.tree, self.online)
         return [f for f in forms + ((self.matmul,) if matmul else ()) if f is not None]
 
+    def strides_of(self, var: str) -> set[str]:
+        """The stride parameters of the tensor the launcher calls `var`."""
+        return {
+            p.name
+            for p in self.params
+            if p.kind == "stride" and p.value.startswith(f"{var}.stride(")
+        }
+
+    def drop_params(self, names: set[str]) -> None:
+        """The parameters `names` leave the kernel and every form of it (its
+        launch step is the caller's)."""
+        self.params = [p for p in self.params if p.name not in names]
+        for form in self.forms(matmul=True):
+            form.args.args = [a for a in form.args.args if a.arg not in names]
+
 
 @dataclass(frozen=True)
 class PortOptions:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 
+from porter.ast_tools import read_only_at
 from porter.port.model import PortState
 
 _FLOATS = ("tl.float16", "tl.bfloat16", "tl.float32", "tl.float64")
@@ -59,5 +60,4 @@ def _only_as_float(fn: ast.FunctionDef, name: str) -> bool:
             and ast.unparse(n.args[0]) in _FLOATS
         ):
             cast.add(id(n.func.value))
-    uses = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == name]
-    return bool(uses) and all(id(n) in cast for n in uses)
+    return read_only_at(fn, name, cast)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import re
 
+from porter.ast_tools import read_only_at
 from porter.port.model import PortState
 
 # A buffer's fixed dtype, as the kernel spells it.
@@ -48,16 +49,8 @@ def drop_dtype_pointers(port: PortState) -> None:
                 _respell(f, p.name, spelled)
             # its strides go with it, where no form reads them
             read = {n.id for f in forms for n in ast.walk(f) if isinstance(n, ast.Name)}
-            gone = {p.name} | {
-                q.name
-                for q in kp.params
-                if q.kind == "stride"
-                and q.value.startswith(f"{p.value}.stride(")
-                and q.name not in read
-            }
-            for f in forms:
-                f.args.args = [a for a in f.args.args if a.arg not in gone]
-            kp.params = [q for q in kp.params if q.name not in gone]
+            gone = {p.name} | (kp.strides_of(p.value) - read)
+            kp.drop_params(gone)
             step.args = [(n, v) for n, v in step.args if n not in gone]
             dropped.append(p.value)
     if dropped:
@@ -77,8 +70,7 @@ def _dtype_only(fn: ast.FunctionDef, name: str) -> bool:
         and isinstance(n.value, ast.Attribute)
         and n.value.attr == "dtype"
     }
-    uses = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == name]
-    return bool(uses) and all(id(n) in inside for n in uses)
+    return read_only_at(fn, name, inside)
 
 
 def _dtype_of(dtype: str, params, name: str) -> str | None:

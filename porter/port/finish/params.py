@@ -27,9 +27,7 @@ def drop_unread_parameters(port: PortState) -> None:
         names = _unread(kp)
         if not names:
             continue
-        for form in kp.forms(matmul=True):
-            form.args.args = [a for a in form.args.args if a.arg not in names]
-        kp.params = [p for p in kp.params if p.name not in names]
+        kp.drop_params(names)
         step.args = [(p, v) for p, v in step.args if p not in names]
         dropped += len(names)
     if dropped:

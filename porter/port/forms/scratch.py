@@ -30,7 +30,7 @@ import ast
 import copy
 import re
 
-from porter.ast_tools import is_call, ptr_base, read_counts, set_hint
+from porter.ast_tools import is_call, ptr_base, read_counts, read_only_at, set_hint
 from porter.port.forms.persist import (
     drop_needless_barriers,
     is_col_loop,
@@ -49,14 +49,10 @@ def recompute_scratch_buffers(port: PortState) -> None:
     for kp in port.kernels:
         if kp.record.kind != "reduction":
             continue
-        for p in list(kp.params):
-            if p.kind != "pointer" or not _own_scratch(port, p.value):
-                continue
-            if not _one_name(kp, p):
-                continue
+        for p, b in _own_scratch(port, kp):
             # one in the inputs' dtype keeps its rounding (the buffer stays
             # for its dtype alone until finish.dtype_pointers)
-            rounded = not _own_fp32_scratch(port, p.value)
+            rounded = not _fp32(port, b)
             done += recompute_scratch(kp, p.name, rounded)
     if done:
         port.notes.append(
@@ -70,11 +66,7 @@ def drop_dead_scratch_stores(port: PortState) -> None:
     form, which forwards the row from registers) does not store to it."""
     done = 0
     for kp in port.kernels:
-        for p in kp.params:
-            if p.kind != "pointer" or not _own_scratch(port, p.value):
-                continue
-            if not _one_name(kp, p):
-                continue
+        for p, _ in _own_scratch(port, kp):
             for form in kp.forms():
                 if _only_stored(form, p.name):
                     _drop_stores(form, p.name, keep_casts=True)
@@ -110,19 +102,24 @@ def _only_stored(fn: ast.FunctionDef, base: str) -> bool:
     for n in ast.walk(fn):
         if isinstance(n, ast.Attribute) and n.attr == "dtype":
             seen.add(id(n.value))
-    uses = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == base]
-    return bool(stores) and all(id(n) in seen for n in uses)
+    return bool(stores) and read_only_at(fn, base, seen)
 
 
-def _own_scratch(port: PortState, var: str) -> bool:
-    """Whether `var` names a scratch buffer that one launch alone takes (no
-    other kernel, no extern call), under its name or a view's, and no output
-    returns."""
+def _own_scratch(port: PortState, kp: KernelPort):
+    """(parameter, buffer) of each scratch buffer the kernel takes under one
+    name (_one_name) that its launch alone takes (no other kernel, no extern
+    call), under its name or a view's, and no output returns."""
     module = port.module
-    buffers = [b for b in module.buffers if module.buffer_var(b.name) == var]
-    if len(buffers) != 1 or module.output_of(buffers[0].name) is not None:
-        return False
-    return _users(module, buffers[0].name) == 1
+    found = []
+    for p in list(kp.params):
+        if p.kind != "pointer" or not _one_name(kp, p):
+            continue
+        buffers = [b for b in module.buffers if module.buffer_var(b.name) == p.value]
+        if len(buffers) != 1 or module.output_of(buffers[0].name) is not None:
+            continue
+        if _users(module, buffers[0].name) == 1:
+            found.append((p, buffers[0]))
+    return found
 
 
 def _users(module, buffer: str) -> int:
@@ -144,15 +141,10 @@ def _users(module, buffer: str) -> int:
     return users
 
 
-def _own_fp32_scratch(port: PortState, var: str) -> bool:
-    """Whether `var` names a scratch buffer of the kernel's own
-    (_own_scratch) held in fp32."""
-    if not _own_scratch(port, var):
-        return False
-    module = port.module
-    b = next(b for b in module.buffers if module.buffer_var(b.name) == var)
+def _fp32(port: PortState, b) -> bool:
+    """Whether scratch buffer b holds fp32 at every call."""
     # (the launcher allocates it in the inputs' dtype where it follows them)
-    extern_read = module.extern_reads(matmul=True)
+    extern_read = port.module.extern_reads(matmul=True)
     return b.dtype == "torch.float32" and not follows_inputs(port.cap, b, extern_read)
 
 
@@ -207,19 +199,11 @@ def recompute_scratch(kp: KernelPort, base: str, rounded: bool = False) -> int:
     # launch takes it (params.drop_unread_parameters). A rounded value still
     # reads the buffer's dtype: its pointer stays for that
     # (finish.dtype_pointers), its strides go, so the launch counts no row of it.
-    var = next(p.value for p in kp.params if p.name == base)
-    gone = {base} | {
-        p.name
-        for p in kp.params
-        if p.kind == "stride" and p.value.startswith(f"{var}.stride(")
-    }
+    strides = kp.strides_of(next(p.value for p in kp.params if p.name == base))
     read = {n for f in kp.forms() for n in read_counts(f)}
-    if (gone - {base}) & read:
+    if strides & read:
         return 1  # a stride read elsewhere keeps them all (never seen)
-    gone -= read
-    kp.params = [p for p in kp.params if p.name not in gone]
-    for f in kp.forms():
-        f.args.args = [a for a in f.args.args if a.arg not in gone]
+    kp.drop_params(({base} | strides) - read)
     return 1
 
 
