@@ -112,14 +112,11 @@ def quant_int8(x: torch.Tensor):
     if hidden == 0:
         refuse("amax over an empty axis (x.shape[1] == 0) has no value; eager raises")
     x = x if x.stride(-1) == 1 else x.contiguous()
-    out1 = torch.empty_strided(
-        (num_tokens, 1), (1, num_tokens), dtype=torch.float32, device=x.device
-    )
+    out1 = torch.empty((num_tokens, 1), dtype=torch.float32, device=x.device)
     out0 = torch.empty((num_tokens, hidden), dtype=torch.int8, device=x.device)
     if is_fake(x):  # torch.compile tracing: outputs only
         return out0, out1
     pdl = pdl_enabled(x.device)
-    out1_view0 = out1.as_strided((num_tokens, 1), (1, 1), out1.storage_offset())
     form, launch = row_launch(
         num_tokens,
         hidden,
@@ -133,7 +130,7 @@ def quant_int8(x: torch.Tensor):
     )
     kernel = quant_int8_kernel if form == "persistent" else quant_int8_kernel_looped
     kernel[(triton.cdiv(num_tokens, launch["BLOCK_ROWS"]),)](
-        out1_ptr=out1_view0,
+        out1_ptr=out1,
         x_ptr=x,
         out0_ptr=out0,
         num_tokens=num_tokens,

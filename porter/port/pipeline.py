@@ -58,7 +58,7 @@ from porter.port.forms import online, persist, recompute, scratch, split
 from porter.port.launch import bias, fuse, launcher, matmul
 from porter.port.model import PortState
 from porter.port.speed import guards, reciprocal, tile
-from porter.port.start import cast_copies, start
+from porter.port.start import cast_copies, identity_views, start
 
 PHASES = {
     "start": "the capture split into one kernel a launch",
@@ -106,6 +106,7 @@ class Pass:
 
 PIPELINE = [
     Pass("start", start.one_launch_a_kernel, "port"),
+    Pass("start", identity_views.drop_identity_views, "port"),
     Pass("start", cast_copies.fold_cast_copies, "port"),
     Pass("start", start.start_kernels, "port"),
     Pass("clean", heuristics.strip_heuristics),

@@ -84,8 +84,9 @@ class Alloc:
 
 
 def contiguous(sizes: list[str], strides: list[str]) -> bool:
-    """Whether strides are the row-major ones of sizes, as expressions of the
-    same names (checked at two sets of values, each name its own)."""
+    """Whether strides are the row-major ones of sizes but at axes of size 1,
+    as expressions of the same names (checked at two sets of values, each name
+    its own)."""
     if len(sizes) != len(strides):
         return False
     # `x.shape[1]` as one name
@@ -108,7 +109,8 @@ def contiguous(sizes: list[str], strides: list[str]) -> bool:
         for n in reversed(dims):
             want.append(step)
             step *= n
-        if got != want[::-1]:
+        # an axis of size 1 reaches no element through its stride (torch's own rule)
+        if any(g != w and n != 1 for g, w, n in zip(got, want[::-1], dims)):
             return False
     return True
 
