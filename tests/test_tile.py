@@ -8,6 +8,7 @@ from porter.port.speed.tile import (
     _exact_quotient,
     _model_factor,
     column_masked_loads,
+    row_masked_loads,
     tile_rows_by_cols,
 )
 from porter.records import KernelRecord
@@ -304,3 +305,34 @@ def test_per_column_loads_need_a_tiled_kernel_and_such_a_load():
     before = ast.unparse(flat.tree)
     assert not column_masked_loads(flat)  # every load reads the rows
     assert ast.unparse(flat.tree) == before
+
+
+# A per-row value (a token's position, merge_attn_states' weight) under the
+# whole mask: every column of the block loads it again.
+PER_ROW = "".join(FLAT.splitlines(True)[:6]) + textwrap.dedent("""\
+    v = tl.load(x_ptr + (x0 + x1 * x_stride0), mask).to(tl.float32)
+    w = tl.load(c_ptr + x1, mask, eviction_policy="evict_last").to(tl.float32)
+    p = tl.load(c_ptr + x2, mask)
+    g = tl.load(c_ptr + (x0 + p * inner), mask).to(tl.float32)
+    tl.store(out_ptr + (x0 + x1 * inner), (v * w * g).to(out_ptr.dtype.element_ty), mask)
+    """)
+
+
+def test_per_row_loads_take_the_row_bound_alone():
+    kp = _kp(PER_ROW, "num_tokens * heads * d", "d", "heads * d")
+    assert tile_rows_by_cols(kp)
+    assert not column_masked_loads(kp)  # no load reads only columns
+    before = ast.unparse(kp.tree)
+    assert "tl.load(c_ptr + rows, mask, eviction_policy='evict_last')" in before
+    assert row_masked_loads(kp)
+    after = ast.unparse(kp.tree)
+    # After: the addresses read only rows (x1 = rows, x2 = rows // heads): one
+    # column of values a block, broadcast over its columns.
+    bound = "rows < num_rows"
+    assert f"tl.load(c_ptr + rows, {bound}, eviction_policy='evict_last')" in after
+    assert f"tl.load(c_ptr + x2, {bound})" in after
+    # An address that reads columns (the gather at p) keeps the tile's mask.
+    assert "tl.load(c_ptr + (cols + p * inner), mask)" in after
+    assert "tl.load(x_ptr + (cols + rows * x_stride0), mask)" in after
+    assert kp.notes[-1].startswith("per-row values (a position, a weight)")
+    assert not row_masked_loads(_kp(PER_ROW, "n", "d", "d"))  # not tiled

@@ -130,6 +130,7 @@ PIPELINE = [
     Pass("speed", guards.drop_finite_row_guard),
     Pass("speed", tile.tile_rows_by_cols),
     Pass("speed", tile.column_masked_loads),
+    Pass("speed", tile.row_masked_loads),
     Pass("forms", persist.drop_inductor_row_hints),
     Pass("forms", persist.derive_persistent),
     Pass("forms", online.derive_online),

@@ -378,12 +378,46 @@ def column_masked_loads(kp: KernelPort) -> bool:
     is loaded again for every row of the block (Inductor's flat kernel
     compiled for a GPU masks it so: linear_gelu's bias). False when there is
     no such load."""
+    changed = _one_axis_loads(kp, "cols")
+    if changed:
+        kp.notes.append(
+            "per-column vectors (a bias, a scale) load one row a block under the "
+            "column bound and broadcast over the block's rows"
+        )
+    return changed
+
+
+def row_masked_loads(kp: KernelPort) -> bool:
+    """In a tiled kernel, load a per-row value (a token's position or weight,
+    at an address that reads `rows` and nothing derived from `cols`) under the
+    row bound alone: `tl.load(w_ptr + rows, rows < num_rows)` is one column of
+    values that broadcasts over the block's columns, where under the tile's
+    `mask` every column of the block loads it again (merge_attn_states'
+    weights, rotary's positions). False when there is no such load."""
+    changed = _one_axis_loads(kp, "rows")
+    if changed:
+        kp.notes.append(
+            "per-row values (a position, a weight) load one column a block under "
+            "the row bound and broadcast over the block's columns"
+        )
+    return changed
+
+
+def _one_axis_loads(kp: KernelPort, axis: str) -> bool:
+    """Bound each load under the tile's `mask` whose address reads only `axis`
+    (rows or cols) by that axis's half of the mask."""
     if kp.tile is None:
         return False
     fn = kp.tree
+    bounds = _tile_bounds(fn)
+    if bounds is None:
+        return False
     # Names computed from the row index, and from the column index.
-    row_dep = full_names(fn, {"rows", "row_block", "mask", "offsets"})
-    col_dep = full_names(fn, {"cols"})
+    deps = {
+        "rows": full_names(fn, {"rows", "row_block", "mask", "offsets"}),
+        "cols": full_names(fn, {"cols", "col_block", "mask", "offsets"}),
+    }
+    other = "cols" if axis == "rows" else "rows"
     changed = False
     for call in ast.walk(fn):
         if not (
@@ -394,13 +428,23 @@ def column_masked_loads(kp: KernelPort) -> bool:
         ):
             continue
         address = names_in(call.args[0])
-        if address & row_dep or not address & col_dep:
+        if address & deps[other] or not address & deps[axis]:
             continue
-        call.args[1] = ast.parse(f"cols < {kp.tile[0]}", mode="eval").body
+        call.args[1] = ast.parse(bounds[axis], mode="eval").body
         changed = True
-    if changed:
-        kp.notes.append(
-            "per-column vectors (a bias, a scale) load one row a block under the "
-            "column bound and broadcast over the block's rows"
-        )
     return changed
+
+
+def _tile_bounds(fn: ast.FunctionDef) -> dict[str, str] | None:
+    """The two halves of the tile's `mask = (rows < R) & (cols < K)`, by axis."""
+    for stmt in fn.body:
+        if (
+            isinstance(stmt, ast.Assign)
+            and ast.unparse(stmt.targets[0]) == "mask"
+            and isinstance(stmt.value, ast.BinOp)
+            and isinstance(stmt.value.op, ast.BitAnd)
+        ):
+            halves = [ast.unparse(stmt.value.left), ast.unparse(stmt.value.right)]
+            if halves[0].startswith("rows < ") and halves[1].startswith("cols < "):
+                return {"rows": halves[0], "cols": halves[1]}
+    return None
