@@ -56,9 +56,8 @@ def fused_add_rmsnorm_kernel(
     pdl_release(LAUNCH_PDL, BLOCK_ROWS == 1)
     out1_2 = x + residual
     out1_2_sq = out1_2 * out1_2
-    out1_2_sq_masked = tl.where(mask, out1_2_sq, 0)
     tl.store(out1_rows + cols, out1_2.to(out1_ptr.dtype.element_ty), mask)
-    row_sum = tl.sum(out1_2_sq_masked, 1)[:, None]
+    row_sum = tl.sum(out1_2_sq, 1)[:, None]
     out1 = out1_2.to(out1_ptr.dtype.element_ty).to(tl.float32)
     rstd = tl.rsqrt(row_sum / hidden + 1e-06)
     out0 = out1 * rstd * weight
@@ -110,8 +109,7 @@ def fused_add_rmsnorm_kernel_looped(
                 residual_rows + cols, mask, eviction_policy="evict_first", other=0.0
             ).to(tl.float32)
             out1_2 = x + residual
-            val = acc + out1_2 * out1_2
-            acc = tl.where(mask, val, acc)
+            acc = acc + out1_2 * out1_2
             tl.store(out1_rows + cols, out1_2.to(out1_ptr.dtype.element_ty), mask)
     acc = split_partial(acc, "sum", partials, 0, 0, row_mask, SPLITS, PHASE)
     row_sum = tl.sum(acc, 1)[:, None]

@@ -36,7 +36,7 @@ def model_kernel(
     weight = weight.to(tl.float32)
     # a program of several rows lets the next kernel launch once its loads are issued
     pdl_release(LAUNCH_PDL, BLOCK_ROWS == 1)
-    row_sum = tl.sum(tl.where(row_mask, x * x, 0), 1)[:, None].to(tl.float32)
+    row_sum = tl.sum(x * x, 1)[:, None].to(tl.float32)
     out = x / tl.sqrt_rn(row_sum / 512.0 + eps) * weight
     tl.store(out_rows + cols, out.to(out_ptr.dtype.element_ty), row_mask)
 

@@ -40,13 +40,12 @@ def rmsnorm_kernel(
     else:
         x = tl.load(x_rows + cols, mask, other=0.0).to(tl.float32)
     x_sq = x * x
-    x_sq_masked = tl.where(mask, x_sq, 0)
     weight = tl.load(
         weight_ptr + cols, col_mask, eviction_policy="evict_last", other=0.0
     ).to(tl.float32)
     # a program of several rows lets the next kernel launch once its loads are issued
     pdl_release(LAUNCH_PDL, BLOCK_ROWS == 1)
-    row_sum = tl.sum(x_sq_masked, 1)[:, None]
+    row_sum = tl.sum(x_sq, 1)[:, None]
     rstd = tl.rsqrt(row_sum / hidden + 1e-06)
     out = x * rstd * weight
     tl.store(out_rows + cols, out.to(out_ptr.dtype.element_ty), mask)
@@ -84,11 +83,13 @@ def rmsnorm_kernel_looped(
         for col_start in tl.range(start, stop, BLOCK_COLS):
             cols = col_start + col_base
             col_mask = cols < hidden
-            mask = col_mask & row_mask
-            x = tl.load(x_rows + cols, mask, eviction_policy="evict_last", other=0.0)
-            x = x.to(tl.float32)
-            val = acc + x * x
-            acc = tl.where(mask, val, acc)
+            x = tl.load(
+                x_rows + cols,
+                col_mask & row_mask,
+                eviction_policy="evict_last",
+                other=0.0,
+            ).to(tl.float32)
+            acc = acc + x * x
     acc = split_partial(acc, "sum", partials, 0, 0, row_mask, SPLITS, PHASE)
     row_sum = tl.sum(acc, 1)[:, None]
     if PHASE < 0 or PHASE == 1:
