@@ -4412,3 +4412,42 @@ def test_an_int_argument_eager_rejects_at_minus_one_is_refused_below_zero(tmp_pa
     with pytest.raises(ReferenceRejects, match="so does the scaffold"):
         _check(case, {"n": 5}, args={1: -2})
     _check(case, {"n": 5}, args={1: 7})
+
+
+def test_a_literal_slice_of_a_runtime_dim_refuses_the_shorter_side(tmp_path):
+    # Before: slot[:4] and k[:4] of a dynamic dim traced at 6 became kernels
+    # of 4 rows (Dynamo's guard 4 <= ntok, taken for its own bookkeeping as
+    # the reference traced whole with ntok unknown): at 3 tokens they read a
+    # row past k and slot (another tensor's, for views of a larger one) and
+    # wrote it into the cache. After: the guard stays, and the scaffold
+    # refuses 3 tokens in one line; 5 tokens and more it serves.
+    ref = _porter_ref(
+        """
+        DYNAMIC = ["ntok"]
+
+        def make_inputs(ntok, slots, dim, dtype=torch.float32, device="cpu"):
+            cache = torch.zeros(slots, dim, dtype=dtype, device=device)
+            k = torch.randn(ntok, dim, dtype=dtype, device=device)
+            slot = torch.randperm(slots, device=device)[:ntok]
+            return cache, k, slot
+
+        def write_first4(cache, k, slot):
+            cache.index_copy_(0, slot[:4], k[:4])
+            return cache
+
+        REFERENCE = write_first4
+        """,
+        '{"ntok": 6, "slots": 16, "dim": 4}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "write_first4", ref)
+    assert "4 <= k.shape[0]" in case.manifest["guards"]
+    big_k, big_slot = torch.randn(6, 4), torch.randperm(16)[:6]
+    _refuses(
+        case,
+        torch.zeros(16, 4),
+        big_k[:3],
+        big_slot[:3],
+        match="a slice of 4 of .*shape\\[0\\], which they take as 4 long",
+    )
+    _check(case, {"ntok": 5, "slots": 16, "dim": 4})

@@ -1145,7 +1145,17 @@ def _refuse_branch(reference: str, cond: str, spell=lambda c: c) -> str:
         "capture again with values on the other side for those calls (a size: "
         "--set NAME=V; a float argument: its default or make_inputs)"
     )
-    if re.fullmatch(r"[A-Za-z_][\w.\[\]]* != [01]|\d+ <= \S*\.shape\[.*", cond):
+    least = re.fullmatch(r"(\d+) <= (\S*\.shape\[.*)", cond)
+    if least and int(least[1]) > 2:
+        # x[:4] of a size Dynamo traced at 4 or more: a length of min(4, n)
+        # the kernels hold as 4
+        said = (
+            f"captured where {cond}: the kernels hold that side alone (a branch "
+            f"in the reference, or a slice of {least[1]} of {least[2]}, which they "
+            f"take as {least[1]} long); capture again with a value on the other "
+            "side for those calls (a size: --set NAME=V)"
+        )
+    elif re.fullmatch(r"[A-Za-z_][\w.\[\]]* != [01]|[12] <= \S*\.shape\[.*", cond):
         # Dynamo compiles an int or a size at 0 or 1 apart (top_k == 1, a
         # group of one), branch or none: say both
         said = (
