@@ -2079,15 +2079,21 @@ def _output_dtypes(
     as a new contiguous tensor at the other (`buf[:, :n].to(x.dtype)` of a
     float32 buffer: .to() copies except at float32)."""
     captured = _flat_tensors(out)
-    alt = next((d for d in (*ref.dtypes, "float16", "bfloat16") if d != dtype), None)
-    try:
-        fn = ref.build()
-        if isinstance(fn, torch.nn.Module):
-            fn = fn.to(device=device, dtype=getattr(torch, alt))
-        with torch.no_grad():
-            other = _flat_tensors(fn(*ref.make_inputs(dtype=alt, device=device)))
-    except Exception:  # noqa: BLE001 - a reference for one dtype only: all fixed
-        other = captured
+    # the first other float dtype eager runs the reference in (one may reject
+    # it: masked_fill(m, -1e9) overflows float16, bfloat16 holds it)
+    other, alt = captured, None
+    for alt in dict.fromkeys(
+        d for d in (*ref.dtypes, "float16", "bfloat16") if d != dtype
+    ):
+        try:
+            fn = ref.build()
+            if isinstance(fn, torch.nn.Module):
+                fn = fn.to(device=device, dtype=getattr(torch, alt))
+            with torch.no_grad():
+                other = _flat_tensors(fn(*ref.make_inputs(dtype=alt, device=device)))
+            break
+        except Exception:  # noqa: BLE001 - a dtype it rejects: try the next
+            other = captured  # a reference for one dtype only: all fixed
     dtypes = [
         (
             "input"

@@ -4451,3 +4451,32 @@ def test_a_literal_slice_of_a_runtime_dim_refuses_the_shorter_side(tmp_path):
         match="a slice of 4 of .*shape\\[0\\], which they take as 4 long",
     )
     _check(case, {"ntok": 5, "slots": 16, "dim": 4})
+
+
+def test_an_output_follows_the_inputs_dtype_where_float16_rejects_the_reference(
+    tmp_path,
+):
+    # Before: eager in float16 (the dtype tried to tell a following output
+    # from a fixed one) raised on -1e9, so the output was taken as float32
+    # always, and a bf16 call got a float32 tensor. After: bfloat16 tells.
+    ref = _porter_ref(
+        """
+        DYNAMIC = ["bs"]
+
+        def make_inputs(bs, vocab, dtype=torch.float32, device="cpu"):
+            return (torch.randn(bs, vocab, dtype=dtype, device=device),)
+
+        def fill_big(logits):
+            return logits.masked_fill(logits > 1.0, -1e9)
+
+        REFERENCE = fill_big
+        """,
+        '{"bs": 3, "vocab": 25}',
+        '["float32", "float16", "bfloat16"]',
+    )
+    case = _capture(tmp_path, "fill_big", ref)
+    assert case.manifest["output_dtypes"] == ["input"]
+    x = torch.randn(3, 25).bfloat16()
+    out = scaffold_entry(case, "bfloat16", "cpu")(x)
+    assert out.dtype == torch.bfloat16
+    assert torch.equal(out, x.masked_fill(x > 1.0, -1e9))
