@@ -424,9 +424,42 @@ def argument_bounds(code: str, ints: set[str]) -> list[str]:
         # min(k, vocab): the guard reads the builtins the scaffold calls too
         functions = ("int", "float", "min", "max") if pinned else ("int", "float")
         spelled = _scaffold_terms(text, functions)
+        if spelled is not None and isinstance(part.ops[0], ast.Eq):
+            spelled = _one_name_zero(spelled) or spelled
         if spelled is not None and spelled not in out:
             out.append(spelled)
     return out
+
+
+def _one_name_zero(tie: str) -> str | None:
+    """`n == 0` for a tie whose sides differ by a multiple of one name alone
+    (`x.shape[1] == x.shape[1] + -1 * past_len`: x[:, past_len:] traced at
+    past_len 0, which Dynamo fixes); None for any other tie."""
+    try:
+        import sympy
+
+        node = ast.parse(tie, mode="eval").body
+        names: dict[str, str] = {}
+
+        def symbol(m: re.Match) -> str:
+            names.setdefault(f"v{len(names)}", m[0])
+            return next(k for k, v in names.items() if v == m[0])
+
+        left, right = (
+            sympy.sympify(
+                re.sub(r"[A-Za-z_][\w.]*(?:\[\d+\])?", symbol, ast.unparse(n))
+            )
+            for n in (node.left, node.comparators[0])
+        )
+        diff = sympy.expand(left - right)
+    except Exception:  # noqa: BLE001 - a tie sympy does not read stays as it is
+        return None
+    if len(diff.free_symbols) != 1:
+        return None
+    (sym,) = diff.free_symbols
+    if sympy.expand(diff / sym).free_symbols:
+        return None
+    return f"{names[sym.name]} == 0"
 
 
 def _fixed_upper_bound(part: ast.Compare) -> bool:

@@ -4480,3 +4480,35 @@ def test_an_output_follows_the_inputs_dtype_where_float16_rejects_the_reference(
     out = scaffold_entry(case, "bfloat16", "cpu")(x)
     assert out.dtype == torch.bfloat16
     assert torch.equal(out, x.masked_fill(x > 1.0, -1e9))
+
+
+def test_a_slice_from_an_int_argument_fixed_at_zero_says_so(tmp_path):
+    # Before: x[:, past_len:] captured at past_len's default 0 refused any
+    # other value with "the kernels assume mask.shape[1] == mask.shape[1] +
+    # -1 * past_len". After: "the kernels assume past_len == 0".
+    from porter.capture import _one_name_zero
+
+    assert _one_name_zero("x.shape[1] == x.shape[1] + -1 * past_len") == "past_len == 0"
+    assert _one_name_zero("w.shape[0] == r") is None  # a tie of two names stays
+    assert _one_name_zero("x.shape[1] == 2 * k") is None
+    ref = _porter_ref(
+        """
+        DYNAMIC = ["seq"]
+
+        def make_inputs(batch, seq, dtype=torch.float32, device="cpu"):
+            return (torch.randint(0, 2, (batch, seq), device=device),)
+
+        def positions(mask, past_len: int = 0):
+            return (mask.cumsum(-1) - 1)[:, past_len:]
+
+        REFERENCE = positions
+        """,
+        '{"batch": 2, "seq": 8}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "positions", ref)
+    assert "past_len == 0" in case.manifest["assumed"]
+    mask = torch.randint(0, 2, (2, 8))
+    _refuses(case, mask, 2, match="the kernels assume past_len == 0")
+    out = scaffold_entry(case, "float32", "cpu")(mask, 0)
+    assert torch.equal(out, mask.cumsum(-1) - 1)

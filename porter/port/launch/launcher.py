@@ -391,7 +391,10 @@ def plan_launcher(
         for cond in fold_ties(cap.guards)
     ]
     for cond in cap.assumed:
-        said = f"the kernels assume {cond}, as the capture's arguments had it"
+        said = (
+            f"the kernels assume {cond}, as the capture's arguments had it; "
+            "capture again with the values you need"
+        )
         branches.append(
             lambda spell, c=cond, said=said: (
                 f"if not ({_divisors_nonzero(spell(c))}):\n    refuse({said!r})"
