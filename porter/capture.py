@@ -985,6 +985,20 @@ def run_capture(
             failure = str(err)
             continue
         sources = [g.source for g in state.graphs if g.source is not None]
+        failed = next((g.error for g in state.graphs if g.error), None)
+        if not sources and failed:
+            # Inductor raised on a graph and Dynamo ran it eagerly instead
+            scalar = "_local_scalar_dense" in failed
+            raise PorterError(
+                f"{ref.path}: Inductor could not compile {ref.name} ({failed})"
+                + (
+                    ": it reads a tensor's value as a Python number (an index "
+                    "x[:, pos] by a 0-d tensor pos, .item()); pass that value as "
+                    "an int argument, or index with torch.index_select/gather"
+                    if scalar
+                    else "; nothing was written"
+                )
+            )
         if not sources:
             raise PorterError(
                 f"{ref.path}: torch.compile produced no Inductor module for {ref.name}: "

@@ -4512,3 +4512,29 @@ def test_a_slice_from_an_int_argument_fixed_at_zero_says_so(tmp_path):
     _refuses(case, mask, 2, match="the kernels assume past_len == 0")
     out = scaffold_entry(case, "float32", "cpu")(mask, 0)
     assert torch.equal(out, mask.cumsum(-1) - 1)
+
+
+def test_a_value_read_as_an_index_names_inductors_failure(tmp_path):
+    # Before: "produced no Inductor module: it does no tensor work, or Dynamo
+    # broke the graph" (torch._dynamo.explain shows no break: the backend
+    # failed). After: Inductor's error, and what to do about it.
+    ref = _porter_ref(
+        """
+        DYNAMIC = ["bs"]
+
+        def make_inputs(bs, max_len, dtype=torch.float32, device="cpu"):
+            cache = torch.randn(bs, max_len, dtype=dtype, device=device)
+            new = torch.randn(bs, dtype=dtype, device=device)
+            return cache, new, torch.tensor(3, device=device)
+
+        def write_at(cache, new, pos):
+            cache[:, pos] = new
+            return cache
+
+        REFERENCE = write_at
+        """,
+        '{"bs": 2, "max_len": 10}',
+        '["float32"]',
+    )
+    with pytest.raises(PorterError, match="_local_scalar_dense.*0-d tensor pos"):
+        _capture(tmp_path, "write_at", ref)
