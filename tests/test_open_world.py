@@ -4538,3 +4538,29 @@ def test_a_value_read_as_an_index_names_inductors_failure(tmp_path):
     )
     with pytest.raises(PorterError, match="_local_scalar_dense.*0-d tensor pos"):
         _capture(tmp_path, "write_at", ref)
+
+
+def test_an_in_place_flag_of_the_batch_serves_an_empty_batch(tmp_path):
+    # Before: done |= last == eos; done.all() refused a batch of 0 as a
+    # BatchNorm's statistics are (a reduction over the batch writing an
+    # input). done has the batch's axis: empty, nothing is written into it.
+    ref = _porter_ref(
+        """
+        DYNAMIC = ["bs"]
+
+        def make_inputs(bs, dtype=torch.float32, device="cpu"):
+            last = torch.randint(0, 10, (bs,), device=device)
+            return last, torch.zeros(bs, dtype=torch.bool, device=device)
+
+        def finished(last, done, eos: int = 3):
+            done |= last == eos
+            return done.all()
+
+        REFERENCE = finished
+        """,
+        '{"bs": 4}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "finished", ref)
+    _check(case, {"bs": 0})
+    _check(case, {"bs": 5})

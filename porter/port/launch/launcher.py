@@ -1208,8 +1208,9 @@ def _argument_against_size(cond: str) -> bool:
 
 def _reduced_into(ports, inputs: set[str], cap: Capture) -> list[str]:
     """The inputs a kernel reducing over a per-call dim changes in place
-    (F.batch_norm's running statistics passed as arguments): at an empty batch
-    it still runs, over the other dims, and writes a statistic of nothing."""
+    (F.batch_norm's running statistics passed as arguments) and that have no
+    axis of that dim: at an empty batch it still runs, over the other dims,
+    and writes a statistic of nothing."""
     per_call = {d.name for d in cap.dims if d.role == "runtime"} | {
         f"{t}.shape[{a}]" for d in cap.dims if d.role == "runtime" for t, a in d.axes
     }
@@ -1219,11 +1220,14 @@ def _reduced_into(ports, inputs: set[str], cap: Capture) -> list[str]:
             re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", expr) for n in per_call
         )
 
+    # a tensor with an axis of the per-call dim is empty at an empty batch
+    # (`done |= hit` of a (batch,) flag): nothing is written into it
+    emptied = {t for d in cap.dims if d.role == "runtime" for t, _ in d.axes}
     out = []
     for kp in ports:
         row, rows = param_for(kp, "r0_numel"), param_for(kp, "xnumel")
         if reads_per_call(row) and not reads_per_call(rows):
-            out += sorted(written_tensors([kp]) & inputs - set(out))
+            out += sorted(written_tensors([kp]) & inputs - emptied - set(out))
     return out
 
 
