@@ -16,6 +16,20 @@ def is_call(node: ast.AST, name: str) -> bool:
     return isinstance(node, ast.Call) and ast.unparse(node.func) == name
 
 
+def assigned_call(stmt: ast.stmt, name: str, nargs: int) -> ast.Call | None:
+    """The call of `name` with `nargs` arguments that `stmt` binds to one name
+    (`t = tl.where(m, a, b)`), or None."""
+    if (
+        isinstance(stmt, ast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], ast.Name)
+        and is_call(stmt.value, name)
+        and len(stmt.value.args) == nargs
+    ):
+        return stmt.value
+    return None
+
+
 def call_name(call: ast.Call) -> str:
     """The called name's last part: `cdiv` for triton.cdiv(...) and cdiv(...)."""
     func = call.func

@@ -18,7 +18,14 @@ import math
 
 import numpy as np
 
-from porter.ast_tools import bindings, is_call, keyword, names_in, read_counts
+from porter.ast_tools import (
+    assigned_call,
+    bindings,
+    is_call,
+    keyword,
+    names_in,
+    read_counts,
+)
 from porter.ast_tools import rename_names
 from porter.ast_tools import stmt_lists
 from porter.port.model import PortState
@@ -199,11 +206,7 @@ def _drop(fn: ast.FunctionDef) -> int:
     for body in list(stmt_lists(fn)):
         for stmt in list(body):
             if not (
-                isinstance(stmt, ast.Assign)
-                and len(stmt.targets) == 1
-                and isinstance(stmt.targets[0], ast.Name)
-                and is_call(stmt.value, "tl.where")
-                and len(stmt.value.args) == 3
+                assigned_call(stmt, "tl.where", 3)
                 and is_identity(
                     stmt.value,
                     {n: v for n, v in once.items() if n != stmt.targets[0].id},

@@ -29,7 +29,7 @@ from __future__ import annotations
 import ast
 
 from porter.port.finish.fastexp import HELPER as EXP_HELPER
-from porter.ast_tools import assigned_names, is_call, read_counts
+from porter.ast_tools import assigned_call, assigned_names, read_counts
 from porter.port.model import PortState
 
 NOTE = (
@@ -59,13 +59,7 @@ def one_plus_tanh(fn: ast.FunctionDef) -> int:
     place; how many."""
     rewritten = 0
     for stmt in list(fn.body):
-        if not (
-            isinstance(stmt, ast.Assign)
-            and len(stmt.targets) == 1
-            and isinstance(stmt.targets[0], ast.Name)
-            and is_call(stmt.value, "libdevice.tanh")
-            and len(stmt.value.args) == 1
-        ):
+        if not assigned_call(stmt, "libdevice.tanh", 1):
             continue
         t = stmt.targets[0].id
         if read_counts(fn).get(t, 0) != 1 or len(_binds(fn, t)) != 1:
