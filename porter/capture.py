@@ -1093,6 +1093,7 @@ def run_capture(
         if base is not None
         else []
     )
+    branches += [c for c in _literal_slices(base or [], arguments) if c not in branches]
     ints = {n for n, v in arguments.items() if type(v) is int}
     assumed = [
         c
@@ -1421,6 +1422,50 @@ def _taken(
             ):
                 crossed.append(probe["sizes"])
     return kept
+
+
+def _literal_slices(codes: list[str], arguments: dict[str, Any]) -> list[str]:
+    """`N <= x.shape[k]` for each slice of an input by a literal end (x[:4],
+    bad[:, :1]) where x had N or more at capture: Inductor's kernels take it
+    as N long, where eager clamps a shorter axis (an empty bad-words list,
+    fewer tokens than 4)."""
+    out = []
+    for code in codes:
+        for node in ast.walk(ast.parse(code)):
+            if not (
+                isinstance(node, ast.Subscript)
+                and isinstance(node.value, ast.Name)
+                and (m := re.fullmatch(r"l_(\w+)_", node.value.id))
+            ):
+                continue
+            tensor = arguments.get(m[1])
+            items = (
+                node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            )
+            if not isinstance(tensor, torch.Tensor) or len(items) > tensor.dim():
+                continue
+            for axis, item in enumerate(items):
+                if not (
+                    isinstance(item, ast.Call)
+                    and ast.unparse(item.func) == "slice"
+                    and len(item.args) == 3
+                ):
+                    if isinstance(item, ast.Constant) and type(item.value) is int:
+                        continue  # x[0, :4]: an index takes its axis
+                    break  # an Ellipsis or None: the axes after it are not counted
+                start, stop = (_number(a) for a in item.args[:2])
+                from_start = ast.unparse(item.args[0]) == "None" or (
+                    isinstance(start, int) and start >= 0
+                )
+                if (
+                    from_start
+                    and isinstance(stop, int)
+                    and 0 < stop <= tensor.shape[axis]
+                ):
+                    cond = f"{stop} <= {m[1]}.shape[{axis}]"
+                    if cond not in out:
+                        out.append(cond)
+    return out
 
 
 def _branch_free(ref: Reference, dtype: str, device: str, cond: str) -> bool:

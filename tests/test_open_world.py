@@ -3389,13 +3389,16 @@ def test_a_literal_slice_longer_than_the_row_is_refused(tmp_path):
     case = _capture(tmp_path, "head_scale", ref)
     narrow = {"num_tokens": 3, "hidden": 5}
     assert any(sc.sizes == narrow and sc.optional for sc in case.scenarios())
-    _refuses(case, torch.randn(3, 40), match=r"assume \(-64 \+ x.shape\[1\]\) >= 0")
+    # the slice's end (capture's _literal_slices) is checked first now
+    _refuses(case, torch.randn(3, 40), match=r"a slice of 64 of x.shape\[1\]")
     _check(case, {"num_tokens": 3, "hidden": 97})
-    # without the check the suite tells
+    # without the checks the suite tells
     text = (case.folder / "kernel.py").read_text()
-    assert "if (-64 + hidden) < 0:" in text
+    assert "if (-64 + hidden) < 0:" in text and "if not (64 <= hidden):" in text
     (case.folder / "kernel.py").write_text(
-        text.replace("if (-64 + hidden) < 0:", "if False:")
+        text.replace("if (-64 + hidden) < 0:", "if False:").replace(
+            "if not (64 <= hidden):", "if False:"
+        )
     )
     with pytest.raises(ParityError, match="the scaffold raised"):
         _check(load_case(case.folder), narrow, optional=True)
@@ -4564,3 +4567,32 @@ def test_an_in_place_flag_of_the_batch_serves_an_empty_batch(tmp_path):
     case = _capture(tmp_path, "finished", ref)
     _check(case, {"bs": 0})
     _check(case, {"bs": 5})
+
+
+def test_a_literal_slice_of_one_refuses_an_empty_axis(tmp_path):
+    # Before: bad[:, :1] of a bad-words list captured with 4 columns became a
+    # kernel reading column 0 (Dynamo's guard 2 <= nbad is its own, 0 and 1
+    # compile apart); at 0 columns it read past bad, where eager scatters
+    # nothing. After: the slice's end is a condition, refused in one line.
+    ref = _porter_ref(
+        """
+        DYNAMIC = ["bs"]
+
+        def make_inputs(bs, vocab, nbad, dtype=torch.float32, device="cpu"):
+            logits = torch.randn(bs, vocab, dtype=dtype, device=device)
+            return logits, torch.randint(0, vocab, (bs, nbad), device=device)
+
+        def first_bad(logits, bad):
+            return logits.scatter(1, bad[:, :1], 0.0)
+
+        REFERENCE = first_bad
+        """,
+        '{"bs": 3, "vocab": 30, "nbad": 4}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "first_bad", ref)
+    assert "1 <= bad.shape[1]" in case.manifest["guards"]
+    logits = torch.randn(3, 30)
+    empty = torch.zeros(3, 0, dtype=torch.int64)
+    _refuses(case, logits, empty, match="a slice of 1 of bad.shape\\[1\\]")
+    _check(case, {"bs": 3, "vocab": 30, "nbad": 2})

@@ -1149,7 +1149,7 @@ def _refuse_branch(reference: str, cond: str, spell=lambda c: c) -> str:
         "--set NAME=V; a float argument: its default or make_inputs)"
     )
     least = re.fullmatch(r"(\d+) <= (\S*\.shape\[.*)", cond)
-    if least and int(least[1]) > 2:
+    if least and int(least[1]) != 2:
         # x[:4] of a size Dynamo traced at 4 or more: a length of min(4, n)
         # the kernels hold as 4
         said = (
