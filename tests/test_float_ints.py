@@ -82,3 +82,15 @@ def test_a_size_read_as_a_float_is_not_an_int_argument():
     port = _port(kernel)  # the same read of an int argument changes
     runtime_float_ints(port)
     assert _kinds(port)["shard"] == ("runtime", "")
+
+
+def test_the_kernels_signature_drops_the_constexpr_it_no_longer_has():
+    # Before: the parameter became runtime (in do_not_specialize) but the
+    # signature kept `step: tl.constexpr` where no later pass rewrote it (two
+    # kernels clamping by an int argument): Triton refuses the pair on a GPU,
+    # the interpreter ran it. After: the signature reads `step`.
+    port = _port()
+    runtime_float_ints(port)
+    args = {a.arg: a.annotation for a in port.kernels[0].tree.args.args}
+    assert args["step"] is None
+    assert ast.unparse(args["shard"]) == "tl.constexpr"

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 
 from porter.ast_tools import read_only_at
+from porter.port.bind.generalize import set_signature
 from porter.port.model import PortState
 
 _FLOATS = ("tl.float16", "tl.bfloat16", "tl.float32", "tl.float64")
@@ -26,6 +27,7 @@ def runtime_float_ints(port: PortState) -> None:
     symints = {gi.target for gi in port.module.inputs if gi.kind == "symint"}
     done = []
     for kp in port.kernels:
+        changed = False
         for p in kp.params:
             b = kp.bindings.get(p.original)
             expr = (b.expr or "") if b is not None else ""
@@ -36,6 +38,11 @@ def runtime_float_ints(port: PortState) -> None:
             ):
                 p.kind, p.annotation = "runtime", ""
                 done.append(p.name)
+                changed = True
+        if changed:
+            # the signature drops its tl.constexpr: Triton refuses a constexpr
+            # in do_not_specialize (a GPU compile; the interpreter runs it)
+            set_signature(kp)
     if done:
         names = ", ".join(sorted(set(done)))
         port.notes.append(
