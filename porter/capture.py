@@ -128,7 +128,9 @@ def branch_guards(code: str) -> list[str]:
             # check, where eager raises (and a reshape by h and w with it)
             out.append(_scaffold_terms(text) or f"?{text}")
             continue
-        if isinstance(part.ops[0], ast.Eq) and _fixed_argument_arithmetic(part):
+        if isinstance(part.ops[0], ast.Eq) and (
+            _fixed_argument_arithmetic(part) or _argument_tie(part)
+        ):
             # math.log(2048 / (beta_fast * 2 * math.pi)): Python math on an
             # argument, which Dynamo fixed to the value it computed; the
             # kernels hold what follows from it
@@ -215,6 +217,20 @@ def _fixed_argument_arithmetic(part: ast.Compare, sizes: bool = False) -> bool:
         isinstance(left, (ast.BinOp, ast.Call, ast.UnaryOp))
         and "L[" in text
         and not re.search(r"\.(size|stride|storage_offset)\(", text)
+    )
+
+
+def _argument_tie(part: ast.Compare) -> bool:
+    """`a == 3 - b`: arguments tied to each other by arithmetic, as Dynamo
+    guards a value Python computed from several (`range(a + b + 1)`, which it
+    unrolled); no size or stride in it."""
+    text = ast.unparse(part)
+    sources = set(re.findall(r"L\['(\w+)'\]", text))
+    return (
+        len(sources) >= 2
+        and not re.search(r"\.(size|stride|storage_offset)\(|\]\.", text)
+        and _number(part.left) is None
+        and _number(part.comparators[0]) is None
     )
 
 

@@ -4596,3 +4596,34 @@ def test_a_literal_slice_of_one_refuses_an_empty_axis(tmp_path):
     empty = torch.zeros(3, 0, dtype=torch.int64)
     _refuses(case, logits, empty, match="a slice of 1 of bad.shape\\[1\\]")
     _check(case, {"bs": 3, "vocab": 30, "nbad": 2})
+
+
+def test_int_arguments_tied_by_python_arithmetic_are_checked(tmp_path):
+    # Before: range(a + b + 1) unrolled at a + b == 3 (Dynamo's guard
+    # `a == 3 - b`, an equality of arguments alone, was dropped): a=3, b=1
+    # returned 4 windows of 5 with no error. After: refused in one line.
+    from porter.capture import branch_guards
+
+    assert branch_guards("L['a'] == 3 + ((-1)*L['b'])") == ["a == 3 + -1 * b"]
+    assert branch_guards("L['x'].size()[0] == L['y'].size()[0]") == []
+    ref = _porter_ref(
+        """
+        import torch.nn.functional as F
+
+        def make_inputs(n, t, dtype=torch.float32, device="cpu"):
+            return (torch.randn(n, t, dtype=dtype, device=device),)
+
+        def pad_window(x, a: int = 2, b: int = 1):
+            p = F.pad(x, (a, b))
+            T = x.shape[-1]
+            return torch.cat([p[..., i:i + T] for i in range(a + b + 1)], dim=0)
+
+        REFERENCE = pad_window
+        """,
+        '{"n": 4, "t": 12}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "pad_window", ref)
+    x = torch.randn(4, 12)
+    _refuses(case, x, 3, 1, match="captured where a == 3 - b: a value the reference")
+    _check(case, {"n": 3, "t": 7}, args={1: 1, 2: 2})

@@ -1149,7 +1149,15 @@ def _refuse_branch(reference: str, cond: str, spell=lambda c: c) -> str:
         "--set NAME=V; a float argument: its default or make_inputs)"
     )
     least = re.fullmatch(r"(\d+) <= (\S*\.shape\[.*)", cond)
-    if least and int(least[1]) != 2:
+    if " == " in cond and ".shape[" not in cond and not cond.startswith("?"):
+        # range(a + b + 1): Python arithmetic on arguments, which Dynamo fixed
+        spelled = cond.replace(" + -1 * ", " - ")
+        said = (
+            f"captured where {spelled}: a value the reference computes in Python "
+            "from its arguments, which torch.compile fixed; capture again with "
+            "the values you need"
+        )
+    elif least and int(least[1]) != 2:
         # x[:4] of a size Dynamo traced at 4 or more: a length of min(4, n)
         # the kernels hold as 4
         said = (
