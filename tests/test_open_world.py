@@ -4627,3 +4627,27 @@ def test_int_arguments_tied_by_python_arithmetic_are_checked(tmp_path):
     x = torch.randn(4, 12)
     _refuses(case, x, 3, 1, match="captured where a == 3 - b: a value the reference")
     _check(case, {"n": 3, "t": 7}, args={1: 1, 2: 2})
+
+
+def test_a_size_divisor_of_zero_is_refused_not_raised(tmp_path):
+    # Before: pixel_shuffle then pixel_unshuffle at 0 channels stopped in the
+    # launcher with ZeroDivisionError (its rows are c // (2 * (c // 4))).
+    # After: refused in one line.
+    ref = _porter_ref(
+        """
+        import torch.nn.functional as F
+
+        def make_inputs(batch, channels, dtype=torch.float32, device="cpu"):
+            return (torch.randn(batch, channels * 4, 3, 5, dtype=dtype, device=device),)
+
+        def shuffle_back(x):
+            return F.pixel_unshuffle(F.pixel_shuffle(x, 2) * 2.0, 2)
+
+        REFERENCE = shuffle_back
+        """,
+        '{"batch": 2, "channels": 3}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "shuffle_back", ref)
+    _refuses(case, torch.randn(2, 0, 3, 5), match="is 0 at these sizes")
+    _check(case, {"batch": 2, "channels": 5})

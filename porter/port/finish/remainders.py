@@ -6,6 +6,10 @@ slice 64 and the rest `hidden - 64`, taking `hidden >= 64` from the capture
 without a guard. At a width of 40 eager takes 40 columns and an empty rest;
 the kernels wrote 64 columns, past the row, and a view of `hidden - 64`
 columns failed. The launcher refuses such a call in one line.
+
+So does a size the launcher divides by that sizes can make 0: pixel_shuffle
+then pixel_unshuffle sized its rows `c // (2 * (c // 4))`, which at fewer
+than 4 channels raised ZeroDivisionError in the launcher.
 """
 
 from __future__ import annotations
@@ -74,6 +78,66 @@ def maybe_negative(expr: str) -> bool:
         except (ZeroDivisionError, TypeError, NameError):
             continue
     return False
+
+
+def maybe_zero(expr: str) -> bool:
+    """Whether sizes (each 0 or more) can make expr 0: `2 * (c // 4)` can (c
+    below 4), `hidden + 1` cannot. Tried as maybe_negative tries."""
+    text = re.sub(r"(\w+)\.shape\[(\d+)\]", r"\1__size\2", expr)
+    try:
+        code = compile(text, "<size>", "eval")
+    except SyntaxError:
+        return False
+    names = sorted(set(code.co_names) - {"max", "min"})
+    if not names or len(names) > 4:
+        return False
+    for values in itertools.product(_SAMPLES, repeat=len(names)):
+        scope = {"__builtins__": {}, "max": max, "min": min}
+        scope.update(zip(names, values))
+        try:
+            if eval(code, scope) == 0:
+                return True
+        except (ZeroDivisionError, TypeError, NameError):
+            return True  # a division inside it by something 0
+    return False
+
+
+def size_divisors(expr: str) -> list[str]:
+    """The divisors of `//` and `%` in a size expression that are sizes."""
+    try:
+        node = ast.parse(expr, mode="eval").body
+    except SyntaxError:
+        return []
+    return [
+        ast.unparse(n.right)
+        for n in ast.walk(node)
+        if isinstance(n, ast.BinOp)
+        and isinstance(n.op, (ast.FloorDiv, ast.Mod))
+        and _number(n.right) is None
+    ]
+
+
+def refuse_zero_size_divisors(port: PortState) -> None:
+    """Each size the launcher divides by (`//`, `%` in a kernel's size or a
+    buffer's) that sizes could make 0 is checked not to be: a call where it is
+    is refused in one line, not stopped by ZeroDivisionError."""
+    launcher = port.launcher
+    named = {d.name: d.expr for d in launcher.dims}
+    exprs = [p.value for kp in port.kernels for p in kp.params if p.kind in _SIZE_KINDS]
+    exprs += [size for alloc in launcher.allocs for size in alloc.sizes]
+    seen: list[str] = []
+    for expr in exprs:
+        for divisor in size_divisors(expr):
+            if divisor not in seen and maybe_zero(divisor):
+                seen.append(divisor)
+    for divisor in seen:
+        spelled = spell_dims(divisor, named)
+        said = (
+            f"{spelled} is 0 at these sizes, and the kernels' sizes divide by it; "
+            "call it with sizes where it is not"
+        )
+        launcher.shape_checks.append(f"if {divisor} == 0:\n    refuse({said!r})")
+        port.notes.append(f"a call where {divisor} == 0 is refused")
 
 
 def refuse_negative_sizes(port: PortState) -> None:

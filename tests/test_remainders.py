@@ -1,0 +1,42 @@
+"""finish.remainders: sizes the launcher computes are checked not negative,
+and not 0 where it divides by them."""
+
+from types import SimpleNamespace
+
+from porter.port.finish.remainders import (
+    maybe_zero,
+    refuse_zero_size_divisors,
+    size_divisors,
+)
+
+
+def test_a_size_divisor_that_sizes_can_make_zero_is_found():
+    # pixel_shuffle then pixel_unshuffle: rows of c // (2 * (c // 4))
+    expr = "x.shape[3] * (x.shape[1] // (2 * (x.shape[1] // 4))) // 2"
+    assert size_divisors(expr) == ["2 * (x.shape[1] // 4)"]  # // 4, // 2: numbers
+    assert maybe_zero("2 * (x.shape[1] // 4)")  # below 4 channels
+    assert maybe_zero("num_heads")
+    assert not maybe_zero("hidden + 1")
+    assert not maybe_zero("4")  # a number: no size makes it anything else
+
+
+def test_the_launcher_refuses_a_zero_divisor_before_dividing():
+    # Before: ZeroDivisionError in the launcher at 0 channels. After: one
+    # line before the sizes are computed.
+    kp = SimpleNamespace(
+        params=[
+            SimpleNamespace(kind="runtime", value="n * (c // (2 * (c // 4)))"),
+            SimpleNamespace(kind="model", value="hidden // 8"),
+        ]
+    )
+    launcher = SimpleNamespace(
+        dims=[SimpleNamespace(name="c", expr="x.shape[1]")],
+        allocs=[SimpleNamespace(sizes=["n", "c"])],
+        shape_checks=[],
+    )
+    port = SimpleNamespace(kernels=[kp], launcher=launcher, notes=[])
+    refuse_zero_size_divisors(port)
+    assert len(launcher.shape_checks) == 1
+    check = launcher.shape_checks[0]
+    assert check.startswith("if 2 * (c // 4) == 0:")
+    assert "x.shape[1]" in check and "divide by it" in check
