@@ -25,9 +25,9 @@ from porter.ast_tools import (
     keyword,
     names_in,
     read_counts,
+    rename_names,
+    stmt_lists,
 )
-from porter.ast_tools import rename_names
-from porter.ast_tools import stmt_lists
 from porter.port.model import PortState
 
 # The values a name v reads besides the masked loads is tried at: v must be the
