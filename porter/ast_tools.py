@@ -16,6 +16,17 @@ def is_call(node: ast.AST, name: str) -> bool:
     return isinstance(node, ast.Call) and ast.unparse(node.func) == name
 
 
+def is_fp32_cast(node: ast.AST) -> bool:
+    """`v.to(tl.float32)`."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "to"
+        and len(node.args) == 1
+        and ast.unparse(node.args[0]) == "tl.float32"
+    )
+
+
 def assigned_call(stmt: ast.stmt, name: str, nargs: int) -> ast.Call | None:
     """The call of `name` with `nargs` arguments that `stmt` binds to one name
     (`t = tl.where(m, a, b)`), or None."""

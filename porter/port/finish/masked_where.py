@@ -22,6 +22,7 @@ from porter.ast_tools import (
     assigned_call,
     bindings,
     is_call,
+    is_fp32_cast,
     keyword,
     names_in,
     read_counts,
@@ -45,12 +46,7 @@ class _Unknown(Exception):
 def _fill(value: ast.AST, mask: str) -> float | None:
     """What a load under `mask` fills the masked lanes with (its float
     `other`), through an fp32 cast; None for any other value."""
-    if (
-        isinstance(value, ast.Call)
-        and isinstance(value.func, ast.Attribute)
-        and value.func.attr == "to"
-        and ast.unparse(value.args[0]) == "tl.float32"
-    ):
+    if is_fp32_cast(value):
         value = value.func.value
     if not is_call(value, "tl.load") or len(value.args) < 2:
         return None
@@ -102,12 +98,7 @@ def _evaluate(node: ast.AST, env: dict, once: dict, fills: dict, depth: int = 0)
         return np.negative(again(node.operand))
     if isinstance(node, ast.Call) and ast.unparse(node.func) in _CALLS:
         return _CALLS[ast.unparse(node.func)](again(node.args[0]))
-    if (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "to"
-        and ast.unparse(node.args[0]) == "tl.float32"
-    ):
+    if is_fp32_cast(node):
         return again(node.func.value)
     raise _Unknown
 
@@ -136,14 +127,7 @@ def _load_fill(name: str, values: list[ast.AST], mask: str) -> float | None:
     the same float `other`, or its own cast to fp32 (`x = x.to(tl.float32)`)."""
     fills = set()
     for v in values:
-        own_cast = (
-            isinstance(v, ast.Call)
-            and isinstance(v.func, ast.Attribute)
-            and v.func.attr == "to"
-            and ast.unparse(v.func.value) == name
-            and ast.unparse(v.args[0]) == "tl.float32"
-        )
-        if own_cast:
+        if is_fp32_cast(v) and ast.unparse(v.func.value) == name:
             continue
         fill = _fill(v, mask)
         if fill is None:

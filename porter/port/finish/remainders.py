@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import itertools
 import re
+from collections.abc import Iterator
 
 from porter.port.launch.launcher import spell_dims
 from porter.port.model import PortState
@@ -57,49 +58,49 @@ def size_less_a_number(expr: str) -> bool:
 _SAMPLES = (0, 1, 2, 3, 7, 64)
 
 
+def _sampled(expr: str) -> tuple[list[str], Iterator[int | None]] | None:
+    """(the sizes expr reads, its value at every combination of _SAMPLES for
+    them, None where evaluating it divided by 0); None where it cannot be
+    tried (not Python, or more than 4 sizes)."""
+    text = re.sub(r"(\w+)\.shape\[(\d+)\]", r"\1__size\2", expr)
+    try:
+        code = compile(text, "<size>", "eval")
+    except SyntaxError:
+        return None
+    names = sorted(set(code.co_names) - {"max", "min"})
+    if len(names) > 4:
+        return None
+
+    def values() -> Iterator[int | None]:
+        for combo in itertools.product(_SAMPLES, repeat=len(names)):
+            scope = {"__builtins__": {}, "max": max, "min": min}
+            scope.update(zip(names, combo))
+            try:
+                yield eval(code, scope)
+            except (ZeroDivisionError, TypeError, NameError):
+                yield None
+
+    return names, values()
+
+
 def maybe_negative(expr: str) -> bool:
     """Whether sizes (each 0 or more) can make expr negative: `seq * batch -
     batch`, the rows of `x[:, :-1]` flattened, can (at seq 0); `2 * hidden`
     and `h - h // 2` cannot. Tried at every combination of a few values."""
-    text = re.sub(r"(\w+)\.shape\[(\d+)\]", r"\1__size\2", expr)
-    try:
-        code = compile(text, "<size>", "eval")
-    except SyntaxError:
+    sampled = _sampled(expr)
+    if sampled is None:
         return size_less_a_number(expr)
-    names = sorted(set(code.co_names) - {"max", "min"})
-    if len(names) > 4:
-        return size_less_a_number(expr)
-    for values in itertools.product(_SAMPLES, repeat=len(names)):
-        scope = {"__builtins__": {}, "max": max, "min": min}
-        scope.update(zip(names, values))
-        try:
-            if eval(code, scope) < 0:
-                return True
-        except (ZeroDivisionError, TypeError, NameError):
-            continue
-    return False
+    return any(v is not None and v < 0 for v in sampled[1])
 
 
 def maybe_zero(expr: str) -> bool:
-    """Whether sizes (each 0 or more) can make expr 0: `2 * (c // 4)` can (c
-    below 4), `hidden + 1` cannot. Tried as maybe_negative tries."""
-    text = re.sub(r"(\w+)\.shape\[(\d+)\]", r"\1__size\2", expr)
-    try:
-        code = compile(text, "<size>", "eval")
-    except SyntaxError:
+    """Whether sizes (each 0 or more) can make expr 0, or a division inside it
+    by 0: `2 * (c // 4)` can (c below 4), `hidden + 1` cannot. Tried as
+    maybe_negative tries."""
+    sampled = _sampled(expr)
+    if sampled is None or not sampled[0]:
         return False
-    names = sorted(set(code.co_names) - {"max", "min"})
-    if not names or len(names) > 4:
-        return False
-    for values in itertools.product(_SAMPLES, repeat=len(names)):
-        scope = {"__builtins__": {}, "max": max, "min": min}
-        scope.update(zip(names, values))
-        try:
-            if eval(code, scope) == 0:
-                return True
-        except (ZeroDivisionError, TypeError, NameError):
-            return True  # a division inside it by something 0
-    return False
+    return any(v is None or v == 0 for v in sampled[1])
 
 
 def size_divisors(expr: str) -> list[str]:

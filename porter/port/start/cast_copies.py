@@ -18,7 +18,7 @@ import ast
 import copy
 import math
 
-from porter.ast_tools import is_call
+from porter.ast_tools import is_call, is_fp32_cast
 from porter.port.launch.launcher import contiguous
 from porter.port.model import PortState
 from porter.records import Binding, CompiledModule, KernelRecord, Step
@@ -39,17 +39,6 @@ def _function(record: KernelRecord) -> ast.FunctionDef | None:
     except SyntaxError:
         return None
     return next((n for n in tree.body if isinstance(n, ast.FunctionDef)), None)
-
-
-def _is_float_cast(node: ast.AST) -> bool:
-    """`v.to(tl.float32)`: a cast that loses nothing from an fp32 scratch."""
-    return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "to"
-        and len(node.args) == 1
-        and ast.unparse(node.args[0]) == "tl.float32"
-    )
 
 
 def copy_indices(fn: ast.FunctionDef) -> tuple[list[ast.Assign], str, str] | None:
@@ -94,7 +83,7 @@ def copy_indices(fn: ast.FunctionDef) -> tuple[list[ast.Assign], str, str] | Non
                 return None
             load = ast.unparse(value.args[0].right)
             value_names.add(target)
-        elif _is_float_cast(value) and ast.unparse(value.func.value) in value_names:
+        elif is_fp32_cast(value) and ast.unparse(value.func.value) in value_names:
             value_names.add(target)
         elif ast.unparse(value).startswith(_BLOCK_LINES):
             continue
