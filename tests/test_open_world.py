@@ -4651,3 +4651,29 @@ def test_a_size_divisor_of_zero_is_refused_not_raised(tmp_path):
     case = _capture(tmp_path, "shuffle_back", ref)
     _refuses(case, torch.randn(2, 0, 3, 5), match="is 0 at these sizes")
     _check(case, {"batch": 2, "channels": 5})
+
+
+def test_a_shift_of_an_int_argument_is_exact_past_float64s_integers(tmp_path):
+    # Before: (1 << bits) - 1 was libdevice.pow(2.0, bits) - 1 in float64,
+    # 2 ** 54 at bits = 54, and at bits = 65 an answer where eager raises
+    # OverflowError. After: an int64 shift, and bits past 63 refused.
+    ref = _porter_ref(
+        """
+        DYNAMIC = ["n"]
+
+        def make_inputs(n, dtype=torch.float32, device="cpu"):
+            return (torch.randint(0, 2**62, (n,), device=device),)
+
+        def low_bits(ids, bits: int = 54):
+            return ids & ((1 << bits) - 1), ids // (1 << bits)
+
+        REFERENCE = low_bits
+        """,
+        '{"n": 16}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "low_bits", ref)
+    _check(case, {"n": 9})
+    _check(case, {"n": 9}, args={1: 60})
+    _check(case, {"n": 9}, args={1: 62})
+    _refuses(case, torch.arange(4), 64, match="eager raises past int64")

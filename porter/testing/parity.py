@@ -41,6 +41,9 @@ FACTOR = 4.0
 SCENARIO_BUDGET = 1 << 18
 # An int argument this far from its captured value is past int32.
 WIDE_INT = 2**32
+# An int argument as a shift or a power of two's exponent: 2 ** 60 - 1 is past
+# float64's exact integers, where a kernel computing 1 << n in float64 rounds.
+SHIFT_INT = 60
 
 FLOOR = {"float32": 1e-5, "float16": 2e-3, "bfloat16": 1.6e-2}
 ATOL = {"float32": 1e-6, "float16": 1e-3, "bfloat16": 1e-2}
@@ -345,6 +348,8 @@ class Case:
                     # and past int32, where eager wraps it to an int32
                     # tensor's dtype (check_parity asks the scaffold first)
                     others.append(WIDE_INT + value)
+                    if SHIFT_INT not in others and SHIFT_INT != value:
+                        others.append(SHIFT_INT)
                 else:
                     continue
                 out += [
