@@ -16,6 +16,7 @@ import inspect
 import io
 import logging
 import math
+import operator
 import os
 import re
 import shutil
@@ -1447,6 +1448,11 @@ def _literal_slices(codes: list[str], arguments: dict[str, Any]) -> list[str]:
     fewer tokens than 4)."""
     out = []
     for code in codes:
+        for line in code.splitlines():
+            if line.startswith(_MADE_SLICE.strip()):
+                cond = _scaffold_terms(line.removeprefix(_MADE_SLICE.strip()).strip())
+                if cond is not None and cond not in out:
+                    out.append(cond)
         for node in ast.walk(ast.parse(code)):
             if not (
                 isinstance(node, ast.Subscript)
@@ -1470,18 +1476,32 @@ def _literal_slices(codes: list[str], arguments: dict[str, Any]) -> list[str]:
                         continue  # x[0, :4]: an index takes its axis
                     break  # an Ellipsis or None: the axes after it are not counted
                 start, stop = (_number(a) for a in item.args[:2])
-                from_start = ast.unparse(item.args[0]) == "None" or (
-                    isinstance(start, int) and start >= 0
+                if ast.unparse(item.args[2]) not in ("None", "1"):
+                    continue
+                least = _slice_least(
+                    None if ast.unparse(item.args[0]) == "None" else start,
+                    None if ast.unparse(item.args[1]) == "None" else stop,
+                    tensor.shape[axis],
                 )
-                if (
-                    from_start
-                    and isinstance(stop, int)
-                    and 0 < stop <= tensor.shape[axis]
-                ):
-                    cond = f"{stop} <= {m[1]}.shape[{axis}]"
+                if least is not None:
+                    cond = f"{least} <= {m[1]}.shape[{axis}]"
                     if cond not in out:
                         out.append(cond)
     return out
+
+
+def _slice_least(start: Any, stop: Any, size: int) -> int | None:
+    """The axis length a slice by literal bounds takes whole, where its axis
+    had that many or more at capture: x[:4] and x[1:4] 4, x[-3:] and
+    x[-3:-1] 3. The kernels hold its length as the capture's, where eager
+    clamps a shorter axis; None for any other slice."""
+    if type(stop) is int and stop > 0 and (start is None or type(start) is int):
+        least = stop if start is None or start >= 0 else None
+    elif type(start) is int and start < 0 and (stop is None or type(stop) is int):
+        least = -start if stop is None or start < stop < 0 else None
+    else:
+        least = None
+    return least if least is not None and least <= size else None
 
 
 def _branch_free(ref: Reference, dtype: str, device: str, cond: str) -> bool:
@@ -1605,7 +1625,7 @@ def _traced(
     codes: list[str] = []
 
     def backend(gm, _):
-        codes.append(gm.code + "".join(_bit_views(gm)))
+        codes.append(gm.code + "".join(_bit_views(gm) + _made_slices(gm)))
         return gm.forward
 
     def guard_filter(entries):
@@ -1650,6 +1670,58 @@ def _bit_views(gm: torch.fx.GraphModule) -> list[str]:
         if isinstance(to, torch.dtype) and isinstance(source, torch.Tensor):
             if source.dtype.is_floating_point:
                 out.append(f"\n# reads the bits of {str(source.dtype)[6:]}")
+    return out
+
+
+_MADE_SLICE = "\n# a literal slice of a tensor made from sizes: "
+
+
+def _source_name(source) -> str:
+    """A Dynamo source's name (a method in older torch, a property since)."""
+    name = source.name
+    return name() if callable(name) else name
+
+
+def _made_slices(gm: torch.fx.GraphModule) -> list[str]:
+    """A line for each slice by a literal end of a tensor the graph made
+    (`torch.zeros_like(h)[:, :2]`), whose axis was that long or longer at
+    capture, with the axis's size in the inputs' terms (L['h'].size()[1]):
+    Inductor's kernels take the slice as that long, where eager clamps a
+    shorter axis. _literal_slices reads it (slices of inputs it reads itself)."""
+    import sympy
+
+    out = []
+    for node in gm.graph.nodes:
+        if node.op != "call_function" or node.target is not operator.getitem:
+            continue
+        source, items = node.args[0], node.args[1]
+        if not isinstance(source, torch.fx.Node) or source.op == "placeholder":
+            continue
+        fake = source.meta.get("example_value")
+        if not isinstance(fake, torch.Tensor):
+            continue
+        items = items if isinstance(items, tuple) else (items,)
+        for axis, item in enumerate(items[: fake.dim()]):
+            if type(item) is int:
+                continue  # an index takes its axis
+            if not isinstance(item, slice):
+                break  # an Ellipsis or None: the axes after it are not counted
+            size = fake.shape[axis]
+            if not isinstance(size, torch.SymInt) or item.step not in (None, 1):
+                continue
+            least = _slice_least(item.start, item.stop, size.node.hint)
+            if least is None:
+                continue
+            env, expr = size.node.shape_env, size.node.expr
+            names = {
+                s: _source_name(env.var_to_sources[s][0])
+                for s in expr.free_symbols
+                if env.var_to_sources.get(s)
+            }
+            if len(names) == len(expr.free_symbols):
+                named = {s: sympy.Symbol(n) for s, n in names.items()}
+                text = str(expr.xreplace(named))
+                out.append(f"{_MADE_SLICE}{least} <= {text}")
     return out
 
 

@@ -4677,3 +4677,54 @@ def test_a_shift_of_an_int_argument_is_exact_past_float64s_integers(tmp_path):
     _check(case, {"n": 9}, args={1: 60})
     _check(case, {"n": 9}, args={1: 62})
     _refuses(case, torch.arange(4), 64, match="eager raises past int64")
+
+
+def test_a_literal_slice_of_a_tensor_made_from_sizes_refuses_the_shorter_side(tmp_path):
+    # Before: torch.zeros_like(h)[:, :2] became kernels that gather 2 columns
+    # of h: at 0 columns they loaded out of bounds, at 1 they returned 2
+    # where eager returns 1 (its slice clamps). Only slices of inputs were
+    # checked. After: `2 <= h.shape[1]` is checked; 3 columns and more serve.
+    ref = _porter_ref(
+        """
+        DYNAMIC = ["rows"]
+
+        def make_inputs(rows, feat, dtype=torch.float32, device="cpu"):
+            return (torch.randn(rows, feat, dtype=dtype, device=device),)
+
+        def first_col_twice(h):
+            return h, h.gather(1, torch.zeros_like(h, dtype=torch.int64)[:, :2])
+
+        REFERENCE = first_col_twice
+        """,
+        '{"rows": 6, "feat": 5}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "first_col_twice", ref)
+    assert "2 <= h.shape[1]" in case.manifest["guards"]
+    for feat in (0, 1):
+        _refuses(case, torch.randn(4, feat), match="captured where 2 <= h.shape")
+    _check(case, {"rows": 3, "feat": 3})
+
+
+def test_a_tail_slice_of_a_computed_tensor_refuses_a_shorter_row(tmp_path):
+    # Before: (x * 2.0)[:, -3:].sum(1) summed 3 columns at any width: at 2
+    # columns it read into the next row and returned wrong sums, no error.
+    # After: `3 <= x.shape[1]` is checked.
+    ref = _porter_ref(
+        """
+        DYNAMIC = ["rows"]
+
+        def make_inputs(rows, t, dtype=torch.float32, device="cpu"):
+            return (torch.randn(rows, t, dtype=dtype, device=device),)
+
+        def tail_sum(x):
+            return (x * 2.0)[:, -3:].sum(1)
+
+        REFERENCE = tail_sum
+        """,
+        '{"rows": 4, "t": 10}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "tail_sum", ref)
+    _refuses(case, torch.randn(4, 2), match="captured where 3 <= x.shape")
+    _check(case, {"rows": 3, "t": 3})
