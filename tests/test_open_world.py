@@ -4728,3 +4728,29 @@ def test_a_tail_slice_of_a_computed_tensor_refuses_a_shorter_row(tmp_path):
     case = _capture(tmp_path, "tail_sum", ref)
     _refuses(case, torch.randn(4, 2), match="captured where 3 <= x.shape")
     _check(case, {"rows": 3, "t": 3})
+
+
+def test_signbit_of_a_libdevice_result_keeps_the_sign_of_zero(tmp_path):
+    # Before: signbit(fmod(x, 3.0)) read False at -0.0: Inductor's
+    # `r.dtype is tl.float32` is False for a libdevice result's dtype, so the
+    # kernel took r < 0. After: the dtype compares by value.
+    ref = _porter_ref(
+        """
+        DYNAMIC = ["n"]
+
+        def make_inputs(n, dtype=torch.float32, device="cpu"):
+            x = torch.randint(-3, 4, (n,), device=device).to(dtype) * 3.0
+            x[::4] = -0.0
+            return (x,)
+
+        def signbit_fmod(x):
+            r = torch.fmod(x, 3.0)
+            return r, torch.signbit(r)
+
+        REFERENCE = signbit_fmod
+        """,
+        '{"n": 16}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "signbit_fmod", ref)
+    _check(case, {"n": 12})
