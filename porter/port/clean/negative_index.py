@@ -7,8 +7,8 @@ and embedding raise on a negative index: there the scaffold read row n - 1
 and returned numbers (or wrote it: a KV cache's padding slot -1).
 In a kernel whose only indexing ops are of that kind (the aten ops Inductor
 names above the kernel), the wrap is dropped, so the bound check the kernel
-keeps stops a negative index as eager does; so it is where one of them writes
-through the one index every wrap reads (x[idx] beside index_add_ at idx).
+keeps stops a negative index as eager does; so it is for an index one of them
+writes through (index_add_ at seg beside a read of table[ids]).
 """
 
 from __future__ import annotations
@@ -94,45 +94,53 @@ def _wraps(fn: ast.FunctionDef) -> list[ast.Assign]:
     return found
 
 
-def unwrapped_indices(fn: ast.FunctionDef) -> int:
+def unwrapped_indices(fn: ast.FunctionDef, sources: set[str] | None = None) -> int:
     """`tmp4 = tl.where(tmp0 < 0, tmp0 + n, tmp0)` (through its named
-    condition and sum) becomes `tmp4 = tmp0`; how many did."""
-    found = _wraps(fn)
+    condition and sum) becomes `tmp4 = tmp0`, for every index or those of
+    the loaded values `sources`; how many did."""
+    found = [n for n in _wraps(fn) if sources is None or n.value.args[2].id in sources]
     for node in found:
         node.value = ast.Name(node.value.args[2].id, ast.Load())
     return len(found)
 
 
-def one_index_written(fn: ast.FunctionDef, aten: list[str]) -> bool:
-    """Whether an op that raises on a negative index writes through a wrapped
-    index, and every wrapped index is of one loaded value: MoE's combine
+def written_indices(fn: ast.FunctionDef, aten: list[str]) -> set[str]:
+    """The loaded indices an op that raises on a negative index writes
+    through (a store's or an atomic's address reads their wrap), where every
+    op of the kernel that writes at an index is such an op: MoE's combine
     `out.index_add_(0, idx, src * w[idx][:, None])` reads w[idx] (which
-    wraps) and adds at idx (which raises), so eager raises at a negative idx."""
-    if not set(aten) & WRITE_OPS:
-        return False
+    wraps) and adds at idx (which raises), so eager raises at a negative idx;
+    `pooled.index_add_(0, seg, table[ids])` raises at a negative seg, and
+    reads table at a negative id."""
+    if not set(aten) & WRITE_OPS or any("put" in op for op in aten):
+        return set()
     wraps = _wraps(fn)
-    if len({n.value.args[2].id for n in wraps}) != 1:
-        return False
-    wrapped = {n.targets[0].id for n in wraps}
-    return any(
-        isinstance(n, ast.Call)
-        and ast.unparse(n.func) in ("tl.store", "tl.atomic_add")
-        and n.args
-        and {m.id for m in ast.walk(n.args[0]) if isinstance(m, ast.Name)} & wrapped
-        for n in ast.walk(fn)
-    )
+    wrapped = {n.targets[0].id: n.value.args[2].id for n in wraps}
+    written = set()
+    for n in ast.walk(fn):
+        if (
+            isinstance(n, ast.Call)
+            and ast.unparse(n.func) in ("tl.store", "tl.atomic_add")
+            and n.args
+        ):
+            names = {m.id for m in ast.walk(n.args[0]) if isinstance(m, ast.Name)}
+            written |= {wrapped[m] for m in names & set(wrapped)}
+    return written
 
 
 def keep_negative_indices(kp: KernelPort) -> None:
     """A negative index is not wrapped (`tl.where(i < 0, i + n, i)` -> `i`) in
     a kernel whose indexing ops all raise on one in eager (index_select,
-    index_copy, index_add, gather, scatter, embedding), or where one of them
-    writes through the one index every wrap reads (MoE's combine, w[idx]
-    beside index_add_ at idx): its bound check stops it."""
+    index_copy, index_add, gather, scatter, embedding), nor an index such an
+    op writes through (MoE's combine, index_add_ at idx beside a read of
+    w[idx]; index_add_ at seg of table[ids], whose ids still wrap): its bound
+    check stops it."""
     aten = kp.record.aten
-    if not (eager_rejects_negative(aten) or one_index_written(kp.tree, aten)):
-        return
-    done = unwrapped_indices(kp.tree)
+    if eager_rejects_negative(aten):
+        done = unwrapped_indices(kp.tree)
+    else:
+        written = written_indices(kp.tree, aten)
+        done = unwrapped_indices(kp.tree, written) if written else 0
     if done:
         kp.notes.append(
             f"{done} index(es) of {', '.join(sorted(set(kp.record.aten) & NO_WRAP_OPS))}"
