@@ -4754,3 +4754,13 @@ def test_signbit_of_a_libdevice_result_keeps_the_sign_of_zero(tmp_path):
     )
     case = _capture(tmp_path, "signbit_fmod", ref)
     _check(case, {"n": 12})
+
+
+def test_one_argument_fixed_by_an_op_is_named_so():
+    # Before: var(x, correction=ddof)'s `float(ddof) == 2.0` read "a value
+    # the reference computes in Python from its arguments", which it does not.
+    from porter.port.launch.launcher import _refuse_branch
+
+    said = _refuse_branch("f", "float(ddof) == 2.0")
+    assert "torch.compile fixed ddof at that value" in said
+    assert "computes in Python" in _refuse_branch("f", "a == 3 + -1 * b")

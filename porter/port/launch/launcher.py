@@ -1149,7 +1149,15 @@ def _refuse_branch(reference: str, cond: str, spell=lambda c: c) -> str:
         "--set NAME=V; a float argument: its default or make_inputs)"
     )
     least = re.fullmatch(r"(\d+) <= (\S*\.shape\[.*)", cond)
-    if " == " in cond and ".shape[" not in cond and not cond.startswith("?"):
+    names = set(re.findall(r"\b[A-Za-z_][\w.]*\b(?!\()", cond))
+    if " == " in cond and ".shape[" not in cond and len(names) == 1:
+        # var(x, correction=ddof): an op takes the argument as a number
+        said = (
+            f"captured where {cond}: torch.compile fixed {names.pop()} at that "
+            "value (an op takes it as a number); capture again with the value "
+            "you need"
+        )
+    elif " == " in cond and ".shape[" not in cond and not cond.startswith("?"):
         # range(a + b + 1): Python arithmetic on arguments, which Dynamo fixed
         spelled = cond.replace(" + -1 * ", " - ")
         said = (
