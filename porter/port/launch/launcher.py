@@ -14,7 +14,14 @@ from porter.errors import PorterError
 from porter.ties import fold_ties
 from porter.port.bind.generalize import as_strided_text, launcher_expr
 from porter.port.model import KernelPort, PortOptions, PortState, all_steps, module_attr
-from porter.ast_tools import full_names, is_call, literal_text, names_in, ptr_base
+from porter.ast_tools import (
+    bindings,
+    full_names,
+    is_call,
+    literal_text,
+    names_in,
+    ptr_base,
+)
 from porter.port.finish.pdl import (
     EARLY_TRIGGER_EXPR,
     ROWS_EARLY_TRIGGER_EXPR,
@@ -638,14 +645,22 @@ def plan_launcher(
     )
 
 
-def bind_layouts(launcher: Launcher, cap: Capture, module: CompiledModule) -> None:
+def bind_layouts(
+    launcher: Launcher,
+    cap: Capture,
+    module: CompiledModule,
+    pinned: set[tuple[str, int]] = frozenset(),
+) -> None:
     """The launcher's first lines: each tensor bound to a name, with the
     strides the kernels that read or write it assume (None: any), copied
     only where it has others; a tensor changed in place and so copied gets
     the result back before the launcher returns. Read off the final launch
     steps (the matmul and bias stages add kernels of their own)."""
     inputs = set(cap.input_names)
-    strided = _kernel_strides(launcher)
+    strided = {
+        var: {axis for axis in axes if (var, axis) not in pinned}
+        for var, axes in _kernel_strides(launcher).items()
+    }
     viewed = _viewed(launcher)
     prelude, epilogue, given_of, whole = [], [], {}, {}
     returned = {m["name"] for m in cap.output_map if m.get("kind") == "input"}
@@ -1703,8 +1718,59 @@ def plan_launch(port: PortState) -> None:
 
 def bind_tensor_layouts(port: PortState) -> None:
     """Each tensor bound with the strides its kernels assume, copied only
-    where it has others (bind_layouts)."""
-    bind_layouts(port.launcher, port.cap, port.module)
+    where it has others (bind_layouts); a stride a kernel takes but some
+    address of the tensor does not read is the captured one (partial_strides)."""
+    pinned = set()
+    for kp, step in zip(port.kernels, port.launches()):
+        for form in kp.forms():
+            pinned |= partial_strides(form, step.args)
+    bind_layouts(port.launcher, port.cap, port.module, pinned)
+
+
+def _depends(fn: ast.FunctionDef) -> Callable[[ast.AST], set[str]]:
+    """The names an expression of fn reads, through the names it binds."""
+    bound = bindings(fn)
+    cache: dict[str, set[str]] = {}
+
+    def of_name(name: str) -> set[str]:
+        if name not in cache:
+            cache[name] = {name}
+            for value in bound.get(name, []):
+                for n in names_in(value):
+                    cache[name] |= of_name(n)
+        return cache[name]
+
+    return lambda node: set().union(*(of_name(n) for n in names_in(node)))
+
+
+def partial_strides(
+    fn: ast.FunctionDef, args: list[tuple[str, str]]
+) -> set[tuple[str, int]]:
+    """(tensor, axis) for each stride the kernel fn takes (`x_stride0 =
+    x.stride(0)`) that some load or store address of that tensor does not
+    read: Inductor merged the axis into a flat index there (`feats * rows`
+    over frames and batch), which assumes the captured stride. Read as any
+    stride, a view of every other row was read at the wrong rows."""
+    given = dict(args)
+    depends = _depends(fn)
+    strides = {
+        name: (m[1], int(m[2]))
+        for name, value in given.items()
+        if (m := re.fullmatch(r"(\w+)\.stride\((\d+)\)", value))
+    }
+    out = set()
+    for node in ast.walk(fn):
+        if not (
+            isinstance(node, ast.Call)
+            and ast.unparse(node.func) in ("tl.load", "tl.store", "tl.atomic_add")
+            and node.args
+        ):
+            continue
+        reads = depends(node.args[0])
+        tensors = {given[n] for n in reads if n.endswith("_ptr") and n in given}
+        read = {strides[n] for n in reads if n in strides}
+        out |= {ta for ta in strides.values() if ta[0] in tensors and ta not in read}
+    return out
 
 
 def launch_chosen_kernel(port: PortState) -> None:
