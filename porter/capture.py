@@ -1177,8 +1177,12 @@ def run_capture(
         kernels=kernels,
         date=datetime.date.today().isoformat(),
         warnings=notes + config_warnings,
-        constants=_none_parameters(
-            fn, _mode_free(ref, dtype, device, _constants(state.constants))
+        constants=_module_structure(
+            fn,
+            modules,
+            _none_parameters(
+                fn, _mode_free(ref, dtype, device, _constants(state.constants))
+            ),
         ),
         guards=branches,
         training=getattr(fn, "training", None),
@@ -1694,34 +1698,44 @@ def _made_slices(gm: torch.fx.GraphModule) -> list[str]:
     for node in gm.graph.nodes:
         if node.op != "call_function" or node.target is not operator.getitem:
             continue
-        source, items = node.args[0], node.args[1]
-        if not isinstance(source, torch.fx.Node) or source.op == "placeholder":
+        try:
+            out += _made_slice(node, sympy)
+        except Exception:  # noqa: BLE001 - torch's internals differ by version
             continue
-        fake = source.meta.get("example_value")
-        if not isinstance(fake, torch.Tensor):
+    return out
+
+
+def _made_slice(node: torch.fx.Node, sympy) -> list[str]:
+    """_made_slices' lines for one getitem node."""
+    source, items = node.args[0], node.args[1]
+    if not isinstance(source, torch.fx.Node) or source.op == "placeholder":
+        return []
+    fake = source.meta.get("example_value")
+    if not isinstance(fake, torch.Tensor):
+        return []
+    out = []
+    items = items if isinstance(items, tuple) else (items,)
+    for axis, item in enumerate(items[: fake.dim()]):
+        if type(item) is int:
+            continue  # an index takes its axis
+        if not isinstance(item, slice):
+            break  # an Ellipsis or None: the axes after it are not counted
+        size = fake.shape[axis]
+        if not isinstance(size, torch.SymInt) or item.step not in (None, 1):
             continue
-        items = items if isinstance(items, tuple) else (items,)
-        for axis, item in enumerate(items[: fake.dim()]):
-            if type(item) is int:
-                continue  # an index takes its axis
-            if not isinstance(item, slice):
-                break  # an Ellipsis or None: the axes after it are not counted
-            size = fake.shape[axis]
-            if not isinstance(size, torch.SymInt) or item.step not in (None, 1):
-                continue
-            least = _slice_least(item.start, item.stop, size.node.hint)
-            if least is None:
-                continue
-            env, expr = size.node.shape_env, size.node.expr
-            names = {
-                s: _source_name(env.var_to_sources[s][0])
-                for s in expr.free_symbols
-                if env.var_to_sources.get(s)
-            }
-            if len(names) == len(expr.free_symbols):
-                named = {s: sympy.Symbol(n) for s, n in names.items()}
-                text = str(expr.xreplace(named))
-                out.append(f"{_MADE_SLICE}{least} <= {text}")
+        hint = size.node.hint
+        least = _slice_least(item.start, item.stop, int(hint)) if hint else None
+        if least is None:
+            continue
+        env, expr = size.node.shape_env, size.node.expr
+        names = {
+            s: _source_name(env.var_to_sources[s][0])
+            for s in expr.free_symbols
+            if env.var_to_sources.get(s)
+        }
+        if len(names) == len(expr.free_symbols):
+            named = {s: sympy.Symbol(n) for s, n in names.items()}
+            out.append(f"{_MADE_SLICE}{least} <= {expr.xreplace(named)}")
     return out
 
 
@@ -2323,6 +2337,40 @@ def _none_parameters(fn: Any, constants: list[dict[str, Any]]) -> list[dict[str,
     return constants + [
         {"expr": e, "value": None, "tuple": False} for e in nones if e not in said
     ]
+
+
+def _module_structure(
+    fn: Any, modules: list[CompiledModule], constants: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """`constants` after a module's structure that a constructor argument may
+    change: each container's length (nn.ModuleList, nn.Sequential: a depth
+    of 3 ran the captured 2 layers, with no error) and the type of each
+    submodule whose attributes the kernels or the constants read (LayerNorm
+    or Identity picked by a flag), checked before those attributes."""
+    if not isinstance(fn, torch.nn.Module):
+        return constants
+    said = {c["expr"] for c in constants}
+    containers = (torch.nn.ModuleList, torch.nn.Sequential, torch.nn.ModuleDict)
+    first = [
+        {"expr": f"len({module_attr(path)})", "value": len(sub), "tuple": False}
+        for path, sub in fn.named_modules()
+        if path and isinstance(sub, containers)
+    ]
+    read = [c["expr"] for c in constants if c["expr"].startswith("self.")]
+    read += [
+        module_attr(gi.target)
+        for m in modules
+        for gi in m.inputs
+        if gi.source.startswith("L['self']")
+    ]
+    for path, sub in fn.named_modules():
+        attr = module_attr(path)
+        if path and any(e.startswith(f"{attr}.") for e in read):
+            name = type(sub).__name__
+            first.append(
+                {"expr": f"type({attr}).__name__", "value": name, "tuple": False}
+            )
+    return [c for c in first if c["expr"] not in said] + constants
 
 
 def _constants(found: list[tuple[str, Any]]) -> list[dict[str, Any]]:

@@ -4810,3 +4810,53 @@ def test_one_argument_fixed_by_an_op_is_named_so():
     said = _refuse_branch("f", "float(ddof) == 2.0")
     assert "torch.compile fixed ddof at that value" in said
     assert "computes in Python" in _refuse_branch("f", "a == 3 + -1 * b")
+
+
+MODULE_DEPTH = """
+    import torch
+    import torch.nn as nn
+
+
+    class Model(nn.Module):
+        def __init__(self, features, depth, use_norm=True):
+            super(Model, self).__init__()
+            self.layers = nn.ModuleList(
+                [nn.Linear(features, features) for _ in range(depth)]
+            )
+            self.norm = nn.LayerNorm(features) if use_norm else nn.Identity()
+
+        def forward(self, x):
+            for layer in self.layers:
+                x = torch.relu(layer(x))
+            return self.norm(x)
+
+
+    batch_size = 6
+    features = 20
+    depth = 2
+
+
+    def get_inputs():
+        return [torch.randn(batch_size, features)]
+
+
+    def get_init_inputs():
+        return [features, depth]
+"""
+
+
+def test_a_modules_depth_and_submodule_kinds_are_checked(tmp_path):
+    # Before: ModelNew(20, 3) ran the captured 2 layers and returned their
+    # result, with no error; ModelNew(20, 1) raised IndexError, and a norm
+    # built as nn.Identity raised AttributeError ('Identity' has no 'eps').
+    # After: each is refused in one line before any submodule is read.
+    case = _capture(tmp_path, "depth", MODULE_DEPTH)
+    x = torch.randn(4, 20)
+    for args, said in (
+        ((20, 3), "captured with len\\(self.layers\\) == 2"),
+        ((20, 1), "captured with len\\(self.layers\\) == 2"),
+        ((20, 2, False), "type\\(self.norm\\).__name__ == 'LayerNorm'"),
+    ):
+        with pytest.raises(NotImplementedError, match=said):
+            case.kernel.ModelNew(*args)(x)
+    _check(case, {"batch_size": 5})

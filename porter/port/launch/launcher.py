@@ -290,6 +290,7 @@ def plan_launcher(
     inputs = set(cap.input_names)
     scalars = {gi.target for gi in module.inputs if gi.kind == "scalar"}
     checks: list[str] = []
+    structure = 0  # the module-structure checks at the front of checks
     # Arguments the capture saw only as their defaults were inlined as
     # constants, unless the kernels take them at run time (a float eps).
     symints = {gi.source for gi in module.inputs if gi.kind == "symint"}
@@ -352,7 +353,13 @@ def plan_launcher(
         # An int the graph took as a size, then fixed by a guard (math.log(n),
         # `if n == 4` after tensor math), is a constant of the kernels too.
         value = tuple(c["value"]) if c.get("tuple") else c["value"]
-        checks.append(_refuse_other(expr, _Code(value) if c.get("code") else value))
+        check = _refuse_other(expr, _Code(value) if c.get("code") else value)
+        if expr.startswith(("len(self", "type(self")):
+            # The module's structure, before any check reads a submodule of it
+            checks.insert(structure, check)
+            structure += 1
+        else:
+            checks.append(check)
     # Sizes the capture saw as constants (a KernelBench file's fixed feature
     # size) that the scaffold passes as literals (a constexpr row size, an
     # output's shape): another size must not run silently.
