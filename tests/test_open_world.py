@@ -4860,3 +4860,28 @@ def test_a_modules_depth_and_submodule_kinds_are_checked(tmp_path):
         with pytest.raises(NotImplementedError, match=said):
             case.kernel.ModelNew(*args)(x)
     _check(case, {"batch_size": 5})
+
+
+def test_a_constant_made_in_the_inputs_dtype_serves_that_dtype_alone(tmp_path):
+    # Before: HF Gemma's normalizer, torch.tensor(hidden ** 0.5,
+    # dtype=h.dtype), captured in float32 and called in bfloat16, kept
+    # 4.899 where eager and torch.compile round it to 4.906: 35 of 144
+    # outputs off, no error. After: bfloat16 is refused in one line.
+    ref = _porter_ref(
+        """
+        DYNAMIC = ["num_tokens"]
+
+        def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+            return (torch.randn(num_tokens, hidden, dtype=dtype, device=device),)
+
+        def normalized(h):
+            return h * torch.tensor(h.shape[-1] ** 0.5, dtype=h.dtype)
+
+        REFERENCE = normalized
+        """,
+        '{"num_tokens": 6, "hidden": 24}',
+    )
+    case = _capture(tmp_path, "normalized", ref)
+    assert case.manifest["dtypes_served"] == ["float32"]
+    _refuses(case, torch.randn(3, 24).bfloat16(), match="checked in float32 only")
+    _check(case, {"num_tokens": 5, "hidden": 24})
