@@ -983,6 +983,7 @@ def run_capture(
     if state:
         _refuse_reassigned(ref, fn, state)
     output_dtypes, outputs_copied = _output_dtypes(ref, eager_out, dtype, device)
+    _refuse_returned_state(ref, fn, eager_out)
     output_map = _output_map(ref, eager_out, inputs)
     codegen_only = device == "cpu"
     notes: list[str] = []
@@ -2210,6 +2211,23 @@ def _refuse_reassigned(ref: Reference, model: torch.nn.Module, before: dict) -> 
                 f"{ref.path}: {ref.name}.forward assigns a new tensor to the buffer "
                 f"{module_attr(name)}; porter ports buffers updated in place "
                 f"({module_attr(name)}.copy_(...))"
+            )
+
+
+def _refuse_returned_state(ref: Reference, fn: Any, out: Any) -> None:
+    """A module's own parameter or buffer returned as an output (`return y,
+    self.acc`): Dynamo returns it outside the compiled graph, where the
+    scaffold has no output for it."""
+    if not isinstance(fn, torch.nn.Module):
+        return
+    state = [*fn.named_parameters(), *fn.named_buffers()]
+    for value in _flat(out):
+        name = next((n for n, t in state if t is value), None)
+        if name is not None:
+            attr = module_attr(name)
+            raise PorterError(
+                f"{ref.path}: {ref.name} returns its own {attr}; porter ports outputs "
+                f"that are new tensors or inputs: return {attr}.clone()"
             )
 
 

@@ -4885,3 +4885,40 @@ def test_a_constant_made_in_the_inputs_dtype_serves_that_dtype_alone(tmp_path):
     assert case.manifest["dtypes_served"] == ["float32"]
     _refuses(case, torch.randn(3, 24).bfloat16(), match="checked in float32 only")
     _check(case, {"num_tokens": 5, "hidden": 24})
+
+
+RETURNED_BUFFER = """
+    import torch
+    import torch.nn as nn
+
+
+    class Model(nn.Module):
+        def __init__(self, features):
+            super(Model, self).__init__()
+            self.register_buffer("acc", torch.zeros(features))
+
+        def forward(self, x):
+            self.acc.add_(x.sum(dim=0))
+            return x * 2.0, self.acc
+
+
+    batch_size = 8
+    features = 16
+
+
+    def get_inputs():
+        return [torch.randn(batch_size, features)]
+
+
+    def get_init_inputs():
+        return [features]
+"""
+
+
+def test_a_module_returning_its_own_buffer_is_refused_at_capture(tmp_path):
+    # Before: Dynamo returned self.acc outside the graph, and the scaffold
+    # returned one output of two. After: refused, saying what to write.
+    with pytest.raises(PorterError, match="returns its own self.acc; .* return self.acc.clone\\(\\)"):
+        _capture(tmp_path, "acc", RETURNED_BUFFER)
+    case = _capture(tmp_path, "acc2", RETURNED_BUFFER.replace("self.acc\n", "self.acc.clone()\n"))
+    _check(case, {"batch_size": 5})
