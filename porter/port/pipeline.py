@@ -18,7 +18,7 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from porter.port.bind import float_ints, generalize, keywords, scalar_width
+from porter.port.bind import float_ints, float_mod, generalize, keywords, scalar_width
 from porter.port.clean import (
     barriers,
     casts,
@@ -128,6 +128,7 @@ PIPELINE = [
     Pass("bind", float_ints.runtime_float_ints, "port"),
     Pass("bind", scalar_width.fp64_scalars),
     Pass("bind", generalize.explicit_dtypes),
+    Pass("bind", float_mod.exact_float_remainders),
     Pass("bind", generalize.readable_names),
     Pass("bind", keywords.rename_launch_keywords),
     Pass("speed", reciprocal.reciprocal_divisors),
