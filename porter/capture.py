@@ -1281,8 +1281,9 @@ def _same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 
 def _aliasing(ref: Reference, dtype: str, device: str) -> tuple | None:
-    """Which input each output of eager's is (or shares memory with), and
-    which inputs it changes, in `dtype`: `x.float().mul_(2)` returns x itself
+    """Which input each output of eager's is (or shares memory with), which
+    inputs it changes, and which earlier output each shares memory with, in
+    `dtype`: `x.float().mul_(2)` returns x itself
     and changes it in float32 alone, a new tensor in bfloat16, in one graph."""
     try:
         fn, inputs = _built_in(ref, dtype, device)
@@ -1310,7 +1311,14 @@ def _aliasing(ref: Reference, dtype: str, device: str) -> tuple | None:
         for i, (v, b) in enumerate(zip(inputs, before))
         if b is not None and not _same_values(v, b)
     )
-    return shared, changed
+    # Outputs that are views of one buffer in this dtype alone (p[:, :-1].to(
+    # x.dtype) beside p[:, -1]: a view in float32, a new tensor in bfloat16).
+    made = [
+        o.untyped_storage().data_ptr() if isinstance(o, torch.Tensor) else None
+        for o in outs
+    ]
+    twins = tuple(made.index(m) if m is not None else None for m in made)
+    return shared, changed, twins
 
 
 def _contiguous_only(
@@ -1329,7 +1337,7 @@ def _contiguous_only(
         return []
     # inputs changed, and any sharing storage with an output (the first input
     # of a storage stands for all of its views there)
-    shared, changed = aliasing
+    shared, changed, _ = aliasing
     storage = {
         i: v.untyped_storage().data_ptr()
         for i, v in enumerate(arguments.get(n) for n in ref.input_names)

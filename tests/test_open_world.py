@@ -4922,3 +4922,28 @@ def test_a_module_returning_its_own_buffer_is_refused_at_capture(tmp_path):
         _capture(tmp_path, "acc", RETURNED_BUFFER)
     case = _capture(tmp_path, "acc2", RETURNED_BUFFER.replace("self.acc\n", "self.acc.clone()\n"))
     _check(case, {"batch_size": 5})
+
+
+def test_outputs_sharing_a_buffer_in_one_dtype_alone_serve_that_dtype(tmp_path):
+    # p[:, :-1].to(x.dtype) beside p[:, -1]: two views of one fp32 buffer in
+    # float32, a new bf16 tensor beside an fp32 view in bfloat16. Before: the
+    # bf16 call got both views of the fp32 kernels' buffer, output 1 in bf16
+    # (eager: fp32). After: the capture's float32 alone is served.
+    ref = _porter_ref(
+        """
+        DYNAMIC = ["rows"]
+
+        def make_inputs(rows, cols, dtype=torch.float32, device="cpu"):
+            return (torch.randn(rows, cols, dtype=dtype, device=device),)
+
+        def twin_views(x):
+            p = torch.softmax(x.float(), dim=-1)
+            return p[:, :-1].to(x.dtype), p[:, -1]
+
+        REFERENCE = twin_views
+        """,
+        '{"rows": 4, "cols": 9}',
+    )
+    case = _capture(tmp_path, "twin_views", ref)
+    assert case.manifest["dtypes_served"] == ["float32"]
+    _check(case, {"rows": 3, "cols": 9})
