@@ -8,30 +8,17 @@ from __future__ import annotations
 
 import ast
 
+import triton.language as tl
+
 from porter.port.model import KernelPort
 
 
 def _is_dtype(node: ast.AST) -> bool:
     """`x.dtype` or a dtype of tl (`tl.float32`)."""
     text = ast.unparse(node)
-    return text.endswith(".dtype") or (text.startswith("tl.") and text[3:] in _DTYPES)
-
-
-_DTYPES = {
-    "float16",
-    "bfloat16",
-    "float32",
-    "float64",
-    "int1",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-}
+    return text.endswith(".dtype") or (
+        text.startswith("tl.") and isinstance(getattr(tl, text[3:], None), tl.dtype)
+    )
 
 
 def compare_dtypes_by_value(kp: KernelPort) -> None:
