@@ -3908,7 +3908,9 @@ def test_an_argument_read_for_its_dtype_alone_decides_the_calls_dtype(tmp_path):
             return query, torch.rand(h, dtype=torch.float32, device=device)
 
         def bias_like_query(query, slopes):
-            pos = torch.arange(query.shape[0], dtype=query.dtype, device=query.device)
+            # int positions: made in query's dtype, bf16 would round them
+            # past 256, and the capture's dtype alone would be served
+            pos = torch.arange(query.shape[0], device=query.device)
             return pos[:, None] * slopes.to(query.dtype)
 
         REFERENCE = bias_like_query
