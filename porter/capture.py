@@ -1389,7 +1389,7 @@ _DTYPE_LITERAL = re.compile(r"\btorch\.(float64|float32|float16|bfloat16)\b")
 # text before that dtype: its values round in it.
 _MADE_IN = re.compile(
     r"torch\.(_refs\.)?(tensor|full|full_like|arange|linspace|logspace|scalar_tensor)"
-    r"\([^()]*dtype\s*=\s*$"
+    r"\((?:[^()]|\([^()]*\))*dtype\s*=\s*$"
 )
 
 

@@ -779,7 +779,10 @@ def test_a_flat_index_over_two_axes_keeps_the_outer_stride(tmp_path):
     (folder / "reference.py").write_text(textwrap.dedent(DELTA_DELTA))
     port(folder, progress=lambda _: None)
     case = load_case(folder)
-    assert "strided_as(x, (frames * feats, feats, 1))" in (folder / "kernel.py").read_text()
+    assert (
+        "strided_as(x, (frames * feats, feats, 1))"
+        in (folder / "kernel.py").read_text()
+    )
     _check(case, {"batch": 3, "feats": 10, "frames": 7}, layout="row_step")
 
 
@@ -4920,9 +4923,13 @@ RETURNED_BUFFER = """
 def test_a_module_returning_its_own_buffer_is_refused_at_capture(tmp_path):
     # Before: Dynamo returned self.acc outside the graph, and the scaffold
     # returned one output of two. After: refused, saying what to write.
-    with pytest.raises(PorterError, match="returns its own self.acc; .* return self.acc.clone\\(\\)"):
+    with pytest.raises(
+        PorterError, match="returns its own self.acc; .* return self.acc.clone\\(\\)"
+    ):
         _capture(tmp_path, "acc", RETURNED_BUFFER)
-    case = _capture(tmp_path, "acc2", RETURNED_BUFFER.replace("self.acc\n", "self.acc.clone()\n"))
+    case = _capture(
+        tmp_path, "acc2", RETURNED_BUFFER.replace("self.acc\n", "self.acc.clone()\n")
+    )
     _check(case, {"batch_size": 5})
 
 
@@ -4949,3 +4956,16 @@ def test_outputs_sharing_a_buffer_in_one_dtype_alone_serve_that_dtype(tmp_path):
     case = _capture(tmp_path, "twin_views", ref)
     assert case.manifest["dtypes_served"] == ["float32"]
     _check(case, {"rows": 3, "cols": 9})
+
+
+def test_a_tensor_made_in_the_calls_dtype_tells_the_graphs_apart():
+    from porter.capture import _same_graphs
+
+    def code(dtype):
+        return [f"x = torch.full((s0, 8), 0.5, dtype = torch.{dtype}); y = l_x_ * x"]
+
+    # a float constant made in the input's dtype rounds there
+    assert not _same_graphs(code("float32"), "float32", code("bfloat16"), "bfloat16")
+    # a cast to it is the call's own dtype: the same graph
+    cast = lambda d: [f"y = l_x_.float().to(torch.{d})"]  # noqa: E731
+    assert _same_graphs(cast("float32"), "float32", cast("bfloat16"), "bfloat16")
