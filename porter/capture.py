@@ -1098,7 +1098,8 @@ def run_capture(
     guarded: list[str] = []
     crossed: list[dict[str, int]] = []
     arguments = _arguments(ref, dtype, device)
-    base = _traced(ref, dtype, device, guarded)
+    guard_names: list[str] = []
+    base = _traced(ref, dtype, device, guarded, guard_names=guard_names)
     branches = (
         _taken(
             ref,
@@ -1199,6 +1200,7 @@ def run_capture(
         input_follows=_followers(ref, dtype),
         dtypes_served=served,
         contiguous_only=_contiguous_only(ref, dtype, device, arguments, aliasing),
+        unread_arguments=_unread(arguments, base, guard_names),
     )
     return capture, sources
 
@@ -1642,6 +1644,7 @@ def _traced(
     sizes: dict[str, int] | None = None,
     kwargs: dict[str, Any] | None = None,
     unbacked: list[tuple[str, int]] | None = None,
+    guard_names: list[str] | None = None,
 ) -> list[str] | None:
     """Dynamo's graphs of the reference in `dtype` (at `sizes`, called with
     `kwargs` too, `unbacked` axes unknown to it); `branches` gets the conditions
@@ -1654,6 +1657,8 @@ def _traced(
         return gm.forward
 
     def guard_filter(entries):
+        if guard_names is not None:
+            guard_names.extend(e.name for e in entries)
         for e in entries:
             if e.guard_type == "SHAPE_ENV" and branches is not None:
                 for code in getattr(e.orig_guard, "code_list", None) or []:
@@ -2220,6 +2225,22 @@ def _refuse_reassigned(ref: Reference, model: torch.nn.Module, before: dict) -> 
                 f"{module_attr(name)}; porter ports buffers updated in place "
                 f"({module_attr(name)}.copy_(...))"
             )
+
+
+def _unread(
+    arguments: dict[str, Any], base: list[str] | None, guard_names: list[str]
+) -> list[str]:
+    """The number and flag arguments Dynamo neither guarded on nor took into
+    its graph (a softcap a reference leaves unused): any value serves."""
+    if base is None:
+        return []
+    text = "\n".join(base + guard_names)
+    return [
+        name
+        for name, value in arguments.items()
+        if isinstance(value, (bool, int, float, str))
+        and not re.search(rf"\b(l_)?{re.escape(name)}_?\b", text)
+    ]
 
 
 def _refuse_returned_state(ref: Reference, fn: Any, out: Any) -> None:

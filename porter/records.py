@@ -301,6 +301,9 @@ class Capture:
     # come contiguous (`x.contiguous().div_(t)` copies a strided x): the
     # scaffold refuses other layouts of these.
     contiguous_only: list[str] = field(default_factory=list)
+    # Call arguments Dynamo neither guarded on nor put in the graph: the
+    # reference never reads them, and the scaffold takes any value.
+    unread_arguments: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

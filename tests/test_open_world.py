@@ -4969,3 +4969,31 @@ def test_a_tensor_made_in_the_calls_dtype_tells_the_graphs_apart():
     # a cast to it is the call's own dtype: the same graph
     cast = lambda d: [f"y = l_x_.float().to(torch.{d})"]  # noqa: E731
     assert _same_graphs(cast("float32"), "float32", cast("bfloat16"), "bfloat16")
+
+
+def test_an_argument_the_reference_never_reads_takes_any_value(tmp_path):
+    # Before: softcap=30.0 was refused ("captured with softcap == 50.0"),
+    # though the reference never reads it. After: Dynamo neither guarded on
+    # it nor took it into the graph, and the scaffold takes any value; a
+    # flag the reference branches on stays checked.
+    ref = _porter_ref(
+        """
+        DYNAMIC = ["n"]
+
+        def make_inputs(n, d, dtype=torch.float32, device="cpu"):
+            return (torch.randn(n, d, dtype=dtype, device=device),)
+
+        def doubled(x, softcap: float = 50.0, halve: bool = False):
+            return x * 2.0 if not halve else x
+
+        REFERENCE = doubled
+        """,
+        '{"n": 4, "d": 8}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "doubled", ref)
+    assert case.manifest["unread_arguments"] == ["softcap"]
+    x = torch.randn(3, 8)
+    entry = scaffold_entry(case, "float32", "cpu")
+    assert torch.equal(entry(x, 30.0), x * 2.0)
+    _refuses(case, x, 30.0, True, match="halve")

@@ -316,6 +316,7 @@ def plan_launcher(
             or pname == "self"
             or p.default is inspect.Parameter.empty
             or f"L['{pname}']" in symints  # an int the kernels take at run time
+            or pname in cap.unread_arguments  # the reference never reads it
         ):
             continue
         checks.append(_refuse_other(pname, p.default))
