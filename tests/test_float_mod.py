@@ -31,3 +31,13 @@ def test_a_float_remainder_becomes_fmod_and_an_int_one_stays():
     assert "s = libdevice.fmod(x, y)" in text
     assert "rows = offsets % n" in text and "j = i % 7" in text
     assert kp.uses_libdevice
+
+
+def test_an_integer_libdevice_result_keeps_its_remainder():
+    # popc's count is an int: fmod has no int variant, and a GPU would not
+    # compile it
+    src = "def k(i_ptr):\n    i = tl.load(i_ptr)\n    c = libdevice.popc(i) % 3\n"
+    kp = KernelPort(KernelRecord("k", src, "pointwise", [], {}, None, None, 0), None)
+    kp.tree = ast.parse(src).body[0]
+    exact_float_remainders(kp)
+    assert "c = libdevice.popc(i) % 3" in ast.unparse(kp.tree)

@@ -10,11 +10,30 @@ showed it.
 from __future__ import annotations
 
 import ast
+import re
 
 from porter.ast_tools import bindings, is_call
 from porter.port.model import KernelPort
 
 _FLOATS = {"tl.float16", "tl.bfloat16", "tl.float32", "tl.float64"}
+# libdevice functions whose result is an integer or a bool.
+_INT_RESULTS = {
+    "popc",
+    "clz",
+    "ffs",
+    "signbit",
+    "isnan",
+    "isinf",
+    "isfinited",
+    "finitef",
+    "ilogb",
+    "llrint",
+    "llround",
+    "float_as_int",
+    "float_as_uint",
+    "double_as_longlong",
+}
+_TO_INT = re.compile(r"(float|double)2(int|uint|ll|ull)_")
 
 
 def is_float(node: ast.AST, bound: dict[str, list[ast.AST]], seen=frozenset()) -> bool:
@@ -41,8 +60,9 @@ def is_float(node: ast.AST, bound: dict[str, list[ast.AST]], seen=frozenset()) -
         if func.endswith(".to") or func in ("tl.cast", "tl.full"):
             target = node.args[-1] if node.args else None
             return target is not None and ast.unparse(target) in _FLOATS
-        if func.startswith("libdevice.") and not func.startswith("libdevice.signbit"):
-            return True
+        if func.startswith("libdevice."):
+            name = func.removeprefix("libdevice.")
+            return name not in _INT_RESULTS and not _TO_INT.match(name)
         if is_call(node, "tl.where") and len(node.args) == 3:
             return is_float(node.args[1], bound, seen) or is_float(
                 node.args[2], bound, seen
