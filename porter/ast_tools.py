@@ -16,15 +16,21 @@ def is_call(node: ast.AST, name: str) -> bool:
     return isinstance(node, ast.Call) and ast.unparse(node.func) == name
 
 
-def is_fp32_cast(node: ast.AST) -> bool:
-    """`v.to(tl.float32)`."""
-    return (
+def cast_to(node: ast.AST) -> str | None:
+    """T's text for `v.to(T)`; None for any other node."""
+    if (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
         and node.func.attr == "to"
         and len(node.args) == 1
-        and ast.unparse(node.args[0]) == "tl.float32"
-    )
+    ):
+        return ast.unparse(node.args[0])
+    return None
+
+
+def is_fp32_cast(node: ast.AST) -> bool:
+    """`v.to(tl.float32)`."""
+    return cast_to(node) == "tl.float32"
 
 
 def assigned_call(stmt: ast.stmt, name: str, nargs: int) -> ast.Call | None:

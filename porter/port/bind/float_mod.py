@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import re
 
-from porter.ast_tools import bindings, is_call
+from porter.ast_tools import bindings, cast_to, is_call
 from porter.port.model import KernelPort
 
 _FLOATS = {"tl.float16", "tl.bfloat16", "tl.float32", "tl.float64"}
@@ -56,10 +56,11 @@ def is_float(node: ast.AST, bound: dict[str, list[ast.AST]], seen=frozenset()) -
     ):
         return is_float(node.left, bound, seen) or is_float(node.right, bound, seen)
     if isinstance(node, ast.Call):
+        if cast_to(node) is not None:
+            return cast_to(node) in _FLOATS
         func = ast.unparse(node.func)
-        if func.endswith(".to") or func in ("tl.cast", "tl.full"):
-            target = node.args[-1] if node.args else None
-            return target is not None and ast.unparse(target) in _FLOATS
+        if func in ("tl.cast", "tl.full"):
+            return bool(node.args) and ast.unparse(node.args[-1]) in _FLOATS
         if func.startswith("libdevice."):
             name = func.removeprefix("libdevice.")
             return name not in _INT_RESULTS and not _TO_INT.match(name)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 
-from porter.ast_tools import is_call
+from porter.ast_tools import cast_to, is_call
 from porter.port.model import PortState
 
 _INT_TYPES = {f"tl.{t}{b}" for t in ("int", "uint") for b in (8, 16, 32, 64)}
@@ -40,13 +40,7 @@ def _uncast(node: ast.AST) -> ast.AST:
     if is_call(node, "tl.cast") and len(node.args) == 2:
         if ast.unparse(node.args[1]) == "tl.float64":
             return _uncast(node.args[0])
-    if (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "to"
-        and len(node.args) == 1
-        and ast.unparse(node.args[0]) == "tl.float64"
-    ):
+    if cast_to(node) == "tl.float64":
         return _uncast(node.func.value)
     return node
 
@@ -113,14 +107,7 @@ def _replace(tree: ast.AST, old: ast.AST, new: ast.AST) -> None:
 def _int_casts(fn: ast.FunctionDef) -> list[ast.Call]:
     """The `E.to(<int type>)` calls of fn whose E holds a libdevice.pow."""
     return [
-        n
-        for n in ast.walk(fn)
-        if isinstance(n, ast.Call)
-        and isinstance(n.func, ast.Attribute)
-        and n.func.attr == "to"
-        and len(n.args) == 1
-        and ast.unparse(n.args[0]) in _INT_TYPES
-        and _powers(n.func.value)
+        n for n in ast.walk(fn) if cast_to(n) in _INT_TYPES and _powers(n.func.value)
     ]
 
 
