@@ -10,7 +10,7 @@ import pytest
 
 from porter.ast_tools import bindings
 from porter.pipeline import port
-from porter.port.finish.divisors import _divisor_names
+from porter.port.finish.divisors import divisor_names
 from porter.port.model import PortOptions, PortState
 from porter.port.pipeline import run_pipeline
 from porter.records import Capture
@@ -77,7 +77,7 @@ def test_a_divisor_widened_for_int64_ids_is_followed():
         for n in ast.walk(fn)
         if isinstance(n, ast.BinOp) and isinstance(n.op, ast.FloorDiv)
     ]
-    assert "m" in _divisor_names(div.right, bound)
+    assert "m" in divisor_names(div.right, bound)
 
 
 def test_an_int_argument_past_int32_is_refused_and_the_suite_tries_one(

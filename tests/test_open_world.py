@@ -986,6 +986,34 @@ def test_a_size_of_0_at_which_eager_raises_is_refused(tmp_path):
     _check(case, {"batch": 2, "seq": 1, "channels": 16})
 
 
+def test_a_size_a_kernel_divides_by_as_a_constant_is_refused_at_0(tmp_path):
+    # A sum over dims (0, 2) reads x at `cols % l`, `cols // l` with l a
+    # constexpr: at l = 0 Triton 3.6 failed to compile it on an H100
+    # ("PassManager::run failed" in TritonGPUCoalesce), though the grid of the
+    # kernel over x's elements was empty.
+    ref = _porter_ref(
+        """
+        def make_inputs(b, c, l, dtype=torch.float32, device="cpu"):
+            return (torch.randn(b, c, l, dtype=dtype, device=device),)
+
+        def channel_stats(x):
+            return x.sum(dim=(0, 2)), x - x.mean(dim=(0, 2), keepdim=True)
+
+        REFERENCE = channel_stats
+        """,
+        '{"b": 3, "c": 5, "l": 33}',
+        '["float32"]',
+    ).replace("DTYPES =", 'DYNAMIC = ["b"]\n    DTYPES =')
+    case = _capture(tmp_path, "channel_stats", ref)
+    assert "cols % l" in (case.folder / "kernel.py").read_text()
+    with pytest.raises(ScaffoldRefuses, match="as a compile-time constant"):
+        _check(case, {"b": 3, "c": 5, "l": 0}, optional=True)
+    _check(case, {"b": 3, "c": 5, "l": 7})
+    _check(case, {"b": 0, "c": 5, "l": 7})  # a per-call size is no constant
+    # the generated suite tries each model size at 0, where a GPU would fail
+    assert any(sc.sizes["l"] == 0 and sc.optional for sc in case.scenarios())
+
+
 def test_a_size_of_2_at_which_eager_divides_by_zero_is_refused(tmp_path):
     # HF's dynamic NTK: x ** (dim / (dim - 2)) raises ZeroDivisionError at
     # dim = 2; the kernel's constexpr division there did not compile.

@@ -1,10 +1,12 @@
 """finish.remainders: sizes the launcher computes are checked not negative,
 and not 0 where it divides by them."""
 
+import ast
 from types import SimpleNamespace
 
 from porter.port.finish.remainders import (
     maybe_zero,
+    refuse_zero_constant_divisors,
     refuse_zero_size_divisors,
     size_divisors,
 )
@@ -40,3 +42,37 @@ def test_the_launcher_refuses_a_zero_divisor_before_dividing():
     check = launcher.shape_checks[0]
     assert check.startswith("if 2 * (c // 4) == 0:")
     assert "x.shape[1]" in check and "divide by it" in check
+
+
+def test_a_size_a_kernel_divides_by_as_a_constant_is_refused_at_0():
+    # Before: no check, and at l = 0 Triton 3.6 failed to compile `cols % l`
+    # on a GPU. After: one line; a constant the kernel only multiplies by
+    # (c) and a number are left alone.
+    fn = ast.parse(
+        "def k(x_ptr, l: tl.constexpr, c: tl.constexpr, BLOCK: tl.constexpr):\n"
+        "    cols = tl.arange(0, BLOCK)\n"
+        "    r = cols % l + (cols // l) * c\n"
+        "    q = cols // 4\n"
+    ).body[0]
+    kp = SimpleNamespace(
+        tree=fn,
+        persistent=None,
+        online=None,
+        params=[
+            SimpleNamespace(name="l", kind="model", value="l"),
+            SimpleNamespace(name="c", kind="model", value="c"),
+        ],
+    )
+    launcher = SimpleNamespace(
+        dims=[
+            SimpleNamespace(name="l", expr="x.shape[2]"),
+            SimpleNamespace(name="c", expr="x.shape[1]"),
+        ],
+        shape_checks=[],
+    )
+    port = SimpleNamespace(kernels=[kp], launcher=launcher, notes=[])
+    refuse_zero_constant_divisors(port)
+    assert len(launcher.shape_checks) == 1
+    check = launcher.shape_checks[0]
+    assert check.startswith("if l == 0:")
+    assert "x.shape[2] is 0" in check and "compile-time constant" in check

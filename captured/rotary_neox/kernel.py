@@ -91,6 +91,10 @@ def rotary_neox(q: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
         refuse(
             "captured for shapes cos (q.shape[0], _), sin (q.shape[0], _); re-capture for other sizes"
         )
+    if num_heads == 0:
+        refuse(
+            "q.shape[1] is 0, and a kernel divides by it as a compile-time constant, which does not compile at 0"
+        )
     q = q if q.stride(-1) == 1 else q.contiguous()
     cos = cos if cos.stride(-1) == 1 else cos.contiguous()
     sin = sin if sin.stride(-1) == 1 else sin.contiguous()

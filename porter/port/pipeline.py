@@ -171,6 +171,7 @@ PIPELINE = [
     Pass("finish", divisors.refuse_zero_divisors, "port"),
     Pass("finish", raises.refuse_sizes_eager_rejects, "port"),
     Pass("finish", remainders.refuse_zero_size_divisors, "port"),
+    Pass("finish", remainders.refuse_zero_constant_divisors, "port"),
     Pass("finish", refusals.drop_repeated_refusals, "port"),
     Pass("finish", dtype_pointers.drop_dtype_pointers, "port"),
     Pass("finish", params.drop_unread_parameters, "port"),

@@ -279,8 +279,10 @@ class Case:
                 sizes_to_try = [5, 97, 1023, 1025, 2 * d["size"]]
                 if dtype == self.dtypes[0]:
                     # and 2, where a size's Python math may divide by dim - 2
-                    # (HF's dynamic NTK): eager raises, the scaffold refuses
-                    sizes_to_try.insert(0, 2)
+                    # (HF's dynamic NTK): eager raises, the scaffold refuses;
+                    # and 0, which a kernel dividing by the size as a constant
+                    # does not compile at on a GPU: refused in one line, or right
+                    sizes_to_try[:0] = [0, 2]
                 wide = fused and d["name"] in rows and max(sizes_to_try) <= fused
                 if wide:
                     sizes_to_try.append(fused + 2)
@@ -293,7 +295,7 @@ class Case:
                     # a size past a branch the reference takes on it in
                     # Python: refused in the scaffold's words
                     # (at 5, below a literal slice: refused in one line, or right)
-                    optional = d["name"] in branched or size in (2, 5)
+                    optional = d["name"] in branched or size in (0, 2, 5)
                     out.append(Scenario(dtype, sizes, optional=optional))
                 if wide:
                     # The looped kernel's own handling of inf and NaN (a

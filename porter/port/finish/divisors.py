@@ -14,19 +14,19 @@ import ast
 import re
 
 from porter.ast_tools import bindings
-from porter.port.model import PortState
+from porter.port.model import KernelPort, PortState
 
 # Params that hold Python ints: sizes, and the int arguments Dynamo kept symbolic.
 _INT_KINDS = ("model", "runtime")
 
 
-def _divisor_names(node: ast.AST, bound: dict[str, ast.AST], depth=0) -> set[str]:
+def divisor_names(node: ast.AST, bound: dict[str, ast.AST], depth=0) -> set[str]:
     """The names `node` is, up to sign, a cast (`.to`, `tl.cast`) and the
     where that swaps a 0 for 1 (`safe = tl.where(d == 0, 1, d)`;
     `tl.where(s < 0, 0 - safe, safe)`)."""
     if depth > 12:
         return set()
-    again = lambda n: _divisor_names(n, bound, depth + 1)  # noqa: E731
+    again = lambda n: divisor_names(n, bound, depth + 1)  # noqa: E731
     if isinstance(node, ast.Name):
         return {node.id} | (again(bound[node.id]) if node.id in bound else set())
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
@@ -46,6 +46,22 @@ def _divisor_names(node: ast.AST, bound: dict[str, ast.AST], depth=0) -> set[str
         if ast.unparse(node.func) == "tl.where" and len(node.args) == 3:
             return set().union(*(again(a) for a in node.args[1:]))
     return set()
+
+
+def divided_by(kp: KernelPort, names: set[str]) -> list[str]:
+    """The params among `names` that a kernel of kp divides by (`//` or `%`,
+    as the divisor itself), in the order met."""
+    found: list[str] = []
+    for fn in (kp.tree, kp.persistent, kp.online):
+        if fn is None or not names:
+            continue
+        bound = {n: v[0] for n, v in bindings(fn).items() if len(v) == 1}
+        for node in ast.walk(fn):
+            if isinstance(node, ast.BinOp) and isinstance(
+                node.op, (ast.FloorDiv, ast.Mod)
+            ):
+                found += sorted(divisor_names(node.right, bound) & names - set(found))
+    return found
 
 
 def refuse_zero_divisors(port: PortState) -> None:
@@ -68,17 +84,9 @@ def refuse_zero_divisors(port: PortState) -> None:
             for p in kp.params
             if p.kind in _INT_KINDS and p.value in arguments
         }
-        for fn in (kp.tree, kp.persistent, kp.online):
-            if fn is None or not ints:
-                continue
-            bound = {n: v[0] for n, v in bindings(fn).items() if len(v) == 1}
-            for node in ast.walk(fn):
-                if isinstance(node, ast.BinOp) and isinstance(
-                    node.op, (ast.FloorDiv, ast.Mod)
-                ):
-                    for name in _divisor_names(node.right, bound) & set(ints):
-                        if ints[name] not in seen:
-                            seen.append(ints[name])
+        for name in divided_by(kp, set(ints)):
+            if ints[name] not in seen:
+                seen.append(ints[name])
     # and those eager raises on at 0 in Python (`1.0 / k`), as the capture saw
     seen += [n for n in port.cap.zero_divisors if n not in seen]
     refusals = []

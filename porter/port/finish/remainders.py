@@ -10,6 +10,10 @@ columns failed. The launcher refuses such a call in one line.
 So does a size the launcher divides by that sizes can make 0: pixel_shuffle
 then pixel_unshuffle sized its rows `c // (2 * (c // 4))`, which at fewer
 than 4 channels raised ZeroDivisionError in the launcher.
+
+And so does a size a kernel divides its indices by as a compile-time
+constant (`cols % l`): Triton compiles a kernel even for an empty grid, and
+on a GPU a constant 0 divisor fails to compile ("PassManager::run failed").
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import itertools
 import re
 from collections.abc import Iterator
 
+from porter.port.finish.divisors import divided_by
 from porter.port.launch.launcher import spell_dims
 from porter.port.model import PortState
 
@@ -168,3 +173,25 @@ def refuse_negative_sizes(port: PortState) -> None:
         said = f"the kernels assume {spelled} >= 0, as the capture's sizes had it"
         launcher.shape_checks.append(f"if {value} < 0:\n    refuse({said!r})")
         port.notes.append(f"a call where {value} < 0 is refused")
+
+
+def refuse_zero_constant_divisors(port: PortState) -> None:
+    """Each size a kernel takes as a compile-time constant and divides by
+    (`cols % l`, `offsets // l`) that sizes could make 0 is checked not to
+    be: a call where it is is refused in one line, where the GPU compiler
+    failed on the constant 0 divisor."""
+    launcher = port.launcher
+    named = {d.name: d.expr for d in launcher.dims}
+    seen: list[str] = []
+    for kp in port.kernels:
+        constants = {p.name: p.value for p in kp.params if p.kind == "model"}
+        for name in divided_by(kp, set(constants)):
+            if constants[name] not in seen and maybe_zero(constants[name]):
+                seen.append(constants[name])
+    for value in seen:
+        said = (
+            f"{spell_dims(value, named)} is 0, and a kernel divides by it as a "
+            "compile-time constant, which does not compile at 0"
+        )
+        launcher.shape_checks.append(f"if {value} == 0:\n    refuse({said!r})")
+        port.notes.append(f"a call where {value} == 0 is refused: a constant divisor")
