@@ -46,13 +46,14 @@ def test_the_launcher_refuses_a_zero_divisor_before_dividing():
 
 def test_a_size_a_kernel_divides_by_as_a_constant_is_refused_at_0():
     # Before: no check, and at l = 0 Triton 3.6 failed to compile `cols % l`
-    # on a GPU. After: one line; a constant the kernel only multiplies by
-    # (c) and a number are left alone.
+    # on a GPU. After: one line each; a constant the kernel only multiplies
+    # by (c) and a number are left alone.
     fn = ast.parse(
         "def k(x_ptr, l: tl.constexpr, c: tl.constexpr, BLOCK: tl.constexpr):\n"
         "    cols = tl.arange(0, BLOCK)\n"
         "    r = cols % l + (cols // l) * c\n"
         "    q = cols // 4\n"
+        "    w = cols % floor_div(hw, window)\n"
     ).body[0]
     kp = SimpleNamespace(
         tree=fn,
@@ -61,6 +62,8 @@ def test_a_size_a_kernel_divides_by_as_a_constant_is_refused_at_0():
         params=[
             SimpleNamespace(name="l", kind="model", value="l"),
             SimpleNamespace(name="c", kind="model", value="c"),
+            SimpleNamespace(name="hw", kind="model", value="hw"),
+            SimpleNamespace(name="window", kind="model", value="window"),
         ],
     )
     launcher = SimpleNamespace(
@@ -72,7 +75,13 @@ def test_a_size_a_kernel_divides_by_as_a_constant_is_refused_at_0():
     )
     port = SimpleNamespace(kernels=[kp], launcher=launcher, notes=[])
     refuse_zero_constant_divisors(port)
-    assert len(launcher.shape_checks) == 1
-    check = launcher.shape_checks[0]
-    assert check.startswith("if l == 0:")
-    assert "x.shape[2] is 0" in check and "compile-time constant" in check
+    # Swin's window partition: `x2 % floor_div(hw, window)` divides by
+    # hw // window (0 below a window) and floor_div by window
+    checks = launcher.shape_checks
+    assert sorted(c.split(":")[0] for c in checks) == [
+        "if hw // window == 0",
+        "if l == 0",
+        "if window == 0",
+    ]
+    said = next(c for c in checks if c.startswith("if l == 0"))
+    assert "x.shape[2] is 0" in said and "compile-time constant" in said

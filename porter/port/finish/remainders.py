@@ -23,7 +23,8 @@ import itertools
 import re
 from collections.abc import Iterator
 
-from porter.port.finish.divisors import divided_by
+from porter.ast_tools import bindings
+from porter.port.finish.divisors import divisor_names
 from porter.port.launch.launcher import spell_dims
 from porter.port.model import PortState
 
@@ -175,19 +176,68 @@ def refuse_negative_sizes(port: PortState) -> None:
         port.notes.append(f"a call where {value} < 0 is refused")
 
 
+def _in_constants(node: ast.AST, constants: dict[str, str], bound, depth=0):
+    """node as a launcher expression when it is made of compile-time
+    constants alone (`floor_div(hw, window)` -> `hw // window`), else None."""
+    if depth > 12:
+        return None
+    again = lambda n: _in_constants(n, constants, bound, depth + 1)  # noqa: E731
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return str(node.value)
+    if isinstance(node, ast.Name):
+        if node.id in constants:
+            return f"({constants[node.id]})"
+        return again(bound[node.id]) if node.id in bound else None
+    if isinstance(node, ast.BinOp) and isinstance(
+        node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
+    ):
+        left, right = again(node.left), again(node.right)
+        if left is None or right is None:
+            return None
+        op = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//"}
+        return f"({left} {op.get(type(node.op), '%')} {right})"
+    if isinstance(node, ast.Call) and ast.unparse(node.func) == "floor_div":
+        if len(node.args) == 2:
+            return again(ast.BinOp(node.args[0], ast.FloorDiv(), node.args[1]))
+    return None
+
+
+def _constant_divisors(fn: ast.FunctionDef, constants: dict[str, str]) -> list[str]:
+    """Launcher expressions of each divisor in fn (`a // d`, `a % d`,
+    `floor_div(a, d)`) made of compile-time constants alone."""
+    bound = {n: v[0] for n, v in bindings(fn).items() if len(v) == 1}
+    found = []
+    for node in ast.walk(fn):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Mod)):
+            divisor = node.right
+        elif isinstance(node, ast.Call) and ast.unparse(node.func) == "floor_div":
+            divisor = node.args[1] if len(node.args) == 2 else None
+        else:
+            continue
+        names = divisor_names(divisor, bound) & set(constants)
+        spelled = [constants[n] for n in sorted(names)]
+        if not names and (expr := _in_constants(divisor, constants, bound)):
+            spelled = [ast.unparse(ast.parse(expr, mode="eval"))]
+        found += [e for e in spelled if e not in found]
+    return found
+
+
 def refuse_zero_constant_divisors(port: PortState) -> None:
     """Each size a kernel takes as a compile-time constant and divides by
-    (`cols % l`, `offsets // l`) that sizes could make 0 is checked not to
-    be: a call where it is is refused in one line, where the GPU compiler
-    failed on the constant 0 divisor."""
+    (`cols % l`, `floor_div(x2, hw // window)`) that sizes could make 0 is
+    checked not to be: a call where it is is refused in one line, where the
+    GPU compiler failed on the constant 0 divisor."""
     launcher = port.launcher
     named = {d.name: d.expr for d in launcher.dims}
     seen: list[str] = []
     for kp in port.kernels:
         constants = {p.name: p.value for p in kp.params if p.kind == "model"}
-        for name in divided_by(kp, set(constants)):
-            if constants[name] not in seen and maybe_zero(constants[name]):
-                seen.append(constants[name])
+        for fn in (kp.tree, kp.persistent, kp.online):
+            if fn is None or not constants:
+                continue
+            for value in _constant_divisors(fn, constants):
+                if value not in seen and maybe_zero(value):
+                    seen.append(value)
     for value in seen:
         said = (
             f"{spell_dims(value, named)} is 0, and a kernel divides by it as a "
