@@ -429,6 +429,25 @@ def strided_as(t, strides):
     )
 
 
+def laid_out_like(out, t):
+    """out in the layout eager gives an elementwise result of t: its axes in
+    t's order in memory (channels_last in, channels_last out). Copied only
+    where t came in an order other than the capture's, which the kernels
+    wrote out in."""
+    if out.dim() != t.dim() or (t.is_contiguous() and out.is_contiguous()):
+        return out
+    if any(n > 1 and s == 0 for n, s in zip(t.shape, t.stride())):
+        return out  # an expanded t: eager lays its result out by the others
+    order = sorted(range(t.dim()), key=lambda d: (t.shape[d] > 1, -t.stride(d)))
+    strides, step = [0] * t.dim(), 1
+    for d in reversed(order):  # innermost first
+        strides[d], step = step, step * out.shape[d]
+    if all(n <= 1 or a == b for n, a, b in zip(out.shape, out.stride(), strides)):
+        return out
+    want = torch.empty_strided(out.shape, strides, dtype=out.dtype, device=out.device)
+    return want.copy_(out)
+
+
 def reinterpret(t, size, stride, offset):
     """A view of t's elements as Inductor's wrapper laid them out (it assumed a
     contiguous tensor); offset counts from t's first element, not its storage."""

@@ -1201,6 +1201,7 @@ def run_capture(
         dtypes_served=served,
         contiguous_only=_contiguous_only(ref, dtype, device, arguments, aliasing),
         unread_arguments=_unread(arguments, base, guard_names),
+        output_layouts=_output_layouts(ref, dtype, device, aliasing),
     )
     return capture, sources
 
@@ -1321,6 +1322,77 @@ def _aliasing(ref: Reference, dtype: str, device: str) -> tuple | None:
     ]
     twins = tuple(made.index(m) if m is not None else None for m in made)
     return shared, changed, twins
+
+
+def _relaid(t: torch.Tensor) -> torch.Tensor:
+    """t's values in a dense layout of another axis order: contiguous, or
+    else its axes laid out in reverse order (column-major)."""
+    if _strides_like(t, t.shape) != _strides_like(t.contiguous(), t.shape):
+        return t.contiguous()
+    order = list(range(t.dim()))[::-1]
+    back = sorted(range(t.dim()), key=order.__getitem__)
+    return t.permute(order).contiguous().permute(back)
+
+
+def _strides_like(t: torch.Tensor, shape) -> list[int] | None:
+    """Dense strides of `shape` with its axes in t's order in memory (axes of
+    one element outermost), as the scaffold's laid_out_like lays out an
+    output; None for an expanded t."""
+    if any(n > 1 and s == 0 for n, s in zip(t.shape, t.stride())):
+        return None
+    order = sorted(range(t.dim()), key=lambda d: (t.shape[d] > 1, -t.stride(d)))
+    strides, step = [0] * t.dim(), 1
+    for d in reversed(order):  # innermost first
+        strides[d], step = step, step * shape[d]
+    return strides
+
+
+def _follows(out: Any, t: torch.Tensor) -> bool:
+    """out is laid out in t's axis order (strides of axes past one element)."""
+    if not isinstance(out, torch.Tensor) or out.dim() != t.dim():
+        return False
+    if out.numel() == 0 or (strides := _strides_like(t, out.shape)) is None:
+        return False
+    return all(n <= 1 or a == b for n, a, b in zip(out.shape, out.stride(), strides))
+
+
+def _output_layouts(
+    ref: Reference, dtype: str, device: str, aliasing: tuple | None
+) -> list[str | None]:
+    """Per output of eager's, the tensor argument whose layout it follows:
+    the first that, laid out otherwise (_relaid) alone, gives the output that
+    layout too. An output eager returns as an input, or lays out its own way
+    (layer_norm's contiguous one), follows none."""
+    if aliasing is None:
+        return []
+    try:
+        fn, inputs = _built_in(ref, dtype, device)
+        with torch.no_grad():  # in place or not, the layouts are the same
+            outs = _flat(fn(*inputs))
+    except Exception:  # noqa: BLE001 - eager rejects it: nothing to follow
+        return []
+    follows: list[str | None] = [None] * len(outs)
+    for j, (name, t) in enumerate(zip(ref.input_names, inputs)):
+        if not isinstance(t, torch.Tensor) or sum(n > 1 for n in t.shape) < 2:
+            continue
+        wanted = [
+            i
+            for i, o in enumerate(outs)
+            if follows[i] is None and aliasing[0][i] is None and _follows(o, t)
+        ]
+        if not wanted:
+            continue
+        again = list(inputs)
+        again[j] = _relaid(t)
+        try:
+            with torch.no_grad():
+                other = _flat(fn(*again))
+        except Exception:  # noqa: BLE001 - eager rejects the other layout
+            continue
+        for i in wanted:
+            if i < len(other) and _follows(other[i], again[j]):
+                follows[i] = name
+    return follows
 
 
 def _contiguous_only(

@@ -304,6 +304,13 @@ class Capture:
     # Call arguments Dynamo neither guarded on nor put in the graph: the
     # reference never reads them, and the scaffold takes any value.
     unread_arguments: list[str] = field(default_factory=list)
+    # Int arguments eager wraps to a 32-bit or narrower tensor's dtype; None:
+    # not recorded (an older capture), any beside such a tensor.
+    wrapped_arguments: list[str] | None = None
+    # Per output, the tensor argument whose layout eager's output follows
+    # (an elementwise op's result is laid out as its input: channels_last in,
+    # channels_last out), None where it follows none.
+    output_layouts: list[str | None] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

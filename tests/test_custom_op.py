@@ -127,9 +127,9 @@ def test_a_wrong_fake_fails_the_check(tmp_path):
     # The launcher is the op's fake: its early return for fake tensors gives
     # the compiler another dtype than the kernels write.
     text = path.read_text()
-    fake = "if is_fake(x):  # torch.compile tracing: outputs only\n        return out\n"
+    fake = "if is_fake(x):  # torch.compile tracing: outputs only\n        return "
     assert fake in text
-    path.write_text(text.replace(fake, fake.replace("return out", "return out.double()")))
+    path.write_text(text.replace(fake, fake + "torch.ones(1, dtype=torch.float64) + "))
     with pytest.raises(Exception, match="test_faketensor failed") as info:
         check_custom_op(load_case(folder), "cpu", seed=0)
     assert type(info.value).__name__ == "OpCheckError"  # torch.library.opcheck's

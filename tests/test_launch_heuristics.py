@@ -553,7 +553,10 @@ def test_only_the_persistent_kernel_takes_the_eviction_hint_and_trigger_switch()
     assert looped[0] == "looped" and "STREAM_ROWS" not in looped[1]
     # the early trigger is the kernel's own (BLOCK_ROWS == 1): nothing passed
     assert "EARLY_TRIGGER" not in launcher
-    assert launcher.rstrip().endswith("**launch,\n    )\n    return out0, out1")
+    assert launcher.rstrip().endswith(
+        "**launch,\n    )\n"
+        "    return laid_out_like(out0, x_given), laid_out_like(out1, x_given)"
+    )
     kernels = source[: source.index("def fused_add_rmsnorm_kernel_looped(")]
     assert "STREAM_ROWS: tl.constexpr" in kernels
     assert "pdl_wait(LAUNCH_PDL, BLOCK_ROWS == 1)" in kernels

@@ -1206,6 +1206,58 @@ def test_an_alias_eager_makes_at_one_layout_alone_is_served_at_that_layout(tmp_p
     _check(case, {"n": 3, "d": 8}, layout="row_sliced")
 
 
+def test_an_output_is_laid_out_as_the_input_eager_lays_it_out_by(tmp_path):
+    # A channels_last capture returned channels_last results for a contiguous
+    # x, where eager's are contiguous; a contiguous one, contiguous results for
+    # a column-major x. The values were right; a caller's .view() raised.
+    ref = _porter_ref(
+        """
+        def make_inputs(batch, channels, height, width, dtype=torch.float32, device="cpu"):
+            x = torch.randn(batch, channels, height, width, dtype=dtype, device=device)
+            scale = torch.randn(channels, dtype=dtype, device=device)
+            return x.to(memory_format=torch.channels_last), scale
+
+        def scale_relu(x, scale):
+            return torch.relu(x * scale[None, :, None, None])
+
+        REFERENCE = scale_relu
+        """,
+        '{"batch": 2, "channels": 3, "height": 4, "width": 5}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "scale_relu", ref)
+    assert case.manifest["output_layouts"] == ["x"]
+    fn = scaffold_entry(case, "float32", "cpu")
+    x, scale = torch.randn(2, 3, 4, 5), torch.randn(3)
+    for x in (x, x.to(memory_format=torch.channels_last)):
+        out = fn(x, scale)
+        assert out.stride() == x.stride()
+        torch.testing.assert_close(out, torch.relu(x * scale[None, :, None, None]))
+    _check(
+        case, {"batch": 2, "channels": 3, "height": 4, "width": 5}, values="difficult"
+    )
+    # layer_norm lays its result out contiguous at any layout: it follows none
+    ref = _porter_ref(
+        """
+        def make_inputs(n, d, dtype=torch.float32, device="cpu"):
+            return (torch.randn(n, d, dtype=dtype, device=device),)
+
+        def norm_and_double(x):
+            return torch.nn.functional.layer_norm(x, (x.shape[-1],)), x * 2.0
+
+        REFERENCE = norm_and_double
+        """,
+        '{"n": 4, "d": 8}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "norm_and_double", ref)
+    assert case.manifest["output_layouts"] == [None, "x"]
+    x = torch.randn(8, 4).t()
+    normed, doubled = scaffold_entry(case, "float32", "cpu")(x)
+    assert normed.is_contiguous() and doubled.stride() == x.stride()
+    _check(case, {"n": 4, "d": 8}, layout="column_major")
+
+
 def test_a_dim_only_a_multiple_of_sizes_is_checked_where_the_graph_fixes_it(tmp_path):
     # F.glu(x, dim=1) of x with 2 * channels: Dynamo fixes x.shape[1] at 16
     # and channels had no axis of its own, so it stayed "symbolic" and nothing

@@ -73,7 +73,13 @@ def test_a_size_a_kernel_divides_by_as_a_constant_is_refused_at_0():
         ],
         shape_checks=[],
     )
-    port = SimpleNamespace(kernels=[kp], launcher=launcher, notes=[])
+    port = SimpleNamespace(
+        kernels=[kp],
+        launcher=launcher,
+        notes=[],
+        cap=SimpleNamespace(input_names=["x"]),
+        module=SimpleNamespace(inputs=[]),
+    )
     refuse_zero_constant_divisors(port)
     # Swin's window partition: `x2 % floor_div(hw, window)` divides by
     # hw // window (0 below a window) and floor_div by window

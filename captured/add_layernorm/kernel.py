@@ -7,8 +7,9 @@ import torch
 import triton
 import triton.language as tl
 
-from ..common import define_op, is_fake, pdl_enabled, pdl_release, pdl_wait, refuse
-from ..common import row_launch, row_mean_m2, welford_accumulate, welford_finish
+from ..common import define_op, is_fake, laid_out_like, pdl_enabled, pdl_release
+from ..common import pdl_wait, refuse, row_launch, row_mean_m2, welford_accumulate
+from ..common import welford_finish
 
 
 @triton.jit(do_not_specialize=["num_tokens"])
@@ -159,6 +160,7 @@ def add_layernorm(x, residual, weight, bias, eps: float = 1e-05):
         refuse(
             "captured for shapes residual (x.shape[0], x.shape[1]), weight (x.shape[1],), bias (x.shape[1],); re-capture for other sizes"
         )
+    x_given = x
     x = x if x.stride(-1) == 1 else x.contiguous()
     residual = residual if residual.stride(-1) == 1 else residual.contiguous()
     weight = weight if weight.stride(-1) == 1 else weight.contiguous()
@@ -166,7 +168,7 @@ def add_layernorm(x, residual, weight, bias, eps: float = 1e-05):
     out1 = torch.empty((num_tokens, hidden), dtype=x.dtype, device=x.device)
     out0 = torch.empty((num_tokens, hidden), dtype=x.dtype, device=x.device)
     if is_fake(x):  # torch.compile tracing: outputs only
-        return out0, out1
+        return out0, laid_out_like(out1, x_given)
     pdl = pdl_enabled(x.device)
     form, launch = row_launch(
         num_tokens,
@@ -194,7 +196,7 @@ def add_layernorm(x, residual, weight, bias, eps: float = 1e-05):
         launch_pdl=pdl,
         **launch,
     )
-    return out0, out1
+    return out0, laid_out_like(out1, x_given)
 
 
 def register_op(namespace="porter"):

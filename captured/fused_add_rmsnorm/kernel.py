@@ -7,8 +7,8 @@ import torch
 import triton
 import triton.language as tl
 
-from ..common import define_op, is_fake, pdl_enabled, pdl_release, pdl_wait, refuse
-from ..common import row_launch, split_cols, split_partial, split_rows
+from ..common import define_op, is_fake, laid_out_like, pdl_enabled, pdl_release
+from ..common import pdl_wait, refuse, row_launch, split_cols, split_partial, split_rows
 
 
 @triton.jit(do_not_specialize=["num_tokens"])
@@ -145,13 +145,14 @@ def fused_add_rmsnorm(x, residual, weight, eps: float = 1e-06):
         refuse(
             "captured for shapes residual (x.shape[0], x.shape[1]), weight (x.shape[1],); re-capture for other sizes"
         )
+    x_given = x
     x = x if x.stride(-1) == 1 else x.contiguous()
     residual = residual if residual.stride(-1) == 1 else residual.contiguous()
     weight = weight if weight.stride(-1) == 1 else weight.contiguous()
     out1 = torch.empty((num_tokens, hidden), dtype=x.dtype, device=x.device)
     out0 = torch.empty((num_tokens, hidden), dtype=x.dtype, device=x.device)
     if is_fake(x):  # torch.compile tracing: outputs only
-        return out0, out1
+        return laid_out_like(out0, x_given), laid_out_like(out1, x_given)
     pdl = pdl_enabled(x.device)
     form, launch = row_launch(
         num_tokens,
@@ -183,7 +184,7 @@ def fused_add_rmsnorm(x, residual, weight, eps: float = 1e-06):
         launch_pdl=pdl,
         **launch,
     )
-    return out0, out1
+    return laid_out_like(out0, x_given), laid_out_like(out1, x_given)
 
 
 def register_op(namespace="porter"):

@@ -8,8 +8,8 @@ import triton
 import triton.language as tl
 from triton.language.extra import libdevice
 
-from ..common import DECODE_BLOCK, define_op, exp_ftz, is_fake, pdl_enabled, pdl_release
-from ..common import pdl_wait, refuse, tile_settings
+from ..common import DECODE_BLOCK, define_op, exp_ftz, is_fake, laid_out_like
+from ..common import pdl_enabled, pdl_release, pdl_wait, refuse, tile_settings
 
 
 @triton.jit(do_not_specialize=["num_tokens"])
@@ -52,10 +52,11 @@ def gelu_tanh_and_mul(x: torch.Tensor):
     if x.dim() != 2:
         refuse("captured with x 2-d; re-capture with the ranks you need")
     num_tokens = x.shape[0]
+    x_given = x
     x = x if x.stride(-1) == 1 else x.contiguous()
     out = torch.empty((num_tokens, x.shape[1] // 2), dtype=x.dtype, device=x.device)
     if is_fake(x):  # torch.compile tracing: outputs only
-        return out
+        return laid_out_like(out, x_given)
     pdl = pdl_enabled(x.device)
     BLOCK_ROWS, BLOCK_COLS, num_warps = tile_settings(
         num_tokens, x.shape[1] // 2, x.element_size(), heavy=True
@@ -75,7 +76,7 @@ def gelu_tanh_and_mul(x: torch.Tensor):
         num_warps=num_warps,
         launch_pdl=pdl,
     )
-    return out
+    return laid_out_like(out, x_given)
 
 
 def register_op(namespace="porter"):

@@ -8,7 +8,8 @@ import torch.nn as nn
 import triton
 import triton.language as tl
 
-from ..common import launch_settings, pdl_enabled, pdl_release, pdl_wait, refuse
+from ..common import laid_out_like, launch_settings, pdl_enabled, pdl_release, pdl_wait
+from ..common import refuse
 
 
 @triton.jit(do_not_specialize=["batch_size"])
@@ -70,6 +71,7 @@ class ModelNew(nn.Module):
             refuse(
                 "captured for shapes x (_, 512), self.weight (512,); re-capture for other sizes"
             )
+        x_given = x
         x = x if x.stride(-1) == 1 else x.contiguous()
         weight = (
             self.weight if self.weight.stride(-1) == 1 else self.weight.contiguous()
@@ -93,7 +95,7 @@ class ModelNew(nn.Module):
             num_warps=num_warps,
             launch_pdl=pdl,
         )
-        return out
+        return laid_out_like(out, x_given)
 
     def as_op(self, namespace="porter"):
         """This module as one custom op (its settings fixed, its parameters and
@@ -126,8 +128,9 @@ def register_op(model, namespace="porter"):
         @torch.library.register_fake(f"{namespace}::{name}", lib=lib)
         def _(x, weight):
             batch_size = x.shape[0]
+            x_given = x
             out = torch.empty((batch_size, 512), dtype=x.dtype, device=x.device)
-            return out
+            return laid_out_like(out, x_given)
 
         _OPS[key] = model, getattr(getattr(torch.ops, namespace), name)
     return _OPS[key][1]

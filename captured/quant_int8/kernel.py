@@ -8,9 +8,9 @@ import triton
 import triton.language as tl
 from triton.language.extra import libdevice
 
-from ..common import define_op, is_fake, max_nan, maximum_nan, minimum_nan, pdl_enabled
-from ..common import pdl_release, pdl_wait, refuse, row_launch, split_cols
-from ..common import split_partial, split_rows
+from ..common import define_op, is_fake, laid_out_like, max_nan, maximum_nan
+from ..common import minimum_nan, pdl_enabled, pdl_release, pdl_wait, refuse, row_launch
+from ..common import split_cols, split_partial, split_rows
 
 
 @triton.jit(do_not_specialize=["num_tokens"])
@@ -111,11 +111,12 @@ def quant_int8(x: torch.Tensor):
     num_tokens, hidden = x.shape
     if hidden == 0:
         refuse("amax over an empty axis (x.shape[1] == 0) has no value; eager raises")
+    x_given = x
     x = x if x.stride(-1) == 1 else x.contiguous()
     out1 = torch.empty((num_tokens, 1), dtype=torch.float32, device=x.device)
     out0 = torch.empty((num_tokens, hidden), dtype=torch.int8, device=x.device)
     if is_fake(x):  # torch.compile tracing: outputs only
-        return out0, out1
+        return laid_out_like(out0, x_given), laid_out_like(out1, x_given)
     pdl = pdl_enabled(x.device)
     form, launch = row_launch(
         num_tokens,
@@ -141,7 +142,7 @@ def quant_int8(x: torch.Tensor):
         launch_pdl=pdl,
         **launch,
     )
-    return out0, out1
+    return laid_out_like(out0, x_given), laid_out_like(out1, x_given)
 
 
 def register_op(namespace="porter"):

@@ -7,8 +7,8 @@ import torch
 import triton
 import triton.language as tl
 
-from ..common import define_op, is_fake, pdl_enabled, pdl_release, pdl_wait, refuse
-from ..common import row_launch, split_cols, split_partial, split_rows
+from ..common import define_op, is_fake, laid_out_like, pdl_enabled, pdl_release
+from ..common import pdl_wait, refuse, row_launch, split_cols, split_partial, split_rows
 
 
 @triton.jit(do_not_specialize=["num_tokens"])
@@ -118,11 +118,12 @@ def rmsnorm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-06):
     num_tokens, hidden = x.shape
     if weight.shape != (hidden,):
         refuse("captured for shapes weight (x.shape[1],); re-capture for other sizes")
+    x_given = x
     x = x if x.stride(-1) == 1 else x.contiguous()
     weight = weight if weight.stride(-1) == 1 else weight.contiguous()
     out = torch.empty((num_tokens, hidden), dtype=x.dtype, device=x.device)
     if is_fake(x):  # torch.compile tracing: outputs only
-        return out
+        return laid_out_like(out, x_given)
     pdl = pdl_enabled(x.device)
     form, launch = row_launch(
         num_tokens,
@@ -146,7 +147,7 @@ def rmsnorm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-06):
         launch_pdl=pdl,
         **launch,
     )
-    return out
+    return laid_out_like(out, x_given)
 
 
 def register_op(namespace="porter"):

@@ -263,8 +263,15 @@ def fake_return_at(launcher, params: set[str]) -> int | None:
         for step in [s, *s.otherwise]:
             if step.kind == "extern":
                 later |= _bound_by(step.call)
-    # an in-place function returns its arguments themselves
-    needed = names_in(ast.parse(launcher.returns)) - {"None"}
+    # an in-place function returns its arguments themselves; a helper the
+    # return calls (laid_out_like) is no output
+    tree = ast.parse(launcher.returns)
+    called = {
+        n.func.id
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+    }
+    needed = names_in(tree) - called - {"None"}
     if needed & later or not needed <= bound | params:
         return None
     return first

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 
 from porter.ast_tools import bindings
 from porter.port.finish.divisors import divisor_names
-from porter.port.launch.launcher import spell_dims
+from porter.port.launch.launcher import off_module, spell_dims
 from porter.port.model import PortState
 
 _SIZE_KINDS = ("runtime", "model")
@@ -202,6 +202,20 @@ def _in_constants(node: ast.AST, constants: dict[str, str], bound, depth=0):
     return None
 
 
+def _without_number_factors(expr: str) -> str:
+    """expr less the numbers it is multiplied by (`2 * half` is 0 where half
+    is): one check for both."""
+    node = ast.parse(expr, mode="eval").body
+    while isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        if _number(node.left) is not None:
+            node = node.right
+        elif _number(node.right) is not None:
+            node = node.left
+        else:
+            break
+    return ast.unparse(node)
+
+
 def _constant_divisors(fn: ast.FunctionDef, constants: dict[str, str]) -> list[str]:
     """Launcher expressions of each divisor in fn (`a // d`, `a % d`,
     `floor_div(a, d)`) made of compile-time constants alone."""
@@ -236,9 +250,12 @@ def refuse_zero_constant_divisors(port: PortState) -> None:
             if fn is None or not constants:
                 continue
             for value in _constant_divisors(fn, constants):
+                value = _without_number_factors(value)
                 if value not in seen and maybe_zero(value):
                     seen.append(value)
+    inputs = set(port.cap.input_names)
     for value in seen:
+        value = off_module(value, port.module, inputs)  # checked before binding
         said = (
             f"{spell_dims(value, named)} is 0, and a kernel divides by it as a "
             "compile-time constant, which does not compile at 0"

@@ -672,6 +672,8 @@ def bind_layouts(
     viewed = _viewed(launcher)
     prelude, epilogue, given_of, whole = [], [], {}, {}
     returned = {m["name"] for m in cap.output_map if m.get("kind") == "input"}
+    followed = {n for n in cap.output_layouts if n}
+    whole_layout: dict[str, str] = {}  # the caller's tensor, where rebound
     for name in cap.contiguous_only:
         said = (
             f"eager changes {name} in place only where it is contiguous (a strided "
@@ -727,36 +729,72 @@ def bind_layouts(
             # tensor itself, not the launcher's copy of it.
             prelude.append(f"{var}_given = {var}")
             whole[var] = f"{var}_given"
+        if line and var == source and var in followed and var not in whole:
+            prelude.append(f"{var}_given = {var}")
+            whole_layout[var] = f"{var}_given"
         if line:
             prelude.append(line)
     launcher.prelude = prelude + launcher.prelude
     launcher.epilogue = epilogue
     # The checks and sizes run before the prelude binds a module's tensors to
-    # names: there they read them off the module (a plain tensor attribute's
-    # size is a symbol of the graph, self.inv_freq.shape[0]).
-    held = {
-        gi.target.replace(".", "_"): module_attr(gi.target)
-        for gi in module.inputs
-        if gi.kind == "tensor" and gi.target not in inputs
-    }
-    if held:
-        early = re.compile(
-            r"(?<![\w.])(" + "|".join(map(re.escape, held)) + r")(?=\.shape\b)"
-        )
-
-        def off_module(code: str) -> str:
-            return early.sub(lambda m: held[m.group(1)], code)
-
-        launcher.checks = [off_module(c) for c in launcher.checks]
-        launcher.shape_checks = [off_module(c) for c in launcher.shape_checks]
-        for d in launcher.dims:
-            d.expr = off_module(d.expr)
+    # names: there they read them off the module.
+    launcher.checks = [off_module(c, module, inputs) for c in launcher.checks]
+    launcher.shape_checks = [
+        off_module(c, module, inputs) for c in launcher.shape_checks
+    ]
+    for d in launcher.dims:
+        d.expr = off_module(d.expr, module, inputs)
     # An output that is an input changed in place is the caller's tensor.
     launcher.returns = re.sub(
         r"\b\w+\b", lambda m: given_of.get(m.group(0), m.group(0)), launcher.returns
     )
     if whole:
         launcher.returns = _returned_whole(launcher.returns, whole)
+    if followed:
+        callers = {**{v: v for v in followed}, **given_of, **whole, **whole_layout}
+        launcher.returns = _laid_out_like_inputs(
+            launcher.returns, cap.output_layouts, callers, launcher.calls
+        )
+
+
+def _laid_out_like_inputs(
+    returns: str, layouts: list[str | None], callers: dict[str, str], calls: Calls
+) -> str:
+    """`returns` with each output whose layout eager makes follow an input's
+    (cap.output_layouts) laid out as the caller's tensor: a contiguous x
+    gets a contiguous result from a channels_last capture, a copy made only
+    at a layout other than the capture's."""
+    tree = ast.parse(returns.strip(), mode="eval").body
+    items = tree.elts if isinstance(tree, ast.Tuple) else [tree]
+    if len(items) != len(layouts):
+        return returns
+    texts = []
+    for item, name in zip(items, layouts):
+        text = ast.unparse(item)
+        if name in callers and isinstance(item, ast.Name):
+            calls.helpers.add("laid_out_like")
+            text = f"laid_out_like({text}, {callers[name]})"
+        texts.append(text)
+    if not isinstance(tree, ast.Tuple):
+        return texts[0]
+    return ", ".join(texts) + ("," if len(texts) == 1 else "")
+
+
+def off_module(code: str, module: CompiledModule, inputs: set[str]) -> str:
+    """code with each size of a module tensor the prelude binds to a name read
+    off the module instead (a plain tensor attribute's size is a symbol of the
+    graph, self.inv_freq.shape[0]): for checks, which run before the prelude."""
+    held = {
+        gi.target.replace(".", "_"): module_attr(gi.target)
+        for gi in module.inputs
+        if gi.kind == "tensor" and gi.target not in inputs
+    }
+    if not held:
+        return code
+    early = re.compile(
+        r"(?<![\w.])(" + "|".join(map(re.escape, held)) + r")(?=\.shape\b)"
+    )
+    return early.sub(lambda m: held[m.group(1)], code)
 
 
 def _returned_whole(returns: str, names: dict[str, str]) -> str:
