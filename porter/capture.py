@@ -1167,6 +1167,7 @@ def run_capture(
         # the rest of the process (the capture's checks, a sweep's suite).
         zero_divisors=_zero_divisors(ref, dtype, "cpu", arguments),
         rejected_arguments=_rejected_arguments(ref, dtype, "cpu", arguments),
+        wrapped_arguments=_wrapped_arguments(ref, dtype, "cpu", arguments),
         rejected_sizes=_rejected_sizes(
             ref, dtype, "cpu", crossed, [] if output_map else _output_sizes(modules)
         ),
@@ -1899,6 +1900,52 @@ def _rejected_arguments(
     return out
 
 
+def _wrapped_arguments(
+    ref: Reference, dtype: str, device: str, arguments: dict[str, Any]
+) -> list[str]:
+    """The int arguments eager wraps to a 32-bit or narrower tensor's dtype:
+    one past int32 by 2**32 gives what it gives, where one more gives other
+    values (`ids // (2**32 + 3)` is ids // 3 of int32 ids). The kernels take
+    the whole value, so the scaffold refuses these outside int32's range; an
+    argument added to int64 ids beside an unrelated uint8 tensor is not one.
+    One eager rejects, or whose effect cannot be seen, counts as wrapped."""
+    out = []
+    for name, value in arguments.items():
+        if type(value) is not int:
+            continue
+        base, more, wrapped = (
+            _eager_at(ref, dtype, device, name, v)
+            for v in (value, value + 1, value + 2**32)
+        )
+        if base is None or more is None or wrapped is None:
+            out.append(name)
+            continue
+        if any(
+            not _same_values(a, b) and _same_values(a, c)
+            for a, b, c in zip(base, more, wrapped)
+            if a.shape == b.shape == c.shape and a.dtype == b.dtype == c.dtype
+        ) or all(_same_values(a, b) for a, b in zip(base, more) if a.shape == b.shape):
+            out.append(name)
+    return out
+
+
+def _eager_at(
+    ref: Reference, dtype: str, device: str, name: str, value: int
+) -> list[torch.Tensor] | None:
+    """Eager's outputs, and its tensor inputs after the call, with argument
+    `name` at `value`; None where eager rejects it."""
+    try:
+        fn, inputs = _built_in(ref, dtype, device)
+        target = fn.forward if isinstance(fn, torch.nn.Module) else fn
+        bound = inspect.signature(target).bind_partial(*inputs)
+        bound.arguments[name] = value
+        with torch.no_grad():
+            got = _flat_tensors(target(*bound.args, **bound.kwargs))
+    except Exception:  # noqa: BLE001 - any rejection
+        return None
+    return got + [t for t in bound.args if isinstance(t, torch.Tensor)]
+
+
 def _data_error(ref: Reference, dtype: str, device: str, name: str, value: int) -> bool:
     """Whether eager's error at `value` comes from what the int tensors hold,
     not from the value alone: it runs with them all 0, or all 1. An
@@ -1992,11 +2039,14 @@ def _rejected_sizes(
     at a head_dim of 2, where the kernels' constexpr division does not
     compile. Also where eager's outputs there take another shape than the
     graph's sizes give (`argsort(x)[:, :1]` of an empty row: Dynamo, tracing
-    sizes of 2 and more, fixed its width at 1). {"dim": name, "size": the
+    sizes of 2 and more, fixed its width at 1), or another rank where the
+    graph's sizes are not at hand (`.squeeze()` drops a batch of 1 too).
+    {"dim": name, "size": the
     size, "error": eager's first line or the shapes, "kind": "shape" for
     those}."""
     out = []
     single = [next(iter(e.items())) for e in edges if len(e) == 1]
+    ranks = _output_ranks(ref, dtype, device) if not shapes else None
     for dim in ref.dims:
         tried = [1, 0, 2] + [v for name, v in single if name == dim.name]
         for at in dict.fromkeys(tried):
@@ -2014,19 +2064,44 @@ def _rejected_sizes(
                 said = f"{type(err).__name__}: {_first_line(err)}"
                 out.append({"dim": dim.name, "size": at, "error": said[:160]})
                 continue
+            at_sizes = ", ".join(f"{k}={v}" for k, v in sizes.items())
+            if ranks is not None and len(got) == len(ranks):
+                # no sizes to compare (an output is a view of a buffer): its
+                # rank, which a squeeze() drops an axis of 1 from
+                for i, (t, rank) in enumerate(zip(got, ranks)):
+                    if t.dim() != rank:
+                        said = f"output {i} is {tuple(t.shape)} at {at_sizes}, the kernels' {rank}-d"
+                        out.append(
+                            {
+                                "dim": dim.name,
+                                "size": at,
+                                "error": said,
+                                "kind": "shape",
+                            }
+                        )
+                        break
             if len(got) != len(shapes):
                 continue
             named = dict(zip(ref.input_names, inputs))
             for i, (t, expr) in enumerate(zip(got, shapes)):
                 want = _shape_at(expr, sizes, named)
                 if want is not None and want != tuple(t.shape):
-                    at_sizes = ", ".join(f"{k}={v}" for k, v in sizes.items())
                     said = f"output {i} is {tuple(t.shape)} at {at_sizes}, the kernels' {want}"
                     out.append(
                         {"dim": dim.name, "size": at, "error": said, "kind": "shape"}
                     )
                     break
     return out
+
+
+def _output_ranks(ref: Reference, dtype: str, device: str) -> list[int] | None:
+    """The rank of each of eager's outputs at the reference's own sizes."""
+    try:
+        fn, inputs = _built_in(ref, dtype, device)
+        with torch.no_grad():
+            return [t.dim() for t in _flat_tensors(fn(*inputs))]
+    except Exception:  # noqa: BLE001 - eager rejects its own inputs: nothing to compare
+        return None
 
 
 def _built_in(

@@ -1014,6 +1014,70 @@ def test_a_size_a_kernel_divides_by_as_a_constant_is_refused_at_0(tmp_path):
     assert any(sc.sizes["l"] == 0 and sc.optional for sc in case.scenarios())
 
 
+def test_a_squeeze_that_drops_a_per_call_axis_of_1_is_refused_there(tmp_path):
+    # x.sum(1, keepdim=True).squeeze() at a batch of 1: eager drops that axis
+    # too (a 0-d result); the graph, traced at 2 and more, returned (1,). Its
+    # output is a view of a buffer, which the graph's sizes did not give.
+    ref = _porter_ref(
+        """
+        def make_inputs(b, s, dtype=torch.float32, device="cpu"):
+            return (torch.randn(b, s, dtype=dtype, device=device),)
+
+        def row_sums(x):
+            return x.sum(dim=1, keepdim=True).squeeze()
+
+        REFERENCE = row_sums
+        """,
+        '{"b": 3, "s": 8}',
+        '["float32"]',
+    ).replace("DTYPES =", 'DYNAMIC = ["b"]\n    DTYPES =')
+    case = _capture(tmp_path, "row_sums", ref)
+    assert [
+        (e["dim"], e["size"], e.get("kind")) for e in case.manifest["rejected_sizes"]
+    ] == [("b", 1, "shape")]
+    with pytest.raises(ScaffoldRefuses, match="traced b of 2 and more"):
+        _check(case, {"b": 1, "s": 8}, optional=True)
+    _check(case, {"b": 4, "s": 8})
+
+
+def test_an_int_argument_eager_does_not_wrap_is_served_past_int32(tmp_path):
+    # i64 + big beside an unrelated uint8 tensor: every int argument was
+    # refused past int32 once any input was a narrow int, the captured call
+    # (big = 2**40) too. Eager wraps only one that meets the narrow tensor.
+    ref = _porter_ref(
+        """
+        def make_inputs(n, dtype=torch.float32, device="cpu"):
+            ids = torch.randint(-10, 10, (n,), dtype=torch.int64, device=device)
+            u = torch.randint(0, 256, (n,), dtype=torch.uint8, device=device)
+            return ids, u
+
+        def offsets(ids, u, big: int = 2**40, step: int = 3):
+            return ids + big, u // step
+
+        REFERENCE = offsets
+        """,
+        '{"n": 16}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "offsets", ref)
+    assert case.manifest["wrapped_arguments"] == ["step"]
+    text = (case.folder / "kernel.py").read_text()
+    assert "big must be within" not in text
+    assert (
+        "step must be within int32's range (eager wraps a larger one to a uint8" in text
+    )
+    _check(case, {"n": 7})
+    _check(case, {"n": 7}, args={2: 2**41 + 5})
+    _refuses(
+        case,
+        torch.arange(4),
+        torch.ones(4, dtype=torch.uint8),
+        1,
+        2**32 + 3,
+        match="step must be within",
+    )
+
+
 def test_a_size_of_2_at_which_eager_divides_by_zero_is_refused(tmp_path):
     # HF's dynamic NTK: x ** (dim / (dim - 2)) raises ZeroDivisionError at
     # dim = 2; the kernel's constexpr division there did not compile.

@@ -295,18 +295,20 @@ def plan_launcher(
     # constants, unless the kernels take them at run time (a float eps).
     symints = {gi.source for gi in module.inputs if gi.kind == "symint"}
     checked = set()
-    narrow_ints = any(d in _NARROW_INTS for d in cap.input_dtypes.values())
+    narrow = [d for d in dict.fromkeys(cap.input_dtypes.values()) if d in _NARROW_INTS]
+    wrapped = cap.wrapped_arguments
     for pname, p in sig.parameters.items():
         if f"L['{pname}']" in symints:
             # an int the kernels take at run time; a tensor there crashed in Triton
             said = f"captured with {pname} an int; pass an int"
             checks.append(f"if not isinstance({pname}, int):\n    refuse({said!r})")
-            if narrow_ints:
+            if narrow and (wrapped is None or pname in wrapped):
                 # eager wraps one past int32 to an int32 tensor's dtype (ids
                 # // (2**32 + 3) is ids // 3) where Triton widens the math
+                dtypes = " or ".join(d.removeprefix("torch.") for d in narrow)
                 said = (
                     f"{pname} must be within int32's range (eager wraps a larger "
-                    "one to an int32 tensor's dtype; the kernels do not)"
+                    f"one to a {dtypes} tensor's dtype; the kernels do not)"
                 )
                 test = f"not -(2**31) <= {pname} < 2**31"
                 checks.append(f"if {test}:\n    refuse({said!r})")
