@@ -1078,6 +1078,31 @@ def test_an_int_argument_eager_does_not_wrap_is_served_past_int32(tmp_path):
     )
 
 
+def test_a_shift_by_an_int_argument_gives_torchs_values_past_the_width(tmp_path):
+    # An H200 gave 0 for AWQ's lo | (hi << bits) at bits = -4, where eager
+    # gives lo: Triton's shift is undefined past the width, torch's is not.
+    ref = _porter_ref(
+        """
+        def make_inputs(rows, cols, dtype=torch.float32, device="cpu"):
+            q = torch.randint(-8, 16, (rows, 2 * cols), dtype=torch.int32, device=device)
+            w = torch.randint(0, 256, (rows, cols), dtype=torch.uint8, device=device)
+            return q, w
+
+        def pack(q, w, bits: int = 4, down: int = 2):
+            return q[:, 0::2] | (q[:, 1::2] << bits), q >> down, w >> down
+
+        REFERENCE = pack
+        """,
+        '{"rows": 5, "cols": 16}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "pack", ref)
+    text = (case.folder / "kernel.py").read_text()
+    assert "shift_left(" in text and "shift_right(" in text
+    for bits, down in [(4, 2), (-4, -1), (32, 31), (40, 100)]:
+        _check(case, {"rows": 3, "cols": 16}, args={2: bits, 3: down})
+
+
 def test_a_size_of_2_at_which_eager_divides_by_zero_is_refused(tmp_path):
     # HF's dynamic NTK: x ** (dim / (dim - 2)) raises ZeroDivisionError at
     # dim = 2; the kernel's constexpr division there did not compile.

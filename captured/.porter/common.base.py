@@ -636,6 +636,27 @@ def floor_div(a, b):
 
 
 @triton.jit
+def shift_left(a, b):
+    # torch's a << b: 0 where b is negative or the width or more, where
+    # Triton's shift is undefined (an H200 gave 0 for lo | (hi << -4)).
+    base = a + b * 0  # the dtype the shift is in
+    width = base.dtype.primitive_bitwidth
+    ok = (b >= 0) & (b < width)
+    return tl.where(ok, base << tl.where(ok, b, 0), 0).to(base.dtype)
+
+
+@triton.jit
+def shift_right(a, b):
+    # torch's a >> b: the sign (-1 or 0) where b is negative or the width or
+    # more, where Triton's shift is undefined.
+    base = a + b * 0  # the dtype the shift is in
+    width = base.dtype.primitive_bitwidth
+    ok = (b >= 0) & (b < width)
+    far = tl.where(base < 0, -1, 0)
+    return tl.where(ok, base >> tl.where(ok, b, 0), far).to(base.dtype)
+
+
+@triton.jit
 def floor_div_float(a, b):
     # Float floor division as torch computes it (Python's //), from the exact
     # remainder: 1.0 // 0.1 is 9, 1 // -inf is -1 and inf // 1 is NaN, where

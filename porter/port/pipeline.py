@@ -18,7 +18,14 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from porter.port.bind import float_ints, float_mod, generalize, keywords, scalar_width
+from porter.port.bind import (
+    float_ints,
+    float_mod,
+    generalize,
+    keywords,
+    scalar_width,
+    shifts,
+)
 from porter.port.clean import (
     barriers,
     casts,
@@ -129,6 +136,7 @@ PIPELINE = [
     Pass("bind", scalar_width.fp64_scalars),
     Pass("bind", generalize.explicit_dtypes),
     Pass("bind", float_mod.exact_float_remainders),
+    Pass("bind", shifts.exact_shifts),
     Pass("bind", generalize.readable_names),
     Pass("bind", keywords.rename_launch_keywords),
     Pass("speed", reciprocal.reciprocal_divisors),

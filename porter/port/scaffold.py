@@ -191,6 +191,8 @@ _HELPER_ORDER = [
     "argmin_rows",
     "select_masked",
     "floor_div",
+    "shift_left",
+    "shift_right",
     "floor_div_float",
     "floor_mod",
     "int_pow",
