@@ -202,18 +202,17 @@ def _in_constants(node: ast.AST, constants: dict[str, str], bound, depth=0):
     return None
 
 
-def _without_number_factors(expr: str) -> str:
-    """expr less the numbers it is multiplied by (`2 * half` is 0 where half
-    is): one check for both."""
-    node = ast.parse(expr, mode="eval").body
-    while isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
-        if _number(node.left) is not None:
-            node = node.right
-        elif _number(node.right) is not None:
-            node = node.left
-        else:
-            break
-    return ast.unparse(node)
+def _factors(expr: str) -> list[str]:
+    """The factors of a product other than numbers (`2 * h * (q // h)`:
+    h, q // h): it is 0 where one of them is, so each is checked alone."""
+    out, todo = [], [ast.parse(expr, mode="eval").body]
+    while todo:
+        node = todo.pop(0)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            todo[:0] = [node.left, node.right]
+        elif _number(node) is None:
+            out.append(ast.unparse(node))
+    return out
 
 
 def _constant_divisors(fn: ast.FunctionDef, constants: dict[str, str]) -> list[str]:
@@ -249,10 +248,10 @@ def refuse_zero_constant_divisors(port: PortState) -> None:
         for fn in (kp.tree, kp.persistent, kp.online):
             if fn is None or not constants:
                 continue
-            for value in _constant_divisors(fn, constants):
-                value = _without_number_factors(value)
-                if value not in seen and maybe_zero(value):
-                    seen.append(value)
+            for divisor in _constant_divisors(fn, constants):
+                for value in _factors(divisor):
+                    if value not in seen and maybe_zero(value):
+                        seen.append(value)
     inputs = set(port.cap.input_names)
     for value in seen:
         value = off_module(value, port.module, inputs)  # checked before binding
