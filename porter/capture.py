@@ -74,6 +74,7 @@ class _State:
                 # A float Dynamo made a symbol and then specialized (a loss's
                 # margin compared in Python): `L['self']...margin == 1.0`.
                 for code in getattr(e.orig_guard, "code_list", None) or []:
+                    code = plain_scalars(code)
                     found += _specialized_scalar(code)
                     self.shape_codes.append(code)
             for item in found:
@@ -87,6 +88,17 @@ class _State:
 # at int32's or int64's end.
 _SPECIALIZED_SIZE_BELOW = 2
 _INDEX_BOUND = 2**31 - 1
+
+
+_AS_TENSOR = re.compile(r"___as_tensor\((L\['\w+'\](?:\.\w+)*)\)\.item\(\)")
+
+
+def plain_scalars(code: str) -> str:
+    """A guard's code with torch 2.11's spelling of a float argument
+    (`___as_tensor(L['scale']).item()`) as torch 2.13's (`L['scale']`): read
+    as neither a source nor a number, a branch on it (`if scale > 1.0`) was
+    dropped, and the scaffold computed the captured side at every value."""
+    return _AS_TENSOR.sub(r"\1", code)
 
 
 def branch_guards(code: str) -> list[str]:
@@ -1735,6 +1747,7 @@ def _traced(
         for e in entries:
             if e.guard_type == "SHAPE_ENV" and branches is not None:
                 for code in getattr(e.orig_guard, "code_list", None) or []:
+                    code = plain_scalars(code)
                     branches.extend(c for c in branch_guards(code) if c not in branches)
         return [True] * len(entries)
 

@@ -2793,6 +2793,23 @@ def test_branch_guards_keep_the_references_branches_alone(code, conditions):
     assert branch_guards(code) == conditions
 
 
+def test_torch_2_11s_spelling_of_a_float_argument_is_read_as_the_argument():
+    # torch 2.11 (the GPU's) spells a float argument in a guard as
+    # ___as_tensor(L['eps']).item() (a sweep's refusal on an H200 quoted it).
+    # Read as neither a source nor a number, `if guidance_scale > 1.0` was
+    # dropped and the scaffold combined at every scale: -3.13 where eager
+    # gives 0.134 at a scale of 0 (an H200, helper AG's cfg_branch).
+    from porter.capture import _specialized_scalar, branch_guards, plain_scalars
+
+    code = "___as_tensor(L['guidance_scale']).item() > 1.0"
+    assert branch_guards(code) == []  # as it was read
+    assert branch_guards(plain_scalars(code)) == ["guidance_scale > 1.0"]
+    fixed = plain_scalars("___as_tensor(L['eps']).item() == 1e-06")
+    assert fixed == "L['eps'] == 1e-06" and _specialized_scalar(fixed)
+    code = "___as_tensor(L['self'].margin).item() <= 0.5"
+    assert plain_scalars(code) == "L['self'].margin <= 0.5"
+
+
 GROUP_QUANT = _porter_ref(
     """
     def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
