@@ -766,20 +766,17 @@ def _laid_out_like_inputs(
     (cap.output_layouts) laid out as the caller's tensor: a contiguous x
     gets a contiguous result from a channels_last capture, a copy made only
     at a layout other than the capture's."""
-    tree = ast.parse(returns.strip(), mode="eval").body
-    items = tree.elts if isinstance(tree, ast.Tuple) else [tree]
-    if len(items) != len(layouts):
+
+    def laid_out(i: int, item: ast.expr) -> str:
+        name = layouts[i] if i < len(layouts) else None
+        if name not in callers or not isinstance(item, ast.Name):
+            return ast.unparse(item)
+        calls.helpers.add("laid_out_like")
+        return f"laid_out_like({item.id}, {callers[name]})"
+
+    if len(_returned_items(returns)) != len(layouts):
         return returns
-    texts = []
-    for item, name in zip(items, layouts):
-        text = ast.unparse(item)
-        if name in callers and isinstance(item, ast.Name):
-            calls.helpers.add("laid_out_like")
-            text = f"laid_out_like({text}, {callers[name]})"
-        texts.append(text)
-    if not isinstance(tree, ast.Tuple):
-        return texts[0]
-    return ", ".join(texts) + ("," if len(texts) == 1 else "")
+    return _map_returns(returns, laid_out)
 
 
 def off_module(code: str, module: CompiledModule, inputs: set[str]) -> str:
@@ -802,12 +799,23 @@ def off_module(code: str, module: CompiledModule, inputs: set[str]) -> str:
 def _returned_whole(returns: str, names: dict[str, str]) -> str:
     """`returns` with each output that is one of names' tensors, whole (not a
     view of it), renamed."""
+    return _map_returns(
+        returns,
+        lambda _, i: (
+            names.get(i.id, i.id) if isinstance(i, ast.Name) else ast.unparse(i)
+        ),
+    )
+
+
+def _returned_items(returns: str) -> list[ast.expr]:
     tree = ast.parse(returns.strip(), mode="eval").body
-    items = tree.elts if isinstance(tree, ast.Tuple) else [tree]
-    texts = [
-        names.get(i.id, i.id) if isinstance(i, ast.Name) else ast.unparse(i)
-        for i in items
-    ]
+    return tree.elts if isinstance(tree, ast.Tuple) else [tree]
+
+
+def _map_returns(returns: str, fn) -> str:
+    """`returns` with each returned item i rewritten as fn(i, item)'s text."""
+    tree = ast.parse(returns.strip(), mode="eval").body
+    texts = [fn(i, item) for i, item in enumerate(_returned_items(returns))]
     if not isinstance(tree, ast.Tuple):
         return texts[0]
     return ", ".join(texts) + ("," if len(texts) == 1 else "")
