@@ -252,12 +252,17 @@ def refuse_zero_constant_divisors(port: PortState) -> None:
                 for value in _factors(divisor):
                     if value not in seen and maybe_zero(value):
                         seen.append(value)
-    inputs = set(port.cap.input_names)
-    for value in seen:
-        value = off_module(value, port.module, inputs)  # checked before binding
-        said = (
-            f"{spell_dims(value, named)} is 0, and a kernel divides by it as a "
-            "compile-time constant, which does not compile at 0"
-        )
-        launcher.shape_checks.append(f"if {value} == 0:\n    refuse({said!r})")
-        port.notes.append(f"a call where {value} == 0 is refused: a constant divisor")
+    if not seen:
+        return
+    # checked before the prelude binds a module's tensors
+    values = [off_module(v, port.module, set(port.cap.input_names)) for v in seen]
+    spelled = " or ".join(spell_dims(v, named) for v in values)
+    said = (
+        f"{spelled} is 0, and a kernel divides by it as a compile-time "
+        "constant, which does not compile at 0"
+    )
+    test = f"{values[0]} == 0" if len(values) == 1 else f"0 in ({', '.join(values)})"
+    launcher.shape_checks.append(f"if {test}:\n    refuse({said!r})")
+    port.notes.append(
+        f"a call where {' or '.join(seen)} is 0 is refused: a constant divisor"
+    )
