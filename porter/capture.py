@@ -1391,7 +1391,9 @@ def _output_layouts(
         wanted = [
             i
             for i, o in enumerate(outs)
-            if follows[i] is None and aliasing[0][i] is None and _follows(o, t)
+            if follows[i] is None
+            and (i >= len(aliasing[0]) or aliasing[0][i] is None)
+            and _follows(o, t)
         ]
         if not wanted:
             continue
@@ -1937,7 +1939,11 @@ def _wrapped_arguments(
             not _same_values(a, b) and _same_values(a, c)
             for a, b, c in zip(base, more, wrapped)
             if a.shape == b.shape == c.shape and a.dtype == b.dtype == c.dtype
-        ) or all(_same_values(a, b) for a, b in zip(base, more) if a.shape == b.shape):
+        ) or all(
+            _same_values(a, b)
+            for a, b in zip(base, more)
+            if a.shape == b.shape and a.dtype == b.dtype
+        ):
             out.append(name)
     return out
 
@@ -1947,11 +1953,11 @@ def _eager_at(
 ) -> list[torch.Tensor] | None:
     """Eager's outputs, and its tensor inputs after the call, with argument
     `name` at `value`; None where eager rejects it."""
+    call = _call_at(ref, dtype, device, name, value)
+    if call is None:
+        return None
+    target, bound = call
     try:
-        fn, inputs = _built_in(ref, dtype, device)
-        target = fn.forward if isinstance(fn, torch.nn.Module) else fn
-        bound = inspect.signature(target).bind_partial(*inputs)
-        bound.arguments[name] = value
         with torch.no_grad():
             got = _flat_tensors(target(*bound.args, **bound.kwargs))
     except Exception:  # noqa: BLE001 - any rejection
@@ -1982,6 +1988,29 @@ def _eager_error_at(
     """What eager raises with argument `name` at `value`, the capture's inputs
     otherwise (with `ints`, every int tensor among them filled with it); None
     where it runs (or the inputs are not built)."""
+    call = _call_at(ref, dtype, device, name, value, ints)
+    if call is None:
+        return None
+    target, bound = call
+    try:
+        with torch.no_grad():
+            target(*bound.args, **bound.kwargs)
+    except Exception as err:  # noqa: BLE001 - any rejection
+        return err
+    return None
+
+
+def _call_at(
+    ref: Reference,
+    dtype: str,
+    device: str,
+    name: str,
+    value: Any,
+    ints: int | None = None,
+) -> tuple[Any, inspect.BoundArguments] | None:
+    """The reference and its capture inputs bound with argument `name` at
+    `value` (with `ints`, every int tensor filled with it); None where the
+    inputs are not built."""
     try:
         fn, inputs = _built_in(ref, dtype, device)
         target = fn.forward if isinstance(fn, torch.nn.Module) else fn
@@ -2001,12 +2030,7 @@ def _eager_error_at(
     except Exception:  # noqa: BLE001 - make_inputs itself: not the reference
         return None
     bound.arguments[name] = value
-    try:
-        with torch.no_grad():
-            target(*bound.args, **bound.kwargs)
-    except Exception as err:  # noqa: BLE001 - any rejection
-        return err
-    return None
+    return target, bound
 
 
 def _output_sizes(modules: list[CompiledModule]) -> list[list[str]]:
