@@ -286,3 +286,28 @@ def test_common_names_are_imported_on_filled_lines():
     imported = [n for node in ast.parse(text).body for n in node.names]
     assert [a.name for a in imported] == names
     assert _packed_import("..common", []) == ""
+
+
+def test_laid_out_like_lays_outputs_out_as_the_capture_probe_expects():
+    # The capture records an output as following an input where eager lays it
+    # out as capture._strides_like says; the scaffold's laid_out_like must lay
+    # it out the same way, or the record and the launcher disagree.
+    from porter.capture import _follows, _strides_like
+
+    laid_out_like = import_kernel(
+        CAPTURED / "rmsnorm" / "kernel.py", "common_layout_rmsnorm"
+    ).laid_out_like
+    x = torch.randn(2, 3, 4, 5)
+    column_major = torch.randn(7, 6).t()
+    for t, out in (
+        (x.to(memory_format=torch.channels_last), torch.empty(2, 3, 4, 5)),
+        (x, torch.empty(2, 3, 4, 5).to(memory_format=torch.channels_last)),
+        (column_major, torch.empty(6, 7)),
+        (column_major[:, :3], torch.empty(6, 3)),  # a slice: another shape
+        (torch.randn(1, 5, 6).transpose(1, 2), torch.empty(1, 6, 5)),
+    ):
+        got = laid_out_like(out, t)
+        assert _follows(got, t), (t.stride(), got.stride())
+        assert got.stride() == tuple(_strides_like(t, got.shape)) or got is out
+    same = torch.empty(2, 3, 4, 5).to(memory_format=torch.channels_last)
+    assert laid_out_like(same, x.to(memory_format=torch.channels_last)) is same
