@@ -62,6 +62,8 @@ class _State:
     constants: list[tuple[str, Any]] = field(default_factory=list)
     # Every shape-environment guard of the compile, Inductor's included.
     shape_codes: list[str] = field(default_factory=list)
+    # Whether a graph was compiled keeping its fp16/bf16 roundings.
+    rounded: bool = False
 
     def guard_filter(self, entries):
         """torch.compile's guard_filter_fn: note the constants, keep every guard."""
@@ -740,8 +742,11 @@ def _make_backend(state: _State, codegen_only: bool):
         graph = _Graph(placeholders)
         state.graphs.append(graph)
         before = len(state.records)
+        rounds = _rounds_on_purpose(gm)
+        state.rounded |= rounds
         try:
-            compiled = compile_fx(gm, example_inputs)
+            with torch._inductor.config.patch(emulate_precision_casts=rounds):
+                compiled = compile_fx(gm, example_inputs)
         except Exception as err:  # noqa: BLE001 - classified below
             _collect_code(graph, state.records[before:])
             if codegen_only and graph.source is not None:
@@ -754,6 +759,24 @@ def _make_backend(state: _State, codegen_only: bool):
         return compiled
 
     return backend
+
+
+_LOW_FLOATS = (torch.float16, torch.bfloat16)
+
+
+def _rounds_on_purpose(gm: torch.fx.GraphModule) -> bool:
+    """Whether a graph of wider inputs casts a value down to fp16/bf16 and
+    computes on it (fake quantization, an int's fp16 overflow): Inductor
+    computes that value in fp32 unrounded, unless emulate_precision_casts."""
+    low = False
+    for node in gm.graph.nodes:
+        value = node.meta.get("example_value")
+        if not isinstance(value, torch.Tensor) or value.dtype not in _LOW_FLOATS:
+            continue
+        if node.op == "placeholder":
+            return False  # a low-precision call: Inductor's fp32 math is the port
+        low |= any(user.op != "output" for user in node.users)
+    return low
 
 
 def _collect_code(graph: _Graph, records: list[str]) -> None:

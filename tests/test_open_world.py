@@ -1103,6 +1103,32 @@ def test_a_shift_by_an_int_argument_gives_torchs_values_past_the_width(tmp_path)
         _check(case, {"rows": 3, "cols": 16}, args={2: bits, 3: down})
 
 
+def test_a_value_cast_down_and_computed_on_keeps_eagers_rounding(tmp_path):
+    # Inductor computes an fp16/bf16 value of an fp32 graph in fp32 unrounded:
+    # fake quantization came back unquantized, and an int past fp16's range
+    # finite where eager gives inf (an H100, torch 2.11).
+    ref = _porter_ref(
+        """
+        def make_inputs(n, dtype=torch.float32, device="cpu"):
+            x = torch.randn(n, dtype=dtype, device=device) * 3
+            b = torch.randint(-100000, 100000, (n,), dtype=torch.int32, device=device)
+            return x, b
+
+        def round_trips(x, b):
+            return x.to(torch.bfloat16).float() * 2, b.to(torch.float16).float() + 1
+
+        REFERENCE = round_trips
+        """,
+        '{"n": 40}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "round_trips", ref)
+    text = (case.folder / "kernel.py").read_text()
+    assert text.count(".to(tl.bfloat16).to(tl.float32)") == 1
+    assert text.count(".to(tl.float16).to(tl.float32)") == 1
+    _check(case, {"n": 300})
+
+
 def test_a_size_of_2_at_which_eager_divides_by_zero_is_refused(tmp_path):
     # HF's dynamic NTK: x ** (dim / (dim - 2)) raises ZeroDivisionError at
     # dim = 2; the kernel's constexpr division there did not compile.

@@ -16,6 +16,7 @@ from porter.port.clean import (
     narrow_casts,
     program_id,
 )
+from porter.port.finish import roundings
 from porter.port.speed import reciprocal
 from porter.port.pipeline import PIPELINE
 from porter.port.model import KernelPort
@@ -560,3 +561,24 @@ def test_size_ties_are_checked_with_the_sizes_names_once_bound():
     assert "the kernels assume q.shape[2] % 2 == 0" in text[check:]
     tests = [line for line in text.splitlines() if line.startswith("    if not (")]
     assert len(tests) == 3 and not [t for t in tests if "q.shape[2]" in t]
+
+
+def test_a_rounding_of_a_value_already_rounded_alike_drops():
+    # Before: Inductor keeping eager's roundings rounds one value at its cast,
+    # at the op's input and at its output. After: once; a value rounded to
+    # another type, or a name also bound to an unrounded value, keeps its.
+    kp = _kp(
+        "v = x.to(tl.bfloat16).to(tl.float32).to(tl.bfloat16).to(tl.float32)\n"
+        "w = v.to(tl.bfloat16).to(tl.float32) * 2.0\n"
+        "h = v.to(tl.float16).to(tl.float32)\n"
+        "a = x.to(tl.bfloat16).to(tl.float32)\n"
+        "if c:\n    a = x\n"
+        "b = a.to(tl.bfloat16).to(tl.float32)\n"
+    )
+    assert roundings.drop_repeated_roundings(kp.tree) == 2
+    assert _body(kp).splitlines()[:3] == [
+        "v = x.to(tl.bfloat16).to(tl.float32)",
+        "w = v * 2.0",
+        "h = v.to(tl.float16).to(tl.float32)",
+    ]
+    assert _body(kp).endswith("b = a.to(tl.bfloat16).to(tl.float32)")
