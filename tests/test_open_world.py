@@ -1129,6 +1129,30 @@ def test_a_value_cast_down_and_computed_on_keeps_eagers_rounding(tmp_path):
     _check(case, {"n": 300})
 
 
+def test_an_int_argument_a_kernel_takes_as_a_constant_is_refused_past_int32(tmp_path):
+    # Triton cannot add a constexpr past int32 to an int32 index: Swin's roll
+    # by 2**32 + 2 failed to compile on an H100 (an interpreter error here).
+    ref = _porter_ref(
+        """
+        def make_inputs(rows, cols, dtype=torch.float32, device="cpu"):
+            return (torch.randn(rows, cols, dtype=dtype, device=device),)
+
+        def roll(x, shift: int = 2):
+            return torch.roll(x, shifts=shift, dims=1) + 1
+
+        REFERENCE = roll
+        """,
+        '{"rows": 4, "cols": 8}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "roll", ref)
+    text = (case.folder / "kernel.py").read_text()
+    assert "shift: tl.constexpr" in text
+    _check(case, {"rows": 3, "cols": 8}, args={1: -3})
+    with pytest.raises(ScaffoldRefuses, match="shift must be within int32.s range"):
+        _check(case, {"rows": 3, "cols": 8}, args={1: 2**32 + 2})
+
+
 def test_a_size_of_2_at_which_eager_divides_by_zero_is_refused(tmp_path):
     # HF's dynamic NTK: x ** (dim / (dim - 2)) raises ZeroDivisionError at
     # dim = 2; the kernel's constexpr division there did not compile.

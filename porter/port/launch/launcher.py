@@ -297,11 +297,19 @@ def plan_launcher(
     checked = set()
     narrow = [d for d in dict.fromkeys(cap.input_dtypes.values()) if d in _NARROW_INTS]
     wrapped = cap.wrapped_arguments
+    constant = {
+        name
+        for kp in ports
+        for p in kp.params
+        if p.annotation == "tl.constexpr" and p.kind == "model"
+        for name in re.findall(r"\b\w+\b", p.value)
+    }
     for pname, p in sig.parameters.items():
         if f"L['{pname}']" in symints:
             # an int the kernels take at run time; a tensor there crashed in Triton
             said = f"captured with {pname} an int; pass an int"
             checks.append(f"if not isinstance({pname}, int):\n    refuse({said!r})")
+            said = ""
             if narrow and (wrapped is None or pname in wrapped):
                 # eager wraps one past int32 to an int32 tensor's dtype (ids
                 # // (2**32 + 3) is ids // 3) where Triton widens the math
@@ -310,6 +318,14 @@ def plan_launcher(
                     f"{pname} must be within int32's range (eager wraps a larger "
                     f"one to a {dtypes} tensor's dtype; the kernels do not)"
                 )
+            elif pname in constant:
+                # Triton cannot add a constexpr past int32 to an int32 index
+                said = (
+                    f"{pname} must be within int32's range (a kernel takes it "
+                    "as a compile-time constant, which Triton cannot combine with int32 "
+                    "indices past that range)"
+                )
+            if said:
                 test = f"not -(2**31) <= {pname} < 2**31"
                 checks.append(f"if {test}:\n    refuse({said!r})")
         if (
