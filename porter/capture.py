@@ -1935,6 +1935,35 @@ def _rejected_arguments(
         if err is not None and not _data_error(ref, dtype, device, name, -1):
             said = f"{type(err).__name__}: {_first_line(err)}"
             out.append({"argument": name, "error": said[:160], "at": -1})
+        out += _overflow_bounds(ref, dtype, device, name, value)
+    return out
+
+
+def _overflow_bounds(
+    ref: Reference, dtype: str, device: str, name: str, value: int
+) -> list[dict[str, Any]]:
+    """Where eager's Python math on int argument `name` overflows a float
+    (HF's `pow(factor, cur_len - start)`: OverflowError), found by bisection
+    from the captured value out to 2**32 past it: the kernels compute that
+    power in floating point and return inf there. {"argument", "error",
+    "from": the first value that raises} upward, or "to": the last, downward."""
+    out = []
+    for step, key in ((1, "from"), (-1, "to")):
+        far = value + step * 2**32
+        err = _eager_error_at(ref, dtype, device, name, far)
+        if not isinstance(err, OverflowError):
+            continue
+        ok = value  # runs; `far` raises OverflowError
+        while abs(far - ok) > 1:
+            mid = (ok + far) // 2
+            if isinstance(
+                _eager_error_at(ref, dtype, device, name, mid), OverflowError
+            ):
+                far = mid
+            else:
+                ok = mid
+        said = f"{type(err).__name__}: {_first_line(err)}"
+        out.append({"argument": name, "error": said[:160], key: far})
     return out
 
 

@@ -264,7 +264,8 @@ class Capture:
     # Dims at 1 or 0 of which eager raises ({"dim", "size", "error"}): refused there.
     rejected_sizes: list[dict[str, Any]] = field(default_factory=list)
     # Int arguments at 0 of which eager raises otherwise ({"argument", "error"}):
-    # refused there.
+    # refused there; "at": -1, every negative one; "from"/"to": the first value
+    # up/down from the captured one at which Python's float math overflows.
     rejected_arguments: list[dict[str, Any]] = field(default_factory=list)
     # Each tensor argument's rank at capture: one the graph reads only a size
     # of (`like.shape[-1]`) is checked too, as the launcher indexes its shape.

@@ -1153,6 +1153,32 @@ def test_an_int_argument_a_kernel_takes_as_a_constant_is_refused_past_int32(tmp_
         _check(case, {"rows": 3, "cols": 8}, args={1: 2**32 + 2})
 
 
+def test_an_int_argument_where_eagers_python_math_overflows_is_refused_there(tmp_path):
+    # HF's exponential decay length penalty: pow(factor, cur_len - start)
+    # raises OverflowError in Python past 7452 where the kernel's pow gave inf.
+    ref = _porter_ref(
+        """
+        def make_inputs(batch, vocab, dtype=torch.float32, device="cpu"):
+            return (torch.randn(batch, vocab, dtype=dtype, device=device),)
+
+        def decay(scores, cur_len: int = 12, start: int = 5):
+            return scores * (pow(1.1, cur_len - start) - 1)
+
+        REFERENCE = decay
+        """,
+        '{"batch": 3, "vocab": 8}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "decay", ref)
+    _check(case, {"batch": 2, "vocab": 8}, args={1: 7452})
+    text = (case.folder / "kernel.py").read_text()
+    assert "eager raises at cur_len >= 7453" in text
+    assert "eager raises at start <= -7436" in text
+    for args in ({1: 7453}, {2: -7436}):
+        with pytest.raises(ReferenceRejects, match="so does the scaffold"):
+            _check(case, {"batch": 2, "vocab": 8}, args=args)
+
+
 def test_a_size_of_2_at_which_eager_divides_by_zero_is_refused(tmp_path):
     # HF's dynamic NTK: x ** (dim / (dim - 2)) raises ZeroDivisionError at
     # dim = 2; the kernel's constexpr division there did not compile.

@@ -9,8 +9,10 @@ tokens), or a Python `dim / (dim - 2)` raise at 2 where the kernels' constexpr
 division does not compile. The capture tried each dim at 1, 0 and 2 and at its
 edge sizes (manifest rejected_sizes),
 and each int argument at 0 (rejected_arguments: HF's top-k of min(k, vocab),
-then its last, at k = 0) and at -1 (Adam's sqrt(1 - beta2 ** step)); the
-launcher refuses those calls in eager's words, every negative value for -1.
+then its last, at k = 0), at -1 (Adam's sqrt(1 - beta2 ** step)) and from
+where Python's float math on it overflows (HF's pow(factor, cur_len - start),
+where the kernels return inf); the launcher refuses those calls in eager's
+words, every negative value for -1.
 """
 
 from __future__ import annotations
@@ -50,6 +52,17 @@ def refuse_sizes_eager_rejects(port: PortState) -> None:
     # int arguments at 0 (a top-k of min(k, vocab), then its last)
     for entry in port.cap.rejected_arguments:
         name = entry["argument"]
+        bound = {"from": ">=", "to": "<="}
+        edge = next((k for k in bound if k in entry), None)
+        if edge:
+            test = f"{name} {bound[edge]} {entry[edge]}"
+            said = (
+                f"eager raises at {test} ({entry['error']}) with the other "
+                "arguments as captured; so does the scaffold"
+            )
+            launcher.checks.append(f"if {test}:\n    refuse({said!r})")
+            port.notes.append(f"a call where {test} is refused, as eager raises there")
+            continue
         if entry.get("at") == -1:
             said = (
                 f"eager raises at {name} = -1 ({entry['error']}); the scaffold "
