@@ -318,8 +318,11 @@ def plan_launcher(
                     f"{pname} must be within int32's range (eager wraps a larger "
                     f"one to a {dtypes} tensor's dtype; the kernels do not)"
                 )
-            elif pname in constant:
-                # Triton cannot add a constexpr past int32 to an int32 index
+            elif pname in constant and not (
+                type(p.default) is int and not -(2**31) <= p.default < 2**31
+            ):
+                # Triton cannot add a constexpr past int32 to the int32 index
+                # math Inductor chose for a captured value within int32
                 said = (
                     f"{pname} must be within int32's range (a kernel takes it "
                     "as a compile-time constant, which Triton cannot combine with int32 "
