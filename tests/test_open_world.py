@@ -1130,15 +1130,19 @@ def test_a_value_cast_down_and_computed_on_keeps_eagers_rounding(tmp_path):
 
 
 def test_an_int_argument_a_kernel_takes_as_a_constant_is_refused_past_int32(tmp_path):
-    # Triton cannot add a constexpr past int32 to an int32 index: Swin's roll
-    # by 2**32 + 2 failed to compile on an H100 (an interpreter error here).
+    # Triton cannot add a constexpr past int32 to an int32 value (here the
+    # per-call rows): Swin's roll by 2**32 + 2 failed to compile on an H100
+    # (an interpreter error here). One meeting int64 values alone takes any
+    # value (test_an_int_argument_past_int32_is_not_cut_to_int32).
     ref = _porter_ref(
         """
+        DYNAMIC = ["rows"]
+
         def make_inputs(rows, cols, dtype=torch.float32, device="cpu"):
             return (torch.randn(rows, cols, dtype=dtype, device=device),)
 
         def roll(x, shift: int = 2):
-            return torch.roll(x, shifts=shift, dims=1) + 1
+            return torch.roll(x, shifts=shift, dims=0) + 1
 
         REFERENCE = roll
         """,

@@ -296,11 +296,15 @@ REFERENCE = embed
 def test_a_scaffold_that_cannot_allocate_past_int32_is_a_refusal_there(tmp_path):
     # an int argument sizing the output, tried past int32: the scaffold cannot
     # allocate and eager is not tried; porter test counts it a refusal, the
-    # sweep failed the case
+    # sweep failed the case. A kernel takes this one as a constant, so the
+    # launcher's int32 check now refuses the call before it allocates.
     folder = _refs(tmp_path, embed=SIZED_BY_ARG)
     result = capture(
         folder / "embed.py", out=tmp_path / "out", device="cpu", progress=lambda _: None
     )
     verdict = sweep.check_case(result.case, ("float32",))
     assert verdict.status == "pass" and verdict.refused >= 1
-    assert any("could not allocate" in r for r in verdict.refusals)
+    assert any(
+        "arg1=42949" in r and ("could not allocate" in r or "int32's range" in r)
+        for r in verdict.refusals
+    )

@@ -270,6 +270,64 @@ def map_step_code(step: LaunchStep, fn: Callable[[str], str]) -> None:
         map_step_code(other, fn)
 
 
+def _constants_meeting_int32(ports: list[KernelPort]) -> set[str]:
+    """The launcher's names held in a constexpr parameter that a kernel adds
+    to, or compares with, an int32 value: a runtime int argument (Triton
+    types one within int32 as i32) or an index made of tl.arange and those
+    alone. Triton raises on such an op past int32 ("Scalar ... is out of
+    range for type int32": Swin's roll by 2**32 + 2); one meeting int64
+    rows or loaded ids takes any value."""
+    out: set[str] = set()
+    for kp in ports:
+        constant = {
+            p.name: p.value
+            for p in kp.params
+            if p.annotation == "tl.constexpr" and p.kind == "model"
+        }
+        runtime = {
+            p.name for p in kp.params if p.kind == "runtime" and not p.annotation
+        }
+        small = {p.name for p in kp.params if p.annotation == "tl.constexpr"}
+        for form in kp.forms():
+            narrow = set(runtime)
+            for stmt in ast.walk(form):
+                if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+                    target = stmt.targets[0]
+                    if isinstance(target, ast.Name) and _int32_only(
+                        stmt.value, narrow, small
+                    ):
+                        narrow.add(target.id)
+            for node in ast.walk(form):
+                pairs = []
+                if isinstance(node, ast.BinOp):
+                    pairs = [(node.left, node.right), (node.right, node.left)]
+                elif isinstance(node, ast.Compare) and len(node.comparators) == 1:
+                    a, b = node.left, node.comparators[0]
+                    pairs = [(a, b), (b, a)]
+                for mine, other in pairs:
+                    names = names_in(mine)
+                    if (
+                        names
+                        and names <= set(constant)
+                        and _int32_only(other, narrow, small)
+                    ):
+                        for name in names:
+                            out.update(re.findall(r"\b\w+\b", constant[name]))
+    return out
+
+
+def _int32_only(e: ast.AST, narrow: set[str], small: set[str]) -> bool:
+    """Whether e is int32 index math: it reads a name of `narrow` or
+    tl.arange, and no load, cast or name that may be wider than the
+    constexprs `small` and `narrow`."""
+    text = ast.unparse(e)
+    if "tl.load" in text or ".to(" in text or "tl.int64" in text:
+        return False
+    names = names_in(e) - {"tl"}
+    reads = names & narrow or "tl.arange" in text
+    return bool(reads) and names <= narrow | small
+
+
 def plan_launcher(
     cap: Capture,
     module: CompiledModule,
@@ -297,13 +355,7 @@ def plan_launcher(
     checked = set()
     narrow = [d for d in dict.fromkeys(cap.input_dtypes.values()) if d in _NARROW_INTS]
     wrapped = cap.wrapped_arguments
-    constant = {
-        name
-        for kp in ports
-        for p in kp.params
-        if p.annotation == "tl.constexpr" and p.kind == "model"
-        for name in re.findall(r"\b\w+\b", p.value)
-    }
+    constant = _constants_meeting_int32(ports)
     for pname, p in sig.parameters.items():
         if f"L['{pname}']" in symints:
             # an int the kernels take at run time; a tensor there crashed in Triton
@@ -318,11 +370,7 @@ def plan_launcher(
                     f"{pname} must be within int32's range (eager wraps a larger "
                     f"one to a {dtypes} tensor's dtype; the kernels do not)"
                 )
-            elif pname in constant and not (
-                type(p.default) is int and not -(2**31) <= p.default < 2**31
-            ):
-                # Triton cannot add a constexpr past int32 to the int32 index
-                # math Inductor chose for a captured value within int32
+            elif pname in constant:
                 said = (
                     f"{pname} must be within int32's range (a kernel takes it "
                     "as a compile-time constant, which Triton cannot combine with int32 "
