@@ -1156,7 +1156,7 @@ def run_capture(
         if c not in branches
     ]
     aliasing = _aliasing(ref, dtype, device)  # eager's, once: read twice below
-    served = _dtypes_served(ref, dtype, device, base, aliasing)
+    served = _dtypes_served(ref, dtype, device, base, aliasing, output_dtypes)
     limits = _dtype_limits(kernels, dtype)
     if limits and served != [dtype]:
         served = [dtype]
@@ -1289,12 +1289,15 @@ def _dtypes_served(
     device: str,
     base: list[str] | None,
     aliasing: tuple | None,
+    output_dtypes: list[str],
 ) -> list[str]:
     """The float dtypes in which Dynamo traces the reference to the same graph
     as in `dtype` (`base`, _traced's; the inputs' dtype aside, _same_graphs): where it does not
     (a mask filled with torch.finfo(x.dtype).min, a clamp only fp16 takes), the
     kernels computed for `dtype` are wrong in the other, and the scaffold
-    refuses it."""
+    refuses it. So too where eager's outputs take other dtypes than the
+    scaffold's (`output_dtypes`): an fp16 x times a weight kept in bf16 is
+    float32, a bf16 or float32 x times it is x's dtype."""
     served = [dtype]
     for other in FLOAT_DTYPES:
         if other == dtype or base is None:
@@ -1304,9 +1307,25 @@ def _dtypes_served(
             codes is not None
             and _same_graphs(base, dtype, codes, other)
             and _aliasing(ref, other, device) == aliasing
+            and _eager_dtypes(ref, other, device)
+            in (None, [_dtype_of(other if d == "input" else d) for d in output_dtypes])
         ):
             served.append(other)
     return [d for d in FLOAT_DTYPES if d in served]
+
+
+def _dtype_of(name: str) -> torch.dtype:
+    return getattr(torch, name.removeprefix("torch."))
+
+
+def _eager_dtypes(ref: Reference, dtype: str, device: str) -> list[torch.dtype] | None:
+    """Eager's output dtypes in `dtype`; None where eager rejects the call."""
+    try:
+        fn, inputs = _built_in(ref, dtype, device)
+        with torch.no_grad():
+            return [t.dtype for t in _flat_tensors(fn(*inputs))]
+    except Exception:  # noqa: BLE001 - eager rejects it: nothing to compare
+        return None
 
 
 def _same_values(a: torch.Tensor, b: torch.Tensor) -> bool:

@@ -1183,6 +1183,35 @@ def test_an_int_argument_where_eagers_python_math_overflows_is_refused_there(tmp
             _check(case, {"batch": 2, "vocab": 8}, args=args)
 
 
+def test_a_dtype_in_which_eagers_promotion_gives_other_output_dtypes_is_refused(
+    tmp_path,
+):
+    # A weight kept in bf16: x * w is x's dtype for a float32 or bf16 x, but
+    # float32 for an fp16 x, where the scaffold returned fp16.
+    ref = _porter_ref(
+        """
+        DYNAMIC = ["num_tokens"]
+
+        def make_inputs(num_tokens, hidden, dtype=torch.float32, device="cpu"):
+            x = torch.randn(num_tokens, hidden, dtype=dtype, device=device)
+            return x, torch.randn(hidden, device=device).to(torch.bfloat16)
+
+        def scale(x, w):
+            return x * w
+
+        REFERENCE = scale
+        """,
+        '{"num_tokens": 4, "hidden": 16}',
+    )
+    case = _capture(tmp_path, "scale", ref)
+    assert case.manifest["dtypes_served"] == ["float32", "bfloat16"]
+    w = torch.randn(16).to(torch.bfloat16)
+    for dtype in (torch.float32, torch.bfloat16):
+        x = torch.randn(3, 16, dtype=dtype)
+        assert torch.equal(scaffold_entry(case, "float32", "cpu")(x, w), x * w)
+    _refuses(case, torch.randn(3, 16, dtype=torch.float16), w, match="float16")
+
+
 def test_a_size_of_2_at_which_eager_divides_by_zero_is_refused(tmp_path):
     # HF's dynamic NTK: x ** (dim / (dim - 2)) raises ZeroDivisionError at
     # dim = 2; the kernel's constexpr division there did not compile.
