@@ -249,3 +249,22 @@ def test_a_mostly_zero_output_keeps_its_nonzero_values_scale():
             operands=operands,
             operand_rows=rows,
         )
+
+
+def test_an_output_rounded_to_bf16_is_judged_at_bf16s_floor():
+    # x / amax cast to bf16 in a float32 call: a kernel's x * (1 / amax) is
+    # one float32 ulp off and flips a bf16 rounding, one bf16 ulp, where
+    # float64 (rounded by the same cast) and eager agree; 2% still fails.
+    torch.manual_seed(0)
+    x = torch.randn(64, 256)
+    amax = x.abs().amax(-1, keepdim=True)
+    ref = (x.double() / amax.double()).to(torch.bfloat16)
+    eager = (x / amax).to(torch.bfloat16)
+    got = eager.clone()
+    got[0, 0] = (got[0, 0].float() * (1 + 2**-7)).to(got.dtype)  # a bf16 ulp
+    assert not torch.equal(got, eager)
+    parity._compare(0, ref, eager, got, "float32", "here")
+    with pytest.raises(parity.ParityError, match="floor 0.016"):
+        parity._compare(
+            0, ref, eager, (got.float() * 1.02).to(got.dtype), "float32", "here"
+        )
