@@ -111,6 +111,12 @@ def test_float64_reference_keeps_float64_through_the_references_upcasts():
         assert torch.arange(0, 4, dtype=torch.float32).dtype == torch.float64
         assert torch.full((2,), 0.1, dtype=torch.float32).dtype == torch.float64
         assert torch.randn(2, dtype=torch.float32).dtype == torch.float32
+        # an int tensor made fp32: RoPE's positions and arange(0, d, 2).float()
+        ids = torch.tensor([2**24 + 1, 3])
+        assert ids.float().dtype == torch.float64 and ids.float()[0] == 2**24 + 1
+        assert ids.to(torch.float32).dtype == torch.float64
+        assert ids.to(torch.bfloat16).dtype == torch.bfloat16
+        assert ids.long().dtype == torch.int64
     assert x.float().dtype == torch.float32  # outside the reference run
 
 

@@ -952,7 +952,7 @@ _FACTORIES = {
 class _KeepFloat64(torch.overrides.TorchFunctionMode):
     """For the float64 reference: the reference's own upcasts to fp32
     (`x.float()`, `.to(torch.float32)`, `.type(torch.float32)`,
-    `dtype=torch.float32`) keep float64.
+    `dtype=torch.float32`) keep float64, and make an int tensor float64.
     They are there to compute in more precision than the input; left alone they
     would make the "float64" reference an fp32 one, with fp32's cancellation."""
 
@@ -960,17 +960,21 @@ class _KeepFloat64(torch.overrides.TorchFunctionMode):
         kwargs = dict(kwargs or {})
         first = args[0] if args else None
         is64 = isinstance(first, torch.Tensor) and first.dtype == torch.float64
-        if is64 and func is torch.Tensor.float:
-            return first
-        if is64 and func is torch.Tensor.type and args[1:] in _FP32_TYPES:
-            return first
-        if is64 and func is torch.Tensor.to:
+        # An int tensor made fp32 (RoPE's arange(0, d, 2).float() / d) is made
+        # float64: its pow in fp32 was the reference's own 1-ulp error, which
+        # 4096 positions carried past the floor.
+        ints = isinstance(first, torch.Tensor) and not first.is_floating_point()
+        if (is64 or ints) and func is torch.Tensor.float:
+            return first.double()
+        if (is64 or ints) and func is torch.Tensor.type and args[1:] in _FP32_TYPES:
+            return first.double()
+        if (is64 or ints) and func is torch.Tensor.to:
             target = kwargs.get("dtype")
             rest = [a for a in args[1:] if not isinstance(a, torch.dtype)]
             if target is None and len(args) == 2 and isinstance(args[1], torch.dtype):
                 target = args[1]
             if target == torch.float32 and not rest and set(kwargs) <= {"dtype"}:
-                return first
+                return first.double()
         if kwargs.get("dtype") == torch.float32 and (
             func in _FACTORIES
             or any(
