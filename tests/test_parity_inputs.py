@@ -268,3 +268,17 @@ def test_an_output_rounded_to_bf16_is_judged_at_bf16s_floor():
         parity._compare(
             0, ref, eager, (got.float() * 1.02).to(got.dtype), "float32", "here"
         )
+
+
+def test_one_value_a_row_below_the_dtypes_resolution_is_scored_at_its_operands():
+    # Gumbel sampling's log-probability of the top logit at a temperature of
+    # -0.025: float64 -exp(-28), eager exactly 0, an H100's fused
+    # x * (1 / t) - max half an ulp of x / t (-1.9e-6) against inputs of 0.55.
+    ref = torch.tensor([-5.77e-13, -3.1e-13, -0.5, -1.2, -6.0e-13], dtype=torch.float64)
+    eager = torch.tensor([0.0, 0.0, -0.5, -1.2, 0.0])
+    got = torch.tensor([-1.9e-6, 0.0, -0.5, -1.2, 0.0])
+    rows = {5: torch.full((5,), 0.55)}
+    parity._compare(1, ref, eager, got, "float32", "here", operand_rows=rows)
+    wrong = torch.tensor([-1e-3, 0.0, -0.5, -1.2, 0.0])  # 1e-3 is no rounding
+    with pytest.raises(parity.ParityError, match="error"):
+        parity._compare(1, ref, eager, wrong, "float32", "here", operand_rows=rows)

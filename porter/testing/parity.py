@@ -1635,6 +1635,7 @@ def _row_scales(
     finite: torch.Tensor,
     least: float,
     rows_in: torch.Tensor | None = None,
+    resolution: float = CANCELLED,
 ) -> torch.Tensor:
     """The scale an element's error is measured at: the median magnitude of its
     row's finite nonzero values (rows along the first dimension, as the difficult
@@ -1645,14 +1646,19 @@ def _row_scales(
     any summation order; scored at the output's median alone, its relative error
     was a draw whose worst of 256 beat 4x eager's worst for 3-8% of seeds.
     `rows_in`: the inputs' row magnitudes (_operand_rows), for rows that cancel
-    whole.
+    whole; `resolution`: the call dtype's epsilon, below which (times the
+    row's operands) one value a row is scored at the operands' magnitude.
     """
     if r.dim() < 2 or r.shape[0] < 2 or r.numel() == 0:
         out = torch.full_like(r, least)
         if rows_in is not None and r.dim() == 1:
-            # one value a row: cancelled where float64 gives its own rounding
+            # One value a row the dtype cannot resolve from its operands: the
+            # log-softmax of a sampled top logit is -exp(-28) in float64, 0 in
+            # eager (x - max cancels exactly), and a GPU's fused x * (1 / t) - max
+            # gave half an ulp of the logits over t.
             rows_in = rows_in.to(r.device)
-            out = torch.where(r.abs() <= CANCELLED * rows_in, out.maximum(rows_in), out)
+            cancelled = r.abs() <= max(resolution, CANCELLED) * rows_in
+            out = torch.where(cancelled, out.maximum(rows_in), out)
         return out
     medians = _row_medians(r, finite)
     if rows_in is not None:
@@ -1808,7 +1814,8 @@ def _compare(
         scale = operands
     rows_in = (operand_rows or {}).get(r.shape[0]) if r.dim() >= 1 else None
     least = max(scale, ATOL.get(dtype, 1e-6))
-    denom = r.abs() + _row_scales(r, finite, least, rows_in)
+    eps = torch.finfo(getattr(torch, dtype)).eps if dtype in FLOOR else CANCELLED
+    denom = r.abs() + _row_scales(r, finite, least, rows_in, eps)
     eager_err = (e - r).abs() / denom
     # Where eager in this dtype overflows, or misses float64 by more than
     # |ref64| + scale, the dtype cannot compute the element: not scored, and
