@@ -745,7 +745,10 @@ def _make_backend(state: _State, codegen_only: bool):
         rounds = _rounds_on_purpose(gm)
         state.rounded |= rounds
         try:
-            with torch._inductor.config.patch(emulate_precision_casts=rounds):
+            with (
+                torch._inductor.config.patch(emulate_precision_casts=rounds),
+                _keep_round_trips(rounds),
+            ):
                 compiled = compile_fx(gm, example_inputs)
         except Exception as err:  # noqa: BLE001 - classified below
             _collect_code(graph, state.records[before:])
@@ -777,6 +780,34 @@ def _rounds_on_purpose(gm: torch.fx.GraphModule) -> bool:
             return False  # a low-precision call: Inductor's fp32 math is the port
         low |= any(user.op != "output" for user in node.users)
     return low
+
+
+@contextlib.contextmanager
+def _keep_round_trips(keep: bool) -> Iterator[None]:
+    """With `keep`, Inductor's pointless_convert leaves a chain of casts as
+    traced: torch 2.11's drops `x.to(torch.float16).float()` whole (an int
+    past 65504 came back finite, where eager gives inf); later ones keep a
+    narrowing one. Where its pattern cannot be found, nothing changes."""
+    try:
+        from torch._inductor.fx_passes import joint_graph
+
+        entries = [
+            e
+            for found in joint_graph.patterns.patterns.values()
+            for e in found
+            if getattr(getattr(e, "handler", None), "__name__", "")
+            == "pointless_convert"
+        ]
+    except Exception:  # noqa: BLE001 - another torch: its own passes stand
+        entries = []
+    saved = [(e, e.handler) for e in entries] if keep else []
+    for e, _ in saved:
+        e.handler = lambda *args, **kwargs: None
+    try:
+        yield
+    finally:
+        for e, handler in saved:
+            e.handler = handler
 
 
 def _collect_code(graph: _Graph, records: list[str]) -> None:
