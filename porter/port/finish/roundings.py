@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 
-from porter.ast_tools import assigned_names, bindings, walk_stmts
+from porter.ast_tools import assigned_names, bindings, cast_to, walk_stmts
 from porter.port.model import PortState
 
 _LOW = ("tl.float16", "tl.bfloat16")
@@ -20,15 +20,7 @@ _LOW = ("tl.float16", "tl.bfloat16")
 
 def _cast(node: ast.AST) -> str | None:
     """T of a `v.to(T)` call (not a bitcast), else None."""
-    if (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "to"
-        and len(node.args) == 1
-        and not node.keywords
-    ):
-        return ast.unparse(node.args[0])
-    return None
+    return cast_to(node) if isinstance(node, ast.Call) and not node.keywords else None
 
 
 def _rounding(node: ast.AST, rounded: dict[str, str]) -> str | None:
