@@ -62,8 +62,6 @@ class _State:
     constants: list[tuple[str, Any]] = field(default_factory=list)
     # Every shape-environment guard of the compile, Inductor's included.
     shape_codes: list[str] = field(default_factory=list)
-    # Whether a graph was compiled keeping its fp16/bf16 roundings.
-    rounded: bool = False
 
     def guard_filter(self, entries):
         """torch.compile's guard_filter_fn: note the constants, keep every guard."""
@@ -743,7 +741,6 @@ def _make_backend(state: _State, codegen_only: bool):
         state.graphs.append(graph)
         before = len(state.records)
         rounds = _rounds_on_purpose(gm)
-        state.rounded |= rounds
         try:
             with (
                 torch._inductor.config.patch(emulate_precision_casts=rounds),

@@ -34,3 +34,21 @@ def test_many_dtypes_tied_to_the_first_are_one_any():
     )
     (check,) = _dtype_ties(cap, "x")
     assert check.startswith("if weight.dtype != x.dtype:")
+
+
+def test_int32_index_math_is_told_from_int64():
+    # A constexpr past int32 meeting these fails in Triton ("Scalar ... is out
+    # of range for type int32"); one meeting int64 rows or loads does not.
+    import ast
+
+    from porter.port.launch.launcher import _int32_only
+
+    def int32(text, narrow=("num_rows",)):
+        return _int32_only(ast.parse(text, mode="eval").body, set(narrow), {"BLOCK"})
+
+    assert int32("tl.program_id(0) % BLOCK")
+    assert int32("num_rows * BLOCK")
+    assert int32("col_block * BLOCK + tl.arange(0, BLOCK)", ("col_block",))
+    assert not int32("row_block.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)")
+    assert not int32("tl.load(ids_ptr + num_rows)")
+    assert not int32("rows * BLOCK")  # rows: not known to be int32

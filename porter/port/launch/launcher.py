@@ -273,8 +273,8 @@ def map_step_code(step: LaunchStep, fn: Callable[[str], str]) -> None:
 def _constants_meeting_int32(ports: list[KernelPort]) -> set[str]:
     """The launcher's names held in a constexpr parameter that a kernel adds
     to, or compares with, an int32 value: a runtime int argument (Triton
-    types one within int32 as i32) or an index made of tl.arange and those
-    alone. Triton raises on such an op past int32 ("Scalar ... is out of
+    types one within int32 as i32) or an index made of tl.arange,
+    tl.program_id and those alone. Triton raises on such an op past int32 ("Scalar ... is out of
     range for type int32": Swin's roll by 2**32 + 2); one meeting int64
     rows or loaded ids takes any value."""
     out: set[str] = set()
@@ -317,14 +317,14 @@ def _constants_meeting_int32(ports: list[KernelPort]) -> set[str]:
 
 
 def _int32_only(e: ast.AST, narrow: set[str], small: set[str]) -> bool:
-    """Whether e is int32 index math: it reads a name of `narrow` or
-    tl.arange, and no load, cast or name that may be wider than the
-    constexprs `small` and `narrow`."""
+    """Whether e is int32 index math: it reads a name of `narrow`,
+    tl.arange or tl.program_id, and no load, cast or name that may be wider
+    than the constexprs `small` and `narrow`."""
     text = ast.unparse(e)
     if "tl.load" in text or ".to(" in text or "tl.int64" in text:
         return False
     names = names_in(e) - {"tl"}
-    reads = names & narrow or "tl.arange" in text
+    reads = names & narrow or "tl.arange" in text or "tl.program_id" in text
     return bool(reads) and names <= narrow | small
 
 
