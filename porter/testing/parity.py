@@ -963,7 +963,11 @@ class _KeepFloat64(torch.overrides.TorchFunctionMode):
         # An int tensor made fp32 (RoPE's arange(0, d, 2).float() / d) is made
         # float64: its pow in fp32 was the reference's own 1-ulp error, which
         # 4096 positions carried past the floor.
-        ints = isinstance(first, torch.Tensor) and not first.is_floating_point()
+        ints = (
+            isinstance(first, torch.Tensor)
+            and not first.is_floating_point()
+            and not first.is_complex()
+        )
         if (is64 or ints) and func is torch.Tensor.float:
             return first.double()
         if (is64 or ints) and func is torch.Tensor.type and args[1:] in _FP32_TYPES:
