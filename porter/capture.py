@@ -1331,12 +1331,12 @@ def _dtypes_served(
         if other == dtype or base is None:
             continue
         codes = _traced(ref, other, device)
-        if (
-            codes is not None
-            and _same_graphs(base, dtype, codes, other)
-            and _aliasing(ref, other, device) == aliasing
-            and _eager_dtypes(ref, other, device)
-            in (None, [_dtype_of(other if d == "input" else d) for d in output_dtypes])
+        if codes is None or not _same_graphs(base, dtype, codes, other):
+            continue
+        call = _eager_call(ref, other, device)
+        dtypes = [_dtype_of(other if d == "input" else d) for d in output_dtypes]
+        if _aliasing_of(call) == aliasing and (
+            call is None or [t.dtype for t in _flat_tensors(call[2])] == dtypes
         ):
             served.append(other)
     return [d for d in FLOAT_DTYPES if d in served]
@@ -1344,16 +1344,6 @@ def _dtypes_served(
 
 def _dtype_of(name: str) -> torch.dtype:
     return getattr(torch, name.removeprefix("torch."))
-
-
-def _eager_dtypes(ref: Reference, dtype: str, device: str) -> list[torch.dtype] | None:
-    """Eager's output dtypes in `dtype`; None where eager rejects the call."""
-    try:
-        fn, inputs = _built_in(ref, dtype, device)
-        with torch.no_grad():
-            return [t.dtype for t in _flat_tensors(fn(*inputs))]
-    except Exception:  # noqa: BLE001 - eager rejects it: nothing to compare
-        return None
 
 
 def _same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -1366,18 +1356,31 @@ def _same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
     )
 
 
-def _aliasing(ref: Reference, dtype: str, device: str) -> tuple | None:
-    """Which input each output of eager's is (or shares memory with), which
-    inputs it changes, and which earlier output each shares memory with, in
-    `dtype`: `x.float().mul_(2)` returns x itself
-    and changes it in float32 alone, a new tensor in bfloat16, in one graph."""
+def _eager_call(ref: Reference, dtype: str, device: str) -> tuple | None:
+    """(inputs after the call, copies of them before it, the outputs) of
+    eager in `dtype`; None where eager rejects the call."""
     try:
         fn, inputs = _built_in(ref, dtype, device)
         before = [v.clone() if isinstance(v, torch.Tensor) else None for v in inputs]
         with torch.no_grad():
             out = fn(*inputs)
-    except Exception:  # noqa: BLE001 - eager rejects it: no aliasing to compare
+    except Exception:  # noqa: BLE001 - eager rejects it: nothing to compare
         return None
+    return inputs, before, out
+
+
+def _aliasing(ref: Reference, dtype: str, device: str) -> tuple | None:
+    return _aliasing_of(_eager_call(ref, dtype, device))
+
+
+def _aliasing_of(call: tuple | None) -> tuple | None:
+    """Which input each output of eager's call (_eager_call's) is (or shares
+    memory with), which inputs it changes, and which earlier output each
+    shares memory with: `x.float().mul_(2)` returns x itself
+    and changes it in float32 alone, a new tensor in bfloat16, in one graph."""
+    if call is None:
+        return None
+    inputs, before, out = call
     outs = _flat(out)
     storages = [
         v.untyped_storage().data_ptr() if isinstance(v, torch.Tensor) else None
