@@ -140,6 +140,26 @@ def test_a_reference_whose_make_inputs_fails_at_a_size_rejects_that_size():
     )
 
 
+def test_inputs_past_the_machines_memory_are_not_made():
+    # Swin's windows grow with ws**4: at the model-dim size 1023 a machine
+    # that overcommits memory was killed filling them (rel_pos_bias, H100).
+    from types import SimpleNamespace
+
+    made = []
+
+    def make_inputs(sizes, dtype, device):
+        made.append(device)
+        n = sizes["ws"] ** 2
+        return (torch.empty(3, n, n, device=device),)
+
+    case = SimpleNamespace(reference=SimpleNamespace(make_inputs=make_inputs))
+    sc = parity.Scenario("float32", {"ws": 1023})
+    with pytest.raises(parity.ReferenceRejects, match="GiB holds in float64"):
+        parity.make_inputs(case, sc, "cpu", 0)
+    assert made == ["meta"]
+    assert parity.make_inputs(case, parity.Scenario("float32", {"ws": 3}), "cpu", 0)
+
+
 def test_an_expanded_input_is_copied_and_laid_out_as_expanded():
     # make_inputs returning bias.expand(num_tokens, hidden): copying it into a
     # view of its own strides raised (one memory location, many elements),

@@ -639,6 +639,28 @@ def new_seed() -> int:
 # ---------------------------------------------------------------- inputs
 
 
+def _outgrows_memory(case: Case, sc: Scenario, device: str) -> str | None:
+    """Why the scenario's inputs cannot be made here, or None: a float64 copy
+    of them would outgrow the machine. A size a dim takes in every scenario
+    (1023) is 10^12 elements where inputs grow with its fourth power (Swin's
+    ws x ws windows), and a machine that overcommits memory is killed filling
+    them, taking every later test with it."""
+    try:
+        shapes = case.reference.make_inputs(sc.sizes, sc.dtype, "meta")
+    except Exception:  # noqa: BLE001 - the real call says why
+        return None
+    elements = sum(v.numel() for v in shapes if isinstance(v, torch.Tensor))
+    have = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if device != "cpu" and torch.cuda.is_available():
+        have = min(have, torch.cuda.get_device_properties(device).total_memory)
+    if 8 * elements <= have:
+        return None
+    return (
+        f"the inputs of {sc.id} hold {elements:.3g} elements, more than this "
+        f"machine's {have / 2**30:.0f} GiB holds in float64: not run"
+    )
+
+
 def make_inputs(
     case: Case, sc: Scenario, device: str, seed: int, filled: bool = True
 ) -> list[Any]:
@@ -654,6 +676,9 @@ def make_inputs(
             )
             for v in shapes
         ]
+    too_large = _outgrows_memory(case, sc, device)
+    if too_large:
+        raise ReferenceRejects(too_large)
     torch.manual_seed(seed)
     try:
         values = case.reference.make_inputs(sc.sizes, sc.dtype, device)
