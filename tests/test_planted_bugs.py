@@ -144,6 +144,27 @@ def test_missing_mask_is_reported_as_out_of_bounds(tmp_path, porter_device):
     assert failures and "out-of-bounds store" in failures[0]
 
 
+@pytest.mark.parametrize(
+    "store, said",
+    [
+        ("mask & (cols > 0))", "was never written: it holds the poison"),
+        (
+            "mask)\n    tl.store(out_rows + cols, out * float('nan'), mask)",
+            "computed by the kernel",
+        ),
+    ],
+    ids=["unwritten", "computed"],
+)
+def test_a_nan_output_says_whether_it_was_written(store, said, tmp_path, porter_device):
+    # Float outputs start as NaN: a second run starting them at 77 tells a
+    # missing store from a NaN the kernel computed.
+    old = "tl.store(out_rows + cols, out.to(out_ptr.dtype.element_ty), mask)"
+    new = old.removesuffix("mask)") + store
+    keep = lambda s: s.dtype == "float32"  # noqa: E731 - as PLANTS' filters
+    failures = _failures(_copy(tmp_path, "silu_and_mul", old, new), keep, porter_device)
+    assert failures and said in failures[0], failures[:1]
+
+
 def test_an_unwritten_integer_is_named_as_such(tmp_path, porter_device):
     case, old, new, keep = PLANTS["unwritten_int_column"]
     failures = _failures(_copy(tmp_path, case, old, new), keep, porter_device)

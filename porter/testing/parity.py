@@ -932,14 +932,17 @@ def _layout(t: torch.Tensor, layout: str, copy: bool = True) -> torch.Tensor:
 
 
 @contextlib.contextmanager
-def poisoned_allocations(int_poison: int = INT_SENTINEL) -> Iterator[None]:
-    """Every tensor the scaffold allocates starts as NaN (or `int_poison` for
-    integers), so an element the kernel never writes cannot pass."""
+def poisoned_allocations(
+    int_poison: int = INT_SENTINEL, float_poison: float = float("nan")
+) -> Iterator[None]:
+    """Every tensor the scaffold allocates starts as NaN, or `float_poison`
+    (`int_poison` for integers), so an element the kernel never writes cannot
+    pass."""
     originals = {n: getattr(torch, n) for n in ("empty", "empty_strided", "empty_like")}
 
     def poison(t: torch.Tensor) -> torch.Tensor:
         if t.is_floating_point():
-            t.fill_(float("nan"))
+            t.fill_(float_poison)
         elif t.dtype != torch.bool:
             t.fill_(int_poison)
         return t
@@ -1092,11 +1095,12 @@ def run_scaffold(
     state: list | None = None,
     module_mode: str = "",
     init: dict[int, Any] | None = None,
+    float_poison: float = float("nan"),
 ):
     fn = scaffold_entry(
         case, dtype, device, sizes=sizes, module_mode=module_mode, init=init
     )
-    with poisoned_allocations(int_poison), torch.no_grad():
+    with poisoned_allocations(int_poison, float_poison), torch.no_grad():
         out = as_tuple(fn(*inputs))
     if state is not None:
         state.extend(_state_after(fn, inputs))
@@ -1204,6 +1208,16 @@ def _compare_fp8(i, ref, eager, got, where) -> float:
 
 class ParityError(AssertionError):
     pass
+
+
+class NaNOutput(ParityError):
+    """An output element is NaN where float64 and eager are not: computed by
+    the kernel, or never written (float outputs start as NaN). check_parity
+    runs the scaffold again to tell which."""
+
+    def __init__(self, message: str, output: int, index: tuple):
+        super().__init__(message)
+        self.output, self.index = output, index
 
 
 class ReferenceRejects(Exception):
@@ -1366,9 +1380,18 @@ def check_parity(
             case, values, dtype, device, sc.sizes, state, sc.mode, sc.init
         )
 
-    def scaffold(values, poison=INT_SENTINEL, state=None):
+    def scaffold(values, poison=INT_SENTINEL, state=None, float_poison=float("nan")):
         return run_scaffold(
-            case, values, sc.dtype, device, poison, sc.sizes, state, sc.mode, sc.init
+            case,
+            values,
+            sc.dtype,
+            device,
+            poison,
+            sc.sizes,
+            state,
+            sc.mode,
+            sc.init,
+            float_poison,
         )
 
     if any(isinstance(v, int) and not -(2**31) <= v < 2**31 for v in sc.args.values()):
@@ -1500,14 +1523,40 @@ def check_parity(
                 f"{where}: {_label(i)} has strides {g.stride()}, eager's "
                 f"{e.stride()}{' are contiguous' if e.is_contiguous() else ''}"
             )
-        scores.append(
-            _compare(i, r, e, g, sc.dtype, where, u, exact, operands, operand_rows)
-        )
+        try:
+            score = _compare(
+                i, r, e, g, sc.dtype, where, u, exact, operands, operand_rows
+            )
+        except NaNOutput as err:
+            if edge:
+                raise
+            # NaN where neither float64 nor eager has one: a second run whose
+            # outputs start at another value tells an unwritten element apart
+            again = scaffold(copies(inputs), float_poison=float(INT_SENTINEL_2))
+            raise ParityError(_nan_said(err, again)) from err
+        scores.append(score)
     if got_state:
         scores += _compare_state(
             case, inputs, sc, device, ref_state, eager_state, got_state, where
         )
     return {"seed": seed, "scores": scores}
+
+
+def _nan_said(err: NaNOutput, again: tuple) -> str:
+    """err's message, saying whether the element followed the poison into a
+    second run (never written) or was NaN again (the kernel computed it)."""
+    where, rest = str(err).split("; float64 reference", 1)
+    value = again[err.output][err.index].item()
+    if value == INT_SENTINEL_2:
+        return (
+            f"{where.removesuffix(' is NaN')} was never written: it holds the "
+            f"poison (NaN, then {float(INT_SENTINEL_2):g} in a second run); "
+            f"float64 reference{rest}"
+        )
+    return (
+        f"{where}, computed by the kernel (a second run, its outputs starting "
+        f"at {float(INT_SENTINEL_2):g}, gives {value:.6g}); float64 reference{rest}"
+    )
 
 
 def _other_layout(e: torch.Tensor, g: torch.Tensor) -> bool:
@@ -1856,12 +1905,10 @@ def _compare(
     bad_nan = torch.isnan(g) & ~nan_ok
     if bad_nan.any():
         idx = tuple(bad_nan.nonzero()[0].tolist())
-        unwritten = (
-            " (never written? outputs start as NaN)" if not torch.isnan(e[idx]) else ""
-        )
-        raise ParityError(
-            f"{where}: {_label(i)}{list(idx)} is NaN{unwritten}; float64 reference {r[idx].item():.6g}, eager {e[idx].item():.6g}"
-        )
+        said = f"{where}: {_label(i)}{list(idx)} is NaN; float64 reference {r[idx].item():.6g}, eager {e[idx].item():.6g}"
+        if torch.isnan(e[idx]):
+            raise ParityError(said)
+        raise NaNOutput(said, i, idx)
     missing_nan = torch.isnan(r) & ~torch.isnan(g)
     if missing_nan.any():
         idx = tuple(missing_nan.nonzero()[0].tolist())
