@@ -1095,6 +1095,7 @@ def run_capture(
                 graph.source, index, _graph_inputs(graph), ref
             )
             _refuse_host_only_calls(ref, module)
+            _refuse_tensor_constants(ref, graph.source)
             _refuse_unnamed_inputs(ref, module, inputs)
             _refuse_float64_math(ref, graph.source, dtype)
             modules.append(module)
@@ -2443,6 +2444,32 @@ def _refuse_float64_math(ref: Reference, source: str, dtype: str) -> None:
             "porter's kernels compute in fp32; nothing was written: give its "
             "float64 inputs in float32, or cast them down first"
         )
+
+
+# A module-level tensor Inductor binds when it loads the module:
+# `_tensor_constant0 = None  # device(type='cpu') torch.float32 (16,) (1,) 7f63...`
+_CONSTANT = re.compile(
+    r"^(\w+) = None  # device\(.*?\) torch\.(\w+) \(([\d, ]*)\)", re.M
+)
+
+
+def _refuse_tensor_constants(ref: Reference, source: str) -> None:
+    """A tensor the function builds from literals (a lookup table,
+    `torch.tensor([0.0, 0.5, ...])`) that Inductor does not fold into its
+    kernels: it binds the values when it loads the module, and the capture,
+    which reads the module's text, never sees them (the scaffold read a name
+    it never bound)."""
+    call = source.split("\ndef call(", 1)[-1]
+    for m in _CONSTANT.finditer(source):
+        name, dtype, shape = m.groups()
+        if re.search(rf"\b{name}\b", call):
+            raise PorterError(
+                f"{ref.path}: {ref.name} builds a {dtype} tensor of shape "
+                f"({shape}) from literals (torch.tensor([...])), which "
+                "Inductor keeps outside its kernels where the capture cannot read "
+                "it; nothing was written: build it in make_inputs and pass it as "
+                "an argument"
+            )
 
 
 def _refuse_unnamed_inputs(

@@ -1615,6 +1615,34 @@ def test_float64_math_is_refused_at_capture_and_a_float64_cast_down_is_ported(
         _capture(tmp_path, "only", only)
 
 
+def test_a_table_built_from_literals_is_refused_at_capture(tmp_path):
+    # An FP4 lookup table of 16 values: Inductor binds it when it loads the
+    # module, the capture never saw the values, and the scaffold read a name
+    # it never bound (NameError: scratch_None). Two values it folds in: ported.
+    body = """
+        def make_inputs(n, d, dtype=torch.float32, device="cpu"):
+            return (torch.randint(0, 16, (n, d), device=device),)
+
+        def lut(codes):
+            table = torch.tensor(VALUES, device=codes.device)
+            return table[codes]
+
+        REFERENCE = lut
+        """
+    values = str([0.5 * i for i in range(16)])
+    ref = _porter_ref(body.replace("VALUES", values), '{"n": 3, "d": 8}', '["float32"]')
+    with pytest.raises(
+        PorterError, match=r"float32 tensor of shape \(16,\) from literals"
+    ):
+        _capture(tmp_path, "lut16", ref)
+    assert not (tmp_path / "cases" / "lut16").exists()
+    folded = body.replace("VALUES", "[0.5, 2.0]").replace("[codes]", "[codes % 2]")
+    case = _capture(
+        tmp_path, "lut2", _porter_ref(folded, '{"n": 3, "d": 8}', '["float32"]')
+    )
+    _check(case, {"n": 2, "d": 8})
+
+
 def test_a_zero_d_tensor_argument_given_as_a_number_is_refused_in_a_line(tmp_path):
     # x * scale with a 0-d scale: eager takes scale=0.5 too; the scaffold
     # raised AttributeError ('float' object has no attribute 'dim')
