@@ -1088,8 +1088,9 @@ def run_capture(
             )
         modules, kernels = [], []
         for graph in state.graphs:
-            for _, source, _, _ in graph.placeholders:
+            for _, source, kind, _ in graph.placeholders:
                 _refuse_list_argument(ref, source)
+                _refuse_global_tensor(ref, source, kind)
         for index, graph in enumerate(g for g in state.graphs if g.source is not None):
             module, module_kernels = parse_module(
                 graph.source, index, _graph_inputs(graph), ref
@@ -2789,6 +2790,19 @@ def _refuse_list_argument(ref: Reference, source: str) -> None:
         f"{ref.path}: {ref.name} takes {how}, which porter cannot "
         "port; nothing was written: name each tensor as its own parameter"
     )
+
+
+def _refuse_global_tensor(ref: Reference, source: str, kind: str) -> None:
+    """A tensor the reference reads from its file's globals (a module-level
+    NF4 table, `G['TABLE']`): the scaffold, standalone, has no such global
+    (it read `self.TABLE` in a plain function)."""
+    found = re.fullmatch(r"G\['(\w+)'\].*", source)
+    if found and kind == "tensor":
+        raise PorterError(
+            f"{ref.path}: {ref.name} reads the module-level tensor "
+            f"{found.group(1)}, which a standalone scaffold does not have; nothing "
+            "was written: pass it as an argument (make_inputs can build it)"
+        )
 
 
 def _graph_inputs(graph: _Graph) -> list[GraphInput]:

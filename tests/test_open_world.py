@@ -1643,6 +1643,29 @@ def test_a_table_built_from_literals_is_refused_at_capture(tmp_path):
     _check(case, {"n": 2, "d": 8})
 
 
+def test_a_module_level_tensor_is_refused_at_capture(tmp_path):
+    # bitsandbytes keeps its NF4 code as a global: the scaffold of a plain
+    # function read self.TABLE (NameError: self).
+    ref = _porter_ref(
+        """
+        TABLE = torch.arange(16, dtype=torch.float32)
+
+        def make_inputs(n, d, dtype=torch.float32, device="cpu"):
+            return (torch.randint(0, 16, (n, d), device=device),)
+
+        def lut(codes):
+            return TABLE[codes]
+
+        REFERENCE = lut
+        """,
+        '{"n": 3, "d": 8}',
+        '["float32"]',
+    )
+    with pytest.raises(PorterError, match="reads the module-level tensor TABLE"):
+        _capture(tmp_path, "global_lut", ref)
+    assert not (tmp_path / "cases" / "global_lut").exists()
+
+
 def test_a_zero_d_tensor_argument_given_as_a_number_is_refused_in_a_line(tmp_path):
     # x * scale with a 0-d scale: eager takes scale=0.5 too; the scaffold
     # raised AttributeError ('float' object has no attribute 'dim')
