@@ -1097,6 +1097,7 @@ def run_capture(
             )
             _refuse_host_only_calls(ref, module)
             _refuse_tensor_constants(ref, graph.source)
+            _refuse_amd_fp8(ref, graph.source)
             _refuse_unnamed_inputs(ref, module, inputs)
             _refuse_float64_math(ref, graph.source, dtype)
             modules.append(module)
@@ -2444,6 +2445,25 @@ def _refuse_float64_math(ref: Reference, source: str, dtype: str) -> None:
             f"{ref.path}: {ref.name} computes in float64 (its graph's {found}), which "
             "porter's kernels compute in fp32; nothing was written: give its "
             "float64 inputs in float32, or cast them down first"
+        )
+
+
+# Triton's names of the fnuz fp8 formats (float8_e4m3fnuz, float8_e5m2fnuz)
+_AMD_FP8 = re.compile(r"\b(?:tl\.float8e4b8|tl\.float8e5b16|fp8e4b8|fp8e5b16)\b")
+_AMD_FP8_NAMES = {"4b8": "float8_e4m3fnuz", "5b16": "float8_e5m2fnuz"}
+
+
+def _refuse_amd_fp8(ref: Reference, source: str) -> None:
+    """A kernel reading or writing an fp8 format of AMD GPUs: its parity ran
+    in the interpreter, and sm_90 does not compile it (`type fp8e4b8 not
+    supported in this architecture`)."""
+    found = _AMD_FP8.search(source)
+    if found:
+        name = _AMD_FP8_NAMES["4b8" if "4b8" in found.group(0) else "5b16"]
+        raise PorterError(
+            f"{ref.path}: {ref.name} works in {name}, an fp8 format of AMD GPUs "
+            "that Triton does not compile for NVIDIA ones; nothing was written: "
+            "use float8_e4m3fn or float8_e5m2"
         )
 
 

@@ -1666,6 +1666,25 @@ def test_a_module_level_tensor_is_refused_at_capture(tmp_path):
     assert not (tmp_path / "cases" / "global_lut").exists()
 
 
+def test_an_amd_fp8_format_is_refused_at_capture(tmp_path):
+    # Its parity passed in the interpreter, then sm_90 did not compile it.
+    ref = _porter_ref(
+        """
+        def make_inputs(n, d, dtype=torch.float32, device="cpu"):
+            return (torch.randn(n, d, dtype=dtype, device=device),)
+
+        def to_fnuz(x):
+            return x.clamp(-240.0, 240.0).to(torch.float8_e4m3fnuz)
+
+        REFERENCE = to_fnuz
+        """,
+        '{"n": 3, "d": 8}',
+        '["float32"]',
+    )
+    with pytest.raises(PorterError, match="works in float8_e4m3fnuz, an fp8 format"):
+        _capture(tmp_path, "fnuz", ref)
+
+
 def test_a_zero_d_tensor_argument_given_as_a_number_is_refused_in_a_line(tmp_path):
     # x * scale with a 0-d scale: eager takes scale=0.5 too; the scaffold
     # raised AttributeError ('float' object has no attribute 'dim')
