@@ -62,6 +62,8 @@ class _State:
     constants: list[tuple[str, Any]] = field(default_factory=list)
     # Every shape-environment guard of the compile, Inductor's included.
     shape_codes: list[str] = field(default_factory=list)
+    # Dynamo's graph-break reasons (an op without a fake-tensor kernel)
+    breaks: list[str] = field(default_factory=list)
 
     def guard_filter(self, entries):
         """torch.compile's guard_filter_fn: note the constants, keep every guard."""
@@ -815,6 +817,13 @@ def _collect_code(graph: _Graph, records: list[str]) -> None:
             graph.path = message.split(":", 1)[1].strip()
 
 
+def _break_reason(reason: str) -> str:
+    """A graph-break reason in a line: its first, and the operator it names."""
+    first = reason.strip().splitlines()[0] if reason.strip() else "no reason given"
+    op = re.search(r"unsupported operator: (\S+)", reason)
+    return f"{first}: {op.group(1)}" if op else first
+
+
 def _first_line(err: BaseException) -> str:
     text = str(err).strip().splitlines()
     return text[0] if text else type(err).__name__
@@ -1079,6 +1088,12 @@ def run_capture(
                     if scalar
                     else "; nothing was written"
                 )
+            )
+        if not sources and state.breaks:
+            raise PorterError(
+                f"{ref.path}: torch.compile produced no Inductor module for "
+                f"{ref.name}: Dynamo broke the graph before any tensor work "
+                f"({_break_reason(state.breaks[0])}); nothing was written"
             )
         if not sources:
             raise PorterError(
@@ -2366,6 +2381,7 @@ def _compile(
                 raise _CompileFailed(why) from err
             else:
                 _refuse_data_dependent_sizes(ref, list(breaks))
+                state.breaks = list(breaks)
             finally:
                 torch._dynamo.reset()
                 if debug:

@@ -4975,6 +4975,31 @@ def test_a_slice_from_an_int_argument_fixed_at_zero_says_so(tmp_path):
     assert torch.equal(out, mask.cumsum(-1) - 1)
 
 
+def test_an_op_dynamo_breaks_on_is_named_in_the_refusal(tmp_path):
+    # Before: "it does no tensor work, or Dynamo broke the graph before any"
+    # (QAT's per-channel fake quantization has no fake-tensor kernel at
+    # dynamic sizes). After: the break's reason and its operator.
+    ref = _porter_ref(
+        """
+        def make_inputs(n, d, dtype=torch.float32, device="cpu"):
+            w = torch.randn(n, d, dtype=dtype, device=device)
+            zp = torch.zeros(n, dtype=torch.int32, device=device)
+            return w, w.abs().amax(1) / 127.0, zp
+
+        def fq(w, s, zp):
+            return torch.fake_quantize_per_channel_affine(w, s, zp, 0, -128, 127)
+
+        REFERENCE = fq
+        """,
+        '{"n": 4, "d": 8}',
+        '["float32"]',
+    )
+    with pytest.raises(
+        PorterError, match="broke the graph before any tensor work .*fake_quantize"
+    ):
+        _capture(tmp_path, "fq", ref)
+
+
 def test_a_value_read_as_an_index_names_inductors_failure(tmp_path):
     # Before: "produced no Inductor module: it does no tensor work, or Dynamo
     # broke the graph" (torch._dynamo.explain shows no break: the backend
