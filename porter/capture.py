@@ -1203,7 +1203,7 @@ def run_capture(
     ]
     aliasing = _aliasing(ref, dtype, device)  # eager's, once: read twice below
     served = _dtypes_served(ref, dtype, device, base, aliasing, output_dtypes)
-    limits = _dtype_limits(kernels, dtype)
+    limits = _dtype_limits(kernels, dtype, _written_numbers(ref.path.read_text()))
     if limits and served != [dtype]:
         served = [dtype]
         notes.append(
@@ -1305,13 +1305,15 @@ def _followers(ref: Reference, dtype: str) -> list[str] | None:
     ]
 
 
-def _dtype_limits(kernels: list, dtype: str) -> str:
+def _dtype_limits(kernels: list, dtype: str, written: set[float] = frozenset()) -> str:
     """Which of the dtype's limits (torch.finfo's max, min, tiny, eps) some
     kernel holds as a number: Inductor writes them in where an op's
     decomposition reads the dtype (torch.nan_to_num's posinf), in a graph
-    Dynamo traces alike for every dtype."""
+    Dynamo traces alike for every dtype. A number the reference writes itself
+    (`written`: an MX exponent floor of 2.0 ** -126) holds in every dtype."""
     info = torch.finfo(getattr(torch, dtype))
     named = {info.max: "max", info.min: "min", info.tiny: "tiny", info.eps: "eps"}
+    named = {v: n for v, n in named.items() if v not in written}
     found = []
     for k in kernels:
         try:
@@ -1327,6 +1329,63 @@ def _dtype_limits(kernels: list, dtype: str) -> str:
             ):
                 found.append(named[n.value])
     return " and ".join(f"finfo().{f}" for f in found)
+
+
+_ARITHMETIC = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b,
+    ast.Pow: lambda a, b: a**b,
+}
+
+
+def _written_numbers(source: str) -> set[float]:
+    """The float values of the numbers a reference's source writes, arithmetic
+    of literals included (`2.0 ** -126`), and of torch.finfo of a dtype it
+    names (`torch.finfo(torch.float32).tiny`)."""
+
+    def value(n: ast.AST) -> float | None:
+        if isinstance(n, ast.Constant) and type(n.value) in (int, float):
+            return float(n.value) if abs(n.value) < 1e308 else None
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
+            v = value(n.operand)
+            return None if v is None else -v
+        if isinstance(n, ast.BinOp) and type(n.op) in _ARITHMETIC:
+            a, b = value(n.left), value(n.right)
+            try:
+                return (
+                    None
+                    if a is None or b is None
+                    else float(_ARITHMETIC[type(n.op)](a, b))
+                )
+            except (ArithmeticError, ValueError):
+                return None
+        return None
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    out = set()
+    for n in ast.walk(tree):
+        v = value(n)
+        if v is not None:
+            out.add(v)
+        found = (
+            re.fullmatch(
+                r"torch\.finfo\(torch\.(\w+)\)\.(max|min|tiny|eps)", ast.unparse(n)
+            )
+            if isinstance(n, ast.Attribute)
+            else None
+        )
+        if found and isinstance(getattr(torch, found.group(1), None), torch.dtype):
+            out.add(
+                float(
+                    getattr(torch.finfo(getattr(torch, found.group(1))), found.group(2))
+                )
+            )
+    return out
 
 
 def _dtypes_served(

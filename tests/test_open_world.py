@@ -1685,6 +1685,27 @@ def test_an_amd_fp8_format_is_refused_at_capture(tmp_path):
         _capture(tmp_path, "fnuz", ref)
 
 
+def test_a_limit_the_reference_writes_itself_serves_every_dtype(tmp_path):
+    # MX scales floor the exponent at 2.0 ** -126, float32's finfo().tiny as a
+    # number: bf16 calls were refused as if Inductor had read the dtype's limit.
+    ref = _porter_ref(
+        """
+        def make_inputs(n, d, dtype=torch.float32, device="cpu"):
+            return (torch.randn(n, d, dtype=dtype, device=device),)
+
+        def floor_log2(x):
+            return torch.floor(torch.log2(x.float().abs().clamp(min=2.0 ** -126)))
+
+        REFERENCE = floor_log2
+        """,
+        '{"n": 3, "d": 8}',
+        '["float32", "bfloat16"]',
+    )
+    case = _capture(tmp_path, "floor_log2", ref)
+    assert case.manifest["dtypes"] == ["float32", "bfloat16"]
+    check_parity(case, Scenario("bfloat16", {"n": 2, "d": 8}), "cpu", 0)
+
+
 def test_a_zero_d_tensor_argument_given_as_a_number_is_refused_in_a_line(tmp_path):
     # x * scale with a 0-d scale: eager takes scale=0.5 too; the scaffold
     # raised AttributeError ('float' object has no attribute 'dim')
