@@ -16,7 +16,7 @@ from porter.port.clean import (
     narrow_casts,
     program_id,
 )
-from porter.port.finish import roundings
+from porter.port.finish import fp8, roundings
 from porter.port.speed import reciprocal
 from porter.port.pipeline import PIPELINE
 from porter.port.model import KernelPort
@@ -582,3 +582,48 @@ def test_a_rounding_of_a_value_already_rounded_alike_drops():
         "h = v.to(tl.float16).to(tl.float32)",
     ]
     assert _body(kp).endswith("b = a.to(tl.bfloat16).to(tl.float32)")
+
+
+def test_a_cast_to_e5m2_rounds_past_its_range_to_inf_as_eager():
+    # Before: `x.to(tl.float8e5)`, which the GPU saturates at 57344 (and the
+    # interpreter makes NaN from 98304) where eager gives inf. After: the
+    # helper; a bitcast and a cast to e4m3 (eager saturates too) are kept.
+    kp = _kp(
+        "a = x.to(tl.float8e5)\n"
+        "b = y.to(tl.uint8, bitcast=True).to(tl.float8e5, bitcast=True)\n"
+        "c = x.to(tl.float8e4nv)\n"
+    )
+    assert fp8.eager_e5m2_casts(kp.tree) == 1
+    assert _body(kp).splitlines() == [
+        "a = to_e5m2_eager(x)",
+        "b = y.to(tl.uint8, bitcast=True).to(tl.float8e5, bitcast=True)",
+        "c = x.to(tl.float8e4nv)",
+    ]
+
+
+def test_to_e5m2_eager_gives_eagers_values(tmp_path, porter_device):
+    import importlib.util
+
+    import torch
+
+    from porter.render import render_common
+
+    kernel = """
+@triton.jit
+def kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + i, i < n)
+    tl.store(out_ptr + i, to_e5m2_eager(x), i < n)
+"""
+    (tmp_path / "e5m2_common.py").write_text(render_common() + kernel)
+    spec = importlib.util.spec_from_file_location(
+        "e5m2_common", tmp_path / "e5m2_common.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    big = [57344.0, 61439.0, 61440.0, 1e5, 1e30, float("inf"), float("nan"), 0.0]
+    x = torch.tensor(big + [-v for v in big], device=porter_device)
+    out = torch.empty(x.shape, dtype=torch.float8_e5m2, device=porter_device)
+    module.kernel[(1,)](x, out, x.numel(), BLOCK=16)
+    want = x.to(torch.float8_e5m2).float()
+    assert torch.equal(out.float().nan_to_num(7.0), want.nan_to_num(7.0))

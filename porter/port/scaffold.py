@@ -199,4 +199,5 @@ _HELPER_ORDER = [
     "bucketize",
     "multiply",
     "row_product",
+    "to_e5m2_eager",
 ]
