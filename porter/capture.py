@@ -1211,6 +1211,16 @@ def run_capture(
             "default of torch.nan_to_num, a mask's fill), which another dtype's "
             "would not; capture with --dtype for the others"
         )
+    capture_followers = _followers(ref, dtype)
+    mixed = _mixed_matmuls(modules, capture_followers, ref.input_names)
+    if dtype == "float32" and mixed and served != ["float32"]:
+        served = ["float32"]
+        notes.append(
+            f"served in float32 alone: a matmul reads {', '.join(mixed)} in its own "
+            "dtype beside operands that take the call's (a cast such as "
+            ".float() the float32 compile drops); capture with --dtype "
+            "bfloat16 or float16 for those"
+        )
     unmatched = [b for m in modules for b in m.unmatched_fp32()]
     if dtype == "float32" and unmatched and served != ["float32"]:
         served = ["float32"]
@@ -1279,13 +1289,49 @@ def run_capture(
             )
             if isinstance(t, torch.Tensor)
         },
-        input_follows=_followers(ref, dtype),
+        input_follows=capture_followers,
         dtypes_served=served,
         contiguous_only=_contiguous_only(ref, dtype, device, arguments, aliasing),
         unread_arguments=_unread(arguments, base, guard_names),
         output_layouts=_output_layouts(ref, dtype, device, aliasing),
     )
     return capture, sources
+
+
+def _mixed_matmuls(
+    modules: list[CompiledModule], followers: list[str] | None, names: list[str]
+) -> list[str]:
+    """The operands an extern matmul reads in their own dtype beside operands
+    that take the call's (`(q.float() @ ...) @ h0` with h0 float32 and q
+    bf16): the float32 compile drops the casts, no-ops there, and in bfloat16
+    the scaffold handed the matmul two dtypes (RuntimeError). Parameters, and
+    scratch buffers not found float32 in a bf16 compile, take the call's."""
+    if followers is None:
+        return []
+    out = []
+    for m in modules:
+        own_buffers = {b.name for b in m.buffers if b.follows is False}
+        for step in m.steps:
+            if step.kind != "extern" or not re.search(_MATMUL_OP, step.name):
+                continue
+            reads = [a for a in step.args if a.kind in ("input", "scratch", "buffer")]
+            reads = [a for a in reads if a.param != "out"]
+            own = [
+                a.target
+                for a in reads
+                if (
+                    a.kind == "input"
+                    and a.target in names
+                    and a.target not in followers
+                )
+                or (a.kind != "input" and a.target in own_buffers)
+            ]
+            if own and len(own) < len(reads):
+                out += [t for t in own if t not in out]
+    return out
+
+
+_MATMUL_OP = r"\b(mm|addmm|bmm|baddbmm|_mm_plus_mm|linear)\b"
 
 
 def _followers(ref: Reference, dtype: str) -> list[str] | None:

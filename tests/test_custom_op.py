@@ -299,7 +299,6 @@ def test_the_launcher_is_its_own_fake_where_only_launches_follow_its_outputs():
     assert fake_return_at(in_place, params) == 0
 
 
-
 def test_an_allocation_reads_torch_empty_where_its_strides_are_contiguous():
     def alloc(sizes, strides):
         return Alloc("out", sizes, strides, "x.dtype", "x.device").call
@@ -322,7 +321,10 @@ def test_an_allocation_reads_torch_empty_where_its_strides_are_contiguous():
         (["n", "h"], ["1", "n"]),
         (["n"], ["2"]),
     ):
-        assert alloc(sizes, strides).startswith("torch.empty_strided("), (sizes, strides)
+        assert alloc(sizes, strides).startswith("torch.empty_strided("), (
+            sizes,
+            strides,
+        )
 
 
 def test_bits_of_a_one_element_column_slice():
@@ -335,3 +337,24 @@ def test_bits_of_a_one_element_column_slice():
     t = torch.rand(1, 3)[:, 0]
     assert t.stride() == (3,)
     assert torch.equal(_bits(t), torch.tensor([t.item()]).view(torch.uint8))
+
+
+def test_the_separate_fake_keeps_the_lines_its_lines_read():
+    # Before: `h0 = strided_as(h0_given, ...)` was kept for the matmul reading
+    # h0, and `h0_given = h0` dropped (NameError in opcheck's fake tensors).
+    from porter.port.custom_op import _fake_body
+
+    launcher = _launcher(
+        "out", allocs=[SimpleNamespace(var="out", call="torch.empty(4)")]
+    )
+    launcher.prelude = [
+        "unread = x.contiguous()",
+        "h0_given = h0",
+        "h0 = strided_as(h0_given, (4, 1))",
+    ]
+    launcher.steps = [
+        SimpleNamespace(kind="extern", call="torch.mm(x, h0, out=out)", when="")
+    ]
+    body = _fake_body(launcher)
+    assert body[:2] == ["h0_given = h0", "h0 = strided_as(h0_given, (4, 1))"]
+    assert "unread = x.contiguous()" not in body

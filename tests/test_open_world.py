@@ -1706,6 +1706,36 @@ def test_a_limit_the_reference_writes_itself_serves_every_dtype(tmp_path):
     check_parity(case, Scenario("bfloat16", {"n": 2, "d": 8}), "cpu", 0)
 
 
+def test_a_matmul_of_operands_in_two_dtypes_serves_the_capture_dtype_alone(tmp_path):
+    # GLA's (q.float() @ ...) @ h0 with h0 float32: the float32 compile drops
+    # the casts, and a bf16 call handed the matmul bf16 and float32 operands
+    # (RuntimeError). Now served in float32 alone; bf16 is refused in a line.
+    ref = _porter_ref(
+        """
+        def make_inputs(batch, m, k, dtype=torch.float32, device="cpu"):
+            a = torch.randn(batch, m, k, device=device)
+            b = torch.randn(batch, k, k, dtype=dtype, device=device)
+            c = torch.randn(batch, m, k, device=device)
+            return a, b, c
+
+        def f(a, b, c):
+            return (a @ b.float() + c).to(b.dtype)
+
+        REFERENCE = f
+        """,
+        '{"batch": 2, "m": 4, "k": 8}',
+        '["float32", "bfloat16"]',
+    )
+    case = _capture(tmp_path, "mixed_mm", ref)
+    assert case.manifest["dtypes_served"] == ["float32"]
+    assert any(
+        "a matmul reads a in its own dtype" in w for w in case.manifest["warnings"]
+    )
+    a, b, c = torch.randn(2, 4, 8), torch.randn(2, 8, 8), torch.randn(2, 4, 8)
+    _refuses(case, a, b.bfloat16(), c, match="checked in float32 only")
+    _check(case, {"batch": 3, "m": 4, "k": 8})
+
+
 def test_a_zero_d_tensor_argument_given_as_a_number_is_refused_in_a_line(tmp_path):
     # x * scale with a 0-d scale: eager takes scale=0.5 too; the scaffold
     # raised AttributeError ('float' object has no attribute 'dim')

@@ -293,9 +293,14 @@ def _fake_body(launcher) -> list[str]:
     read = set().union(
         *(names_in(ast.parse(text)) for text in externs + [launcher.returns])
     )
-    for line in launcher.prelude:
+    # ...and the lines those read (`h0_given = h0` before
+    # `h0 = strided_as(h0_given, ...)`)
+    kept = []
+    for line in reversed(launcher.prelude):
         if set(assigned_names(ast.parse(line).body[0])) & read:
-            lines.append(line)
+            kept.insert(0, line)
+            read |= names_in(ast.parse(line))
+    lines += kept
     for a in launcher.allocs:
         lines.append(f"{a.var} = {a.call}")
     lines += externs
