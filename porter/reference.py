@@ -377,13 +377,19 @@ def _kernelbench_reference(
     return ref
 
 
-def _size_slots(module: types.ModuleType, source: str) -> dict[str, tuple[str, int | None]]:
+def _size_slots(
+    module: types.ModuleType, source: str
+) -> dict[str, tuple[str, int | None]]:
     """The file's top-level int globals, and the int entries of its tuple
     globals (`input_shape = (4096,)` gives input_shape_0): the sizes a
     KernelBench file's get_inputs() may read."""
     assigned = []
     for node in ast.parse(source).body:
-        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [getattr(node, "target", None)]
+        )
         for t in targets:
             if isinstance(t, ast.Name) and t.id not in assigned:
                 assigned.append(t.id)
@@ -434,9 +440,7 @@ def _kernelbench_shapes(ref: Reference, sizes: dict[str, int]) -> list[Any]:
             with torch.device("meta"):
                 return list(ref.module.get_inputs())
         except Exception:  # noqa: BLE001 - e.g. .item() of a random tensor
-            return list(
-                _call_user(ref.path, "get_inputs()", ref.module.get_inputs)
-            )
+            return list(_call_user(ref.path, "get_inputs()", ref.module.get_inputs))
 
 
 def _elements(values: list[Any]) -> int:
@@ -480,12 +484,20 @@ def _kernelbench_dims(ref: Reference, base: list[Any]) -> list[Dim]:
         if not axes and not derived:
             continue
         sizes_model = _init_key(ref, {slot: value + step}) != base_init
-        leading = first_tensor is not None and (ref.input_names[first_tensor], 0) in axes
-        runtime = leading and not sizes_model and not any(d.role == "runtime" for d in dims)
+        leading = (
+            first_tensor is not None and (ref.input_names[first_tensor], 0) in axes
+        )
+        runtime = (
+            leading and not sizes_model and not any(d.role == "runtime" for d in dims)
+        )
         dims.append(
             Dim(slot, value, "runtime" if runtime else "model", axes, True, derived)
         )
-    order = {(n, a): i for i, (n, s) in enumerate(zip(ref.input_names, base_shapes)) for a in range(len(s or ()))}
+    order = {
+        (n, a): i
+        for i, (n, s) in enumerate(zip(ref.input_names, base_shapes))
+        for a in range(len(s or ()))
+    }
     dims.sort(key=lambda d: min(order.get(x, 1 << 30) for x in d.axes + d.derived))
     return dims
 
@@ -525,7 +537,10 @@ def _shrink(ref: Reference, budget: int, fixed: set[str]) -> dict[str, int]:
             shapes = _kernelbench_shapes(ref, trial)
         except PorterError:
             continue
-        if best is not None and _elements(shapes) > budget:
+        # Past the budget: done once a cap ran; and a cap that cuts nothing
+        # is the file's own sizes, which no cap could shrink (a LayerNorm over
+        # the last axis tied to 2 * W), not a shrink.
+        if _elements(shapes) > budget and (best is not None or not trial):
             break
         if _runs(ref, trial):
             best = trial

@@ -5480,3 +5480,35 @@ def test_an_argument_the_reference_never_reads_takes_any_value(tmp_path):
     entry = scaffold_entry(case, "float32", "cpu")
     assert torch.equal(entry(x, 30.0), x * 2.0)
     _refuses(case, x, 30.0, True, match="halve")
+
+
+KB_TIED = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def __init__(self, channels):
+            super(Model, self).__init__()
+            self.norm = nn.LayerNorm(channels)
+
+        def forward(self, x):
+            return self.norm(x)
+
+    batch_size = 64
+    depth = 64
+    channels = 64
+
+    def get_inputs():
+        return [torch.rand(batch_size, depth, 64)]
+
+    def get_init_inputs():
+        return [channels]
+"""
+
+
+def test_sizes_no_cap_runs_at_are_refused_not_kept_whole(tmp_path):
+    # KernelBench's LayerNorm(out_channels) over an axis only the file's own
+    # sizes match: every cap that cuts breaks it, and the cap that cuts nothing
+    # kept 16.7M elements (a ConvTranspose3d the CPU capture timed out on).
+    with pytest.raises(PorterError, match="found no smaller sizes it runs at"):
+        load_reference(_write(tmp_path, "kb_tied", KB_TIED), budget=1 << 16)
