@@ -36,7 +36,7 @@ from porter.errors import PorterError
 from porter.parse import parse_module
 from porter.port.model import module_attr
 from porter.records import Capture, CompiledModule, GraphInput, LaunchConfig
-from porter.reference import FLOAT_DTYPES, Reference
+from porter.reference import FLOAT_DTYPES, Reference, read_source
 from porter.ties import fold_ties, is_tie, sym_expr
 
 OUTPUT_CODE_LOGGER = "torch._inductor.codecache.__output_code"
@@ -1203,7 +1203,8 @@ def run_capture(
     ]
     aliasing = _aliasing(ref, dtype, device)  # eager's, once: read twice below
     served = _dtypes_served(ref, dtype, device, base, aliasing, output_dtypes)
-    limits = _dtype_limits(kernels, dtype, _written_numbers(ref.path.read_text()))
+    written = _written_numbers(read_source(ref.path))
+    limits = _dtype_limits(kernels, dtype, written)
     if limits and served != [dtype]:
         served = [dtype]
         notes.append(
