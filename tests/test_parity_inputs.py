@@ -160,6 +160,27 @@ def test_inputs_past_the_machines_memory_are_not_made():
     assert parity.make_inputs(case, parity.Scenario("float32", {"ws": 3}), "cpu", 0)
 
 
+def test_sizes_whose_inputs_outgrow_the_budget_by_far_are_never_asked_for():
+    # Even a meta make_inputs may build its index on the CPU first: at ws =
+    # 1023 the scenarios' budget check itself killed a host that overcommits.
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    asked = []
+
+    def make_inputs(sizes, dtype, device):
+        asked.append(sizes["ws"])
+        n = sizes["ws"] ** 2
+        return (torch.empty(3, n, n, device=device),)
+
+    manifest = {"dims": [{"name": "ws", "size": 3}], "dtypes": ["float32"]}
+    ref = SimpleNamespace(make_inputs=make_inputs)
+    case = parity.Case(Path("c"), manifest, ref)
+    assert not case.fits({"ws": 1023})
+    assert max(asked) == 6  # the captured size and twice it
+    assert case.fits({"ws": 5}) and not case.fits({"ws": 30})
+
+
 def test_an_expanded_input_is_copied_and_laid_out_as_expanded():
     # make_inputs returning bias.expand(num_tokens, hidden): copying it into a
     # view of its own strides raised (one memory location, many elements),
