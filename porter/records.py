@@ -150,6 +150,8 @@ class CompiledModule:
     # Names an extern call assigns (`buf4 = aten.topk(...)`, `buf5 = buf4[0]`):
     # tensors the launcher gets from torch, not allocates.
     produced: list[str] = field(default_factory=list)
+    # Names the launcher binds to something else: the dims (Capture sets them)
+    reserved: list[str] = field(default_factory=list, repr=False)
 
     def extern_reads(self, matmul: bool) -> set[str]:
         """Buffers an extern call names: a matmul's (whose operands share the
@@ -179,8 +181,9 @@ class CompiledModule:
     def output_var(self, idx: int) -> str:
         """The launcher's name for output idx: out, or out0, out1.. of several;
         result, result0.. where an argument of the reference has such a name
-        (vLLM's ops take the output buffer as `out`)."""
-        taken = {gi.target for gi in self.inputs}
+        (vLLM's ops take the output buffer as `out`) or a dim (`out` features:
+        the output's allocation overwrote the size)."""
+        taken = {gi.target for gi in self.inputs} | set(self.reserved)
         n = len(self.outputs)
         for stem in ("out", "result", "output_"):
             names = [stem] if n == 1 else [f"{stem}{i}" for i in range(n)]
@@ -313,8 +316,15 @@ class Capture:
     # channels_last out), None where it follows none.
     output_layouts: list[str | None] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        for module in self.modules:
+            module.reserved = [d.name for d in self.dims]
+
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        data = dataclasses.asdict(self)
+        for module in data["modules"]:
+            module.pop("reserved", None)  # the dims', set again on reading
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Capture":

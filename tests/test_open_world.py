@@ -1736,6 +1736,30 @@ def test_a_matmul_of_operands_in_two_dtypes_serves_the_capture_dtype_alone(tmp_p
     _check(case, {"batch": 3, "m": 4, "k": 8})
 
 
+def test_a_dim_named_out_keeps_its_size_beside_the_output(tmp_path):
+    # DIMS' `out` (out_features): the launcher's `out = torch.empty(...)`
+    # overwrote the size (RuntimeError: Boolean value of Tensor ... ambiguous),
+    # or the capture was refused as if a parameter self.out shared its name.
+    ref = _porter_ref(
+        """
+        def make_inputs(n, hidden, out, dtype=torch.float32, device="cpu"):
+            x = torch.randn(n, hidden, dtype=dtype, device=device)
+            wq = torch.randint(-127, 128, (out, hidden), dtype=torch.int8, device=device)
+            scale = torch.rand(out, 1, device=device).to(dtype)
+            return x, wq, scale
+
+        def int8_linear(x, wq, scale):
+            return torch.nn.functional.silu(x @ (wq.to(x.dtype) * scale).t())
+
+        REFERENCE = int8_linear
+        """,
+        '{"n": 3, "hidden": 8, "out": 4}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "out_dim", ref)
+    _check(case, {"n": 2, "hidden": 8, "out": 4})
+
+
 def test_a_zero_d_tensor_argument_given_as_a_number_is_refused_in_a_line(tmp_path):
     # x * scale with a 0-d scale: eager takes scale=0.5 too; the scaffold
     # raised AttributeError ('float' object has no attribute 'dim')
