@@ -1213,11 +1213,11 @@ def run_capture(
             "would not; capture with --dtype for the others"
         )
     capture_followers = _followers(ref, dtype)
-    mixed = _mixed_matmuls(modules, capture_followers, ref.input_names)
+    mixed = _mixed_matmuls(modules, capture_followers, ref.input_names, output_dtypes)
     if dtype == "float32" and mixed and served != ["float32"]:
         served = ["float32"]
         notes.append(
-            f"served in float32 alone: a matmul reads {', '.join(mixed)} in its own "
+            f"served in float32 alone: a matmul reads or writes {', '.join(mixed)} in its own "
             "dtype beside operands that take the call's (a cast such as "
             ".float() the float32 compile drops); capture with --dtype "
             "bfloat16 or float16 for those"
@@ -1300,12 +1300,16 @@ def run_capture(
 
 
 def _mixed_matmuls(
-    modules: list[CompiledModule], followers: list[str] | None, names: list[str]
+    modules: list[CompiledModule],
+    followers: list[str] | None,
+    names: list[str],
+    output_dtypes: list[str],
 ) -> list[str]:
-    """The operands an extern matmul reads in their own dtype beside operands
-    that take the call's (`(q.float() @ ...) @ h0` with h0 float32 and q
-    bf16): the float32 compile drops the casts, no-ops there, and in bfloat16
-    the scaffold handed the matmul two dtypes (RuntimeError). Parameters, and
+    """The operands an extern matmul reads, or writes `out=`, in their own
+    dtype beside operands that take the call's (`(q.float() @ ...) @ h0` with
+    h0 float32 and q bf16; `(h @ w.t()).float()` into a float32 output): the
+    float32 compile drops the casts, no-ops there, and in bfloat16 the
+    scaffold handed the matmul two dtypes (RuntimeError). Parameters, and
     scratch buffers not found float32 in a bf16 compile, take the call's."""
     if followers is None:
         return []
@@ -1315,21 +1319,31 @@ def _mixed_matmuls(
         for step in m.steps:
             if step.kind != "extern" or not re.search(_MATMUL_OP, step.name):
                 continue
-            reads = [a for a in step.args if a.kind in ("input", "scratch", "buffer")]
-            reads = [a for a in reads if a.param != "out"]
+            kinds = ("input", "scratch", "buffer", "output")
+            operands = [a for a in step.args if a.kind in kinds]
             own = [
-                a.target
-                for a in reads
+                a.target if a.kind != "output" else f"output {a.target}"
+                for a in operands
                 if (
                     a.kind == "input"
                     and a.target in names
                     and a.target not in followers
                 )
-                or (a.kind != "input" and a.target in own_buffers)
+                or (a.kind in ("scratch", "buffer") and a.target in own_buffers)
+                or (a.kind == "output" and _fixed_output(a.target, output_dtypes))
             ]
-            if own and len(own) < len(reads):
+            if own and len(own) < len(operands):
                 out += [t for t in own if t not in out]
     return out
+
+
+def _fixed_output(target: str, output_dtypes: list[str]) -> bool:
+    """Output `target` (its index) has a dtype of its own, not the inputs'."""
+    return (
+        target.isdigit()
+        and int(target) < len(output_dtypes)
+        and output_dtypes[int(target)] != "input"
+    )
 
 
 _MATMUL_OP = r"\b(mm|addmm|bmm|baddbmm|_mm_plus_mm|linear)\b"

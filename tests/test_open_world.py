@@ -1729,11 +1729,37 @@ def test_a_matmul_of_operands_in_two_dtypes_serves_the_capture_dtype_alone(tmp_p
     case = _capture(tmp_path, "mixed_mm", ref)
     assert case.manifest["dtypes_served"] == ["float32"]
     assert any(
-        "a matmul reads a in its own dtype" in w for w in case.manifest["warnings"]
+        "a matmul reads or writes a in its own dtype" in w
+        for w in case.manifest["warnings"]
     )
     a, b, c = torch.randn(2, 4, 8), torch.randn(2, 8, 8), torch.randn(2, 4, 8)
     _refuses(case, a, b.bfloat16(), c, match="checked in float32 only")
     _check(case, {"batch": 3, "m": 4, "k": 8})
+
+
+def test_a_matmul_written_into_a_float32_output_serves_float32_alone(tmp_path):
+    # (h @ w.t()).float(): the float32 compile drops the cast and writes the
+    # matmul into the float32 output, which a bf16 call's matmul refused
+    # (RuntimeError: Expected out tensor to have dtype BFloat16).
+    ref = _porter_ref(
+        """
+        def make_inputs(n, hidden, vocab, dtype=torch.float32, device="cpu"):
+            h = torch.randn(n, hidden, dtype=dtype, device=device)
+            w = torch.randn(vocab, hidden, dtype=dtype, device=device)
+            return h, w, torch.rand(n, 1, device=device) + 0.5
+
+        def scaled_logits(h, w, t):
+            return (h @ w.t()).float() / t
+
+        REFERENCE = scaled_logits
+        """,
+        '{"n": 3, "hidden": 8, "vocab": 16}',
+        '["float32", "bfloat16"]',
+    )
+    case = _capture(tmp_path, "mm_out32", ref)
+    assert case.manifest["dtypes_served"] == ["float32"]
+    h, w = torch.randn(2, 8).bfloat16(), torch.randn(16, 8).bfloat16()
+    _refuses(case, h, w, torch.rand(2, 1) + 0.5, match="checked in float32 only")
 
 
 def test_a_dim_named_out_keeps_its_size_beside_the_output(tmp_path):
