@@ -1,6 +1,7 @@
 """Before/after tests for the (rows, cols) launch of pointwise kernels (porter.port.speed.tile)."""
 
 import ast
+import re
 import textwrap
 
 from porter.port.model import KernelPort, Param
@@ -336,3 +337,23 @@ def test_per_row_loads_take_the_row_bound_alone():
     assert "tl.load(x_ptr + (cols + rows * x_stride0), mask)" in after
     assert kp.notes[-1].startswith("per-row values (a position, a weight)")
     assert not row_masked_loads(_kp(PER_ROW, "n", "d", "d"))  # not tiled
+
+
+def test_two_row_splits_named_alike_keep_their_own_sizes():
+    # Before: `offsets // (d * h * w)` and `offsets // (8 * d * h * w)` both
+    # became rows // d_h (ident drops the 8): Conv3d -> softmax over 8 channels
+    # read its batch's max at the spatial index (out of bounds). After: two
+    # names, two values.
+    body = FLAT.replace(
+        "x2 = offsets // inner_times_heads\n",
+        "x2 = offsets // inner_times_heads\nx3 = offsets // eight_wide\n",
+    ).replace("(v * c)", "(v * c + x3)")
+    kp = _kp(body, "num_tokens * heads * d", "d", "heads * d")
+    kp.params.insert(-1, Param("eight_wide", "model", "8 * heads * d", "tl.constexpr"))
+    assert tile_rows_by_cols(kp)
+    text = "\n".join(ast.unparse(s) for s in kp.tree.body)
+    values = {p.name: p.value for p in kp.params}
+    first = re.search(r"x2 = rows // (\w+)", text).group(1)
+    second = re.search(r"x3 = rows // (\w+)", text).group(1)
+    assert first != second
+    assert _exact_quotient(values[second], values[first]) == "8"

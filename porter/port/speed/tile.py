@@ -295,6 +295,15 @@ def tile_rows_by_cols(kp: KernelPort) -> bool:
         name = ident(q)
         if name in RESERVED - {"num_rows"}:
             name = f"{name}_size"  # a dim named cols: the index would shadow it
+        # A name another size has already (`8 * d * h` and `d * h` are both
+        # x_shape_size): its own name, or the row split read the other size
+        # (a channel softmax's batch index read D'H', not 8 D'H': out of bounds).
+        known = {p.name: p.value for p in [*kp.params, *new_params]}
+        if name in known and _exact_quotient(known[name], q) != "1":
+            name = unique_name(
+                name,
+                set(known) | {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)},
+            )
         if name not in params and all(p.name != name for p in new_params):
             per_call = bool(set(re.findall(r"[A-Za-z_]\w*", q)) & kp.runtime_dims)
             kind, note = ("runtime", "") if per_call else ("model", "tl.constexpr")
