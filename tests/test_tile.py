@@ -341,15 +341,18 @@ def test_per_row_loads_take_the_row_bound_alone():
 
 def test_two_row_splits_named_alike_keep_their_own_sizes():
     # Before: `offsets // (d * h * w)` and `offsets // (8 * d * h * w)` both
-    # became rows // d_h (ident drops the 8): Conv3d -> softmax over 8 channels
+    # became rows // x_shape_size (the name drops the 8): Conv3d -> softmax over 8 channels
     # read its batch's max at the spatial index (out of bounds). After: two
     # names, two values.
     body = FLAT.replace(
         "x2 = offsets // inner_times_heads\n",
         "x2 = offsets // inner_times_heads\nx3 = offsets // eight_wide\n",
     ).replace("(v * c)", "(v * c + x3)")
-    kp = _kp(body, "num_tokens * heads * d", "d", "heads * d")
-    kp.params.insert(-1, Param("eight_wide", "model", "8 * heads * d", "tl.constexpr"))
+    area = "(x.shape[2] - 2) * (x.shape[3] - 2)"
+    kp = _kp(body, f"num_tokens * 8 * {area} * d", "d", f"{area} * d")
+    kp.params.insert(
+        -1, Param("eight_wide", "model", f"8 * {area} * d", "tl.constexpr")
+    )
     assert tile_rows_by_cols(kp)
     text = "\n".join(ast.unparse(s) for s in kp.tree.body)
     values = {p.name: p.value for p in kp.params}
