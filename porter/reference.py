@@ -390,7 +390,13 @@ def _size_slots(
             if isinstance(node, ast.Assign)
             else [getattr(node, "target", None)]
         )
-        for t in targets:
+        # `depth, height, width = 16, 32, 32` assigns three globals
+        names = [
+            n
+            for t in targets
+            for n in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t])
+        ]
+        for t in names:
             if isinstance(t, ast.Name) and t.id not in assigned:
                 assigned.append(t.id)
     slots: dict[str, tuple[str, int | None]] = {}

@@ -5562,3 +5562,15 @@ def test_sizes_no_cap_runs_at_are_refused_not_kept_whole(tmp_path):
     # kept 16.7M elements (a ConvTranspose3d the CPU capture timed out on).
     with pytest.raises(PorterError, match="found no smaller sizes it runs at"):
         load_reference(_write(tmp_path, "kb_tied", KB_TIED), budget=1 << 16)
+
+
+def test_sizes_a_tuple_assigns_are_size_globals(tmp_path):
+    # `depth, height, width = 16, 32, 32` (most of KernelBench level 2's 3-d
+    # convolutions): the three were neither cut nor dims, and the capture of
+    # a 16.7M-element input timed out on the CPU.
+    text = KB_TIED.replace("depth = 64\n", "depth, width = 64, 32\n").replace(
+        "(batch_size, depth, 64)", "(batch_size, depth, width, channels)"
+    )
+    ref = load_reference(_write(tmp_path, "kb_tuple", text), budget=1 << 16)
+    assert {"depth", "width"} <= set(ref.overrides)
+    assert {"depth", "width"} <= {d.name for d in ref.dims}
