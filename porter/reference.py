@@ -529,12 +529,21 @@ def _init_key(ref: Reference, sizes: dict[str, int]) -> str:
 SHRINK_CAPS = (8, 16, 32, 64, 128, 256, 512, 1024)
 
 
+# A cap whose outputs keep every axis the file's have may take this many
+# budgets where the caps within it cut an output axis to 1.
+DEGENERATE_ROOM = 8
+
+
 def _shrink(ref: Reference, budget: int, fixed: set[str]) -> dict[str, int]:
     """Smaller values for the size globals (those not in `fixed`) so that the
     inputs hold at most `budget` elements and the reference still runs on
-    them: the largest cap of SHRINK_CAPS that fits and runs."""
+    them: the largest cap of SHRINK_CAPS that fits and runs. Where that cap
+    cuts an output axis to 1 (a 3-d input of 8 pooled twice), a larger one
+    within DEGENERATE_ROOM budgets that does not: Inductor's code at a size
+    of 1 may index as if it stayed 1 (a pooled output's store)."""
     sizes = _current_sizes(ref)
     best: dict[str, int] | None = None
+    degenerate, whole = False, None
     for cap in SHRINK_CAPS:
         trial = {
             s: _cut(v, cap) for s, v in sizes.items() if s not in fixed and v > cap
@@ -543,13 +552,29 @@ def _shrink(ref: Reference, budget: int, fixed: set[str]) -> dict[str, int]:
             shapes = _kernelbench_shapes(ref, trial)
         except PorterError:
             continue
-        # Past the budget: done once a cap ran; and a cap that cuts nothing
-        # is the file's own sizes, which no cap could shrink (a LayerNorm over
-        # the last axis tied to 2 * W), not a shrink.
-        if _elements(shapes) > budget and (best is not None or not trial):
+        over = _elements(shapes) > budget
+        # a cap that cuts nothing is the file's own sizes, which no cap could
+        # shrink (a LayerNorm over the last axis tied to 2 * W), not a shrink
+        if over and (not trial or (best is not None and not degenerate)):
             break
-        if _runs(ref, trial):
-            best = trial
+        if over and best is not None and _elements(shapes) > DEGENERATE_ROOM * budget:
+            break
+        outputs = _output_shapes(ref, trial)
+        if outputs is None:
+            continue
+        if whole is None:
+            whole = _output_shapes(ref, {}, meta=True) or []
+        cut = any(
+            a == 1 and b > 1
+            for o, w in zip(outputs, whole)
+            if len(o) == len(w)
+            for a, b in zip(o, w)
+        )
+        if over and best is not None and cut:
+            continue
+        best, degenerate = trial, cut
+        if over:
+            break
     if best is None:
         raise PorterError(
             f"{ref.path}: its inputs hold more than {budget} elements and porter "
@@ -563,17 +588,23 @@ def _cut(value: int, cap: int) -> int:
     return cap - 1 if value % 2 else cap
 
 
-def _runs(ref: Reference, sizes: dict[str, int]) -> bool:
+def _output_shapes(
+    ref: Reference, sizes: dict[str, int], meta: bool = False
+) -> list[tuple[int, ...]] | None:
+    """The shapes of the model's tensor outputs at `sizes` (on the meta device
+    with `meta`: no memory for the file's own sizes); None where it raises."""
     try:
         with _sizes_set(ref, {**ref.overrides, **sizes}):
             torch.manual_seed(0)
-            model = ref.module.Model(*ref.init_inputs_at(sizes))
-            inputs = ref.module.get_inputs()
-            with torch.no_grad():
-                model(*inputs)
-        return True
+            with torch.device("meta") if meta else contextlib.nullcontext():
+                model = ref.module.Model(*ref.init_inputs_at(sizes))
+                inputs = ref.module.get_inputs()
+                with torch.no_grad():
+                    out = model(*inputs)
+        out = out if isinstance(out, (tuple, list)) else (out,)
+        return [tuple(t.shape) for t in out if isinstance(t, torch.Tensor)]
     except Exception:  # noqa: BLE001 - the sizes break the reference: try others
-        return False
+        return None
 
 
 def _kernelbench_inputs(

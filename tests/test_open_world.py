@@ -5574,3 +5574,37 @@ def test_sizes_a_tuple_assigns_are_size_globals(tmp_path):
     ref = load_reference(_write(tmp_path, "kb_tuple", text), budget=1 << 16)
     assert {"depth", "width"} <= set(ref.overrides)
     assert {"depth", "width"} <= {d.name for d in ref.dims}
+
+
+KB_POOLED = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def __init__(self):
+            super(Model, self).__init__()
+            self.pool = nn.MaxPool2d(2)
+
+        def forward(self, x):
+            return self.pool(self.pool(self.pool(x)))
+
+    batch_size = 64
+    channels = 64
+    height, width = 64, 64
+
+    def get_inputs():
+        return [torch.rand(batch_size, channels, height, width)]
+
+    def get_init_inputs():
+        return []
+"""
+
+
+def test_sizes_are_not_cut_until_an_output_axis_is_1(tmp_path):
+    # KernelBench's Conv3d -> softmax -> two 3-d max pools, cut to 8: the
+    # pooled axes were 1, and Inductor's store at that size indexed as if
+    # they stayed 1 (x0 + x1 + x2 + x3): every other depth went unwritten.
+    ref = load_reference(_write(tmp_path, "kb_pooled", KB_POOLED), budget=1 << 14)
+    assert ref.overrides["height"] == ref.overrides["width"] == 16
+    out = ref.build({})(*ref.make_inputs({}))
+    assert out.shape[-2:] == (2, 2)
