@@ -1346,7 +1346,7 @@ def _fixed_output(target: str, output_dtypes: list[str]) -> bool:
     )
 
 
-_MATMUL_OP = r"\b(mm|addmm|bmm|baddbmm|_mm_plus_mm|linear)\b"
+_MATMUL_OP = r"\b(mm|addmm|bmm|baddbmm|convolution|_mm_plus_mm|linear)\b"
 
 
 def _followers(ref: Reference, dtype: str) -> list[str] | None:
