@@ -124,6 +124,7 @@ def test_unfilled_inputs_keep_what_the_specialization_key_reads(layout):
 def test_a_reference_whose_make_inputs_fails_at_a_size_rejects_that_size():
     # A reference file's make_inputs that writes d[0, 1] fails at zero tokens:
     # that scenario is skipped as one the reference rejects, not an error.
+    from pathlib import Path
     from types import SimpleNamespace
 
     def make_inputs(sizes, dtype, device):
@@ -131,7 +132,8 @@ def test_a_reference_whose_make_inputs_fails_at_a_size_rejects_that_size():
         d[0, 1] = -0.0
         return (d,)
 
-    case = SimpleNamespace(reference=SimpleNamespace(make_inputs=make_inputs))
+    manifest = {"dims": [{"name": "num_tokens", "size": 2}], "dtypes": ["float32"]}
+    case = parity.Case(Path("c"), manifest, SimpleNamespace(make_inputs=make_inputs))
     sc = parity.Scenario("float32", {"num_tokens": 0})
     with pytest.raises(parity.ReferenceRejects, match="make_inputs rejects"):
         parity.make_inputs(case, sc, "cpu", 0)
@@ -143,6 +145,7 @@ def test_a_reference_whose_make_inputs_fails_at_a_size_rejects_that_size():
 def test_inputs_past_the_machines_memory_are_not_made():
     # Swin's windows grow with ws**4: at the model-dim size 1023 a machine
     # that overcommits memory was killed filling them (rel_pos_bias, H100).
+    from pathlib import Path
     from types import SimpleNamespace
 
     made = []
@@ -152,7 +155,8 @@ def test_inputs_past_the_machines_memory_are_not_made():
         n = sizes["ws"] ** 2
         return (torch.empty(3, n, n, device=device),)
 
-    case = SimpleNamespace(reference=SimpleNamespace(make_inputs=make_inputs))
+    manifest = {"dims": [{"name": "ws", "size": 3}], "dtypes": ["float32"]}
+    case = parity.Case(Path("c"), manifest, SimpleNamespace(make_inputs=make_inputs))
     sc = parity.Scenario("float32", {"ws": 1023})
     with pytest.raises(parity.ReferenceRejects, match="GiB holds in float64"):
         parity.make_inputs(case, sc, "cpu", 0)

@@ -673,11 +673,9 @@ def _outgrows_memory(case: Case, sc: Scenario, device: str) -> str | None:
     (1023) is 10^12 elements where inputs grow with its fourth power (Swin's
     ws x ws windows), and a machine that overcommits memory is killed filling
     them, taking every later test with it."""
-    try:
-        shapes = case.reference.make_inputs(sc.sizes, sc.dtype, "meta")
-    except Exception:  # noqa: BLE001 - the real call says why
-        return None
-    elements = sum(v.numel() for v in shapes if isinstance(v, torch.Tensor))
+    elements = case._elements(sc.sizes)  # fits() counted them at collection
+    if elements is None:
+        return None  # make_inputs rejects the sizes: the real call says why
     have = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     if device != "cpu" and torch.cuda.is_available():
         have = min(have, torch.cuda.get_device_properties(device).total_memory)
@@ -1243,9 +1241,9 @@ class NaNOutput(ParityError):
     the kernel, or never written (float outputs start as NaN). check_parity
     runs the scaffold again to tell which."""
 
-    def __init__(self, message: str, output: int, index: tuple):
-        super().__init__(message)
-        self.output, self.index = output, index
+    def __init__(self, head: str, tail: str, output: int, index: tuple):
+        super().__init__(f"{head} is NaN; {tail}")
+        self.head, self.tail, self.output, self.index = head, tail, output, index
 
 
 class ReferenceRejects(Exception):
@@ -1573,17 +1571,15 @@ def check_parity(
 def _nan_said(err: NaNOutput, again: tuple) -> str:
     """err's message, saying whether the element followed the poison into a
     second run (never written) or was NaN again (the kernel computed it)."""
-    where, rest = str(err).split("; float64 reference", 1)
     value = again[err.output][err.index].item()
     if value == INT_SENTINEL_2:
         return (
-            f"{where.removesuffix(' is NaN')} was never written: it holds the "
-            f"poison (NaN, then {float(INT_SENTINEL_2):g} in a second run); "
-            f"float64 reference{rest}"
+            f"{err.head} was never written: it holds the poison (NaN, then "
+            f"{float(INT_SENTINEL_2):g} in a second run); {err.tail}"
         )
     return (
-        f"{where}, computed by the kernel (a second run, its outputs starting "
-        f"at {float(INT_SENTINEL_2):g}, gives {value:.6g}); float64 reference{rest}"
+        f"{err.head} is NaN, computed by the kernel (a second run, its outputs "
+        f"starting at {float(INT_SENTINEL_2):g}, gives {value:.6g}); {err.tail}"
     )
 
 
@@ -1933,10 +1929,11 @@ def _compare(
     bad_nan = torch.isnan(g) & ~nan_ok
     if bad_nan.any():
         idx = tuple(bad_nan.nonzero()[0].tolist())
-        said = f"{where}: {_label(i)}{list(idx)} is NaN; float64 reference {r[idx].item():.6g}, eager {e[idx].item():.6g}"
+        head = f"{where}: {_label(i)}{list(idx)}"
+        tail = f"float64 reference {r[idx].item():.6g}, eager {e[idx].item():.6g}"
         if torch.isnan(e[idx]):
-            raise ParityError(said)
-        raise NaNOutput(said, i, idx)
+            raise ParityError(f"{head} is NaN; {tail}")
+        raise NaNOutput(head, tail, i, idx)
     missing_nan = torch.isnan(r) & ~torch.isnan(g)
     if missing_nan.any():
         idx = tuple(missing_nan.nonzero()[0].tolist())
