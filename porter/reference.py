@@ -72,7 +72,7 @@ class Reference:
         from get_init_inputs() at `sizes`, with `init`'s arguments changed,
         and its constant parameters and buffers varied (vary_constants)."""
         if self.kind == "porter":
-            return self.module.REFERENCE
+            return traced_function(self.module.REFERENCE)
         torch.manual_seed(0)  # parameters must be the same on every build
         model = self.module.Model(*self.init_inputs_at(sizes, init))
         if isinstance(model, torch.nn.Module):
@@ -280,8 +280,7 @@ def _porter_reference(
     path: Path, module: types.ModuleType, sha: str, overrides: dict[str, Any]
 ) -> Reference:
     fn = module.REFERENCE
-    if not callable(fn):
-        raise PorterError(f"{path}: REFERENCE must be the reference function")
+    _check_function(path, fn)
     sizes = getattr(module, "DIMS", None)
     if not isinstance(sizes, dict) or not sizes:
         raise PorterError(
@@ -313,7 +312,8 @@ def _porter_reference(
     ref = Reference(
         path=path,
         kind="porter",
-        name=fn.__name__,
+        # a lambda's launcher needs a name Python accepts
+        name="reference" if fn.__name__ == "<lambda>" else fn.__name__,
         module=module,
         input_names=names,
         dims=[
@@ -326,6 +326,49 @@ def _porter_reference(
     )
     _locate_dims(ref)
     return ref
+
+
+# Decorators that change no value the function computes (grad mode, compiling):
+# Dynamo would trace their wrapper, whose parameters are *args and **kwargs.
+_TRANSPARENT = ("torch/utils/_contextlib.py", "torch/_dynamo/eval_frame.py")
+
+
+def traced_function(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """REFERENCE as Dynamo should trace it: seen through `@torch.no_grad()`,
+    `@torch.inference_mode()` and `@torch.compile`."""
+    while hasattr(fn, "__wrapped__") and _wrapper_file(fn).endswith(_TRANSPARENT):
+        fn = fn.__wrapped__
+    return fn
+
+
+def _wrapper_file(fn: Any) -> str:
+    code = getattr(fn, "__code__", None)
+    return code.co_filename.replace("\\", "/") if code else ""
+
+
+def _check_function(path: Path, fn: Any) -> None:
+    """A one-line refusal for a REFERENCE porter cannot trace by name: a module
+    instance, a partial, or a function behind a decorator that may change it."""
+    if isinstance(fn, torch.nn.Module):
+        raise PorterError(
+            f"{path}: REFERENCE is an nn.Module ({type(fn).__name__}); porter "
+            "takes a function here: write one that calls the module, or use the "
+            "KernelBench format (class Model, get_inputs, get_init_inputs) for a "
+            "module with parameters"
+        )
+    inner = traced_function(fn)
+    if not inspect.isfunction(inner):
+        raise PorterError(
+            f"{path}: REFERENCE must be a function (def or lambda), not a "
+            f"{type(inner).__name__}"
+        )
+    if hasattr(inner, "__wrapped__"):
+        raise PorterError(
+            f"{path}: REFERENCE is wrapped by a decorator porter cannot see "
+            f"through ({_wrapper_file(inner).rsplit('/', 1)[-1] or 'unknown'}); "
+            "capture the undecorated function (torch.no_grad, inference_mode "
+            "and torch.compile are seen through)"
+        )
 
 
 def _positive(name: str, value: Any) -> int:

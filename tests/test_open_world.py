@@ -5608,3 +5608,58 @@ def test_sizes_are_not_cut_until_an_output_axis_is_1(tmp_path):
     assert ref.overrides["height"] == ref.overrides["width"] == 16
     out = ref.build({})(*ref.make_inputs({}))
     assert out.shape[-2:] == (2, 2)
+
+
+@pytest.mark.parametrize(
+    "defined",
+    [
+        """
+        @torch.no_grad()
+        def scaled(x, alpha: float = 1.5):
+            return torch.sigmoid(x * alpha)
+        """,
+        "scaled = lambda x, alpha=1.5: torch.sigmoid(x * alpha)",
+    ],
+)
+def test_a_reference_behind_a_grad_mode_decorator_or_a_lambda_ports(tmp_path, defined):
+    # Dynamo traced no_grad's wrapper, whose parameters are *args: the
+    # capture was refused as "tensors inside the list or tuple args". A
+    # lambda's launcher was written as `def <lambda>(x):`.
+    body = """
+        def make_inputs(n, d, dtype=torch.float32, device="cpu"):
+            return (torch.randn(n, d, dtype=dtype, device=device),)
+        """
+    body = textwrap.dedent(body) + textwrap.dedent(defined) + "\nREFERENCE = scaled\n"
+    case = _capture(
+        tmp_path, "decorated", _porter_ref(body, '{"n": 4, "d": 8}', '["float32"]')
+    )
+    _check(case, {"n": 3, "d": 8})
+
+
+@pytest.mark.parametrize(
+    "reference, words",
+    [
+        ("torch.nn.Softplus()", "REFERENCE is an nn.Module (Softplus)"),
+        ("functools.partial(torch.sigmoid)", "must be a function"),
+        (
+            "torch.autocast('cpu', dtype=torch.bfloat16)(lambda x: x * x)",
+            "decorator porter cannot see through (autocast_mode.py)",
+        ),
+    ],
+)
+def test_a_reference_that_is_no_plain_function_is_refused_in_a_line(
+    tmp_path, reference, words
+):
+    ref = _porter_ref(
+        f"""
+        import functools
+
+        def make_inputs(n, d, dtype=torch.float32, device="cpu"):
+            return (torch.randn(n, d, dtype=dtype, device=device),)
+
+        REFERENCE = {reference}
+        """,
+        '{"n": 4, "d": 8}',
+    )
+    with pytest.raises(PorterError, match=re.escape(words)):
+        load_reference(_write(tmp_path, "odd", ref))

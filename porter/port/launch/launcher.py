@@ -341,9 +341,8 @@ def plan_launcher(
         sig = inspect.signature(fn)
         name = "forward"
     else:
-        fn = ref_module.REFERENCE
-        sig = inspect.signature(fn)
-        name = fn.__name__
+        sig = inspect.signature(ref_module.REFERENCE)
+        name = cap.reference_name  # a lambda's is "reference"
     signature = _signature_text(sig)
     inputs = set(cap.input_names)
     scalars = {gi.target for gi in module.inputs if gi.kind == "scalar"}
