@@ -2937,6 +2937,12 @@ def _refuse_list_argument(ref: Reference, source: str) -> None:
         params = {p.name: p.kind for p in ref.call_params()}
     except (TypeError, ValueError):  # a signature inspect cannot read
         params = {}
+    if params and name not in params:  # inspect saw through a wrapper Dynamo traced
+        raise PorterError(
+            f"{ref.path}: {ref.name} is behind a decorator whose wrapper takes "
+            f"*{name}; porter sees through torch.no_grad, inference_mode and "
+            "torch.compile alone: capture the undecorated function"
+        )
     how = (
         f"its tensors as *{name}"
         if params.get(name) == inspect.Parameter.VAR_POSITIONAL

@@ -77,6 +77,9 @@ class Reference:
         model = self.module.Model(*self.init_inputs_at(sizes, init))
         if isinstance(model, torch.nn.Module):
             vary_constants(model)
+            forward = traced_function(type(model).forward)
+            if forward is not type(model).forward:  # Dynamo would trace *args
+                model.forward = types.MethodType(forward, model)
         return model
 
     def init_inputs_at(

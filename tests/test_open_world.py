@@ -5663,3 +5663,39 @@ def test_a_reference_that_is_no_plain_function_is_refused_in_a_line(
     )
     with pytest.raises(PorterError, match=re.escape(words)):
         load_reference(_write(tmp_path, "odd", ref))
+
+
+KB_DECORATED = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+
+        @DECORATOR
+        def forward(self, x):
+            return torch.softmax(x, dim=1) * 2
+
+    batch_size = 8
+    features = 32
+
+    def get_inputs():
+        return [torch.randn(batch_size, features)]
+
+    def get_init_inputs():
+        return []
+"""
+
+
+def test_a_forward_behind_no_grad_ports_and_behind_autocast_is_refused(tmp_path):
+    # Dynamo traced the decorator's wrapper, whose parameters are *args: the
+    # capture was refused as "tensors inside the list or tuple args".
+    source = KB_DECORATED.replace("DECORATOR", "torch.no_grad()")
+    case = _capture(tmp_path, "kb_no_grad", source)
+    _check(case, {"batch_size": 5, "features": 32})
+    source = KB_DECORATED.replace("DECORATOR", "torch.autocast('cpu')")
+    with pytest.raises(
+        PorterError, match=r"behind a decorator whose wrapper takes \*args"
+    ):
+        _capture(tmp_path, "kb_autocast", source)

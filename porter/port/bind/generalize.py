@@ -213,7 +213,12 @@ def bind_parameters(kp: KernelPort, cap: Capture, module: CompiledModule) -> Non
             raise PorterError(
                 f"{cap.reference_file}: the size {arg.group(1)} and "
                 f"{cap.reference_name}'s int argument {arg.group(1)} share a name, "
-                "which the scaffold cannot tell apart; rename the DIMS entry"
+                "which the scaffold cannot tell apart; rename the "
+                + (
+                    "size global"
+                    if cap.reference_kind == "kernelbench"
+                    else "DIMS entry"
+                )
             )
     # Inductor hard-codes static sizes in the body (r0_numel = 512): read them from
     # the constexpr parameter instead.
