@@ -730,4 +730,6 @@ def _dtypes(path: Path, names: Any) -> list[str]:
             f"{path}: DTYPES lists {', '.join(out)}; porter's kernels compute in "
             f"fp32 and serve {', '.join(FLOAT_DTYPES)}: list one of those"
         )
-    return out
+    # The first is the capture dtype: a float64 listed first would be captured
+    # in, and the scaffold refuses float64 (the kernels compute in fp32).
+    return sorted(out, key=lambda n: n not in FLOAT_DTYPES)

@@ -5699,3 +5699,22 @@ def test_a_forward_behind_no_grad_ports_and_behind_autocast_is_refused(tmp_path)
         PorterError, match=r"behind a decorator whose wrapper takes \*args"
     ):
         _capture(tmp_path, "kb_autocast", source)
+
+
+def test_float64_listed_first_in_dtypes_is_not_the_capture_dtype(tmp_path):
+    # DTYPES = ["float64", "float32"] captured in float64, and the scaffold
+    # then refused the very call it was captured on (it serves no float64).
+    ref = _porter_ref(
+        """
+        def make_inputs(n, d, dtype=torch.float32, device="cpu"):
+            return (torch.randn(n, d, dtype=dtype, device=device),)
+
+        REFERENCE = lambda x: torch.sigmoid(x)
+        """,
+        '{"n": 4, "d": 8}',
+        '["float64", "bfloat16"]',
+    )
+    assert load_reference(_write(tmp_path, "f64_first", ref)).dtypes == [
+        "bfloat16",
+        "float64",
+    ]

@@ -76,7 +76,7 @@ class ModelNew(nn.Module):
             refuse("captured with x 2-d; re-capture with the ranks you need")
         if x.dtype not in (torch.float32, torch.float16, torch.bfloat16):
             refuse(
-                "x must be float32, float16, bfloat16 (float64: capture with --dtype)"
+                "x must be float32, float16, bfloat16 (the kernels compute in fp32, not float64)"
             )
         if any(t is None or t.dtype != x.dtype for t in (self.ln.weight, self.ln.bias)):
             refuse(

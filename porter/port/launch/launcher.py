@@ -568,7 +568,7 @@ def plan_launcher(
             # float64 alone: short enough for one line
             said = (
                 f"{first_float} must be {', '.join(cap.dtypes_served)} "
-                "(float64: capture with --dtype)"
+                "(the kernels compute in fp32, not float64)"
             )
         checks.append(f"if {first_float}.dtype {test}:\n    refuse({said!r})")
     checks += _dtype_ties(cap, first_float if decides else None)
