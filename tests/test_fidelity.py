@@ -873,6 +873,28 @@ def test_fp16_atomic_cas_is_left_to_the_interpreter():
     assert_same(out, values)
 
 
+def _scalar_test_mask_kernel(in_ptr, out_ptr, n, K: tl.constexpr, B: tl.constexpr):
+    offs = tl.arange(0, B)
+    # Inductor's `ks0.to(tl.int64) < ks0.to(tl.int64)` with ks0 a constexpr:
+    # a scalar comparison splat beside the block's mask
+    first = tl.cast(K, tl.int64) < tl.cast(K, tl.int64)
+    keep = tl.cast(K, tl.int64) <= K
+    mask = offs < n
+    gone = tl.load(in_ptr + offs, first & mask, other=-1)
+    kept = tl.load(in_ptr + offs, keep & mask, other=-1)
+    tl.store(out_ptr + offs, gone * 1000 + kept, mask)
+
+
+def test_a_scalar_comparison_beside_a_block_mask_is_a_mask():
+    # The interpreter splat the scalar's bool into its operands' int64, and a
+    # load refused `first & mask` ("mask has unsupported dtype").
+    kernel = interpreted_jit(_scalar_test_mask_kernel)
+    x = torch.arange(8, dtype=torch.int64)
+    out = torch.empty(8, dtype=torch.int64)
+    kernel[(1,)](x, out, 6, 4, 8)
+    assert_same(out[:6], -1000 + x[:6])
+
+
 def test_unsupported_is_a_porter_error():
     assert issubclass(InterpreterUnsupported, PorterError)
 

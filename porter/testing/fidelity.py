@@ -946,6 +946,21 @@ _CONVERSIONS = (
 )
 
 
+def _patched_splat(original):
+    """A comparison's handle keeps its operands' dtype (int64) over bool data,
+    and splatting it filled an int64 array: `(k < k) & mask` was then no mask
+    to a load ("mask has unsupported dtype"). Keep a splat bool as int1."""
+
+    def patched(self, *args):
+        out = original(self, *args)
+        arg = next(a for a in args if isinstance(a, _ip.TensorHandle))
+        if np.asarray(arg.data).dtype == np.bool_ and out.data.dtype != np.bool_:
+            return _handle(out.data.astype(np.bool_), tl.int1)
+        return out
+
+    return patched
+
+
 def _builder_patches() -> dict:
     """Method name -> factory(original method) -> patched method."""
     factories = {
@@ -961,6 +976,7 @@ def _builder_patches() -> dict:
     )
     factories.update({name: _patched_conversion for name in _CONVERSIONS})
     factories.update(
+        create_splat=_patched_splat,
         create_fneg=_patched_fneg,
         create_fma=_patched_fma,
         create_clampf=_patched_clampf,
