@@ -1495,16 +1495,24 @@ def _same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 
 def _eager_call(ref: Reference, dtype: str, device: str) -> tuple | None:
-    """(inputs after the call, copies of them before it, the outputs) of
-    eager in `dtype`; None where eager rejects the call."""
+    """(inputs after the call, copies of them before it, the outputs, the
+    inputs written in place) of eager in `dtype`; None where eager rejects the
+    call. Written is by version counter: a masked_fill_ whose mask is empty in
+    one dtype's example writes its input there too."""
     try:
         fn, inputs = _built_in(ref, dtype, device)
         before = [v.clone() if isinstance(v, torch.Tensor) else None for v in inputs]
+        versions = [v._version if isinstance(v, torch.Tensor) else None for v in inputs]
         with torch.no_grad():
             out = fn(*inputs)
     except Exception:  # noqa: BLE001 - eager rejects it: nothing to compare
         return None
-    return inputs, before, out
+    written = {
+        i
+        for i, (v, n) in enumerate(zip(inputs, versions))
+        if n is not None and v._version != n
+    }
+    return inputs, before, out, written
 
 
 def _aliasing(ref: Reference, dtype: str, device: str) -> tuple | None:
@@ -1518,7 +1526,7 @@ def _aliasing_of(call: tuple | None) -> tuple | None:
     and changes it in float32 alone, a new tensor in bfloat16, in one graph."""
     if call is None:
         return None
-    inputs, before, out = call
+    inputs, before, out, written = call
     outs = _flat(out)
     storages = [
         v.untyped_storage().data_ptr() if isinstance(v, torch.Tensor) else None
@@ -1536,7 +1544,7 @@ def _aliasing_of(call: tuple | None) -> tuple | None:
     changed = tuple(
         i
         for i, (v, b) in enumerate(zip(inputs, before))
-        if b is not None and not _same_values(v, b)
+        if i in written or (b is not None and not _same_values(v, b))
     )
     # Outputs that are views of one buffer in this dtype alone (p[:, :-1].to(
     # x.dtype) beside p[:, -1]: a view in float32, a new tensor in bfloat16).

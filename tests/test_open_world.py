@@ -5718,3 +5718,29 @@ def test_float64_listed_first_in_dtypes_is_not_the_capture_dtype(tmp_path):
         "bfloat16",
         "float64",
     ]
+
+
+def test_an_input_written_in_place_with_no_change_in_one_dtype_serves_every_dtype(
+    tmp_path,
+):
+    # min-tokens EOS masking: the float32 example had no row to mask, the
+    # bfloat16 one had, and eager's input counted as changed in bfloat16
+    # alone: the scaffold refused bfloat16 and float16 for a graph they share.
+    ref = _porter_ref(
+        """
+        def make_inputs(n, d, dtype=torch.float32, device="cpu"):
+            logits = torch.randn(n, d, dtype=dtype, device=device)
+            need = torch.full((n,), dtype != torch.float32, device=device)
+            return logits, need
+
+        def mask_eos(logits, need):
+            logits.masked_fill_(need[:, None], float("-inf"))
+            return logits
+
+        REFERENCE = mask_eos
+        """,
+        '{"n": 4, "d": 8}',
+    )
+    case = _capture(tmp_path, "mask_eos", ref)
+    assert case.manifest["dtypes_served"] == ["float32", "float16", "bfloat16"]
+    check_parity(case, Scenario("bfloat16", {"n": 3, "d": 8}), "cpu", 0)
