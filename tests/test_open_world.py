@@ -5744,3 +5744,34 @@ def test_an_input_written_in_place_with_no_change_in_one_dtype_serves_every_dtyp
     case = _capture(tmp_path, "mask_eos", ref)
     assert case.manifest["dtypes_served"] == ["float32", "float16", "bfloat16"]
     check_parity(case, Scenario("bfloat16", {"n": 3, "d": 8}), "cpu", 0)
+
+
+KB_SCALE_POW = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def __init__(self, head_dim):
+            super().__init__()
+            self.scale = head_dim ** -0.5
+
+        def forward(self, k):
+            return k * self.scale
+
+    num_tokens = 6
+    head_dim = 8
+
+    def get_inputs():
+        return [torch.randn(num_tokens, head_dim)]
+
+    def get_init_inputs():
+        return [head_dim]
+"""
+
+
+def test_a_constructor_raising_eagers_own_error_is_no_crash(tmp_path):
+    # head_dim ** -0.5 at 0: the scaffold's constructor, copied from Model's,
+    # raised eager's ZeroDivisionError, and the suite called that a crash.
+    case = _capture(tmp_path, "kb_scale_pow", KB_SCALE_POW)
+    with pytest.raises(ReferenceRejects, match="so does the scaffold"):
+        _check(case, {"num_tokens": 3, "head_dim": 0})
