@@ -64,6 +64,9 @@ class _State:
     shape_codes: list[str] = field(default_factory=list)
     # Dynamo's graph-break reasons (an op without a fake-tensor kernel)
     breaks: list[str] = field(default_factory=list)
+    # Sources of the inputs only ops that raise on a negative index index
+    # (_raising_inputs)
+    raising: set[str] = field(default_factory=set)
 
     def guard_filter(self, entries):
         """torch.compile's guard_filter_fn: note the constants, keep every guard."""
@@ -741,6 +744,7 @@ def _make_backend(state: _State, codegen_only: bool):
             placeholders.append((node.name, source, kind, scalar))
         graph = _Graph(placeholders)
         state.graphs.append(graph)
+        state.raising |= _raising_inputs(gm)
         before = len(state.records)
         rounds = _rounds_on_purpose(gm)
         try:
@@ -761,6 +765,109 @@ def _make_backend(state: _State, codegen_only: bool):
         return compiled
 
     return backend
+
+
+# Torch-level ops that raise on a negative index, by the argument they index:
+# index_select, gather, scatter and index_add index their first, embedding its
+# weight. Python's x[i], torch.take and take_along_dim wrap one.
+_RAISING_METHODS = {
+    "index_select": 0,
+    "gather": 0,
+    "index_add": 0,
+    "index_add_": 0,
+    "index_copy": 0,
+    "index_copy_": 0,
+    "index_reduce": 0,
+    "index_reduce_": 0,
+    "scatter": 0,
+    "scatter_": 0,
+    "scatter_add": 0,
+    "scatter_add_": 0,
+    "scatter_reduce": 0,
+    "scatter_reduce_": 0,
+}
+_WRAPPING_METHODS = {
+    name: 0
+    for name in ("__getitem__", "__setitem__", "take", "take_along_dim", "index_put")
+} | {"index_put_": 0}
+
+
+def _raising_inputs(gm: torch.fx.GraphModule) -> set[str]:
+    """The sources of the graph's inputs that only ops raising on a negative
+    index index (through any op before them), so a kernel that also wraps
+    another's index (`cache.index_select(0, table[pos])`) keeps the wrap of
+    table's index alone (porter.port.clean.negative_index)."""
+    import operator
+
+    functions = {
+        torch.index_select: 0,
+        torch.gather: 0,
+        torch.index_add: 0,
+        torch.index_copy: 0,
+        torch.index_reduce: 0,
+        torch.scatter: 0,
+        torch.scatter_add: 0,
+        torch.scatter_reduce: 0,
+        torch.nn.functional.embedding: 1,
+        torch.embedding: 0,
+    }
+    wrapping = {
+        operator.getitem: 0,
+        operator.setitem: 0,
+        torch.take: 0,
+        torch.take_along_dim: 0,
+        torch.index_put: 0,
+    }
+
+    def indexed(node: torch.fx.Node) -> tuple[bool, torch.fx.Node] | None:
+        """(raises, the tensor it indexes) of an indexing node, else None."""
+        if node.op == "call_function":
+            table, raises = (
+                (functions, True) if node.target in functions else (wrapping, False)
+            )
+            at = table.get(node.target)
+            if at is None:
+                return None
+            if node.target in (operator.getitem, operator.setitem):
+                index = node.args[1] if len(node.args) > 1 else None
+                nodes = []
+                torch.fx.node.map_arg(index, nodes.append)
+                if not nodes:  # slices and ints: no tensor index
+                    return None
+        elif node.op == "call_method":
+            at = _RAISING_METHODS.get(node.target)
+            raises = at is not None
+            if at is None:
+                at = _WRAPPING_METHODS.get(node.target)
+            if at is None:
+                return None
+        else:
+            return None
+        arg = node.args[at] if len(node.args) > at else None
+        return (raises, arg) if isinstance(arg, torch.fx.Node) else None
+
+    def inputs_of(node: torch.fx.Node, seen: dict) -> set[torch.fx.Node]:
+        if node not in seen:
+            seen[node] = set()
+            if node.op == "placeholder":
+                seen[node] = {node}
+            else:
+                found = set()
+                for parent in node.all_input_nodes:
+                    found |= inputs_of(parent, seen)
+                seen[node] = found
+        return seen[node]
+
+    raised, wrapped, seen = set(), set(), {}
+    for node in gm.graph.nodes:
+        found = indexed(node)
+        if found is not None:
+            (raised if found[0] else wrapped).update(inputs_of(found[1], seen))
+    return {
+        _source_name(node.meta["grapharg"].source)
+        for node in raised - wrapped
+        if node.meta.get("grapharg") is not None
+    }
 
 
 _LOW_FLOATS = (torch.float16, torch.bfloat16)
@@ -1295,6 +1402,7 @@ def run_capture(
         contiguous_only=_contiguous_only(ref, dtype, device, arguments, aliasing),
         unread_arguments=_unread(arguments, base, guard_names),
         output_layouts=_output_layouts(ref, dtype, device, aliasing),
+        raise_on_negative=sorted(state.raising),
     )
     return capture, sources
 

@@ -315,6 +315,10 @@ class Capture:
     # (an elementwise op's result is laid out as its input: channels_last in,
     # channels_last out), None where it follows none.
     output_layouts: list[str | None] = field(default_factory=list)
+    # Sources of the inputs (L['cache']) that only ops raising on a negative
+    # index index (index_select, gather, embedding): a kernel reading them
+    # through a loaded index does not wrap it (porter.port.clean.negative_index).
+    raise_on_negative: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         for module in self.modules:

@@ -8,6 +8,7 @@ from porter.parse import _aten_ops
 from porter.port.clean.negative_index import (
     eager_rejects_negative,
     keep_negative_indices,
+    keep_negative_indices_of_raising_inputs,
     unwrapped_indices,
 )
 from porter.port.model import KernelPort
@@ -174,4 +175,72 @@ def test_a_wrap_of_another_index_tensor_stays_beside_the_written_ones():
     # and where the add is x[idx] = ... (index_put, which wraps), nothing goes
     kp = _combine(aten=["aten.index", "aten.mul", "aten.index_put"])
     keep_negative_indices(kp)
+    assert ast.unparse(kp.tree).count("tl.where") == 2
+
+
+# cache.index_select(0, table[pos]): table read at pos (wraps), cache at the
+# entry (raises), in one kernel whose aten ops mix the two.
+LOOKUP = """\
+def k(in_ptr0, in_ptr1, in_ptr2, out_ptr0, ks0, ks1, ks2, xnumel, XBLOCK: tl.constexpr):
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:]
+    xmask = xindex < xnumel
+    x1 = xindex // ks0
+    x0 = xindex % ks0
+    tmp0 = tl.load(in_ptr0 + x1, xmask)
+    tmp2 = tmp0 + ks1
+    tmp4 = tl.where(tmp0 < 0, tmp2, tmp0)
+    tl.device_assert((0 <= tmp4) & (tmp4 < ks1) | ~xmask, 'index out of bounds: 0 <= tmp4 < ks1')
+    tmp6 = tl.load(in_ptr1 + tmp4, xmask)
+    tmp8 = tmp6 + ks2
+    tmp10 = tl.where(tmp6 < 0, tmp8, tmp6)
+    tl.device_assert((0 <= tmp10) & (tmp10 < ks2) | ~xmask, 'index out of bounds: 0 <= tmp10 < ks2')
+    tmp11 = x0 + ks0 * tmp10
+    tmp12 = tl.load(in_ptr2 + tmp11, xmask)
+    tl.store(out_ptr0 + xindex, tmp12, xmask)
+"""
+
+
+def _lookup_port(raising):
+    from types import SimpleNamespace
+
+    from porter.records import Binding, GraphInput, Step
+
+    record = KernelRecord(
+        "k",
+        LOOKUP,
+        "pointwise",
+        [],
+        {},
+        None,
+        None,
+        0,
+        aten=["aten.index", "aten.index_select"],
+    )
+    names = {"arg0_1": "pos", "arg1_1": "table", "arg2_1": "cache"}
+    args = [
+        Binding(f"in_ptr{i}", arg, "input", target)
+        for i, (arg, target) in enumerate(names.items())
+    ]
+    kp = KernelPort(record, Step("launch", "k", args))
+    kp.tree = ast.parse(LOOKUP).body[0]
+    inputs = [GraphInput(a, f"L['{t}']", "tensor", t) for a, t in names.items()]
+    port = SimpleNamespace(
+        cap=SimpleNamespace(raise_on_negative=raising),
+        module=SimpleNamespace(inputs=inputs),
+        kernels=[kp],
+    )
+    return port, kp
+
+
+def test_an_entry_read_at_an_input_only_raising_ops_index_is_not_wrapped():
+    port, kp = _lookup_port(["L['cache']"])
+    keep_negative_indices(kp)  # mixed ops: every wrap stays
+    keep_negative_indices_of_raising_inputs(port)
+    text = ast.unparse(kp.tree)
+    assert "tmp10 = tmp6" in text  # cache's index: eager raises
+    assert "tmp4 = tl.where(tmp0 < 0, tmp2, tmp0)" in text  # table[pos] wraps
+    assert kp.notes and "aten.index_select" in kp.notes[0]
+    # an older capture, or cache indexed by x[i] too: both wraps stay
+    port, kp = _lookup_port([])
+    keep_negative_indices_of_raising_inputs(port)
     assert ast.unparse(kp.tree).count("tl.where") == 2

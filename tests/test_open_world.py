@@ -5775,3 +5775,34 @@ def test_a_constructor_raising_eagers_own_error_is_no_crash(tmp_path):
     case = _capture(tmp_path, "kb_scale_pow", KB_SCALE_POW)
     with pytest.raises(ReferenceRejects, match="so does the scaffold"):
         _check(case, {"num_tokens": 3, "head_dim": 0})
+
+
+def test_a_negative_table_entry_index_select_reads_through_is_refused(tmp_path):
+    # cache.index_select(0, table[pos]) in one kernel: table[pos] wraps a
+    # negative pos, index_select raises on a negative entry of table. The
+    # scaffold wrapped both and returned cache's last rows where eager raised.
+    ref = _porter_ref(
+        """
+        def make_inputs(n, t, rows, w, dtype=torch.float32, device="cpu"):
+            cache = torch.randn(rows, w, dtype=dtype, device=device)
+            table = torch.randint(0, rows, (t,), device=device)
+            pos = torch.randint(0, t, (n,), device=device)
+            return cache, table, pos
+
+        def lookup(cache, table, pos):
+            return cache.index_select(0, table[pos])
+
+        REFERENCE = lookup
+        """,
+        '{"n": 5, "t": 6, "rows": 12, "w": 8}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "lookup", ref)
+    assert case.manifest["raise_on_negative"] == ["L['cache']"]
+    _check(case, {"n": 3, "t": 6, "rows": 12, "w": 8})
+    cache, table = torch.randn(12, 8), torch.tensor([3, 4, 5, 6, 7, -1])
+    with pytest.raises(Exception):  # eager: index out of range in self
+        case.kernel.lookup(cache, table, torch.tensor([0, 5]))
+    # a negative pos wraps, as table[pos] does in eager
+    out = case.kernel.lookup(cache, table, torch.tensor([-2, 0]))
+    assert torch.equal(out, cache[[7, 3]])

@@ -295,7 +295,7 @@ def _rmsnorm_port(case="rmsnorm", folder="captured"):
     record = next(k for k in cap.kernels if k.name == launch.name)
     kp = KernelPort(record, launch, capture_dtype=cap.capture_dtype)
     for step in PIPELINE:
-        if step.phase == "clean":
+        if step.phase == "clean" and step.scope == "kernel":
             step.run(kp)
     before = ast.unparse(kp.tree)
     bind_parameters(kp, cap, module)

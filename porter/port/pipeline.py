@@ -128,6 +128,7 @@ PIPELINE = [
     Pass("clean", casts.noop_casts_and_broadcasts),
     Pass("clean", narrow_casts.narrow_int_casts),
     Pass("clean", negative_index.keep_negative_indices),
+    Pass("clean", negative_index.keep_negative_indices_of_raising_inputs, "port"),
     Pass("clean", copies.fold_copies),
     Pass("clean", dead.drop_dead_aliases),
     Pass("clean", barriers.barrier_before_reload),

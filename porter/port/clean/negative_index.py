@@ -17,7 +17,7 @@ import ast
 
 from porter.ast_tools import bindings, is_call
 from porter.port.finish.asserts import checks
-from porter.port.model import KernelPort
+from porter.port.model import KernelPort, PortState
 
 # Indexing ops that raise on a negative index in eager.
 NO_WRAP_OPS = frozenset(
@@ -146,3 +146,55 @@ def keep_negative_indices(kp: KernelPort) -> None:
             f"{done} index(es) of {', '.join(sorted(set(kp.record.aten) & NO_WRAP_OPS))}"
             " not wrapped when negative: the bound check stops one, as eager raises"
         )
+
+
+def _address_names(address: ast.expr, values: dict[str, ast.expr]) -> set[str]:
+    """The names an address reads, through names bound once to arithmetic."""
+    found, todo = set(), [address]
+    while todo:
+        for n in ast.walk(todo.pop()):
+            if isinstance(n, ast.Name) and n.id not in found:
+                found.add(n.id)
+                value = values.get(n.id)
+                if value is not None and not isinstance(value, ast.Call):
+                    todo.append(value)
+    return found
+
+
+def keep_negative_indices_of_raising_inputs(port: PortState) -> None:
+    """A loaded index a kernel reads or writes an input at, where only ops
+    that raise on a negative index index that input (the capture's
+    raise_on_negative), is not wrapped, though the kernel's other indexing
+    ops wrap theirs: `cache.index_select(0, table[pos])` reads cache at
+    table's entry unwrapped, and table at pos wrapped, as eager does."""
+    raising = set(port.cap.raise_on_negative)
+    if not raising or port.module is None:
+        return
+    sources = {gi.wrapper_name: gi.source for gi in port.module.inputs}
+    for kp in port.kernels:
+        if kp.launch is None or eager_rejects_negative(kp.record.aten):
+            continue  # keep_negative_indices unwrapped every index there
+        pointers = {
+            b.param
+            for b in kp.launch.args
+            if b.kind == "input" and sources.get(b.value) in raising
+        }
+        wrapped = {n.targets[0].id: n.value.args[2].id for n in _wraps(kp.tree)}
+        if not pointers or not wrapped:
+            continue
+        values = {n: v[0] for n, v in bindings(kp.tree).items() if len(v) == 1}
+        at = set()
+        for n in ast.walk(kp.tree):
+            if (
+                isinstance(n, ast.Call)
+                and ast.unparse(n.func) in ("tl.load", "tl.store", "tl.atomic_add")
+                and n.args
+            ):
+                names = _address_names(n.args[0], values)
+                if names & pointers:
+                    at |= {wrapped[m] for m in names & set(wrapped)}
+        if at and unwrapped_indices(kp.tree, at):
+            kp.notes.append(
+                f"{len(at)} index(es) of {', '.join(sorted(set(kp.record.aten) & NO_WRAP_OPS))}"
+                " not wrapped when negative: the bound check stops one, as eager raises"
+            )
