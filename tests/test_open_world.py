@@ -5806,3 +5806,43 @@ def test_a_negative_table_entry_index_select_reads_through_is_refused(tmp_path):
     # a negative pos wraps, as table[pos] does in eager
     out = case.kernel.lookup(cache, table, torch.tensor([-2, 0]))
     assert torch.equal(out, cache[[7, 3]])
+
+
+KB_CLASS_ATTRIBUTE = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        \"\"\"ResNet's block keeps its channel factor on the class.\"\"\"
+
+        expansion = 2
+
+        def __init__(self, c):
+            super().__init__()
+            self.scale = nn.Parameter(torch.ones(c))
+            self._reset()
+
+        def _reset(self):
+            nn.init.constant_(self.scale, 0.5)
+
+        def forward(self, x):
+            return x * self.scale * self.expansion
+
+    batch_size = 8
+    c = 16
+
+    def get_inputs():
+        return [torch.randn(batch_size, c)]
+
+    def get_init_inputs():
+        return [c]
+"""
+
+
+def test_modelnew_keeps_models_class_attributes_and_methods(tmp_path):
+    # ModelNew took Model's __init__ alone: forward's self.expansion raised
+    # AttributeError, and an __init__ calling self._reset() would too.
+    case = _capture(tmp_path, "kb_class_attribute", KB_CLASS_ATTRIBUTE)
+    _check(case, {"batch_size": 5, "c": 16})
+    model = case.kernel.ModelNew(16)
+    assert model.expansion == 2 and torch.equal(model.scale, torch.full((16,), 0.5))

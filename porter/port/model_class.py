@@ -19,8 +19,14 @@ from porter.errors import PorterError
 _PROVIDED = {"torch", "nn", "triton", "tl"}
 
 
+# ModelNew's own methods: Model's are not copied over them.
+_OWN = {"forward", "as_op"}
+
+
 def model_init(source: str, path: Path) -> tuple[str, list[str]]:
-    """(ModelNew's __init__ source or "", the module-level definitions it needs)."""
+    """(ModelNew's class body but forward: Model's __init__, class attributes
+    (ResNet's `expansion = 1`) and other methods; or "", the module-level
+    definitions they need)."""
     tree = ast.parse(source)
     model = next(
         (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Model"),
@@ -28,19 +34,17 @@ def model_init(source: str, path: Path) -> tuple[str, list[str]]:
     )
     if model is None:
         raise PorterError(f"{path}: no `class Model` at the top level of the file")
-    init = next(
-        (
-            n
-            for n in model.body
-            if isinstance(n, ast.FunctionDef) and n.name == "__init__"
-        ),
-        None,
-    )
-    if init is None:
+    members = [
+        n
+        for i, n in enumerate(model.body)
+        if not (i == 0 and isinstance(n, ast.Expr))  # its docstring
+        and not (isinstance(n, ast.FunctionDef) and n.name in _OWN)
+    ]
+    if not members:
         return "", []  # nn.Module's own constructor
-    needed = _helpers(tree, init, source)
+    needed = _helpers(tree, members, source)
     # The file's own text (its comments and number spellings), dedented.
-    text = textwrap.dedent(_segment(source, init))
+    text = "\n".join(textwrap.dedent(_segment(source, n)) for n in members)
     return _SUPER.sub("super()", text), needed
 
 
@@ -88,8 +92,8 @@ def _free_names(node: ast.AST) -> set[str]:
     return used - bound - set(dir(builtins)) - _PROVIDED
 
 
-def _helpers(tree: ast.Module, init: ast.FunctionDef, source: str) -> list[str]:
-    """Top-level statements of the file that define the names `init` uses,
+def _helpers(tree: ast.Module, members: list[ast.stmt], source: str) -> list[str]:
+    """Top-level statements of the file that define the names `members` use,
     and those they use in turn, in file order. Imports come as they are; a
     name the file does not define is left to fail where it is used."""
     defines: dict[str, ast.stmt] = {}
@@ -98,7 +102,8 @@ def _helpers(tree: ast.Module, init: ast.FunctionDef, source: str) -> list[str]:
             defines.setdefault(name, stmt)
     wanted: list[ast.stmt] = []
     # Model itself is named only by super(Model, self), which becomes super().
-    todo = list(_free_names(init) - {"Model"})
+    used = set().union(*(_free_names(m) for m in members))
+    todo = list(used - {"Model"})
     seen: set[str] = set()
     while todo:
         name = todo.pop()
