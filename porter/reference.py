@@ -495,6 +495,10 @@ def _kernelbench_shapes(ref: Reference, sizes: dict[str, int]) -> list[Any]:
             return list(_call_user(ref.path, "get_inputs()", ref.module.get_inputs))
 
 
+def _input_shapes(values: list[Any]) -> list[tuple[int, ...]]:
+    return [tuple(v.shape) for v in values if isinstance(v, torch.Tensor)]
+
+
 def _elements(values: list[Any]) -> int:
     return sum(v.numel() for v in values if isinstance(v, torch.Tensor))
 
@@ -590,24 +594,25 @@ def _shrink(ref: Reference, budget: int, fixed: set[str]) -> dict[str, int]:
     sizes = _current_sizes(ref)
     best: dict[str, int] | None = None
     degenerate, whole = False, None
+    own = _input_shapes(_kernelbench_shapes(ref, {}))
     for cap in SHRINK_CAPS:
-        trial = {
-            s: _cut(v, cap) for s, v in sizes.items() if s not in fixed and v > cap
-        }
-        try:
-            shapes = _kernelbench_shapes(ref, trial)
-        except PorterError:
+        found = _runnable(
+            ref,
+            {s: _cut(v, cap) for s, v in sizes.items() if s not in fixed and v > cap},
+            sizes,
+        )
+        if found is None:
             continue
+        trial, shapes, outputs = found
         over = _elements(shapes) > budget
-        # a cap that cuts nothing is the file's own sizes, which no cap could
-        # shrink (a LayerNorm over the last axis tied to 2 * W), not a shrink
-        if over and (not trial or (best is not None and not degenerate)):
+        # a cap that cuts no input (or only a global no input reads, such as
+        # num_classes) is the file's own sizes, which no cap could shrink (a
+        # LayerNorm over the last axis tied to 2 * W), not a shrink
+        unchanged = _input_shapes(shapes) == own
+        if over and (unchanged or (best is not None and not degenerate)):
             break
         if over and best is not None and _elements(shapes) > DEGENERATE_ROOM * budget:
             break
-        outputs = _output_shapes(ref, trial)
-        if outputs is None:
-            continue
         if whole is None:
             whole = _output_shapes(ref, {}, meta=True) or []
         cut = any(
@@ -627,6 +632,31 @@ def _shrink(ref: Reference, budget: int, fixed: set[str]) -> dict[str, int]:
             "found no smaller sizes it runs at; give them with --set NAME=VALUE"
         )
     return best
+
+
+def _runnable(
+    ref: Reference, trial: dict[str, int], sizes: dict[str, int]
+) -> tuple[dict[str, int], list[Any], list[tuple[int, ...]]] | None:
+    """(sizes, inputs, output shapes) of the first of `trial`, then `trial`
+    with one global left at its own size, then with the 2, 3, ... smallest
+    left so, at which the reference runs: channels a groups=3 convolution or
+    GroupNorm must divide stay whole while the other sizes are cut. None
+    where none runs."""
+    kept = sorted(trial, key=lambda s: sizes[s])
+    candidates = [trial] + [{k: v for k, v in trial.items() if k != s} for s in kept]
+    candidates += [
+        {k: v for k, v in trial.items() if k not in kept[:n]}
+        for n in range(2, len(kept))
+    ]
+    for candidate in candidates:
+        try:
+            shapes = _kernelbench_shapes(ref, candidate)
+        except PorterError:
+            continue
+        outputs = _output_shapes(ref, candidate)
+        if outputs is not None:
+            return candidate, shapes, outputs
+    return None
 
 
 def _cut(value: int, cap: int) -> int:

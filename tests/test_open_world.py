@@ -5846,3 +5846,63 @@ def test_modelnew_keeps_models_class_attributes_and_methods(tmp_path):
     _check(case, {"batch_size": 5, "c": 16})
     model = case.kernel.ModelNew(16)
     assert model.expansion == 2 and torch.equal(model.scale, torch.full((16,), 0.5))
+
+
+KB_GROUPS = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def __init__(self, in_channels, out_channels, groups):
+            super().__init__()
+            self.conv = nn.Conv2d(in_channels, out_channels, 1, groups=groups)
+
+        def forward(self, x):
+            return torch.relu(self.conv(x))
+
+    batch_size = 2
+    in_channels = 48
+    out_channels = 96
+    groups = 3
+    height = 96
+    width = 96
+    num_classes = 1000
+
+    def get_inputs():
+        return [torch.rand(batch_size, in_channels, height, width)]
+
+    def get_init_inputs():
+        return [in_channels, out_channels, groups]
+"""
+
+KB_FIXED_ROWS = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def forward(self, x):
+            assert x.shape[0] == 64, "the model serves 64 rows alone"
+            return x.relu()
+
+    batch_size = 64
+    features = 4099
+    num_classes = 1000
+
+    def get_inputs():
+        return [torch.rand(batch_size, 4099)]
+
+    def get_init_inputs():
+        return []
+"""
+
+
+def test_sizes_a_groups_conv_must_divide_stay_while_the_others_are_cut(tmp_path):
+    # ShuffleNet's unit (KernelBench level 3 #25): no cap of every global
+    # runs (48 and 96 channels cut to powers of two do not divide into 3
+    # groups); the one cap that ran cut num_classes alone, which no input
+    # reads, and the capture went on at 10 x 240 x 224 x 224 and timed out.
+    ref = load_reference(_write(tmp_path, "kb_groups", KB_GROUPS), budget=1 << 16)
+    assert ref.overrides["height"] == ref.overrides["width"] == 16
+    assert "in_channels" not in ref.overrides and "out_channels" not in ref.overrides
+    with pytest.raises(PorterError, match="found no smaller sizes it runs at"):
+        load_reference(_write(tmp_path, "kb_fixed", KB_FIXED_ROWS), budget=1 << 16)
