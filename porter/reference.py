@@ -426,9 +426,9 @@ def _kernelbench_reference(
 def _size_slots(
     module: types.ModuleType, source: str
 ) -> dict[str, tuple[str, int | None]]:
-    """The file's top-level int globals, and the int entries of its tuple
-    globals (`input_shape = (4096,)` gives input_shape_0): the sizes a
-    KernelBench file's get_inputs() may read."""
+    """The file's top-level int globals, and the int entries of its tuple or
+    list globals (`input_shape = (4096,)` gives input_shape_0; an MLP's
+    `layer_sizes = [400, 800]`): the sizes a KernelBench file may read."""
     assigned = []
     for node in ast.parse(source).body:
         targets = (
@@ -450,7 +450,11 @@ def _size_slots(
         value = getattr(module, name, None)
         if _is_int(value):
             slots[name] = (name, None)
-        elif isinstance(value, tuple) and value and all(_is_int(v) for v in value):
+        elif (
+            isinstance(value, (tuple, list))
+            and value
+            and all(_is_int(v) for v in value)
+        ):
             for i in range(len(value)):
                 slots.setdefault(f"{name}_{i}", (name, i))
     return slots

@@ -5906,3 +5906,43 @@ def test_sizes_a_groups_conv_must_divide_stay_while_the_others_are_cut(tmp_path)
     assert "in_channels" not in ref.overrides and "out_channels" not in ref.overrides
     with pytest.raises(PorterError, match="found no smaller sizes it runs at"):
         load_reference(_write(tmp_path, "kb_fixed", KB_FIXED_ROWS), budget=1 << 16)
+
+
+KB_LIST_SIZES = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def __init__(self, input_size, layer_sizes, output_size):
+            super().__init__()
+            layers, width = [], input_size
+            for size in layer_sizes:
+                layers += [nn.Linear(width, size), nn.ReLU()]
+                width = size
+            self.network = nn.Sequential(*layers, nn.Linear(width, output_size))
+
+        def forward(self, x):
+            return self.network(x)
+
+    batch_size = 128
+    input_size = 16384
+    layer_sizes = [16384, 2048]
+    output_size = 8192
+
+    def get_inputs():
+        return [torch.rand(batch_size, input_size)]
+
+    def get_init_inputs():
+        return [input_size, layer_sizes, output_size]
+"""
+
+
+def test_the_sizes_of_a_list_global_are_size_globals(tmp_path):
+    # KernelBench level 3's MLP: input_size was cut and layer_sizes kept
+    # 16384 x 16384 weights (1 GiB in fp32): the sweep timed out.
+    ref = load_reference(_write(tmp_path, "kb_mlp", KB_LIST_SIZES), budget=1 << 16)
+    assert ref.overrides["layer_sizes_0"] == ref.overrides["layer_sizes_1"] == 512
+    ref = load_reference(
+        tmp_path / "kb_mlp.py", overrides={"layer_sizes": (64, 32)}, budget=1 << 16
+    )
+    assert ref.init_inputs_at({})[1] == [64, 32]
