@@ -74,13 +74,22 @@ class Reference:
         if self.kind == "porter":
             return traced_function(self.module.REFERENCE)
         torch.manual_seed(0)  # parameters must be the same on every build
-        model = self.module.Model(*self.init_inputs_at(sizes, init))
+        # at the sizes: a constructor may read a size global (an RNN's hidden
+        # state of batch_size rows)
+        with _sizes_set(self, {**self.overrides, **(sizes or {})}):
+            model = self.module.Model(*self.init_inputs_at(sizes, init))
         if isinstance(model, torch.nn.Module):
             vary_constants(model)
             forward = traced_function(type(model).forward)
             if forward is not type(model).forward:  # Dynamo would trace *args
                 model.forward = types.MethodType(forward, model)
         return model
+
+    def sizes_in(
+        self, module: types.ModuleType, sizes: dict[str, int] | None = None
+    ) -> contextlib.AbstractContextManager:
+        """`module`'s copies of the size globals (a scaffold's) at `sizes`."""
+        return _sizes_set(self, {**self.overrides, **(sizes or {})}, module)
 
     def init_inputs_at(
         self, sizes: dict[str, int] | None = None, init: dict[int, Any] | None = None
@@ -180,9 +189,13 @@ def vary_constants(model: torch.nn.Module) -> None:
 
 
 @contextlib.contextmanager
-def _sizes_set(ref: Reference, sizes: dict[str, int]) -> Iterator[None]:
-    """A KernelBench module's size globals set to `sizes` (by dim name), then restored."""
-    module = ref.module
+def _sizes_set(
+    ref: Reference, sizes: dict[str, int], module: types.ModuleType | None = None
+) -> Iterator[None]:
+    """A KernelBench module's size globals set to `sizes` (by dim name), then
+    restored; with `module`, the same globals of another module (a scaffold's
+    copies, which ModelNew's constructor reads), those it has."""
+    other, module = module is not None, module or ref.module
     saved = {}
     for name, value in sizes.items():
         name = ref.aliases.get(name, name)
@@ -193,6 +206,8 @@ def _sizes_set(ref: Reference, sizes: dict[str, int]) -> Iterator[None]:
                 f"{', '.join(ref.slots) or 'none'})"
             )
         glob, index = ref.slots[name]
+        if other and not hasattr(module, glob):
+            continue
         saved.setdefault(glob, getattr(module, glob))
         if index is None:
             setattr(module, glob, int(value))

@@ -5948,3 +5948,38 @@ def test_the_sizes_of_a_list_global_are_size_globals(tmp_path):
         tmp_path / "kb_mlp.py", overrides={"layer_sizes": (64, 32)}, budget=1 << 16
     )
     assert ref.init_inputs_at({})[1] == [64, 32]
+
+
+KB_INIT_READS_A_GLOBAL = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("shift", torch.linspace(-1, 1, features))
+
+        def forward(self, x):
+            return torch.tanh(x + self.shift)
+
+    batch_size = 256
+    features = 4096
+
+    def get_inputs():
+        return [torch.rand(batch_size, features)]
+
+    def get_init_inputs():
+        return []
+"""
+
+
+def test_a_constructor_reading_a_size_global_is_built_at_the_sizes(tmp_path):
+    # KernelBench level 3's VanillaRNN builds its hidden state of batch_size
+    # rows in __init__: the model was built at the file's own sizes beside
+    # inputs at the cut ones, and eager raised on the mismatch.
+    path = _write(tmp_path, "kb_init_global", KB_INIT_READS_A_GLOBAL)
+    ref = load_reference(path, budget=1 << 16)
+    assert ref.overrides["features"] < 4096
+    assert ref.build({})(*ref.make_inputs({})).shape[-1] == ref.overrides["features"]
+    case = _capture(tmp_path, "kb_init_global", KB_INIT_READS_A_GLOBAL)
+    _check(case, {"batch_size": 3, "features": ref.overrides["features"]})

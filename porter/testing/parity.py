@@ -1099,7 +1099,9 @@ def scaffold_entry(
     if case.manifest["reference_kind"] != "kernelbench":
         return getattr(kernel, case.manifest["reference_name"])
     ref = case.reference.build(sizes, init)
-    model = kernel.ModelNew(*case.reference.init_inputs_at(sizes, init))
+    # at the sizes: its constructor may read the scaffold's copy of a size global
+    with case.reference.sizes_in(kernel, sizes):
+        model = kernel.ModelNew(*case.reference.init_inputs_at(sizes, init))
     model.load_state_dict(ref.state_dict())
     if module_mode:
         model.train(module_mode == "train")
