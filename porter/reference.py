@@ -37,7 +37,7 @@ _module_counter = itertools.count()
 class Reference:
     path: Path
     kind: str  # "porter" | "kernelbench"
-    name: str  # function name, or "Model"
+    name: str  # function name, or the model class's ("Model")
     module: types.ModuleType
     input_names: list[str]
     dims: list[Dim]
@@ -49,6 +49,9 @@ class Reference:
     overrides: dict[str, Any] = field(default_factory=dict)
     # KernelBench: each dim's global, and the index where the global is a tuple.
     slots: dict[str, tuple[str, int | None]] = field(default_factory=dict)
+    # KernelBook: the model is the file's last nn.Module (not `Model`), and
+    # get_init_inputs() gives [args, kwargs].
+    book: bool = False
     # Dim names a stored capture gave sizes (porter before 0.2 named a
     # KernelBench batch "batch"), by the size global they are.
     aliases: dict[str, str] = field(default_factory=dict)
@@ -104,6 +107,8 @@ class Reference:
             return []
         with _sizes_set(self, {**self.overrides, **(sizes or {})}):
             values = list(getter())
+        if self.book:
+            values = _positional(self.module.Model, values)
         for i in sorted(int(i) for i in init or {}):
             # an argument past get_init_inputs() (a defaulted eps) is passed,
             # those between at their defaults
@@ -255,10 +260,17 @@ def load_reference(
         return _porter_reference(path, module, sha, overrides)
     if hasattr(module, "Model") and hasattr(module, "get_inputs"):
         return _kernelbench_reference(path, module, sha, source, overrides, budget)
+    entry = _book_entry(module) if hasattr(module, "get_inputs") else None
+    if entry is not None:
+        module.Model = entry  # the name every later step reads
+        return _kernelbench_reference(
+            path, module, sha, source, overrides, budget, book=True
+        )
     raise PorterError(
         f"{path}: no reference found: define REFERENCE, make_inputs and DIMS "
         "(porter format) or class Model, get_inputs and get_init_inputs "
-        "(KernelBench format); see docs/reference-format.md"
+        "(KernelBench format; KernelBook's last nn.Module beside get_inputs "
+        "works too); see docs/reference-format.md"
     )
 
 
@@ -389,6 +401,40 @@ def _check_function(path: Path, fn: Any) -> None:
         )
 
 
+def _book_entry(module: types.ModuleType) -> type | None:
+    """A KernelBook file's model: the last nn.Module subclass it defines (the
+    classes before it are the ones it builds on)."""
+    found = [
+        v
+        for v in vars(module).values()
+        if isinstance(v, type)
+        and issubclass(v, torch.nn.Module)
+        and v.__module__ == module.__name__
+    ]
+    return found[-1] if found else None
+
+
+def _positional(model: type, values: list[Any]) -> list[Any]:
+    """KernelBook's get_init_inputs() [args, kwargs] as the constructor's
+    positional arguments (where it is that pair)."""
+    if not (
+        len(values) == 2
+        and isinstance(values[0], (list, tuple))
+        and isinstance(values[1], dict)
+    ):
+        return values
+    try:
+        bound = inspect.signature(model).bind(*values[0], **values[1])
+    except TypeError:
+        return values  # not [args, kwargs]: the constructor's own two arguments
+    if bound.kwargs:
+        raise PorterError(
+            f"{model.__name__} takes {', '.join(bound.kwargs)} by keyword only, "
+            "which porter cannot vary; make them positional-or-keyword"
+        )
+    return list(bound.args)
+
+
 def _positive(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise PorterError(f"--set {name}={value!r}: give a positive whole number")
@@ -402,6 +448,7 @@ def _kernelbench_reference(
     source: str,
     overrides: dict[str, Any],
     budget: int | None,
+    book: bool = False,
 ) -> Reference:
     from porter.port.model_class import model_base
 
@@ -410,13 +457,14 @@ def _kernelbench_reference(
     ref = Reference(
         path=path,
         kind="kernelbench",
-        name="Model",
+        name=module.Model.__name__,
         module=module,
         input_names=[],
         dims=[],
         dtypes=["float32"],
         sha256=sha,
         slots=_size_slots(module, source),
+        book=book,
     )
     ref.overrides = _apply_overrides(ref, overrides)
     base = _kernelbench_shapes(ref, {})

@@ -5983,3 +5983,49 @@ def test_a_constructor_reading_a_size_global_is_built_at_the_sizes(tmp_path):
     assert ref.build({})(*ref.make_inputs({})).shape[-1] == ref.overrides["features"]
     case = _capture(tmp_path, "kb_init_global", KB_INIT_READS_A_GLOBAL)
     _check(case, {"batch_size": 3, "features": ref.overrides["features"]})
+
+
+KERNELBOOK = """
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    class Gate(nn.Module):
+        def __init__(self, width):
+            super(Gate, self).__init__()
+            self.proj = nn.Parameter(torch.ones(width) * 0.5)
+
+        def forward(self, x):
+            return torch.sigmoid(x * self.proj)
+
+
+    class GatedMish(nn.Module):
+        def __init__(self, width, scale=1.0):
+            super(GatedMish, self).__init__()
+            self.gate = Gate(width)
+            self.scale = scale
+
+        def forward(self, x):
+            return self.scale * x * torch.tanh(F.softplus(x)) * self.gate(x)
+
+
+    def get_inputs():
+        return [torch.rand([4, 4, 4, 4])]
+
+
+    def get_init_inputs():
+        return [[], {'width': 4, 'scale': 2.0}]
+"""
+
+
+def test_a_kernelbook_file_ports_as_it_is(tmp_path):
+    # KernelBook's modules keep their own class names (the model is the last
+    # one the file defines) and get_init_inputs() gives [args, kwargs]: the
+    # file was refused as "no reference found".
+    ref = load_reference(_write(tmp_path, "gated_mish", KERNELBOOK))
+    assert ref.name == "GatedMish" and ref.init_inputs == [4, 2.0]
+    case = _capture(tmp_path, "gated_mish", KERNELBOOK)
+    _check(case, {})
+    text = (case.folder / "kernel.py").read_text()
+    assert "class Gate(nn.Module)" in text and "super(GatedMish" not in text

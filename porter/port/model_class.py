@@ -23,17 +23,17 @@ _PROVIDED = {"torch", "nn", "triton", "tl"}
 _OWN = {"forward", "as_op"}
 
 
-def model_init(source: str, path: Path) -> tuple[str, list[str]]:
+def model_init(source: str, path: Path, name: str = "Model") -> tuple[str, list[str]]:
     """(ModelNew's class body but forward: Model's __init__, class attributes
     (ResNet's `expansion = 1`) and other methods; or "", the module-level
     definitions they need)."""
     tree = ast.parse(source)
     model = next(
-        (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Model"),
+        (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name),
         None,
     )
     if model is None:
-        raise PorterError(f"{path}: no `class Model` at the top level of the file")
+        raise PorterError(f"{path}: no `class {name}` at the top level of the file")
     members = [
         n
         for i, n in enumerate(model.body)
@@ -42,10 +42,12 @@ def model_init(source: str, path: Path) -> tuple[str, list[str]]:
     ]
     if not members:
         return "", []  # nn.Module's own constructor
-    needed = _helpers(tree, members, source)
+    needed = _helpers(tree, members, source, name)
     # The file's own text (its comments and number spellings), dedented.
     text = "\n".join(textwrap.dedent(_segment(source, n)) for n in members)
-    return _SUPER.sub("super()", text), needed
+    # super(Model, self): ModelNew is not a Model.
+    own_super = re.compile(rf"\bsuper\(\s*{re.escape(name)}\s*,\s*self\s*\)")
+    return own_super.sub("super()", text), needed
 
 
 def model_base(model: type, path: Path) -> str:
@@ -64,10 +66,6 @@ def model_base(model: type, path: Path) -> str:
         "(its ModelNew subclasses nn.Module or one torch.nn module); nothing "
         "was written: make Model subclass one of those"
     )
-
-
-# super(Model, self): ModelNew is not a Model.
-_SUPER = re.compile(r"\bsuper\(\s*Model\s*,\s*self\s*\)")
 
 
 def _segment(source: str, node: ast.stmt) -> str:
@@ -92,7 +90,9 @@ def _free_names(node: ast.AST) -> set[str]:
     return used - bound - set(dir(builtins)) - _PROVIDED
 
 
-def _helpers(tree: ast.Module, members: list[ast.stmt], source: str) -> list[str]:
+def _helpers(
+    tree: ast.Module, members: list[ast.stmt], source: str, model: str
+) -> list[str]:
     """Top-level statements of the file that define the names `members` use,
     and those they use in turn, in file order. Imports come as they are; a
     name the file does not define is left to fail where it is used."""
@@ -103,7 +103,7 @@ def _helpers(tree: ast.Module, members: list[ast.stmt], source: str) -> list[str
     wanted: list[ast.stmt] = []
     # Model itself is named only by super(Model, self), which becomes super().
     used = set().union(*(_free_names(m) for m in members))
-    todo = list(used - {"Model"})
+    todo = list(used - {model})
     seen: set[str] = set()
     while todo:
         name = todo.pop()

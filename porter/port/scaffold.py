@@ -135,7 +135,7 @@ def _module_class(port: PortState) -> dict | None:
     if port.cap.reference_kind != "kernelbench":
         return None
     path = Path(port.ref_module.__file__)
-    init, helpers = model_init(read_source(path), path)
+    init, helpers = model_init(read_source(path), path, port.ref_module.Model.__name__)
     base = model_base(port.ref_module.Model, path)
     return {"init": init, "helpers": helpers, "base": base}
 
