@@ -926,6 +926,12 @@ def _collect_code(graph: _Graph, records: list[str]) -> None:
 
 def _break_reason(reason: str) -> str:
     """A graph-break reason in a line: its first, and the operator it names."""
+    if reason.startswith(("generic_jump", "Data-dependent branching")):
+        # Dynamo's words for `if x.max() > 0:`
+        return (
+            "a Python branch on a tensor's value, such as `if x.max() > 0:`; "
+            "compute both sides and pick with torch.where"
+        )
     first = reason.strip().splitlines()[0] if reason.strip() else "no reason given"
     op = re.search(r"unsupported operator: (\S+)", reason)
     return f"{first}: {op.group(1)}" if op else first
@@ -1195,6 +1201,12 @@ def run_capture(
                     if scalar
                     else "; nothing was written"
                 )
+            )
+        if len(sources) > 1 and state.breaks:
+            raise PorterError(
+                f"{ref.path}: {ref.name} compiled into {len(sources)} graphs: "
+                f"Dynamo broke the graph ({_break_reason(state.breaks[0])}); "
+                "porter ports one graph, and nothing was written"
             )
         if not sources and state.breaks:
             raise PorterError(
@@ -2592,8 +2604,10 @@ def _compile(
         guard_filter_fn=state.guard_filter,
     )(fn)
     quiet = contextlib.nullcontext() if debug else silenced_fds(chatter)
-    breaks = torch._dynamo.utils.counters["graph_break"]
-    breaks.clear()
+    # torch 2.11 counts a break under graph_break, 2.13 some under unimplemented
+    counters = torch._dynamo.utils.counters
+    counters["graph_break"].clear()
+    counters["unimplemented"].clear()
     with (
         private_inductor_cache(),
         quiet,
@@ -2616,8 +2630,9 @@ def _compile(
                 )
                 raise _CompileFailed(why) from err
             else:
-                _refuse_data_dependent_sizes(ref, list(breaks))
-                state.breaks = list(breaks)
+                breaks = [*counters["graph_break"], *counters["unimplemented"]]
+                _refuse_data_dependent_sizes(ref, breaks)
+                state.breaks = breaks
             finally:
                 torch._dynamo.reset()
                 if debug:

@@ -6029,3 +6029,26 @@ def test_a_kernelbook_file_ports_as_it_is(tmp_path):
     _check(case, {})
     text = (case.folder / "kernel.py").read_text()
     assert "class Gate(nn.Module)" in text and "super(GatedMish" not in text
+
+
+def test_a_branch_on_a_tensors_value_is_refused_with_its_reason(tmp_path):
+    # Two graphs: the refusal said "graph breaks" and left the reader to
+    # torch._dynamo.explain; torch 2.13 counts this break as unimplemented.
+    ref = _porter_ref(
+        """
+        def make_inputs(n, d, dtype=torch.float32, device="cpu"):
+            return (torch.randn(n, d, dtype=dtype, device=device),)
+
+        def doubled_if_positive(x):
+            if x.max() > 0:
+                return x * 2
+            return x
+
+        REFERENCE = doubled_if_positive
+        """,
+        '{"n": 4, "d": 8}',
+        '["float32"]',
+    )
+    with pytest.raises(PorterError, match="a Python branch on a tensor's value"):
+        _capture(tmp_path, "branch", ref)
+    assert not (tmp_path / "cases" / "branch").exists()
