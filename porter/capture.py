@@ -386,6 +386,7 @@ def _scaffold_terms(
     x.shape[0], L['self'].margin -> self.margin); None where it reads
     something else (a global, a function but `functions`)."""
     text = re.sub(r"\.size\(\)\[(\d+)\]", r".shape[\1]", text)
+    text = re.sub(r"\._modules\['(\d+)'\]", r"[\1]", text)  # nn.Sequential's
     text = re.sub(r"\._(?:modules|parameters|buffers)\['(\w+)'\]", r".\1", text)
     text = re.sub(r"L\['(\w+)'\]", r"\1", text)
     text = text.replace("math.trunc(", "int(").replace("torch.sym_float(", "float(")
@@ -2979,6 +2980,8 @@ def guard_expr(name: str) -> str | None:
     -> self.bn.training; a forward argument's name as it is. None for sources
     a scaffold has no hold on (dunder attributes, hooks, dict internals)."""
     text = re.sub(r"^L\['(\w+)'\]", r"\1", name)
+    # nn.Sequential's members by index: self.seq[1].min_val
+    text = re.sub(r"\._modules\['(\d+)'\]", r"[\1]", text)
     text = re.sub(r"\._(?:modules|parameters|buffers)\['(\w+)'\]", r".\1", text)
     if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*|\[\d+\])*", text):
         return None
@@ -3131,7 +3134,7 @@ def _tracing() -> Iterator[None]:
         yield
 
 
-_KEY = re.compile(r"\['([^']+)'\]|\.(\w+)")
+_KEY = re.compile(r"\['([^']+)'\]|\[(\d+)\]|\.(\w+)")
 
 
 def source_to_target(source: str) -> str:
@@ -3144,8 +3147,10 @@ def source_to_target(source: str) -> str:
     if stride:
         return f"{source_to_target(source[: stride.start()])}.stride({stride.group(1)})"
     parts = []
-    for key, attr in _KEY.findall(source):
-        name = key or attr
+    # an index (a closure's cell, `__closure__[0]`) stays a part: module_attr
+    # writes it back as [0]
+    for key, index, attr in _KEY.findall(source):
+        name = key or index or attr
         if name in ("self", "_modules", "_parameters", "_buffers"):
             continue
         parts.append(name)

@@ -168,7 +168,12 @@ def _refuse_clobbered_arguments(tree: ast.Module, launcher: str) -> None:
     x.contiguous()`, `out = strided_as(out_given, ...)`) is the argument
     still. The reference's own code the scaffold keeps (a module's
     __init__) is its business."""
-    for fn in ast.walk(tree):
+    # ModelNew's forward, not the forward of a class the reference's own code
+    # brought along (SwinMLP's blocks reassign x)
+    owners = [tree] + [
+        c for c in tree.body if isinstance(c, ast.ClassDef) and c.name == "ModelNew"
+    ]
+    for fn in [f for owner in owners for f in owner.body]:
         if not isinstance(fn, ast.FunctionDef) or fn.name != launcher:
             continue
         params = {a.arg for a in fn.args.args + fn.args.kwonlyargs} - {"self"}

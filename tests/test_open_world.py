@@ -6052,3 +6052,51 @@ def test_a_branch_on_a_tensors_value_is_refused_with_its_reason(tmp_path):
     with pytest.raises(PorterError, match="a Python branch on a tensor's value"):
         _capture(tmp_path, "branch", ref)
     assert not (tmp_path / "cases" / "branch").exists()
+
+
+KB_MODULE_PATHS = """
+    import torch
+    import torch.nn as nn
+
+    class Block(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.fc = nn.Linear(dim, dim)
+
+        def forward(self, x):
+            x = torch.relu(self.fc(x))
+            return x
+
+    class Model(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.block = Block(dim)
+            self.act = nn.Sequential(nn.Identity(), nn.ReLU6(inplace=True))
+            m = self.block
+            self.mlpf = lambda x: m(x) * 0.5
+
+        def forward(self, x):
+            return self.act(self.mlpf(x) * 8.0)
+
+    batch_size = 16
+    dim = 32
+
+    def get_inputs():
+        return [torch.randn(batch_size, dim)]
+
+    def get_init_inputs():
+        return [dim]
+"""
+
+
+def test_modules_behind_a_closure_a_sequential_index_and_a_helper_class_port(
+    tmp_path,
+):
+    # KernelBench level 3: minGPT's `self.mlpf = lambda x: m.c_proj(...)`
+    # read its weights as self.mlpf.__closure__.cell_contents (the [0]
+    # dropped: AttributeError at every call); ReLU6 inside nn.Sequential put
+    # its guard on `.1` (refused: "cannot check"); a helper class's forward
+    # that reassigns x was taken for the launcher (refused: "a name the
+    # scaffold's launcher gives a value of its own", SwinMLP).
+    case = _capture(tmp_path, "kb_paths", KB_MODULE_PATHS)
+    _check(case, {"batch_size": 5, "dim": 32})
