@@ -705,17 +705,21 @@ def _runnable(
     ref: Reference, trial: dict[str, int], sizes: dict[str, int]
 ) -> tuple[dict[str, int], list[Any], list[tuple[int, ...]]] | None:
     """(sizes, inputs, output shapes) of the first of `trial`, then `trial`
-    with one global left at its own size, then with the 2, 3, ... smallest
-    left so, at which the reference runs: channels a groups=3 convolution or
-    GroupNorm must divide stay whole while the other sizes are cut. None
-    where none runs."""
+    with one global left at its own size, then less those whose cut alone
+    breaks it, then with the 2, 3, ... smallest left whole, at which the
+    reference runs: channels a groups=3 convolution or GroupNorm must divide
+    stay whole while the other sizes are cut. None where none runs."""
     kept = sorted(trial, key=lambda s: sizes[s])
-    candidates = [trial] + [{k: v for k, v in trial.items() if k != s} for s in kept]
-    candidates += [
-        {k: v for k, v in trial.items() if k not in kept[:n]}
-        for n in range(2, len(kept))
-    ]
-    for candidate in candidates:
+
+    def candidates() -> Iterator[dict[str, int]]:  # lazily: most often the first runs
+        yield trial
+        for s in kept:
+            yield {k: v for k, v in trial.items() if k != s}
+        yield _without_breaking(ref, trial)
+        for n in range(2, len(kept)):
+            yield {k: v for k, v in trial.items() if k not in kept[:n]}
+
+    for candidate in candidates():
         try:
             shapes = _kernelbench_shapes(ref, candidate)
         except PorterError:
@@ -724,6 +728,17 @@ def _runnable(
         if outputs is not None:
             return candidate, shapes, outputs
     return None
+
+
+def _without_breaking(ref: Reference, trial: dict[str, int]) -> dict[str, int]:
+    """`trial` less each global whose cut alone breaks the reference on the
+    meta device: ShuffleNet's two channel counts, which groups=3 divides,
+    neither of them among the smallest globals."""
+    return {
+        k: v
+        for k, v in trial.items()
+        if _output_shapes(ref, {k: v}, meta=True) is not None
+    }
 
 
 def _cut(value: int, cap: int) -> int:

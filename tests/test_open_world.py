@@ -5906,6 +5906,11 @@ def test_sizes_a_groups_conv_must_divide_stay_while_the_others_are_cut(tmp_path)
     ref = load_reference(_write(tmp_path, "kb_groups", KB_GROUPS), budget=1 << 16)
     assert ref.overrides["height"] == ref.overrides["width"] == 16
     assert "in_channels" not in ref.overrides and "out_channels" not in ref.overrides
+    # a batch smaller than the channels: keeping the smallest globals whole
+    # kept it and cut a channel count; the two that break the model stay
+    bigger = KB_GROUPS.replace("batch_size = 2", "batch_size = 32")
+    ref = load_reference(_write(tmp_path, "kb_groups32", bigger), budget=1 << 16)
+    assert ref.overrides["batch_size"] < 32 and "out_channels" not in ref.overrides
     with pytest.raises(PorterError, match="found no smaller sizes it runs at"):
         load_reference(_write(tmp_path, "kb_fixed", KB_FIXED_ROWS), budget=1 << 16)
 
