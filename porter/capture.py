@@ -2813,9 +2813,12 @@ def _refuse_data_dependent_sizes(ref: Reference, breaks: list[str]) -> None:
         found = re.search(r"Operator `([\w.]+)`'s output shape depends on", reason)
         if found:
             op = re.sub(r"\.default$", "", found[1])
+            why = (
+                " (a boolean-mask index calls aten.nonzero)" if "nonzero" in op else ""
+            )
             raise PorterError(
-                f"{ref.path}: {ref.name} calls {op} (a boolean-mask index calls "
-                "aten.nonzero), whose output size depends on the data: a graph "
+                f"{ref.path}: {ref.name} calls {op}{why}, whose output size depends "
+                "on the data: a graph "
                 "break, which porter cannot port; nothing was written: compute at "
                 "sizes the inputs fix (torch.where over every row, scatter_add_ "
                 "into a tensor of known size)"
