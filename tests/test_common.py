@@ -256,7 +256,7 @@ def test_a_load_too_long_for_a_line_casts_on_the_next():
     assert lines[3:6] == source.split("\n")[2:5]
 
 
-def test_strided_as_packs_any_stride_axes_outermost():
+def test_strided_as_packs_any_stride_axes_where_the_known_ones_need_them():
     # a column-major capture's (1, None): a contiguous (3, 8) tensor was
     # refused as one that "cannot have" those strides
     strided_as = common_module(
@@ -268,6 +268,11 @@ def test_strided_as_packs_any_stride_axes_outermost():
     assert strided_as(t, (8, 1)) is t
     with pytest.raises(NotImplementedError, match="cannot have"):
         strided_as(t, (2, 1))
+    # captured on x = y.transpose(0, 1) of y [3, T, 14]: (None, T * 14, 1),
+    # the any-stride axis between the other two; refused as "cannot have"
+    t = torch.randn(8, 3, 14)
+    out = strided_as(t, lambda t: (None, t.shape[0] * 14, 1))
+    assert out.stride() == (14, 112, 1) and torch.equal(out, t)
 
 
 def test_common_names_are_imported_on_filled_lines():

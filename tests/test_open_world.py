@@ -6107,3 +6107,29 @@ def test_modules_behind_a_closure_a_sequential_index_and_a_helper_class_port(
     # scaffold's launcher gives a value of its own", SwinMLP).
     case = _capture(tmp_path, "kb_paths", KB_MODULE_PATHS)
     _check(case, {"batch_size": 5, "dim": 32})
+
+
+def test_a_capture_on_a_transposed_view_serves_every_layout(tmp_path):
+    # x = y.transpose(0, 1) of y [3, T, 2d]: the kernel walks rows merged over
+    # T and 3 by x.stride(0), which the launcher took as free (its size
+    # x.size(2) named no dim, so the order of axes was never worked out): a
+    # far-rows x read past its tensor. And strided_as refused the layout
+    # (None, T * 2d, 1) for a contiguous x ("cannot have").
+    ref = _porter_ref(
+        """
+        def make_inputs(n, d, dtype=torch.float32, device="cpu"):
+            y = torch.randn(3, n, 2 * d, dtype=dtype, device=device)
+            return (y.transpose(0, 1),)
+
+        def halves_mul(x):
+            d = x.shape[-1] // 2
+            return x[..., :d] * x[..., d:]
+
+        REFERENCE = halves_mul
+        """,
+        '{"n": 5, "d": 7}',
+        '["float32"]',
+    )
+    case = _capture(tmp_path, "halves", ref)
+    for layout in ("contiguous", "far_rows"):
+        _check(case, {"n": 4, "d": 7}, layout=layout)

@@ -414,16 +414,26 @@ def strided_as(t, strides):
     ):
         return t
     # Strides that pack the tensor in another axis order: a copy that has them,
-    # any-stride axes outermost (a column-major capture's (1, None)).
+    # each any-stride axis (innermost first) where the next known stride needs
+    # it (a transposed capture's (None, T * W, 1)), the rest outermost.
     packed, strides = 1, list(want)
-    for i in sorted(range(t.dim()), key=lambda i: (want[i] is None, want[i] or 0)):
-        if want[i] is not None and t.shape[i] > 1 and want[i] != packed:
+    free = [i for i in reversed(range(t.dim())) if want[i] is None and t.shape[i] > 1]
+    known = [i for i in range(t.dim()) if want[i] is not None and t.shape[i] > 1]
+    for i in sorted(known, key=lambda i: want[i]) + [None]:
+        while free and (i is None or packed < want[i]):
+            strides[free[0]] = packed
+            packed *= t.shape[free.pop(0)]
+        if i is None:
+            break
+        if want[i] != packed:
             raise NotImplementedError(
                 f"the kernels index a tensor with strides {tuple(want)}, which a "
                 f"{tuple(t.shape)} tensor cannot have; re-capture with this layout"
             )
-        strides[i] = packed
         packed *= t.shape[i]
+    for i, n in enumerate(t.shape):
+        if n <= 1 and strides[i] is None:
+            strides[i] = packed
     return torch.empty_strided(t.shape, strides, dtype=t.dtype, device=t.device).copy_(
         t
     )

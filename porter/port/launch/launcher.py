@@ -896,18 +896,31 @@ def _outer_axes(free: set[int], sizes, strides, cap: Capture) -> set[int]:
     if not free:
         return free
     env = {"__builtins__": {}, **{d.name: d.size for d in cap.dims}}
-    try:  # size arithmetic of the capture's own dim names
-        n = [int(eval(str(e), env)) for e in sizes]
-        st = [int(eval(str(e), env)) for e in strides]
-    except Exception:  # noqa: BLE001 - a size porter cannot evaluate: as before
-        return free
-    return {
-        i
-        for i in free
-        if all(
-            st[i] >= st[j] * n[j] for j in range(len(n)) if j not in free and n[j] > 1
+    found = []
+    # A size no dim names (x.size(2)) at two values past 1: an order of axes
+    # that holds at both is the layout's, not the example's.
+    for unknown in (3, 5):
+
+        def value(e) -> int:
+            text = re.sub(r"\b\w+\.(?:size\(\d+\)|shape\[\d+\])", str(unknown), str(e))
+            return int(eval(text, env))
+
+        try:  # size arithmetic of the capture's own dim names
+            n, st = [value(e) for e in sizes], [value(e) for e in strides]
+        except Exception:  # noqa: BLE001 - a size porter cannot evaluate: as before
+            return free
+        found.append(
+            {
+                i
+                for i in free
+                if all(
+                    st[i] >= st[j] * n[j]
+                    for j in range(len(n))
+                    if j not in free and n[j] > 1
+                )
+            }
         )
-    }
+    return found[0] & found[1]
 
 
 def _kernel_strides(launcher: Launcher) -> dict[str, set[int]]:
