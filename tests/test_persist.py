@@ -570,3 +570,15 @@ def test_a_ported_var_mean_gives_eagers_nan_mean_on_a_row_with_inf(tmp_path):
     # rows of large values, an inf, a NaN, tiny values and mixed signs
     sizes = {"num_tokens": 5, "hidden": 64}
     check_parity(loaded, Scenario("float32", sizes, values="difficult"), "cpu", 0)
+
+
+def test_a_batch_norms_stored_mean_keeps_the_sum_over_count():
+    # BatchNorm's statistics on the CPU sum the row: its running mean is inf
+    # on a row with an inf, where var_mean's Welford gives NaN. The NaN mean
+    # made KernelBench's 33_BatchNorm fail its difficult rows.
+    fn = _fn(
+        _WELFORD
+        + "out1 = a[:, None]\ntl.store(out_ptr + rows, out1.to(tl.bfloat16), m)\n"
+    )
+    persist.two_pass_welford(fn, nan_mean=False)
+    assert "tl.where(b == b" not in _body(fn)

@@ -494,7 +494,9 @@ def _row_length(fn: ast.FunctionDef, mask: ast.expr) -> ast.expr | None:
     return _mask_bound(fn, names_in(mask), "cols")
 
 
-def two_pass_welford(fn: ast.FunctionDef) -> tuple[int, set[str]]:
+def two_pass_welford(
+    fn: ast.FunctionDef, nan_mean: bool = True
+) -> tuple[int, set[str]]:
     """Welford over a single block (one value per lane, then a tree merge) is
     the row's mean and m2 computed in registers: `row_mean_m2`, two exact
     passes over the row without the merge's divisions. Its count is the
@@ -557,7 +559,7 @@ def two_pass_welford(fn: ast.FunctionDef) -> tuple[int, set[str]]:
         for s in [stmt, *merges, *inits]:
             body.remove(s)
         row_mean, row_m2 = (ast.unparse(e) for e in finish.targets[0].elts[:2])
-        if _stores_as_is(fn, row_mean):
+        if nan_mean and _stores_as_is(fn, row_mean):
             # eager's var_mean is Welford: an inf in the row makes its mean NaN
             # (inf - inf), as it makes m2 here; the sum / count mean was inf.
             nan_mean = (
@@ -792,9 +794,13 @@ PERSIST_PIPELINE: list[Callable[[ast.FunctionDef], int]] = [
 ]
 
 
-def persist(fn: ast.FunctionDef) -> tuple[ast.FunctionDef, set[str]] | None:
+def persist(
+    fn: ast.FunctionDef, nan_mean: bool = True
+) -> tuple[ast.FunctionDef, set[str]] | None:
     """The persistent form of a looped reduction kernel, and the porter helpers
-    it needs beyond the looped one's; None when the kernel is not of that shape."""
+    it needs beyond the looped one's; None when the kernel is not of that shape.
+    `nan_mean`: a stored mean is NaN on a row with an inf, as var_mean's
+    Welford gives it (not BatchNorm's, whose CPU statistics sum the row)."""
     if not can_persist(fn):
         return None
     out = copy.deepcopy(fn)
@@ -802,7 +808,7 @@ def persist(fn: ast.FunctionDef) -> tuple[ast.FunctionDef, set[str]] | None:
     for step in PERSIST_PIPELINE:
         step(out)
         if step is fold_identity_accumulators:
-            _, extra = two_pass_welford(out)
+            _, extra = two_pass_welford(out, nan_mean)
             helpers |= extra
     ast.fix_missing_locations(out)
     return out, helpers
@@ -823,7 +829,9 @@ def derive_persistent(kp: KernelPort) -> None:
     for rows that fit (persist); the looped kernel serves wider rows."""
     if kp.record.kind != "reduction":
         return
-    persistent = persist(kp.tree)
+    persistent = persist(
+        kp.tree, nan_mean=not any("batch_norm" in op for op in kp.record.aten)
+    )
     if persistent is not None:
         kp.persistent, extra = persistent
         kp.helpers |= extra
