@@ -1158,6 +1158,7 @@ def run_capture(
         fn = fn.to(device)
     inputs = ref.make_inputs(dtype=dtype, device=device)
     state = dict(fn.named_buffers()) if isinstance(fn, torch.nn.Module) else {}
+    state.update(_tensor_attributes(fn))
     with torch.no_grad():
         try:
             eager_out = fn(*inputs)
@@ -2829,14 +2830,28 @@ def _refuse_reassigned(ref: Reference, model: torch.nn.Module, before: dict) -> 
     """A forward that assigns a new tensor to a buffer (`self.ema = self.ema *
     0.9 + ...`) has Dynamo store the graph's output back after the call,
     which a scaffold's kernels cannot do; an update in place ports."""
-    after = dict(model.named_buffers())
+    after = {**dict(model.named_buffers()), **_tensor_attributes(model)}
     for name, t in before.items():
         if after.get(name) is not t:
+            what = "buffer" if name in dict(model.named_buffers()) else "attribute"
             raise PorterError(
-                f"{ref.path}: {ref.name}.forward assigns a new tensor to the buffer "
+                f"{ref.path}: {ref.name}.forward assigns a new tensor to the {what} "
                 f"{module_attr(name)}; porter ports buffers updated in place "
                 f"({module_attr(name)}.copy_(...))"
             )
+
+
+def _tensor_attributes(model: Any) -> dict[str, torch.Tensor]:
+    """A module's plain tensor attributes, neither parameters nor buffers (an
+    RNN's `self.hidden = torch.randn(...)`), by dotted name."""
+    if not isinstance(model, torch.nn.Module):
+        return {}
+    return {
+        f"{path}.{name}".lstrip("."): value
+        for path, sub in model.named_modules()
+        for name, value in vars(sub).items()
+        if isinstance(value, torch.Tensor) and not name.startswith("_")
+    }
 
 
 def _unread(

@@ -6133,3 +6133,36 @@ def test_a_capture_on_a_transposed_view_serves_every_layout(tmp_path):
     case = _capture(tmp_path, "halves", ref)
     for layout in ("contiguous", "far_rows"):
         _check(case, {"n": 4, "d": 7}, layout=layout)
+
+
+KB_STATE_ATTRIBUTE = """
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.hidden = torch.zeros(batch_size, dim)
+
+        def forward(self, x):
+            self.hidden = torch.tanh(x + self.hidden)
+            return self.hidden * 2.0
+
+    batch_size = 8
+    dim = 16
+
+    def get_inputs():
+        return [torch.randn(batch_size, dim)]
+
+    def get_init_inputs():
+        return [dim]
+"""
+
+
+def test_a_plain_tensor_attribute_forward_reassigns_is_named_in_the_refusal(
+    tmp_path,
+):
+    # KernelBench level 3's VanillaRNN keeps its state as self.hidden, a plain
+    # attribute: the refusal said "returns more outputs than it does".
+    with pytest.raises(PorterError, match="new tensor to the attribute self.hidden"):
+        _capture(tmp_path, "kb_state", KB_STATE_ATTRIBUTE)
