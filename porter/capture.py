@@ -1079,7 +1079,9 @@ def _layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
         out = out * weight
     if bias is not None:
         out = out + bias
-    return out.to(input.dtype)
+    # eager's native_layer_norm writes its output contiguous whatever the
+    # input's layout (a permuted view's, then permuted back: KernelBook's LN2d)
+    return out.to(input.dtype).contiguous()
 
 
 def _rms_norm(input, normalized_shape, weight=None, eps=None):

@@ -6166,3 +6166,33 @@ def test_a_plain_tensor_attribute_forward_reassigns_is_named_in_the_refusal(
     # attribute: the refusal said "returns more outputs than it does".
     with pytest.raises(PorterError, match="new tensor to the attribute self.hidden"):
         _capture(tmp_path, "kb_state", KB_STATE_ATTRIBUTE)
+
+
+KERNELBOOK_LN2D = """
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    class LayerNorm2d(nn.Module):
+        def forward(self, x):
+            y = F.layer_norm(x.permute(0, 2, 3, 1), (x.size(1),))
+            return y.permute(0, 3, 1, 2)
+
+
+    def get_inputs():
+        return [torch.rand([2, 4, 3, 3])]
+
+
+    def get_init_inputs():
+        return [[], {}]
+"""
+
+
+def test_a_layer_norm_of_a_permuted_view_lays_its_output_out_as_eager(tmp_path):
+    # porter traces F.layer_norm as (x - mean) * rstd, which follows x's
+    # layout; eager's native_layer_norm writes contiguous rows, so the
+    # permuted-back output had strides (36, 9, 3, 1) where eager's are
+    # (36, 1, 12, 4).
+    case = _capture(tmp_path, "ln2d", KERNELBOOK_LN2D)
+    _check(case, {})
