@@ -1,7 +1,8 @@
-"""ModelNew's constructor for a KernelBench reference: Model's own __init__,
-read from the reference file (not from the live class, whose methods Dynamo
-may have patched), with `super(Model, self)` made `super()` and the file's
-module-level helpers it names carried along."""
+"""ModelNew's class body for a KernelBench or KernelBook reference: the
+model class's own __init__, class attributes and methods but forward, read
+from the reference file (not from the live class, whose methods Dynamo may
+have patched), with `super(Model, self)` made `super()` and the file's
+module-level helpers they name carried along."""
 
 from __future__ import annotations
 
