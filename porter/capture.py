@@ -34,6 +34,7 @@ from torch._inductor.virtualized import V
 import porter
 from porter.errors import PorterError
 from porter.parse import parse_module
+from porter.port.clean.negative_index import NO_WRAP_OPS
 from porter.port.model import module_attr
 from porter.records import Capture, CompiledModule, GraphInput, LaunchConfig
 from porter.reference import FLOAT_DTYPES, Reference, read_source
@@ -768,29 +769,12 @@ def _make_backend(state: _State, codegen_only: bool):
     return backend
 
 
-# Torch-level ops that raise on a negative index, by the argument they index:
-# index_select, gather, scatter and index_add index their first, embedding its
-# weight. Python's x[i], torch.take and take_along_dim wrap one.
-_RAISING_METHODS = {
-    "index_select": 0,
-    "gather": 0,
-    "index_add": 0,
-    "index_add_": 0,
-    "index_copy": 0,
-    "index_copy_": 0,
-    "index_reduce": 0,
-    "index_reduce_": 0,
-    "scatter": 0,
-    "scatter_": 0,
-    "scatter_add": 0,
-    "scatter_add_": 0,
-    "scatter_reduce": 0,
-    "scatter_reduce_": 0,
-}
-_WRAPPING_METHODS = {
-    name: 0
-    for name in ("__getitem__", "__setitem__", "take", "take_along_dim", "index_put")
-} | {"index_put_": 0}
+# Torch-level names of the ops that raise on a negative index (negative_index's
+# aten ops: index_select, gather, scatter, embedding, ...), and of those that
+# wrap one as Python's x[i] does. Each indexes its first argument, but
+# F.embedding its weight.
+_RAISING = {op.removeprefix("aten.") for op in NO_WRAP_OPS}
+_WRAPPING = {"__getitem__", "__setitem__", "take", "take_along_dim", "index_put"}
 
 
 def _raising_inputs(gm: torch.fx.GraphModule) -> set[str]:
@@ -800,52 +784,39 @@ def _raising_inputs(gm: torch.fx.GraphModule) -> set[str]:
     table's index alone (porter.port.clean.negative_index)."""
     import operator
 
-    functions = {
-        torch.index_select: 0,
-        torch.gather: 0,
-        torch.index_add: 0,
-        torch.index_copy: 0,
-        torch.index_reduce: 0,
-        torch.scatter: 0,
-        torch.scatter_add: 0,
-        torch.scatter_reduce: 0,
-        torch.nn.functional.embedding: 1,
-        torch.embedding: 0,
-    }
-    wrapping = {
-        operator.getitem: 0,
-        operator.setitem: 0,
-        torch.take: 0,
-        torch.take_along_dim: 0,
-        torch.index_put: 0,
-    }
-
-    def indexed(node: torch.fx.Node) -> tuple[bool, torch.fx.Node] | None:
+    def indexed(node: torch.fx.Node) -> tuple[bool, Any] | None:
         """(raises, the tensor it indexes) of an indexing node, else None."""
-        if node.op == "call_function":
-            table, raises = (
-                (functions, True) if node.target in functions else (wrapping, False)
+        at = 0
+        if node.op == "call_method":
+            name = (
+                node.target
+                if node.target.startswith("__")
+                else node.target.removesuffix("_")
             )
-            at = table.get(node.target)
-            if at is None:
+        elif node.op == "call_function" and node.target in (
+            operator.getitem,
+            operator.setitem,
+        ):
+            index = []
+            torch.fx.node.map_arg(
+                node.args[1] if len(node.args) > 1 else None, index.append
+            )
+            if not index:  # slices and ints: no tensor index
                 return None
-            if node.target in (operator.getitem, operator.setitem):
-                index = node.args[1] if len(node.args) > 1 else None
-                nodes = []
-                torch.fx.node.map_arg(index, nodes.append)
-                if not nodes:  # slices and ints: no tensor index
-                    return None
-        elif node.op == "call_method":
-            at = _RAISING_METHODS.get(node.target)
-            raises = at is not None
-            if at is None:
-                at = _WRAPPING_METHODS.get(node.target)
-            if at is None:
+            name = "__getitem__"
+        elif (
+            node.op == "call_function" and node.target is torch.nn.functional.embedding
+        ):
+            name, at = "embedding", 1
+        elif node.op == "call_function":
+            name = getattr(node.target, "__name__", "")
+            if getattr(torch, name, None) is not node.target:
                 return None
         else:
             return None
-        arg = node.args[at] if len(node.args) > at else None
-        return (raises, arg) if isinstance(arg, torch.fx.Node) else None
+        if name not in _RAISING | _WRAPPING or len(node.args) <= at:
+            return None
+        return name in _RAISING, node.args[at]
 
     def inputs_of(node: torch.fx.Node, seen: dict) -> set[torch.fx.Node]:
         if node not in seen:
@@ -862,7 +833,7 @@ def _raising_inputs(gm: torch.fx.GraphModule) -> set[str]:
     raised, wrapped, seen = set(), set(), {}
     for node in gm.graph.nodes:
         found = indexed(node)
-        if found is not None:
+        if found is not None and isinstance(found[1], torch.fx.Node):
             (raised if found[0] else wrapped).update(inputs_of(found[1], seen))
     return {
         _source_name(node.meta["grapharg"].source)
@@ -2832,10 +2803,11 @@ def _refuse_reassigned(ref: Reference, model: torch.nn.Module, before: dict) -> 
     """A forward that assigns a new tensor to a buffer (`self.ema = self.ema *
     0.9 + ...`) has Dynamo store the graph's output back after the call,
     which a scaffold's kernels cannot do; an update in place ports."""
-    after = {**dict(model.named_buffers()), **_tensor_attributes(model)}
+    buffers = dict(model.named_buffers())
+    after = {**buffers, **_tensor_attributes(model)}
     for name, t in before.items():
         if after.get(name) is not t:
-            what = "buffer" if name in dict(model.named_buffers()) else "attribute"
+            what = "buffer" if name in buffers else "attribute"
             raise PorterError(
                 f"{ref.path}: {ref.name}.forward assigns a new tensor to the {what} "
                 f"{module_attr(name)}; porter ports buffers updated in place "
